@@ -1,0 +1,44 @@
+"""s2sad: source-to-source automatic differentiation for Python and NumPy.
+
+    >>> import numpy as np
+    >>> from s2sad import grad, stop_gradient
+    >>> def loss(x):
+    ...     return np.sum(np.tanh(x) ** 2)
+    >>> dloss = grad(loss)   # a generated Python function; see adjoint_source(loss)
+"""
+from . import rules as _rules  # registers the built-in rules
+from .api import Differentiable, adjoint_source, differentiate, grad, value_and_grad
+from .errors import (
+    Location,
+    NoGradientRuleError,
+    NonDifferentiableInputError,
+    NonScalarOutputError,
+    RuleError,
+    S2SADError,
+    SourceError,
+    UnsupportedSyntaxError,
+    WrtError,
+    ZeroGradientWarning,
+)
+from .runtime import stop_gradient
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "grad",
+    "value_and_grad",
+    "differentiate",
+    "Differentiable",
+    "adjoint_source",
+    "stop_gradient",
+    "S2SADError",
+    "SourceError",
+    "UnsupportedSyntaxError",
+    "NoGradientRuleError",
+    "WrtError",
+    "NonScalarOutputError",
+    "NonDifferentiableInputError",
+    "RuleError",
+    "ZeroGradientWarning",
+    "Location",
+]

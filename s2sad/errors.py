@@ -1,0 +1,77 @@
+"""Errors and warnings raised by s2sad.
+
+Every error that concerns the user's code carries a :class:`Location`, and
+prints like a compiler diagnostic::
+
+    model.py:12:9: no gradient rule for scipy.special.expit
+        y = expit(x)
+            ^
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Location:
+    """A place in the user's source: file name, 1-based line and column."""
+
+    filename: str
+    line: int
+    column: int
+    source_line: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.line}:{self.column}"
+
+
+class S2SADError(Exception):
+    """Base class of every error s2sad raises about the user's code or call."""
+
+    def __init__(self, message: str, location: Location | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.location = location
+
+    def __str__(self) -> str:
+        if self.location is None:
+            return self.message
+        loc = self.location
+        text = f"{loc}: {self.message}"
+        if loc.source_line:
+            stripped = loc.source_line.rstrip("\n")
+            caret = " " * max(loc.column - 1, 0) + "^"
+            text += f"\n    {stripped}\n    {caret}"
+        return text
+
+
+class SourceError(S2SADError):
+    """The function's source cannot be read (builtin, C extension, REPL, exec)."""
+
+
+class UnsupportedSyntaxError(S2SADError):
+    """The function uses a Python construct s2sad does not differentiate."""
+
+
+class NoGradientRuleError(S2SADError):
+    """An active value flows into a function that has no gradient rule."""
+
+
+class WrtError(S2SADError):
+    """``wrt`` names no parameter, is out of range, or is not differentiable."""
+
+
+class NonScalarOutputError(S2SADError):
+    """The differentiated function did not return a scalar."""
+
+
+class NonDifferentiableInputError(S2SADError):
+    """A gradient was asked for with respect to an integer or boolean value."""
+
+
+class RuleError(S2SADError):
+    """A gradient rule declaration is malformed."""
+
+
+class ZeroGradientWarning(UserWarning):
+    """Some ``wrt`` argument cannot influence the output: its gradient is zero."""

@@ -1,0 +1,126 @@
+"""The intermediate form the passes share: a function body in A-normal form.
+
+After normalization every statement applies at most one primitive to
+operands that are variables or constant code.  Primal expressions stay libcst
+nodes so that the generated code keeps the user's spelling (``np.exp(z)``,
+``e.sum(axis=-1)``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+import libcst as cst
+
+from .errors import Location
+from .rules.registry import Rule
+
+
+@dataclass(frozen=True)
+class Var:
+    """A local variable (a parameter, a user variable or a temporary)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Const:
+    """Code that carries no gradient: a literal, a global, ``np.pi``, an index.
+
+    ``reads`` lists the local variables the code reads (an index ``i``, the
+    elements of a tuple ``(n, m)``); activity analysis checks that none of
+    them is active where a gradient would have to flow.
+    """
+
+    code: str
+    reads: tuple[str, ...] = ()
+
+
+Operand = Union[Var, Const]
+
+
+@dataclass
+class Call:
+    """One primitive applied to operands; ``rule`` is None when none is known."""
+
+    rule: Rule | None
+    callee: str  # how the user spelled the callee, for messages
+    args: dict[str, Operand]  # bound to the rule's parameters (positional "0", "1"... if no rule)
+    node: cst.BaseExpression  # the primal expression
+    problem: str | None = None  # why this call cannot be differentiated, if it must be
+
+
+@dataclass
+class Opaque:
+    """A primal expression that carries no gradient, kept as written.
+
+    ``kind`` says why: "stopped" (``stop_gradient``), "nondiff" (a declared
+    non-differentiable function, a comparison...), or "container" (a tuple or
+    list literal, whose elements must then be inactive).
+    """
+
+    node: cst.BaseExpression
+    reads: tuple[str, ...]
+    kind: str
+
+
+@dataclass
+class Assign:
+    """``target = value``; ``target`` is a name, a tuple of names, or None (an expression statement)."""
+
+    target: str | tuple[str, ...] | None
+    value: Call | Opaque | Var | Const
+    loc: Location
+    temporary: bool = False  # a name s2sad introduced
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        if self.target is None:
+            return ()
+        return (self.target,) if isinstance(self.target, str) else self.target
+
+
+@dataclass
+class Return:
+    value: Operand
+    loc: Location
+
+
+Stmt = Union[Assign, Return]
+
+
+@dataclass
+class Function:
+    """A normalized function."""
+
+    name: str
+    params: tuple[str, ...]
+    header: cst.Parameters  # the parameter list as written
+    body: list[Stmt] = field(default_factory=list)
+    names: set[str] = field(default_factory=set)  # every name in use, for fresh names
+    user_names: set[str] = field(default_factory=set)  # names that appear in the user's source
+    free: dict[str, object] = field(default_factory=dict)  # free names -> the objects they denote
+    closure: set[str] = field(default_factory=set)  # free names that are closure cells
+
+    def fresh(self, hint: str) -> str:
+        """A new name based on ``hint`` that collides with no name in use."""
+        base = hint if hint.isidentifier() else "t"
+        name, n = base, 1
+        while name in self.names:
+            n += 1
+            name = f"{base}_{n}"
+        self.names.add(name)
+        return name
+
+
+def reads(value: Call | Opaque | Var | Const) -> tuple[str, ...]:
+    """The local variables an assignment's value reads."""
+    if isinstance(value, Var):
+        return (value.name,)
+    if isinstance(value, Call):
+        return tuple(dict.fromkeys(n for a in value.args.values() for n in operand_reads(a)))
+    return value.reads
+
+
+def operand_reads(op: Operand) -> tuple[str, ...]:
+    return (op.name,) if isinstance(op, Var) else op.reads

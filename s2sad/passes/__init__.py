@@ -1,0 +1,1 @@
+"""The compiler's passes, one module each; :mod:`s2sad.pipeline` lists them in order."""

@@ -1,0 +1,643 @@
+"""Pass 4: normalize the body to A-normal form.
+
+Each statement of the result applies one primitive to variables and constant
+code.  Temporaries get readable names (``exp_z``, ``sum_e``).  A variable that
+is assigned again gets a new version (``h``, ``h_2``), so that every value the
+adjoint may read is still there: straight-line code needs no tape.
+
+Expressions that carry no gradient by construction -- comparisons, calls to
+``stop_gradient`` and to declared non-differentiable functions, ``x.shape`` --
+are kept whole, as the user wrote them.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any
+
+import libcst as cst
+import numpy as np
+
+from .. import runtime
+from ..errors import Location, UnsupportedSyntaxError
+from ..ir import Assign, Call, Const, Function, Opaque, Operand, Return, Var
+from ..rules import NONDIFF_ATTRIBUTES
+from ..rules.registry import RUNTIME_NAMES, Registry
+from .parse import Parsed
+from .resolve import MISSING, Resolution
+
+BINARY_OPS: dict[type, tuple[Any, str]] = {
+    cst.Add: (operator.add, "add"),
+    cst.Subtract: (operator.sub, "sub"),
+    cst.Multiply: (operator.mul, "mul"),
+    cst.Divide: (operator.truediv, "div"),
+    cst.Power: (operator.pow, "pow"),
+    cst.MatrixMultiply: (operator.matmul, "matmul"),
+    cst.Modulo: (operator.mod, "mod"),
+    cst.FloorDivide: (operator.floordiv, "floordiv"),
+}
+AUGMENTED_OPS: dict[type, type] = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide, cst.PowerAssign: cst.Power,
+    cst.MatrixMultiplyAssign: cst.MatrixMultiply, cst.ModuloAssign: cst.Modulo,
+    cst.FloorDivideAssign: cst.FloorDivide,
+}
+UNARY_OPS: dict[type, tuple[Any, str]] = {
+    cst.Minus: (operator.neg, "neg"),
+    cst.Plus: (operator.pos, "pos"),
+}
+#: Statements and expressions s2sad does not differentiate, with what to write instead.
+UNSUPPORTED: dict[type, str] = {
+    cst.If: "'if' statements are not supported yet; use np.where(cond, a, b) for a value that "
+            "depends on a condition",
+    cst.For: "'for' loops are not supported yet; write the computation with array operations",
+    cst.While: "'while' loops are not supported yet; write the computation with array operations",
+    cst.Try: "'try' statements are not supported; handle errors outside the differentiated function",
+    cst.With: "'with' statements are not supported; move the context manager outside the "
+              "differentiated function",
+    cst.FunctionDef: "nested function definitions are not supported yet; define the function at "
+                     "module level",
+    cst.ClassDef: "class definitions inside a differentiated function are not supported; define "
+                  "the class at module level",
+    cst.Del: "'del' is not supported; let the variable go out of scope instead",
+    cst.Global: "'global' is not supported; pass the value as an argument and return the result",
+    cst.Nonlocal: "'nonlocal' is not supported; pass the value as an argument and return the result",
+    cst.Import: "imports inside a differentiated function are not supported; import at module level",
+    cst.ImportFrom: "imports inside a differentiated function are not supported; import at module "
+                    "level",
+    cst.Raise: "'raise' is not supported; check inputs before calling the differentiated function",
+    cst.Break: "'break' is not supported yet",
+    cst.Continue: "'continue' is not supported yet",
+    cst.Yield: "generators ('yield') cannot be differentiated; return a value instead",
+    cst.Await: "'await' is not supported; differentiate a synchronous function",
+    cst.Lambda: "a lambda that reads local variables is not supported yet; define a function with "
+                "'def' at module level",
+    cst.ListComp: "list comprehensions over local values are not supported yet; use array operations",
+    cst.GeneratorExp: "generator expressions over local values are not supported; use array "
+                      "operations",
+    cst.SetComp: "set comprehensions are not supported",
+    cst.DictComp: "dict comprehensions over local values are not supported yet",
+    cst.IfExp: "conditional expressions 'a if c else b' are not supported yet; use "
+               "np.where(c, a, b)",
+    cst.NamedExpr: "the walrus operator ':=' is not supported; assign on its own line",
+    cst.Dict: "dict values are not supported yet",
+    cst.Set: "set values are not supported",
+    cst.Match: "'match' statements are not supported",
+}
+
+
+class Normalizer:
+    def __init__(self, parsed: Parsed, res: Resolution, registry: Registry) -> None:
+        self.parsed = parsed
+        self.res = res
+        self.registry = registry
+        fdef = parsed.function
+        self.fn = Function(fdef.name.value, res.params, fdef.params)
+        self.fn.user_names = _all_names(fdef)
+        self.fn.names |= self.fn.user_names | set(RUNTIME_NAMES) | set(dir(builtins))
+        self.fn.free = {name: free.value for name, free in res.free.items()}
+        self.fn.closure = {name for name, free in res.free.items() if free.kind == "closure"}
+        self.version: dict[str, str] = {p: p for p in res.params}
+        self.loc: Location | None = None
+
+    # --- statements -----------------------------------------------------------
+    def run(self) -> Function:
+        fdef = self.parsed.function
+        if fdef.asynchronous is not None:
+            raise self.unsupported(fdef, "async functions cannot be differentiated; use 'def'")
+        body = list(fdef.body.body)
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if self.fn.body and isinstance(self.fn.body[-1], Return):
+                        raise self.unsupported(small, "code after 'return' is never run; remove it")
+                    self.small_statement(small, docstring=i == 0)
+            else:
+                raise self.unsupported(stmt, UNSUPPORTED.get(type(stmt), f"'{_describe(stmt)}' is not supported"))
+        if not self.fn.body or not isinstance(self.fn.body[-1], Return):
+            last = body[-1] if body else fdef
+            raise UnsupportedSyntaxError(
+                f"{self.fn.name} must end with 'return <scalar>' to be differentiated",
+                self.parsed.location(last))
+        return self.fn
+
+    def small_statement(self, node: cst.BaseSmallStatement, docstring: bool) -> None:
+        self.loc = self.parsed.location(node)
+        if isinstance(node, cst.Pass):
+            return
+        if isinstance(node, cst.Expr):
+            if docstring and isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)):
+                return
+            self.expression_statement(node)
+        elif isinstance(node, cst.Assign):
+            self.assign(node)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is None:
+                return
+            self.assign(cst.Assign([cst.AssignTarget(node.target)], node.value), node)
+        elif isinstance(node, cst.AugAssign):
+            self.augmented_assign(node)
+        elif isinstance(node, cst.Return):
+            if node.value is None:
+                raise self.unsupported(node, "'return' without a value; return the scalar to "
+                                             "differentiate")
+            self.check_expression(node.value)
+            value = node.value
+            target = None if isinstance(value, cst.Name) or not self.local_reads(value) else self.fn.fresh("value")
+            self.fn.body.append(Return(self.lower(value, target, "value"), self.loc))
+        elif isinstance(node, cst.Assert):
+            self.check_expression(node.test)
+            if node.msg is not None:
+                self.check_expression(node.msg)
+            self.fn.body.append(Assign(None, Opaque(self.rename(node), self.local_reads(node), "nondiff"), self.loc))
+        else:
+            raise self.unsupported(node, UNSUPPORTED.get(type(node), f"'{_describe(node)}' is not supported"))
+
+    def expression_statement(self, node: cst.Expr) -> None:
+        value = node.value
+        if isinstance(value, cst.Call) and self.res.object(value.func) is print:
+            self.check_expression(value)
+            self.fn.body.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), "nondiff"), self.loc))
+            return
+        for bad in (cst.Yield, cst.Await):
+            if isinstance(value, bad):
+                raise self.unsupported(value, UNSUPPORTED[bad])
+        raise self.unsupported(
+            node, "an expression statement whose result is unused may change its arguments in "
+                  "place, which s2sad cannot see; assign its result to a variable or remove it")
+
+    def assign(self, node: cst.Assign, at: cst.CSTNode | None = None) -> None:
+        self.check_expression(node.value)
+        targets = [t.target for t in node.targets]
+        for t in targets:
+            self.check_target(t)
+        first, rest = targets[0], targets[1:]
+        if isinstance(first, cst.Name):
+            new = self.new_version(first.value)
+            value = self.lower(node.value, new, first.value)
+            self.version[first.value] = new
+        else:
+            value = self.unpack(first, node.value)
+        for t in rest:
+            if not isinstance(t, cst.Name):
+                raise self.unsupported(t, "chained assignment to a tuple is not supported; assign "
+                                          "on separate lines")
+            target = self.new_version(t.value)
+            self.fn.body.append(Assign(target, value, self.loc))
+            self.version[t.value] = target
+
+    def unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression) -> Operand:
+        names = [e.value for e in target.elements]
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names) and not any(
+                isinstance(e, cst.StarredElement) for e in value.elements):
+            news = [self.new_version(n.value) for n in names]
+            operands = [self.lower(e.value, new, n.value) for e, n, new in zip(value.elements, names, news)]
+            for n, new in zip(names, news):
+                self.version[n.value] = new
+            return operands[-1]
+        kind = self.inactive_kind(value)
+        if kind is None and not self.local_reads(value):
+            kind = "nondiff"
+        if kind is None:
+            raise self.unsupported(
+                value, "unpacking a value that may carry a gradient is not supported yet; unpack "
+                       "a tuple written out, as in 'a, b = x, y'")
+        opaque = Opaque(self.rename(value), self.local_reads(value), kind)
+        news = tuple(self.new_version(n.value) for n in names)
+        self.fn.body.append(Assign(news, opaque, self.loc))
+        for n, new in zip(names, news):
+            self.version[n.value] = new
+        return Const(self.parsed.code(value), ())
+
+    def augmented_assign(self, node: cst.AugAssign) -> None:
+        self.check_expression(node.value)
+        self.check_target(node.target)
+        if not isinstance(node.target, cst.Name):
+            raise self.unsupported(node.target, "augmented assignment to a subscript or attribute is "
+                                                "not supported yet")
+        op_type = AUGMENTED_OPS.get(type(node.operator))
+        if op_type is None:
+            raise self.unsupported(node, f"the operator '{self.parsed.code(node.operator).strip()}' "
+                                         "is not supported")
+        name = node.target.value
+        expr = cst.BinaryOperation(left=node.target, operator=op_type(), right=node.value)
+        new = self.new_version(name)
+        self.lower(expr, new, name)
+        self.version[name] = new
+
+    def check_target(self, target: cst.BaseAssignTargetExpression) -> None:
+        if isinstance(target, cst.Name):
+            return
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for e in target.elements:
+                if not isinstance(e.value, cst.Name) or isinstance(e, cst.StarredElement):
+                    raise self.unsupported(e.value, "nested or starred unpacking is not supported; "
+                                                    "unpack one level into names")
+            return
+        if isinstance(target, cst.Subscript):
+            raise self.unsupported(target, "assignment into an array element (x[i] = v) is not "
+                                           "supported yet; build the array with np.where or "
+                                           "np.concatenate")
+        raise self.unsupported(target, "assignment to an attribute is not supported; use a local "
+                                       "variable")
+
+    # --- expressions ----------------------------------------------------------
+    def lower(self, node: cst.BaseExpression, target: str | None, hint: str = "") -> Operand:
+        """Emit statements computing ``node``; return the operand that holds it."""
+        reads = self.local_reads(node)
+        if not reads:
+            return self.emit_operand(Const(self.parsed.code(_strip_parens(node)).strip()), target)
+        kind = self.inactive_kind(node)
+        if kind is not None:
+            opaque = Opaque(self.rename(_strip_parens(node)), reads, kind)
+            return self.emit(opaque, target, self.hint(node) if target is None else hint, node)
+        if isinstance(node, cst.Name):
+            return self.emit_operand(Var(self.version.get(node.value, node.value)), target)
+        if isinstance(node, cst.BinaryOperation):
+            return self.binary(node, target)
+        if isinstance(node, cst.UnaryOperation):
+            return self.unary(node, target)
+        if isinstance(node, cst.Call):
+            return self.call(node, target)
+        if isinstance(node, cst.Subscript):
+            return self.subscript(node, target)
+        if isinstance(node, cst.Attribute):
+            return self.attribute(node, target)
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return self.container(node, target)
+        raise self.unsupported(node, UNSUPPORTED.get(type(node), f"'{_describe(node)}' is not supported"))
+
+    def operand(self, node: cst.BaseExpression) -> tuple[Operand, cst.BaseExpression]:
+        """Lower a sub-expression; also return the node that stands for it in its parent."""
+        op = self.lower(node, None, self.hint(node))
+        if isinstance(op, Var):
+            return op, cst.Name(op.name)
+        return op, self.rename(node)
+
+    def binary(self, node: cst.BinaryOperation, target: str | None) -> Operand:
+        key, word = BINARY_OPS.get(type(node.operator), (None, ""))
+        if key is None:
+            raise self.unsupported(node, f"the operator '{self.parsed.code(node.operator).strip()}' "
+                                         "is not supported on values that carry a gradient")
+        (left, lnode), (right, rnode) = self.operand(node.left), self.operand(node.right)
+        primal = node.with_changes(left=lnode, right=rnode, lpar=[], rpar=[])
+        return self.apply(key, [left, right], {}, primal, node, target, word)
+
+    def unary(self, node: cst.UnaryOperation, target: str | None) -> Operand:
+        key, word = UNARY_OPS.get(type(node.operator), (None, ""))
+        if key is None:
+            raise self.unsupported(node, f"the operator '{self.parsed.code(node.operator).strip()}' "
+                                         "is not supported on values that carry a gradient")
+        arg, anode = self.operand(node.expression)
+        primal = node.with_changes(expression=anode, lpar=[], rpar=[])
+        return self.apply(key, [arg], {}, primal, node, target, word)
+
+    def call(self, node: cst.Call, target: str | None) -> Operand:
+        for a in node.args:
+            if a.star:
+                raise self.unsupported(a, "'*args' and '**kwargs' in calls are not supported yet; "
+                                          "pass the arguments one by one")
+        func = node.func
+        args: list[Operand] = []
+        if isinstance(func, cst.Attribute) and func not in self.res.objects:
+            receiver, rnode = self.operand(func.value)
+            args.append(receiver)
+            key = getattr(np.ndarray, func.attr.value, _UnknownMethod(func.attr.value))
+            fnode = func.with_changes(value=rnode)
+        else:
+            key = self.res.object(func)
+            fnode = self.rename(func)
+            if key is MISSING:
+                key = _LocalCallee(self.parsed.code(func).strip())
+            elif isinstance(func, cst.Attribute) and isinstance(getattr(key, "__self__", None), np.ndarray):
+                args.append(Const(self.parsed.code(func.value).strip()))
+                key = getattr(np.ndarray, func.attr.value, _UnknownMethod(func.attr.value))
+        lowered = [(a, *self.operand(a.value)) for a in node.args]
+        args += [op for a, op, _ in lowered if a.keyword is None]
+        kwargs = {a.keyword.value: op for a, op, _ in lowered if a.keyword is not None}
+        primal = node.with_changes(func=fnode, args=[a.with_changes(value=n) for a, _, n in lowered],
+                                   lpar=[], rpar=[])
+        word = func.attr.value if isinstance(func, cst.Attribute) else (
+            func.value if isinstance(func, cst.Name) else "call")
+        return self.apply(key, args, kwargs, primal, node, target, word)
+
+    def subscript(self, node: cst.Subscript, target: str | None) -> Operand:
+        value, vnode = self.operand(node.value)
+        parts, nodes = [], []
+        for element in node.slice:
+            s = element.slice
+            if isinstance(s, cst.Index):
+                if s.star is not None:
+                    raise self.unsupported(s, "starred indices are not supported")
+                op, inode = self.operand(s.value)
+                parts.append(op)
+                nodes.append(element.with_changes(slice=s.with_changes(value=inode)))
+            else:
+                bounds = {}
+                for field in ("lower", "upper", "step"):
+                    b = getattr(s, field)
+                    bounds[field] = (Const("None"), None) if b is None else self.operand(b)
+                parts.append(Const("slice(" + ", ".join(_code(self.parsed, bounds[f][0]) for f in ("lower", "upper", "step")) + ")",
+                                   tuple(n for f in ("lower", "upper", "step") for n in _reads(bounds[f][0]))))
+                nodes.append(element.with_changes(slice=s.with_changes(
+                    **{f: bounds[f][1] for f in bounds if bounds[f][1] is not None})))
+        codes = [_code(self.parsed, p) for p in parts]
+        index = codes[0] if len(codes) == 1 else "(" + ", ".join(codes) + ")"
+        index_reads = tuple(dict.fromkeys(n for p in parts for n in _reads(p)))
+        primal = node.with_changes(value=vnode, slice=nodes, lpar=[], rpar=[])
+        return self.apply(operator.getitem, [value, Const(index, index_reads)], {}, primal, node,
+                          target, "item")
+
+    def attribute(self, node: cst.Attribute, target: str | None) -> Operand:
+        value, vnode = self.operand(node.value)
+        key = getattr(np.ndarray, node.attr.value, _UnknownMethod(node.attr.value))
+        primal = node.with_changes(value=vnode, lpar=[], rpar=[])
+        return self.apply(key, [value], {}, primal, node, target, node.attr.value)
+
+    def container(self, node: cst.Tuple | cst.List, target: str | None) -> Operand:
+        elements = []
+        for e in node.elements:
+            if isinstance(e, cst.StarredElement):
+                raise self.unsupported(e, "starred elements in tuples and lists are not supported yet")
+            op, enode = self.operand(e.value)
+            elements.append(e.with_changes(value=enode))
+        primal = node.with_changes(elements=elements)
+        if isinstance(node, cst.Tuple) and not primal.lpar:
+            primal = primal.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        opaque = Opaque(primal, self.local_reads(node), "container")
+        return self.emit(opaque, target, self.hint(node), node)
+
+    def apply(self, key: Any, args: list[Operand], kwargs: dict[str, Operand],
+              primal: cst.BaseExpression, node: cst.CSTNode, target: str | None, word: str) -> Operand:
+        rule = self.registry.rule(key)
+        callee = self.parsed.code(node.func).strip() if isinstance(node, cst.Call) else (
+            rule.name if rule is not None else self.parsed.code(node).strip())
+        problem = None
+        if rule is not None:
+            try:
+                bound = rule.bind(args, kwargs, default=Const, pack=_pack)
+            except ValueError as exc:
+                bound, problem = _positional(args, kwargs), str(exc)
+        else:
+            bound = _positional(args, kwargs)
+            problem = _no_rule_message(key, callee)
+        call = Call(rule if problem is None else None, callee, bound, primal, problem)
+        return self.emit(call, target, _name_hint(word, args, isinstance(node, cst.BinaryOperation)), node)
+
+    def emit(self, value: Call | Opaque, target: str | None, hint: str, node: cst.CSTNode) -> Var:
+        temporary = target is None
+        name = self.fn.fresh(hint) if temporary else target
+        self.fn.body.append(Assign(name, value, self.location(node), temporary))
+        return Var(name)
+
+    def emit_operand(self, op: Operand, target: str | None) -> Operand:
+        if target is None:
+            return op
+        self.fn.body.append(Assign(target, op, self.loc))
+        return Var(target)
+
+    # --- classification -----------------------------------------------------------
+    def inactive_kind(self, node: cst.BaseExpression) -> str | None:
+        """"stopped" or "nondiff" if ``node`` carries no gradient by construction."""
+        if isinstance(node, (cst.Comparison, cst.BooleanOperation, cst.FormattedString)):
+            return "nondiff"
+        if isinstance(node, cst.UnaryOperation):
+            if isinstance(node.operator, (cst.Not, cst.BitInvert)):
+                return "nondiff"
+            return self.inactive_kind(node.expression)
+        if isinstance(node, cst.Call):
+            func = node.func
+            obj = self.res.object(func)
+            if obj is runtime.stop_gradient:
+                return "stopped"
+            if obj is not MISSING:
+                return "nondiff" if self.registry.is_nondifferentiable(obj) else None
+            if isinstance(func, cst.Attribute) and func not in self.res.objects:
+                method = getattr(np.ndarray, func.attr.value, None)
+                if method is not None and self.registry.is_nondifferentiable(method):
+                    return "nondiff"
+                return self.inactive_kind(func.value)
+            return None
+        if isinstance(node, cst.Attribute):
+            if node in self.res.objects:
+                return None
+            if node.attr.value in NONDIFF_ATTRIBUTES:
+                return "nondiff"
+            return self.inactive_kind(node.value)
+        if isinstance(node, cst.Subscript):
+            if not self.local_reads(node.value):
+                return "nondiff"
+            return self.inactive_kind(node.value)
+        if isinstance(node, cst.BinaryOperation):
+            kinds = [self.inactive_kind(n) if self.local_reads(n) else "const" for n in (node.left, node.right)]
+            if None in kinds:
+                return None
+            return "stopped" if "stopped" in kinds else "nondiff"
+        return None
+
+    def local_reads(self, node: cst.CSTNode) -> tuple[str, ...]:
+        """Local variables ``node`` reads, in order, by their current version."""
+        found: dict[str, None] = {}
+        locals_ = self.res.locals
+
+        class Visitor(cst.CSTVisitor):
+            def visit_Name(self_, n: cst.Name) -> None:
+                if n.value in locals_:
+                    found[n.value] = None
+
+            def visit_Attribute(self_, n: cst.Attribute) -> bool:
+                n.value.visit(self_)
+                return False
+
+            def visit_Arg(self_, n: cst.Arg) -> bool:
+                n.value.visit(self_)
+                return False
+
+        node.visit(Visitor())
+        return tuple(self.version.get(n, n) for n in found)
+
+    def check_expression(self, node: cst.CSTNode) -> None:
+        """Reject constructs that no part of s2sad can follow, wherever they stand."""
+        found = [n for n in _walk(node) if isinstance(n, (cst.Yield, cst.Await, cst.NamedExpr))]
+        if found:
+            raise self.unsupported(found[0], UNSUPPORTED[type(found[0])])
+
+    # --- helpers ------------------------------------------------------------------
+    def rename(self, node: cst.CSTNode) -> Any:
+        """``node`` with local names replaced by their current versions."""
+        version = self.version
+        locals_ = self.res.locals
+
+        class Renamer(cst.CSTTransformer):
+            def leave_Name(self_, original: cst.Name, updated: cst.Name) -> cst.Name:
+                if original.value in locals_ and version.get(original.value, original.value) != original.value:
+                    return updated.with_changes(value=version[original.value])
+                return updated
+
+            def leave_Attribute(self_, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+                return updated.with_changes(attr=original.attr)
+
+            def leave_Arg(self_, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+                return updated.with_changes(keyword=original.keyword)
+
+        return node.visit(Renamer())
+
+    def new_version(self, name: str) -> str:
+        """The name a new assignment to ``name`` writes (the caller then switches to it)."""
+        if name not in self.version:
+            return name
+        return self.fn.fresh(name)
+
+    def hint(self, node: cst.CSTNode) -> str:
+        """A readable name for the value of ``node``."""
+        if isinstance(node, cst.Name):
+            return self.version.get(node.value, node.value)
+        if isinstance(node, cst.Call):
+            func = node.func
+            name = func.attr.value if isinstance(func, cst.Attribute) else (
+                func.value if isinstance(func, cst.Name) else "call")
+            if self.res.object(func) is runtime.stop_gradient:
+                inner = self.hint(node.args[0].value) if node.args else "value"
+                return _join("sg", inner)
+            subject = node.func.value if isinstance(func, cst.Attribute) and func not in self.res.objects else (
+                node.args[0].value if node.args else None)
+            return _join(name, self.hint(subject) if isinstance(subject, cst.Name) else "")
+        if isinstance(node, cst.BinaryOperation):
+            word = BINARY_OPS.get(type(node.operator), (None, "op"))[1]
+            left, right = node.left, node.right
+            if isinstance(left, cst.Name) and isinstance(right, cst.Name):
+                return _join(self.hint(left), word, self.hint(right))
+            return word
+        if isinstance(node, cst.UnaryOperation):
+            inner = self.hint(node.expression) if isinstance(node.expression, cst.Name) else ""
+            return _join(UNARY_OPS.get(type(node.operator), (None, "op"))[1], inner)
+        if isinstance(node, cst.Subscript):
+            return _join(self.hint(node.value) if isinstance(node.value, cst.Name) else "", "item")
+        if isinstance(node, cst.Attribute):
+            return _join(self.hint(node.value) if isinstance(node.value, cst.Name) else "", node.attr.value)
+        if isinstance(node, cst.Comparison):
+            return "mask"
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return "items"
+        return "t"
+
+    def location(self, node: cst.CSTNode) -> Location:
+        """Where ``node`` is in the file; nodes built here report their statement."""
+        try:
+            return self.parsed.location(node)
+        except KeyError:
+            assert self.loc is not None
+            return self.loc
+
+    def unsupported(self, node: cst.CSTNode, message: str) -> UnsupportedSyntaxError:
+        return UnsupportedSyntaxError(message, self.location(node))
+
+
+class _LocalCallee:
+    """A call through a local variable (or an unbound name): no rule can apply."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+
+class _UnknownMethod:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _no_rule_message(key: Any, callee: str) -> str:
+    if isinstance(key, _LocalCallee):
+        return (f"'{callee}' is a local variable (or an unknown name), so s2sad cannot know which "
+                f"function it calls; call the function by its global name")
+    if isinstance(key, _UnknownMethod):
+        return (f"'.{key.name}' is not a NumPy array method or attribute s2sad can differentiate; "
+                f"wrap the value in stop_gradient(...) if no gradient should flow through it")
+    import types
+
+    if isinstance(key, types.FunctionType):
+        return (f"no gradient rule for '{callee}' (a Python function); calls into Python functions "
+                f"are not differentiated yet: register a rule with s2sad.defvjp, inline its code, or "
+                f"wrap the call in stop_gradient(...)")
+    return (f"no gradient rule for '{callee}'; register one with s2sad.defvjp, or wrap the call "
+            f"in stop_gradient(...) if no gradient should flow through it")
+
+
+def _positional(args: list[Operand], kwargs: dict[str, Operand]) -> dict[str, Operand]:
+    return {**{str(i): a for i, a in enumerate(args)}, **kwargs}
+
+
+def _pack(ops: list[Operand]) -> Const:
+    codes = [o.name if isinstance(o, Var) else o.code for o in ops]
+    reads = tuple(n for o in ops for n in ((o.name,) if isinstance(o, Var) else o.reads))
+    return Const("(" + "".join(c + ", " for c in codes) + ")" if codes else "()", reads)
+
+
+def _code(parsed: Parsed, op: Operand) -> str:
+    return op.name if isinstance(op, Var) else op.code
+
+
+def _reads(op: Operand) -> tuple[str, ...]:
+    return (op.name,) if isinstance(op, Var) else op.reads
+
+
+def _name_hint(word: str, args: list[Operand], binop: bool) -> str:
+    """``exp_z``, ``x_mul_y``, ``sum_e``: a temporary's name from its operation and operands."""
+    names = [a.name for a in args if isinstance(a, Var)]
+    if binop:
+        if len(names) == 2 and len(args) == 2:
+            return _join(names[0], word, names[1])
+        return word
+    if args and isinstance(args[0], Var):
+        return _join(word, names[0])
+    return word
+
+
+def _join(*parts: str) -> str:
+    name = "_".join(p for p in parts if p)
+    return name if len(name) <= 16 else next((p for p in parts if p), "t")
+
+
+def _strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
+    if getattr(node, "lpar", None):
+        return node.with_changes(lpar=[], rpar=[])
+    return node
+
+
+def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    nodes: list[cst.CSTNode] = []
+
+    class Visitor(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            nodes.append(n)
+            return True
+
+    node.visit(Visitor())
+    return nodes
+
+
+def _all_names(node: cst.CSTNode) -> set[str]:
+    """Every variable name the source mentions (not attribute or keyword names)."""
+    names: set[str] = set()
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            names.add(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+    node.visit(Visitor())
+    return names
+
+
+def _describe(node: cst.CSTNode) -> str:
+    return type(node).__name__
+
+
+def normalize(parsed: Parsed, res: Resolution, registry: Registry) -> Function:
+    return Normalizer(parsed, res, registry).run()

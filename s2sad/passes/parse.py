@@ -1,0 +1,49 @@
+"""Pass 2: parse the source with libcst and compute metadata on the original tree."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
+
+from ..errors import Location, UnsupportedSyntaxError
+from .source import FunctionSource
+
+
+@dataclass
+class Parsed:
+    """The parsed function and the metadata computed on it."""
+
+    source: FunctionSource
+    module: cst.Module
+    function: cst.FunctionDef
+    positions: Mapping[cst.CSTNode, Any]
+    scopes: Mapping[cst.CSTNode, Any]
+
+    def location(self, node: cst.CSTNode) -> Location:
+        start = self.positions[node].start
+        return self.source.location(start.line, start.column)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+
+def parse(source: FunctionSource) -> Parsed:
+    try:
+        module = cst.parse_module(source.text)
+    except cst.ParserSyntaxError as exc:
+        raise UnsupportedSyntaxError(
+            f"cannot parse the source of {source.fn.__qualname__}: {exc.message}",
+            source.location(exc.raw_line, exc.raw_column),
+        ) from None
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    scopes = wrapper.resolve(ScopeProvider)
+    functions = [s for s in module.body if isinstance(s, cst.FunctionDef)]
+    if len(functions) != 1:
+        raise UnsupportedSyntaxError(
+            f"expected the source of one function for {source.fn.__qualname__}",
+            source.location(1, 0),
+        )
+    return Parsed(source, module, functions[0], positions, scopes)

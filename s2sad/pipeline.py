@@ -1,0 +1,124 @@
+"""The compiler pipeline, declared in one place.
+
+    source -> parse -> resolve -> normalize -> activity -> reverse -> optimize -> codegen
+
+Each pass is a function of the :class:`State`; ``show`` renders what the pass
+produced, for ``s2sad --stages`` and the ``S2SAD_STAGES=1`` environment switch.
+An unexpected exception inside a pass is reported as "failed in pass X".
+"""
+from __future__ import annotations
+
+import os
+import sys
+import types
+from dataclasses import dataclass
+from typing import Callable
+
+from .errors import S2SADError
+from .ir import Assign, Call, Function, Opaque, Return, Var
+from .passes import activity as activity_pass
+from .passes import codegen, normalize, optimize, parse, resolve, reverse, source
+from .rules import REGISTRY
+
+
+@dataclass
+class State:
+    fn: types.FunctionType
+    wrt: tuple[str, ...]
+    multiple: bool
+    kind: str  # "grad" or "value_and_grad"
+    source: source.FunctionSource | None = None
+    parsed: parse.Parsed | None = None
+    resolution: resolve.Resolution | None = None
+    ir: Function | None = None
+    activity: activity_pass.Activity | None = None
+    adjoint: reverse.Adjoint | None = None
+    text: str = ""
+    name: str = ""
+    generated: codegen.Generated | None = None
+
+
+@dataclass(frozen=True)
+class Pass:
+    name: str
+    run: Callable[[State], None]
+    show: Callable[[State], str]
+
+
+def _show_ir(state: State, annotate: bool = False) -> str:
+    fn = state.ir
+    body = []
+    for stmt in fn.body:
+        if isinstance(stmt, Return):
+            v = stmt.value
+            body.append(f"return {v.name if isinstance(v, Var) else v.code}")
+            continue
+        line = codegen.statement_code(stmt)
+        if annotate:
+            line += f"  # {_activity_label(stmt, state.activity)}"
+        body.append(line)
+    return codegen.render_function(fn, fn.name, body)
+
+
+def _activity_label(stmt: Assign, act: activity_pass.Activity) -> str:
+    if isinstance(stmt.value, Opaque) and stmt.value.kind == "stopped":
+        return "stopped by stop_gradient"
+    if any(t in act.active for t in stmt.targets):
+        return "active"
+    if any(t in act.varied for t in stmt.targets):
+        return "inactive (does not reach the output)"
+    return "inactive"
+
+
+def _run_activity(s: State) -> None:
+    s.activity = activity_pass.analyze(s.ir, s.wrt)
+    activity_pass.warn_zero_gradients(s.ir, s.wrt, s.activity)
+
+
+def _run_codegen(s: State) -> None:
+    s.text, s.name = codegen.render(s.adjoint, s.kind)
+    s.generated = codegen.compile_text(s.adjoint, s.text, s.name, s.kind)
+
+
+PIPELINE: tuple[Pass, ...] = (
+    Pass("source", lambda s: setattr(s, "source", source.read_source(s.fn)),
+         lambda s: s.source.text),
+    Pass("parse", lambda s: setattr(s, "parsed", parse.parse(s.source)),
+         lambda s: s.parsed.module.code),
+    Pass("resolve", lambda s: setattr(s, "resolution", resolve.resolve(s.parsed)),
+         lambda s: "\n".join(f"{f.name}: {f.kind} {f.value!r:.70}" for f in s.resolution.free.values())
+         + f"\nlocals: {', '.join(sorted(s.resolution.locals))}\n"),
+    Pass("normalize", lambda s: setattr(s, "ir", normalize.normalize(s.parsed, s.resolution, REGISTRY)),
+         _show_ir),
+    Pass("activity", _run_activity, lambda s: _show_ir(s, annotate=True)),
+    Pass("reverse", lambda s: setattr(s, "adjoint", reverse.generate(s.ir, s.source, s.wrt, s.multiple, s.kind, s.activity)),
+         lambda s: codegen.render(s.adjoint, s.kind)[0]),
+    Pass("optimize", lambda s: setattr(s, "adjoint", optimize.optimize(s.adjoint)),
+         lambda s: codegen.render(s.adjoint, s.kind)[0]),
+    Pass("codegen", _run_codegen, lambda s: s.text),
+)
+
+
+class InternalCompilerError(S2SADError):
+    """A bug in s2sad: please report it with the function that triggered it."""
+
+
+def run(state: State, show: Callable[[str, str], None] | None = None) -> State:
+    """Run every pass on ``state``; ``show(name, text)`` sees the result of each."""
+    if show is None and os.environ.get("S2SAD_STAGES"):
+        def show(name: str, text: str) -> None:
+            print(f"# ---- after pass {name} ----\n{text}", file=sys.stderr)
+    for p in PIPELINE:
+        try:
+            p.run(state)
+        except S2SADError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported with the pass and function
+            where = state.source.location(1, 0) if state.source else None
+            raise InternalCompilerError(
+                f"s2sad failed in pass {p.name} on {state.fn.__qualname__}: "
+                f"{type(exc).__name__}: {exc}. This is a bug in s2sad; please report it with "
+                f"this function", where) from exc
+        if show is not None:
+            show(p.name, p.show(state))
+    return state

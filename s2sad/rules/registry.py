@@ -1,0 +1,221 @@
+"""The registry of differentiation rules, keyed by the function object.
+
+A rule is data: the primitive's parameter list and, for each parameter a
+gradient flows through, a *template* -- a Python expression written as the
+math, in terms of
+
+* ``g``: the incoming gradient (the adjoint of the primitive's output),
+* ``ans``: the primitive's output,
+* the primitive's parameters by name,
+* ``np`` and the helpers of :mod:`s2sad.runtime`.
+
+Templates are checked when they are declared and compiled once into pieces
+that generation only joins.  A parameter without a template gets no gradient.
+"""
+from __future__ import annotations
+
+import builtins
+import io
+import keyword
+import re
+import tokenize
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, TypeVar
+
+from .. import runtime
+from ..errors import RuleError
+
+T = TypeVar("T")
+
+RUNTIME_NAMES: frozenset[str] = frozenset(["np", *runtime.__all__])
+_ATOM = re.compile(r"^(?:[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*|\d[\d_]*\.?\d*(?:[eE][+-]?\d+)?|None|True|False)$")
+
+
+def is_atomic(code: str) -> bool:
+    """Whether ``code`` can stand as an operand anywhere without parentheses."""
+    return bool(_ATOM.match(code))
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: str | None = None  # source code of the default; None: required
+    star: bool = False  # a ``*args`` parameter
+
+
+@dataclass(frozen=True)
+class Template:
+    """A rule expression compiled into literal text and named holes."""
+
+    text: str
+    pieces: tuple[Any, ...]  # str literals and (name, kind) holes
+    holes: frozenset[str]  # placeholder names used (g, ans, parameters)
+    runtime: frozenset[str]  # runtime names used (np, helpers)
+
+    def render(self, values: dict[str, str], names: dict[str, str]) -> str:
+        """Fill the holes: ``values`` for placeholders, ``names`` for runtime names."""
+        out = []
+        for piece in self.pieces:
+            if isinstance(piece, str):
+                out.append(piece)
+                continue
+            name, kind = piece
+            if kind == "runtime":
+                out.append(names.get(name, name))
+                continue
+            code = values[name]
+            out.append(code if kind == "bare" or is_atomic(code) else f"({code})")
+        return "".join(out)
+
+
+def compile_template(text: str, placeholders: Iterable[str]) -> Template:
+    """Compile a rule expression; unknown free names are a :class:`RuleError`."""
+    placeholders = frozenset(placeholders)
+    try:
+        compile(text, "<rule>", "eval")
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                  if t.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER)]
+    except (SyntaxError, tokenize.TokenError) as exc:
+        raise RuleError(f"rule template {text!r} is not a Python expression: {exc}") from None
+    pieces: list[Any] = []
+    holes: set[str] = set()
+    runtime_used: set[str] = set()
+    pos = 0
+    for i, tok in enumerate(tokens):
+        if tok.type != tokenize.NAME:
+            continue
+        prev = tokens[i - 1].string if i else ""
+        nxt = tokens[i + 1].string if i + 1 < len(tokens) else ""
+        if prev == "." or keyword.iskeyword(tok.string) or nxt == "=" and prev in "(,":
+            continue
+        start = tok.start[1]
+        pieces.append(text[pos:start])
+        pos = tok.end[1]
+        if tok.string in placeholders:
+            bare = prev in ("(", ",", "=", "") and nxt in (")", ",", "")
+            pieces.append((tok.string, "bare" if bare else "operand"))
+            holes.add(tok.string)
+        elif tok.string in RUNTIME_NAMES:
+            pieces.append((tok.string, "runtime"))
+            runtime_used.add(tok.string)
+        elif hasattr(builtins, tok.string):
+            pieces.append(tok.string)
+        else:
+            raise RuleError(
+                f"rule template {text!r} uses unknown name {tok.string!r}; use g, ans, the "
+                f"parameters ({', '.join(sorted(placeholders - {'g', 'ans'}))}), np, or a "
+                f"helper from s2sad.runtime"
+            )
+    pieces.append(text[pos:])
+    return Template(text, tuple(p for p in pieces if p != ""), frozenset(holes),
+                    frozenset(runtime_used))
+
+
+def parse_params(spec: str) -> tuple[Param, ...]:
+    """Parse ``"a, axis=None, *, keepdims=False"`` into parameters."""
+    params = []
+    for part in (p.strip() for p in spec.split(",") if p.strip()):
+        if part == "*":
+            continue
+        if part.startswith("*"):
+            params.append(Param(part[1:], "()", star=True))
+        elif "=" in part:
+            name, default = (s.strip() for s in part.split("=", 1))
+            params.append(Param(name, default))
+        else:
+            params.append(Param(part))
+    return tuple(params)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How one primitive differentiates."""
+
+    fun: Any
+    name: str
+    params: tuple[Param, ...]
+    vjps: dict[str, Template] = field(default_factory=dict)
+
+    def bind(self, args: list[T], kwargs: dict[str, T], default: Callable[[str], T],
+             pack: Callable[[list[T]], T]) -> dict[str, T]:
+        """Match call arguments to parameters; ValueError if they do not fit.
+
+        ``default`` makes a value from a parameter's default code and ``pack``
+        gathers the arguments of a ``*args`` parameter.
+        """
+        bound: dict[str, T] = {}
+        positional = list(args)
+        for p in self.params:
+            if p.star:
+                bound[p.name] = pack(positional)
+                positional = []
+            elif positional:
+                bound[p.name] = positional.pop(0)
+        if positional:
+            raise ValueError(f"{self.name} takes at most {len(self.params)} positional arguments")
+        for key, value in kwargs.items():
+            if key in bound or not any(p.name == key and not p.star for p in self.params):
+                raise ValueError(f"s2sad does not differentiate {self.name} with argument '{key}'")
+            bound[key] = value
+        for p in self.params:
+            if p.name not in bound:
+                if p.default is None:
+                    raise ValueError(f"{self.name} is missing its argument '{p.name}'")
+                bound[p.name] = default(p.default)
+        return {p.name: bound[p.name] for p in self.params}
+
+
+class Registry:
+    """Rules keyed by function object, plus the declared non-differentiable functions."""
+
+    def __init__(self) -> None:
+        self.rules: dict[int, Rule] = {}
+        self.nondiff: dict[int, Any] = {}
+
+    def rule(self, fun: Any) -> Rule | None:
+        return self.rules.get(id(fun))
+
+    def is_nondifferentiable(self, fun: Any) -> bool:
+        return id(fun) in self.nondiff
+
+    def defvjp(self, fun: Any, params: str, *, name: str | None = None, **vjps: str) -> Rule:
+        """Declare the adjoint of ``fun``: one template per differentiable parameter."""
+        plist = parse_params(params)
+        names = {p.name for p in plist}
+        unknown = set(vjps) - names
+        if unknown:
+            raise RuleError(f"rule for {name or fun!r} has templates for unknown parameters {sorted(unknown)}")
+        holes = names | {"g", "ans"}
+        rule = Rule(fun, name or _display_name(fun), plist,
+                    {p: compile_template(t, holes) for p, t in vjps.items()})
+        self.rules[id(fun)] = rule
+        self.nondiff.pop(id(fun), None)
+        return rule
+
+    def declare_nondifferentiable(self, *funs: Any) -> None:
+        for fun in funs:
+            self.nondiff[id(fun)] = fun
+            self.rules.pop(id(fun), None)
+
+    def differentiable(self) -> list[Rule]:
+        return list(self.rules.values())
+
+
+def _display_name(fun: Any) -> str:
+    module = getattr(fun, "__module__", None) or ""
+    name = getattr(fun, "__qualname__", None) or getattr(fun, "__name__", None) or repr(fun)
+    if module in ("numpy", "numpy.core.multiarray", "numpy._core.multiarray") or isinstance(fun, _ufunc_type()):
+        return f"np.{getattr(fun, '__name__', name)}"
+    if module == "_operator":
+        return f"operator.{name}"
+    return f"{module}.{name}" if module and module != "builtins" else name
+
+
+def _ufunc_type() -> type:
+    import numpy as np
+
+    return np.ufunc
+
+
+REGISTRY = Registry()
+defvjp: Callable[..., Rule] = REGISTRY.defvjp
