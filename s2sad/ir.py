@@ -102,9 +102,15 @@ class Function:
     free: dict[str, object] = field(default_factory=dict)  # free names -> the objects they denote
     closure: set[str] = field(default_factory=set)  # free names that are closure cells
 
-    def fresh(self, hint: str) -> str:
-        """A new name based on ``hint`` that collides with no name in use."""
-        base = hint if hint.isidentifier() else "t"
+    def fresh(self, hint: str | list[str]) -> str:
+        """A new name that collides with no name in use: the first free of the
+        candidates ``hint``, else the first with a number appended."""
+        candidates = [h for h in ([hint] if isinstance(hint, str) else hint) if h.isidentifier()]
+        for name in candidates:
+            if name not in self.names:
+                self.names.add(name)
+                return name
+        base = candidates[0] if candidates else "t"
         name, n = base, 1
         while name in self.names:
             n += 1

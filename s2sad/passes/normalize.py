@@ -86,6 +86,11 @@ UNSUPPORTED: dict[type, str] = {
 }
 
 
+#: Builtins that run or inspect code behind s2sad's back.
+HIDDEN_CODE = (builtins.exec, builtins.eval, builtins.globals, builtins.locals, builtins.vars,
+               builtins.compile, builtins.__import__)
+
+
 class Normalizer:
     def __init__(self, parsed: Parsed, res: Resolution, registry: Registry) -> None:
         self.parsed = parsed
@@ -384,7 +389,8 @@ class Normalizer:
         call = Call(rule if problem is None else None, callee, bound, primal, problem)
         return self.emit(call, target, _name_hint(word, args, isinstance(node, cst.BinaryOperation)), node)
 
-    def emit(self, value: Call | Opaque, target: str | None, hint: str, node: cst.CSTNode) -> Var:
+    def emit(self, value: Call | Opaque, target: str | None, hint: str | list[str],
+             node: cst.CSTNode) -> Var:
         temporary = target is None
         name = self.fn.fresh(hint) if temporary else target
         self.fn.body.append(Assign(name, value, self.location(node), temporary))
@@ -458,9 +464,12 @@ class Normalizer:
 
     def check_expression(self, node: cst.CSTNode) -> None:
         """Reject constructs that no part of s2sad can follow, wherever they stand."""
-        found = [n for n in _walk(node) if isinstance(n, (cst.Yield, cst.Await, cst.NamedExpr))]
-        if found:
-            raise self.unsupported(found[0], UNSUPPORTED[type(found[0])])
+        for n in _walk(node):
+            if isinstance(n, (cst.Yield, cst.Await, cst.NamedExpr)):
+                raise self.unsupported(n, UNSUPPORTED[type(n)])
+            if isinstance(n, cst.Call) and any(self.res.object(n.func) is f for f in HIDDEN_CODE):
+                raise self.unsupported(n, f"'{self.parsed.code(n.func).strip()}' runs code s2sad "
+                                          "cannot see; write that code in the function itself")
 
     # --- helpers ------------------------------------------------------------------
     def rename(self, node: cst.CSTNode) -> Any:
@@ -580,21 +589,19 @@ def _reads(op: Operand) -> tuple[str, ...]:
     return (op.name,) if isinstance(op, Var) else op.reads
 
 
-def _name_hint(word: str, args: list[Operand], binop: bool) -> str:
-    """``exp_z``, ``x_mul_y``, ``sum_e``: a temporary's name from its operation and operands."""
-    names = [a.name for a in args if isinstance(a, Var)]
+def _name_hint(word: str, args: list[Operand], binop: bool) -> list[str]:
+    """Candidate names for a temporary, best first: ``x_mul_y``, ``exp_z``, ``sum``."""
+    names = [a.name if isinstance(a, Var) else a.code if a.code.isdigit() else "" for a in args]
     if binop:
-        if len(names) == 2 and len(args) == 2:
-            return _join(names[0], word, names[1])
-        return word
-    if args and isinstance(args[0], Var):
-        return _join(word, names[0])
-    return word
+        left, right = (names + ["", ""])[:2]
+        candidates = [_join(left, word, right), _join(left, word), _join(word, right)]
+    else:
+        candidates = [_join(word, names[0] if names else "")]
+    return [c for c in candidates if c and len(c) <= 16] + [word]
 
 
 def _join(*parts: str) -> str:
-    name = "_".join(p for p in parts if p)
-    return name if len(name) <= 16 else next((p for p in parts if p), "t")
+    return "_".join(p for p in parts if p)
 
 
 def _strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:

@@ -15,6 +15,7 @@ from .. import runtime as runtime_module
 from ..ir import Assign, Call, Const, Function, Operand, Return, Var
 from ..rules.registry import is_atomic
 from .activity import Activity
+from .simplify import simplify
 from .source import FunctionSource
 
 
@@ -125,7 +126,7 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
                 template = v.rule.vjps.get(p)
                 if template is None or not isinstance(op, Var) or op.name not in active:
                     continue
-                code = template.render(values, {n: adj.use(n) for n in template.runtime})
+                code = simplify(template.render(values, {n: adj.use(n) for n in template.runtime}))
                 reads = {g if h == "g" else stmt.target if h == "ans" else None for h in template.holes}
                 reads |= {n for h in template.holes if h in v.args for n in _reads(v.args[h])}
                 contribute(op.name, code, frozenset(reads - {None}), stmt)

@@ -1,0 +1,185 @@
+"""Command line: print the generated gradient code of a function.
+
+    s2sad examples/stable_softmax.py:softmax_cross_entropy --wrt W
+    s2sad mypkg.losses:loss --wrt 0 --output dloss.py
+
+Errors print one ``file:line:col: message`` block and exit 1; usage errors exit 2.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import io
+import keyword
+import os
+import sys
+import tokenize
+import traceback
+import warnings
+from typing import Any, Sequence
+
+from .api import Differentiable, _build
+from .errors import S2SADError
+
+
+class CLIError(Exception):
+    """A user error found by the command line itself (bad file, missing function)."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="s2sad",
+        description="Print the gradient code s2sad generates for a Python function.")
+    p.add_argument("target", metavar="FILE.py:FUNCTION",
+                   help="a Python file (or an importable module path) and a function in it")
+    p.add_argument("--wrt", nargs="+", metavar="NAME_OR_INDEX",
+                   help="the parameters to differentiate with respect to (default: the first)")
+    p.add_argument("--output", "-o", metavar="OUT.py", help="write the code to this file")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="syntax highlighting (default: auto, on a terminal only)")
+    p.add_argument("--stages", action="store_true", help="print the code after every compiler pass")
+    p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
+    return p
+
+
+def load_function(target: str) -> Any:
+    """Import ``FILE.py:FUNCTION`` or ``module.path:FUNCTION`` and return the function."""
+    where, sep, name = target.rpartition(":")
+    if not sep or not where or not name:
+        raise CLIError(f"expected FILE.py:FUNCTION or module.path:FUNCTION, got '{target}'")
+    if where.endswith(".py") or os.sep in where or "/" in where:
+        path = os.path.abspath(where)
+        if not os.path.isfile(path):
+            raise CLIError(f"{where}: no such file")
+        module_name = os.path.splitext(os.path.basename(path))[0]
+        if not module_name.isidentifier() or keyword.iskeyword(module_name):
+            module_name = "s2sad_target"
+        sys.path.insert(0, os.path.dirname(path))
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except SyntaxError as exc:
+            raise S2SADError(f"invalid syntax: {exc.msg}", _syntax_location(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - the user's module failed to import
+            raise CLIError(f"{where}: importing it failed: {type(exc).__name__}: {exc}") from exc
+    else:
+        try:
+            module = importlib.import_module(where)
+        except SyntaxError as exc:
+            raise S2SADError(f"invalid syntax: {exc.msg}", _syntax_location(exc)) from None
+        except ImportError as exc:
+            raise CLIError(f"cannot import module '{where}': {exc}") from exc
+    fn = getattr(module, name, None)
+    if fn is None:
+        raise CLIError(f"{where} has no function '{name}'")
+    return fn
+
+
+def _syntax_location(exc: SyntaxError) -> Any:
+    from .errors import Location
+
+    return Location(exc.filename or "<unknown>", exc.lineno or 0, exc.offset or 0, exc.text or "")
+
+
+def _wrt(values: Sequence[str] | None, fn: Any) -> Any:
+    if not values:
+        return fn._wrt if isinstance(fn, Differentiable) else 0
+    parsed = [int(v) if v.lstrip("-").isdigit() else v for v in values]
+    return parsed[0] if len(parsed) == 1 else tuple(parsed)
+
+
+_COLORS = {"keyword": "\x1b[1;34m", "comment": "\x1b[2;32m", "number": "\x1b[36m",
+           "string": "\x1b[33m", "def": "\x1b[1;35m"}
+_RESET = "\x1b[0m"
+
+
+def highlight(code: str) -> str:
+    """ANSI-colour Python source: keywords, names being defined, numbers, strings, comments."""
+    lines = code.splitlines(keepends=True)
+    out: list[str] = []
+    row, col = 1, 0
+    prev = None
+
+    def emit_to(r: int, c: int) -> None:
+        nonlocal row, col
+        while row < r:
+            out.append(lines[row - 1][col:])
+            row, col = row + 1, 0
+        out.append(lines[row - 1][col:c])
+        col = c
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return code
+    for tok in tokens:
+        if tok.type == tokenize.ENDMARKER:
+            break
+        kind = None
+        if tok.type == tokenize.COMMENT:
+            kind = "comment"
+        elif tok.type == tokenize.NUMBER:
+            kind = "number"
+        elif tok.type == tokenize.STRING:
+            kind = "string"
+        elif tok.type == tokenize.NAME and keyword.iskeyword(tok.string):
+            kind = "keyword"
+        elif tok.type == tokenize.NAME and prev is not None and prev.string == "def":
+            kind = "def"
+        if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+            prev = tok
+        if kind is None or tok.start[0] != tok.end[0]:
+            continue
+        emit_to(*tok.start)
+        out.append(_COLORS[kind] + tok.string + _RESET)
+        col = tok.end[1]
+    while row <= len(lines):
+        out.append(lines[row - 1][col:])
+        row, col = row + 1, 0
+    return "".join(out)
+
+
+def _use_color(choice: str, stream: Any) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    return hasattr(stream, "isatty") and stream.isatty() and not os.environ.get("NO_COLOR")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = _parser().parse_args(argv)
+    color = _use_color(args.color, sys.stdout)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fn = load_function(args.target)
+
+            def show(name: str, text: str) -> None:
+                text = highlight(text) if color else text
+                sys.stdout.write(f"# ---- after pass {name} ----\n{text.rstrip()}\n\n")
+
+            code = _build(fn, _wrt(args.wrt, fn), "grad", show if args.stages else None).__s2sad_source__
+        for w in caught:
+            print(f"warning: {w.message}", file=sys.stderr)
+    except (S2SADError, CLIError) as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"s2sad: error: {exc}" if isinstance(exc, CLIError) or exc.location is None else str(exc),
+              file=sys.stderr)
+        return 1
+    if args.stages:
+        return 0
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(code)
+        print(f"wrote {args.output}", file=sys.stderr)
+        return 0
+    sys.stdout.write(highlight(code) if color else code)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

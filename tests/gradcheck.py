@@ -1,0 +1,79 @@
+"""Shared helpers for gradient tests: finite differences and functions made from source text."""
+from __future__ import annotations
+
+import copy
+import itertools
+import linecache
+import types
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+import s2sad
+
+_counter = itertools.count()
+
+
+def numerical_grad(f: Callable[..., Any], args: Sequence[Any], argnum: int, eps: float = 1e-6) -> Any:
+    """Central finite differences of scalar ``f(*args)`` with respect to ``args[argnum]``.
+
+    A float argument gets a float; an array argument an array of its shape.
+    """
+    x = args[argnum]
+
+    def at(value: Any) -> float:
+        moved = list(args)
+        moved[argnum] = value
+        return float(f(*moved))
+
+    if isinstance(x, float):
+        return (at(x + eps) - at(x - eps)) / (2 * eps)
+    x = np.asarray(x, dtype=float)
+    out = np.zeros(x.shape)
+    for i in np.ndindex(*x.shape):
+        plus, minus = x.copy(), x.copy()
+        plus[i] += eps
+        minus[i] -= eps
+        out[i] = (at(plus) - at(minus)) / (2 * eps)
+    return out
+
+
+def assert_grad_matches(f: Callable[..., Any], args: Sequence[Any], wrt: int | Sequence[int],
+                        rtol: float = 1e-5, atol: float = 1e-7) -> None:
+    """Check ``s2sad.grad(f, wrt)(*args)`` against central finite differences.
+
+    For each argument in ``wrt`` the gradient must have the argument's shape
+    and type (a float for a Python float, an array of the same dtype for an
+    array), and match finite differences; the call must not change ``args``.
+    """
+    argnums = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
+    before = copy.deepcopy(list(args))
+    grads = s2sad.grad(f, wrt)(*args)
+    grads = grads if isinstance(wrt, (tuple, list)) else (grads,)
+    for arg, old in zip(args, before):
+        assert type(arg) is type(old) and np.array_equal(arg, old), "the gradient call changed its input"
+    assert len(grads) == len(argnums)
+    for argnum, g in zip(argnums, grads):
+        x = args[argnum]
+        where = f"gradient for argument {argnum}"
+        if isinstance(x, float):
+            assert isinstance(g, float), f"{where} is {type(g).__name__}, not a float"
+        else:
+            assert np.shape(g) == np.shape(x), f"{where} has shape {np.shape(g)}, not {np.shape(x)}"
+            assert np.result_type(g) == x.dtype, f"{where} has dtype {np.result_type(g)}, not {x.dtype}"
+        np.testing.assert_allclose(g, numerical_grad(f, args, argnum), rtol=rtol, atol=atol,
+                                   err_msg=where)
+
+
+def make_function(source_text: str, globals_dict: dict[str, Any]) -> types.FunctionType:
+    """Define the function in ``source_text`` so that ``inspect.getsource`` can read it.
+
+    The text is compiled under a unique fake file name registered in
+    ``linecache``; the function is defined in ``globals_dict`` and returned.
+    """
+    filename = f"<s2sad-rule-test-{next(_counter)}>"
+    code = compile(source_text, filename, "exec")
+    linecache.cache[filename] = (len(source_text), None, source_text.splitlines(True), filename)
+    exec(code, globals_dict)
+    name = next(c.co_name for c in code.co_consts if isinstance(c, types.CodeType))
+    return globals_dict[name]

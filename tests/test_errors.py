@@ -1,0 +1,212 @@
+"""Every rejected construct gets an S2SADError with its exact file, line and column."""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad import grad
+from s2sad.errors import Location
+
+HERE = __file__
+
+
+def where(fn, snippet: str) -> tuple[int, int]:
+    """The 1-based line and column of the first occurrence of ``snippet`` in fn's source."""
+    lines, first = inspect.getsourcelines(fn)
+    for i, line in enumerate(lines):
+        col = line.find(snippet)
+        if col >= 0:
+            return first + i, col + 1
+    raise AssertionError(f"{snippet!r} not in source")
+
+
+def uses_for(x):
+    s = 0.0
+    for i in range(3):
+        s = s + x
+    return s
+
+
+def uses_try(x):
+    try:
+        y = x * 2
+    except ValueError:
+        y = x
+    return np.sum(y)
+
+
+def uses_with(x):
+    with np.errstate(all="ignore"):
+        y = np.log(x)
+    return np.sum(y)
+
+
+def uses_yield(x):
+    y = yield x
+    return y
+
+
+def uses_global(x):
+    global counter
+    return np.sum(x)
+
+
+def uses_class(x):
+    class Box:
+        pass
+    return np.sum(x)
+
+
+def uses_del(x):
+    y = x * 2
+    del y
+    return np.sum(x)
+
+
+def uses_exec(x):
+    y = exec("z = 1") + x
+    return np.sum(y)
+
+
+def subscript_store(x):
+    y = x * 1.0
+    y[0] = 3.0
+    return np.sum(y)
+
+
+def no_return(x):
+    y = x * 2
+
+
+def unknown_function(x):
+    y = np.fft.fft(x)
+    return np.sum(np.abs(y))
+
+
+def python_helper(v):
+    return v * 2
+
+
+def calls_python_function(x):
+    return np.sum(python_helper(x))
+
+
+def lambda_over_locals(x):
+    f = lambda t: t * x
+    return np.sum(f(x))
+
+
+def active_list(x):
+    parts = [x, x * 2]
+    return np.sum(np.concatenate(parts))
+
+
+def conditional_expression(x):
+    y = x if np.sum(x) > 0 else -x
+    return np.sum(y)
+
+
+def walrus(x):
+    return np.sum((y := x * 2))
+
+
+CASES = [
+    (uses_for, "for i in range(3):", s2sad.UnsupportedSyntaxError, "'for' loops"),
+    (uses_try, "try:", s2sad.UnsupportedSyntaxError, "'try'"),
+    (uses_with, "with np.errstate", s2sad.UnsupportedSyntaxError, "'with'"),
+    (uses_yield, "yield x", s2sad.UnsupportedSyntaxError, "generators"),
+    (uses_global, "global counter", s2sad.UnsupportedSyntaxError, "'global'"),
+    (uses_class, "class Box:", s2sad.UnsupportedSyntaxError, "class definitions"),
+    (uses_del, "del y", s2sad.UnsupportedSyntaxError, "'del'"),
+    (uses_exec, 'exec("z = 1")', s2sad.UnsupportedSyntaxError, "exec"),
+    (subscript_store, "y[0] = 3.0", s2sad.UnsupportedSyntaxError, "assignment into an array element"),
+    (no_return, "y = x * 2", s2sad.UnsupportedSyntaxError, "must end with 'return"),
+    (unknown_function, "np.fft.fft(x)", s2sad.NoGradientRuleError, "np.fft.fft"),
+    (calls_python_function, "python_helper(x)", s2sad.NoGradientRuleError, "python_helper"),
+    (lambda_over_locals, "lambda t: t * x", s2sad.UnsupportedSyntaxError, "lambda"),
+    (active_list, "[x, x * 2]", s2sad.NoGradientRuleError, "tuple or list"),
+    (conditional_expression, "x if np.sum(x) > 0 else -x", s2sad.UnsupportedSyntaxError, "np.where"),
+    (walrus, "y := x * 2", s2sad.UnsupportedSyntaxError, "walrus"),
+]
+
+
+@pytest.mark.parametrize("fn, snippet, error, words", CASES, ids=[c[0].__name__ for c in CASES])
+def test_error_location_and_message(fn, snippet, error, words):
+    with pytest.raises(error) as info:
+        grad(fn)
+    exc = info.value
+    assert words in exc.message
+    line, col = where(fn, snippet)
+    assert (exc.location.filename, exc.location.line, exc.location.column) == (HERE, line, col)
+    text = str(exc)
+    assert text.startswith(f"{HERE}:{line}:{col}: ")
+    assert text.splitlines()[-1].strip() == "^"
+    assert snippet in text.splitlines()[1]
+
+
+def test_error_caret_points_at_column():
+    exc = s2sad.S2SADError("bad", Location("f.py", 3, 5, "    y = foo(x)\n"))
+    assert str(exc) == "f.py:3:5: bad\n        y = foo(x)\n        ^"
+
+
+def test_builtin_has_no_source():
+    with pytest.raises(s2sad.SourceError, match="no Python source"):
+        grad(np.sum)
+
+
+def test_exec_defined_function_has_no_source():
+    namespace: dict = {}
+    exec("def f(x):\n    return x * 2\n", namespace)
+    with pytest.raises(s2sad.SourceError, match="cannot read the source"):
+        grad(namespace["f"])
+
+
+def test_lambda_is_rejected_with_advice():
+    with pytest.raises(s2sad.SourceError, match="define the function with 'def'"):
+        grad(lambda x: x * 2)
+
+
+def two_args(x, y):
+    return np.sum(x * y)
+
+
+@pytest.mark.parametrize("wrt, words", [
+    (2, "out of range"), (-3, "out of range"), ("z", "names no parameter"),
+    (("x", "x"), "twice"), ((), "empty"), (1.5, "parameter index"), (True, "parameter index"),
+])
+def test_bad_wrt(wrt, words):
+    with pytest.raises(s2sad.WrtError, match=words):
+        grad(two_args, wrt=wrt)
+
+
+def test_non_scalar_output_is_a_clear_error_at_call_time():
+    def vector(x):
+        return x * 2.0
+    g = grad(vector)
+    with pytest.raises(s2sad.NonScalarOutputError, match=r"shape \(3,\)"):
+        g(np.ones(3))
+
+
+def test_integer_argument_cannot_be_differentiated():
+    with pytest.raises(s2sad.NonDifferentiableInputError, match="'x'.*int"):
+        grad(two_args)(np.arange(3), np.ones(3))
+    with pytest.raises(s2sad.NonDifferentiableInputError, match="'x'"):
+        grad(two_args)(3, 2.0)
+
+
+def test_integer_output_is_rejected():
+    def count(x):
+        return np.sum(x > 0)
+    with pytest.warns(s2sad.ZeroGradientWarning):
+        g = grad(count)
+    with pytest.raises(s2sad.NonScalarOutputError, match="float"):
+        g(np.ones(3))
+
+
+def test_errors_are_s2sad_errors():
+    for cls in (s2sad.SourceError, s2sad.UnsupportedSyntaxError, s2sad.NoGradientRuleError,
+                s2sad.WrtError, s2sad.NonScalarOutputError, s2sad.NonDifferentiableInputError):
+        assert issubclass(cls, s2sad.S2SADError)
