@@ -1,0 +1,129 @@
+"""The command line, driven in-process: output and exit codes."""
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from s2sad.cli import highlight, main
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+EXAMPLE = str(ROOT / "examples" / "stable_softmax.py")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_prints_generated_gradient(capsys):
+    code, out, err = run(capsys, f"{EXAMPLE}:loss", "--wrt", "W", "b")
+    assert code == 0
+    assert "def grad_loss(W, b, X, Y):" in out
+    assert "return (dW, db)" in out
+    assert "\x1b[" not in out  # not a terminal: no colour
+    assert "stop_gradient(np.max(logits, axis=-1, keepdims=True))" in out
+
+
+def test_wrt_by_index_and_default(capsys):
+    _, by_name, _ = run(capsys, f"{EXAMPLE}:loss", "--wrt", "W")
+    _, by_index, _ = run(capsys, f"{EXAMPLE}:loss", "--wrt", "0")
+    _, default, _ = run(capsys, f"{EXAMPLE}:loss")
+    assert by_name == by_index == default
+
+
+def test_output_file(capsys, tmp_path):
+    out_file = tmp_path / "dloss.py"
+    code, out, err = run(capsys, f"{EXAMPLE}:loss", "--output", str(out_file))
+    assert code == 0 and out == "" and "wrote" in err
+    text = out_file.read_text()
+    namespace: dict = {}
+    exec(compile(text, str(out_file), "exec"), namespace)
+    assert callable(namespace["grad_loss"])
+
+
+def test_color_always(capsys):
+    code, out, _ = run(capsys, f"{EXAMPLE}:loss", "--color", "always")
+    assert code == 0 and "\x1b[1;34mdef\x1b[0m" in out
+
+
+def test_highlight_keeps_text():
+    src = "def f(x):\n    # note\n    return x + 1.5  # tail\n"
+    assert highlight(src).replace("\x1b[1;34m", "").replace("\x1b[2;32m", "").replace(
+        "\x1b[36m", "").replace("\x1b[1;35m", "").replace("\x1b[0m", "") == src
+
+
+def test_stages(capsys):
+    code, out, _ = run(capsys, f"{EXAMPLE}:loss", "--stages")
+    assert code == 0
+    names = [line.split()[4] for line in out.splitlines() if line.startswith("# ---- after pass")]
+    assert names == ["source", "parse", "resolve", "normalize", "activity", "reverse", "optimize",
+                     "codegen"]
+    assert "# stopped by stop_gradient" in out
+
+
+def test_module_path_target(capsys, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "tests"))
+    code, out, _ = run(capsys, "golden_functions:scalar")
+    assert code == 0 and "def grad_scalar(x):" in out
+
+
+@pytest.mark.parametrize("target, words", [
+    ("nope.py:f", "no such file"),
+    (f"{EXAMPLE}:missing", "has no function 'missing'"),
+    ("no_such_module_xyz:f", "cannot import module"),
+    ("justafile", "expected FILE.py:FUNCTION"),
+])
+def test_bad_targets_exit_1(capsys, target, words):
+    code, out, err = run(capsys, target)
+    assert code == 1 and words in err and "Traceback" not in err
+
+
+def test_syntax_error_in_file(capsys, tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(x):\n    return x +\n")
+    code, _, err = run(capsys, f"{bad}:f")
+    assert code == 1
+    assert err.startswith(f"{bad}:2:") and "invalid syntax" in err and "Traceback" not in err
+
+
+def test_unsupported_construct_exit_1_with_location(capsys, tmp_path):
+    src = tmp_path / "loopy.py"
+    src.write_text("import numpy as np\n\ndef f(x):\n    try:\n        y = x\n    finally:\n        pass\n    return np.sum(y)\n")
+    code, _, err = run(capsys, f"{src}:f")
+    assert code == 1
+    assert err.splitlines()[0].startswith(f"{src}:4:5: 'try' statements are not supported")
+    assert "Traceback" not in err
+
+
+def test_debug_shows_traceback(capsys, tmp_path):
+    src = tmp_path / "loopy.py"
+    src.write_text("def f(x):\n    del x\n    return 1.0\n")
+    code, _, err = run(capsys, f"{src}:f", "--debug")
+    assert code == 1 and "Traceback" in err
+
+
+def test_bad_wrt_exit_1(capsys):
+    code, _, err = run(capsys, f"{EXAMPLE}:loss", "--wrt", "nope")
+    assert code == 1 and "names no parameter" in err
+
+
+def test_usage_error_exit_2(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--color", "sometimes", f"{EXAMPLE}:loss"])
+    assert info.value.code == 2
+
+
+def test_cli_entry_points():
+    """``python cli.py`` from a checkout and ``python -m s2sad`` run the same CLI."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    a = subprocess.run([sys.executable, str(ROOT / "cli.py"), f"{EXAMPLE}:loss"], capture_output=True,
+                       text=True, env=env, cwd=ROOT)
+    b = subprocess.run([sys.executable, "-m", "s2sad", f"{EXAMPLE}:loss"], capture_output=True,
+                       text=True, env=env, cwd=ROOT)
+    assert a.returncode == b.returncode == 0
+    assert a.stdout == b.stdout and "def grad_loss" in a.stdout
