@@ -8,7 +8,7 @@ nodes so that the generated code keeps the user's spelling (``np.exp(z)``,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Iterator, Union
 
 import libcst as cst
 
@@ -86,7 +86,75 @@ class Return:
     loc: Location
 
 
-Stmt = Union[Assign, Return]
+@dataclass
+class If:
+    """``if test: body else: orelse``; ``test`` is recorded so the adjoint can replay it."""
+
+    test: Operand
+    body: list["Stmt"]
+    orelse: list["Stmt"]
+    loc: Location
+    tape: str | None = None  # inside a loop: the loop's tape, which each branch may push to
+    saves: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # pushed at the end of each branch
+
+
+@dataclass
+class Loop:
+    """A ``for`` or ``while`` loop.
+
+    ``header`` is the loop line as code (``for t in range(n)``, ``while err > tol``),
+    reading ``reads`` and assigning ``targets`` each iteration.  Inside the body every
+    assignment has its own name; ``carried`` lists the phi copies ``(name, last)`` that
+    run at the end of each iteration, so ``name`` holds the value the next iteration
+    (or the code after the loop) reads.  The reverse pass fills in ``tape`` and
+    ``saved`` (values the adjoint of the body reads, pushed once per iteration) or
+    ``counter`` (when it reads none).
+    """
+
+    header: str
+    reads: tuple[str, ...]
+    targets: tuple[str, ...]
+    body: list["Stmt"]
+    carried: list[tuple[str, str]]
+    loc: Location
+    break_flag: str | None = None
+    tape: str | None = None
+    saved: tuple[str, ...] = ()
+    counter: str | None = None
+
+
+Stmt = Union[Assign, Return, If, Loop]
+
+
+def assigns(stmts: list[Stmt]) -> "Iterator[Assign]":
+    """Every assignment in ``stmts``, nested ones included, in program order.
+
+    A loop's phi copies are yielded after its body as plain copies.
+    """
+    for s in stmts:
+        if isinstance(s, Assign):
+            yield s
+        elif isinstance(s, If):
+            yield from assigns(s.body)
+            yield from assigns(s.orelse)
+        elif isinstance(s, Loop):
+            yield from assigns(s.body)
+            for name, last in s.carried:
+                yield Assign(name, Var(last), s.loc)
+
+
+def assigned_names(stmts: list[Stmt]) -> set[str]:
+    """Names assigned anywhere in ``stmts`` (loop targets and phi names included)."""
+    names: set[str] = set()
+    for s in stmts:
+        if isinstance(s, Assign):
+            names.update(s.targets)
+        elif isinstance(s, If):
+            names |= assigned_names(s.body) | assigned_names(s.orelse)
+        elif isinstance(s, Loop):
+            names |= assigned_names(s.body) | set(s.targets) | {c for c, _ in s.carried}
+            names |= {n for n in (s.tape, s.counter, s.break_flag) if n}
+    return names
 
 
 @dataclass

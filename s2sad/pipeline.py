@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .errors import S2SADError
-from .ir import Assign, Call, Function, Opaque, Return, Var
+from .ir import Assign, Function, If, Loop, Opaque, Return, Var
 from .passes import activity as activity_pass
 from .passes import codegen, normalize, optimize, parse, resolve, reverse, source
 from .rules import REGISTRY
@@ -46,18 +46,29 @@ class Pass:
 
 
 def _show_ir(state: State, annotate: bool = False) -> str:
-    fn = state.ir
-    body = []
-    for stmt in fn.body:
-        if isinstance(stmt, Return):
-            v = stmt.value
-            body.append(f"return {v.name if isinstance(v, Var) else v.code}")
-            continue
-        line = codegen.statement_code(stmt)
-        if annotate:
-            line += f"  # {_activity_label(stmt, state.activity)}"
-        body.append(line)
-    return codegen.render_function(fn, fn.name, body)
+    def show(stmts: list) -> list[str]:
+        out: list[str] = []
+        for stmt in stmts:
+            if isinstance(stmt, Return):
+                v = stmt.value
+                out.append(f"return {v.name if isinstance(v, Var) else v.code}")
+            elif isinstance(stmt, If):
+                test = stmt.test.name if isinstance(stmt.test, Var) else stmt.test.code
+                out += [f"if {test}:", *codegen._indent(show(stmt.body) or ["pass"])]
+                if stmt.orelse:
+                    out += ["else:", *codegen._indent(show(stmt.orelse))]
+            elif isinstance(stmt, Loop):
+                phis = [f"{name} = {last}  # carried to the next iteration"
+                        for name, last in stmt.carried if name != last]
+                out += [f"{stmt.header}:", *codegen._indent(show(stmt.body) + phis or ["pass"])]
+            else:
+                line = codegen.statement_code(stmt)
+                if annotate:
+                    line += f"  # {_activity_label(stmt, state.activity)}"
+                out.append(line)
+        return out
+
+    return codegen.render_function(state.ir, state.ir.name, show(state.ir.body))
 
 
 def _activity_label(stmt: Assign, act: activity_pass.Activity) -> str:

@@ -210,7 +210,7 @@ def dot_grad_lhs(g: Any, a: Any, b: Any) -> Any:
     if np.ndim(b) <= 2 and np.ndim(a) <= 2:
         return matmul_grad_lhs(g, a, b)
     # dot(a, b)[i..., j...] = sum_k a[i..., k] * b[j..., k, :]
-    b_axes = [ax for ax in range(np.ndim(b)) if ax != np.ndim(b) - 2]
+    b_axes = [ax for ax in range(np.ndim(b)) if ax != _dot_axis(b)]
     g_axes = list(range(np.ndim(a) - 1, np.ndim(g)))
     return np.tensordot(g, b, (g_axes, b_axes))
 
@@ -224,11 +224,18 @@ def dot_grad_rhs(g: Any, a: Any, b: Any) -> Any:
     a_axes = list(range(np.ndim(a) - 1))
     g_axes = list(range(np.ndim(a) - 1))
     gb = np.tensordot(a, g, (a_axes, g_axes))  # shape (k, j..., m) with j... of b's batch axes
-    return np.moveaxis(gb, 0, -2)
+    return np.moveaxis(gb, 0, _dot_axis(b))
+
+
+def _dot_axis(b: Any) -> int:
+    """The axis of ``b`` that ``np.dot(a, b)`` sums over: its second-to-last, or its only one."""
+    return max(np.ndim(b) - 2, 0)
 
 
 def transpose_grad(g: Any, axes: Any = None) -> Any:
-    """Gradient of ``np.transpose(x, axes)``."""
+    """Gradient of ``np.transpose(x, axes)``; ``axes`` may be the ``*axes`` of ``x.transpose``."""
     if axes is None:
         return np.transpose(g)
+    if len(axes) == 1 and (axes[0] is None or np.ndim(axes[0]) == 1):  # x.transpose((1, 0))
+        return transpose_grad(g, axes[0])
     return np.transpose(g, np.argsort(axes))

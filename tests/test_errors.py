@@ -23,11 +23,34 @@ def where(fn, snippet: str) -> tuple[int, int]:
     raise AssertionError(f"{snippet!r} not in source")
 
 
-def uses_for(x):
+def for_else(x):
     s = 0.0
     for i in range(3):
         s = s + x
-    return s
+    else:
+        s = s * 2
+    return np.sum(s)
+
+
+def return_in_loop(x):
+    for i in range(3):
+        if i == 2:
+            return np.sum(x * i)
+    return np.sum(x)
+
+
+def read_before_assigned_in_loop(x):
+    for i in range(3):
+        if i > 0:
+            x = x * prev
+        prev = x
+    return np.sum(x)
+
+
+def assigned_in_loop_used_after(x):
+    for i in range(3):
+        last = x * i
+    return np.sum(last)
 
 
 def uses_try(x):
@@ -104,17 +127,17 @@ def active_list(x):
     return np.sum(np.concatenate(parts))
 
 
-def conditional_expression(x):
-    y = x if np.sum(x) > 0 else -x
-    return np.sum(y)
-
-
 def walrus(x):
     return np.sum((y := x * 2))
 
 
 CASES = [
-    (uses_for, "for i in range(3):", s2sad.UnsupportedSyntaxError, "'for' loops"),
+    (for_else, "else:", s2sad.UnsupportedSyntaxError, "'for ... else'"),
+    (return_in_loop, "return np.sum(x * i)", s2sad.UnsupportedSyntaxError, "'return' inside a loop"),
+    (read_before_assigned_in_loop, "for i in range(3):", s2sad.UnsupportedSyntaxError,
+     "'prev' is read in the loop before it is assigned"),
+    (assigned_in_loop_used_after, "for i in range(3):", s2sad.UnsupportedSyntaxError,
+     "'last' is assigned in the loop and used after it"),
     (uses_try, "try:", s2sad.UnsupportedSyntaxError, "'try'"),
     (uses_with, "with np.errstate", s2sad.UnsupportedSyntaxError, "'with'"),
     (uses_yield, "yield x", s2sad.UnsupportedSyntaxError, "generators"),
@@ -128,7 +151,6 @@ CASES = [
     (calls_python_function, "python_helper(x)", s2sad.NoGradientRuleError, "python_helper"),
     (lambda_over_locals, "lambda t: t * x", s2sad.UnsupportedSyntaxError, "lambda"),
     (active_list, "[x, x * 2]", s2sad.NoGradientRuleError, "tuple or list"),
-    (conditional_expression, "x if np.sum(x) > 0 else -x", s2sad.UnsupportedSyntaxError, "np.where"),
     (walrus, "y := x * 2", s2sad.UnsupportedSyntaxError, "walrus"),
 ]
 

@@ -13,7 +13,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from ..errors import Location, NoGradientRuleError, ZeroGradientWarning
-from ..ir import Assign, Call, Const, Function, Opaque, Return, Var, operand_reads, reads
+from ..ir import Assign, Call, Const, Function, Opaque, Return, Var, assigns, operand_reads, reads
 
 
 @dataclass
@@ -44,14 +44,20 @@ def _var(op: object) -> tuple[str, ...]:
 
 
 def _varied(fn: Function, seeds: set[str]) -> tuple[set[str], list[tuple[Location, str, tuple[str, ...]]]]:
+    """Names that depend on ``seeds`` through differentiable operations (to a fixpoint,
+    since a loop's phi copies feed its next iteration)."""
     varied = set(seeds)
+    stmts = list(assigns(fn.body))
+    while True:
+        size = len(varied)
+        for stmt in stmts:
+            if any(n in varied for n in _flows(stmt)):
+                varied.update(stmt.targets)
+        if len(varied) == size:
+            break
     cuts = []
-    for stmt in fn.body:
-        if not isinstance(stmt, Assign):
-            continue
-        if any(n in varied for n in _flows(stmt)):
-            varied.update(stmt.targets)
-        else:
+    for stmt in stmts:
+        if not any(n in varied for n in _flows(stmt)):
             blocked = tuple(n for n in reads(stmt.value) if n in varied)
             if blocked:
                 kind = stmt.value.kind if isinstance(stmt.value, Opaque) else "nondiff"
@@ -64,12 +70,17 @@ def analyze(fn: Function, wrt: tuple[str, ...]) -> Activity:
     ret = fn.body[-1]
     assert isinstance(ret, Return)
     useful = set(operand_reads(ret.value)) if isinstance(ret.value, Var) else set()
-    for stmt in reversed(fn.body[:-1]):
-        if isinstance(stmt, Assign) and any(t in useful for t in stmt.targets):
-            useful.update(_flows(stmt))
+    stmts = list(assigns(fn.body))
+    while True:
+        size = len(useful)
+        for stmt in reversed(stmts):
+            if any(t in useful for t in stmt.targets):
+                useful.update(_flows(stmt))
+        if len(useful) == size:
+            break
     active = varied & useful
-    for stmt in fn.body:
-        if isinstance(stmt, Assign) and any(t in active for t in stmt.targets):
+    for stmt in stmts:
+        if any(t in active for t in stmt.targets):
             _check_differentiable(stmt, active)
     return Activity(varied, useful, active, cuts)
 

@@ -21,8 +21,9 @@ from typing import Any
 
 import libcst as cst
 
-from ..ir import Assign, Const, Function, Var
-from .reverse import Adjoint, runtime_object
+from ..rules.registry import is_atomic
+from ..ir import Assign, Const, Function, If, Loop, Stmt, Var
+from .reverse import Adjoint, Line, Out, runtime_object
 
 _EMPTY = cst.Module(body=[])
 FACTORY = "__s2sad_factory__"
@@ -61,6 +62,90 @@ def render_function(fn: Function, name: str, body: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_forward(stmts: list[Stmt]) -> list[str]:
+    """Forward statements as source lines (loops with their tape pushes and phi copies)."""
+    out: list[str] = []
+    for s in stmts:
+        if isinstance(s, Assign):
+            out.append(statement_code(s))
+        elif isinstance(s, If):
+            body, orelse = render_forward(s.body), render_forward(s.orelse)
+            if s.tape:
+                body += _push(s.tape, s.saves[0])
+                orelse += _push(s.tape, s.saves[1])
+            out.append(f"if {_operand_code(s.test)}:")
+            out += _indent(body or ["pass"])
+            if orelse:
+                out.append("else:")
+                out += _indent(orelse)
+        elif isinstance(s, Loop):
+            if s.tape:
+                out.append(f"{s.tape} = []")
+            elif s.counter:
+                out.append(f"{s.counter} = 0")
+            body = render_forward(s.body)
+            if s.tape:
+                body += _push(s.tape, s.saved)
+            elif s.counter:
+                body.append(f"{s.counter} += 1")
+            body += [f"{name} = {last}" for name, last in s.carried if name != last]
+            if s.break_flag:
+                body += [f"if {s.break_flag}:", "    break"]
+            out.append(f"{s.header}:")
+            out += _indent(body or ["pass"])
+    return out
+
+
+def _push(tape: str, names: tuple[str, ...]) -> list[str]:
+    if not names:
+        return []
+    return [f"{tape}.append({names[0] if len(names) == 1 else '(' + ', '.join(names) + ')'})"]
+
+
+def _pop(tape: str | None, names: tuple[str, ...]) -> list[str]:
+    return [f"{', '.join(names)} = {tape}.pop()"] if tape and names else []
+
+
+def render_backward(outs: list[Out]) -> list[str]:
+    """Backward lines, with a '# grad of line N' comment where the source line changes."""
+    out: list[str] = []
+    group = None
+    for x in outs:
+        if isinstance(x, Line):
+            if x.group != group:
+                group = x.group
+                out.append(f"# grad of line {x.group}: {x.source}")
+            out.append(x.code)
+            continue
+        group = None
+        body, orelse = render_backward(x.body), render_backward(x.orelse)
+        if x.loop is not None:
+            body = _pop(x.loop.tape, x.loop.saved) + body
+        if x.branch is not None:
+            body = _pop(x.branch.tape, x.branch.saves[0]) + body
+            orelse = _pop(x.branch.tape, x.branch.saves[1]) + orelse
+        if not body and not orelse:
+            continue
+        header = x.header
+        if not body:
+            test = header[3:-1]
+            header, body, orelse = f"if not {test if is_atomic(test) else '(' + test + ')'}:", orelse, []
+        out.append(header)
+        out += _indent(body)
+        if orelse:
+            out.append("else:")
+            out += _indent(orelse)
+    return out
+
+
+def _indent(lines: list[str]) -> list[str]:
+    return ["    " + line if line else "" for line in lines]
+
+
+def _operand_code(op: Any) -> str:
+    return op.name if isinstance(op, Var) else op.code
+
+
 def render(adj: Adjoint, kind: str) -> tuple[str, str]:
     """The generated module's text and the generated function's name."""
     fn = adj.fn
@@ -68,18 +153,16 @@ def render(adj: Adjoint, kind: str) -> tuple[str, str]:
     body: list[str] = []
     for p in adj.wrt:
         body.append(f'{adj.use("check_wrt")}({p}, "{p}")')
-    body += [statement_code(s) for s in adj.forward]
+    body += render_forward(adj.forward)
+    value = _operand_code(adj.value)
+    if adj.value_copy and kind == "value_and_grad":
+        body.append(f"{adj.value_copy} = {value}")
+        value = adj.value_copy
     body.append("")
     body.append(adj.seed or "")
-    group = None
-    for line in adj.backward:
-        if line.group != group:
-            group = line.group
-            body.append(f"# grad of line {line.group}: {line.source}")
-        body.append(line.code)
+    body += render_backward(adj.backward)
     grads = adj.results[0] if len(adj.results) == 1 and not adj.multiple else (
         "(" + ", ".join(adj.results) + ("," if len(adj.results) == 1 else "") + ")")
-    value = adj.value.name if isinstance(adj.value, Var) else adj.value.code
     body.append(f"return {grads}" if kind == "grad" else f"return {value}, {grads}")
     function = render_function(fn, name, body)
     return _header(adj, kind, function) + "\n\n" + function, name

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import Location, UnsupportedSyntaxError
-from ..ir import Assign, Call, Const, Function, Opaque, Operand, Return, Var
+from ..ir import Assign, Call, Const, Function, If, Loop, Opaque, Operand, Return, Stmt, Var
 from ..rules import NONDIFF_ATTRIBUTES
 from ..rules.registry import RUNTIME_NAMES, Registry
 from .parse import Parsed
@@ -48,10 +48,6 @@ UNARY_OPS: dict[type, tuple[Any, str]] = {
 }
 #: Statements and expressions s2sad does not differentiate, with what to write instead.
 UNSUPPORTED: dict[type, str] = {
-    cst.If: "'if' statements are not supported yet; use np.where(cond, a, b) for a value that "
-            "depends on a condition",
-    cst.For: "'for' loops are not supported yet; write the computation with array operations",
-    cst.While: "'while' loops are not supported yet; write the computation with array operations",
     cst.Try: "'try' statements are not supported; handle errors outside the differentiated function",
     cst.With: "'with' statements are not supported; move the context manager outside the "
               "differentiated function",
@@ -66,8 +62,6 @@ UNSUPPORTED: dict[type, str] = {
     cst.ImportFrom: "imports inside a differentiated function are not supported; import at module "
                     "level",
     cst.Raise: "'raise' is not supported; check inputs before calling the differentiated function",
-    cst.Break: "'break' is not supported yet",
-    cst.Continue: "'continue' is not supported yet",
     cst.Yield: "generators ('yield') cannot be differentiated; return a value instead",
     cst.Await: "'await' is not supported; differentiate a synchronous function",
     cst.Lambda: "a lambda that reads local variables is not supported yet; define a function with "
@@ -77,8 +71,6 @@ UNSUPPORTED: dict[type, str] = {
                       "operations",
     cst.SetComp: "set comprehensions are not supported",
     cst.DictComp: "dict comprehensions over local values are not supported yet",
-    cst.IfExp: "conditional expressions 'a if c else b' are not supported yet; use "
-               "np.where(c, a, b)",
     cst.NamedExpr: "the walrus operator ':=' is not supported; assign on its own line",
     cst.Dict: "dict values are not supported yet",
     cst.Set: "set values are not supported",
@@ -104,6 +96,9 @@ class Normalizer:
         self.fn.closure = {name for name, free in res.free.items() if free.kind == "closure"}
         self.version: dict[str, str] = {p: p for p in res.params}
         self.loc: Location | None = None
+        self.out: list[Stmt] = self.fn.body
+        self.loops: list[tuple[str | None, str | None]] = []  # (break flag, continue flag)
+        self.result = self.fn.fresh("value")  # the returned value, when returns are nested
 
     # --- statements -----------------------------------------------------------
     def run(self) -> Function:
@@ -111,58 +106,298 @@ class Normalizer:
         if fdef.asynchronous is not None:
             raise self.unsupported(fdef, "async functions cannot be differentiated; use 'def'")
         body = list(fdef.body.body)
-        for i, stmt in enumerate(body):
-            if isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    if self.fn.body and isinstance(self.fn.body[-1], Return):
-                        raise self.unsupported(small, "code after 'return' is never run; remove it")
-                    self.small_statement(small, docstring=i == 0)
-            else:
-                raise self.unsupported(stmt, UNSUPPORTED.get(type(stmt), f"'{_describe(stmt)}' is not supported"))
-        if not self.fn.body or not isinstance(self.fn.body[-1], Return):
+        if not self.block(body, docstring=True):
             last = body[-1] if body else fdef
             raise UnsupportedSyntaxError(
                 f"{self.fn.name} must end with 'return <scalar>' to be differentiated",
                 self.parsed.location(last))
+        if not (self.fn.body and isinstance(self.fn.body[-1], Return)):
+            self.out.append(Return(Var(self.version[self.result]), self.loc))
         return self.fn
 
-    def small_statement(self, node: cst.BaseSmallStatement, docstring: bool) -> None:
+    def block(self, stmts: list[cst.BaseStatement], docstring: bool = False) -> bool:
+        """Lower ``stmts`` into ``self.out``; True if every path through them returns.
+
+        A statement that may ``break`` or ``continue`` guards the statements after it
+        with the loop's flags; an ``if`` that returns on some path takes the
+        statements after it into its other branches.
+        """
+        for i, stmt in enumerate(stmts):
+            rest = stmts[i + 1:]
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for j, small in enumerate(stmt.body):
+                    ended = self.small_statement(small, docstring=docstring and i == 0 and j == 0)
+                    if ended:
+                        dead = stmt.body[j + 1:] or rest
+                        if dead:
+                            raise self.unsupported(dead[0], f"code after '{ended}' is never run; "
+                                                            "remove it")
+                        return ended == "return"
+                continue
+            self.loc = self.parsed.location(stmt)
+            if isinstance(stmt, cst.If):
+                returns, took_rest = self.if_statement(stmt, rest)
+                if took_rest:
+                    return returns
+            elif isinstance(stmt, cst.For):
+                self.for_loop(stmt)
+            elif isinstance(stmt, cst.While):
+                self.while_loop(stmt)
+            else:
+                raise self.unsupported(stmt, UNSUPPORTED.get(type(stmt), f"'{_describe(stmt)}' is not supported"))
+            if rest and self.loops and _may_jump(stmt):
+                guard = self.guard_condition()
+                before = dict(self.version)
+                body, _ = self.nested(lambda: self.block(rest))
+                else_body: list[Stmt] = []
+                self.version = self.join(before, [(body, self.version, False), (else_body, before, False)])
+                self.out.append(If(guard, body, else_body, self.loc))
+                return False
+        return False
+
+    def nested(self, lower: Any) -> tuple[list[Stmt], Any]:
+        """Lower into a fresh block; returns the block and what ``lower`` returned."""
+        saved, self.out = self.out, []
+        try:
+            result = lower()
+            return self.out, result
+        finally:
+            self.out = saved
+
+    def guard_condition(self) -> Var:
+        """A recorded ``not (breaking or skipping)`` for the innermost loop."""
+        flags = [f for f in self.loops[-1] if f]
+        code = f"not {flags[0]}" if len(flags) == 1 else f"not ({' or '.join(flags)})"
+        return self.emit(Opaque(cst.parse_expression(code), tuple(flags), "nondiff"), None, "go_on",
+                         cst.Name("_"))
+
+    def condition(self, node: cst.BaseExpression) -> Operand:
+        """Record a branch condition in a variable, so the adjoint can replay the branch."""
+        self.check_expression(node)
+        reads = self.local_reads(node)
+        code = self.rename(_strip_parens(node))
+        if not reads:
+            return Const(self.parsed.code(_strip_parens(node)).strip())
+        return self.emit(Opaque(code, reads, "nondiff"), None, "cond", node)
+
+    def if_statement(self, node: cst.If, rest: list[cst.BaseStatement]) -> tuple[bool, bool]:
+        """Lower an if/elif/else; returns (every path returns, took the following statements)."""
+        then_stmts = list(node.body.body)
+        else_stmts: list[cst.BaseStatement] = []
+        if isinstance(node.orelse, cst.If):
+            else_stmts = [node.orelse]
+        elif isinstance(node.orelse, cst.Else):
+            else_stmts = list(node.orelse.body.body)
+        then_returns, else_returns = _always_returns(then_stmts), _always_returns(else_stmts)
+        take_rest = bool(rest) and (then_returns or else_returns or _may_return(then_stmts)
+                                    or _may_return(else_stmts))
+        if take_rest:
+            then_stmts = then_stmts if then_returns else then_stmts + rest
+            else_stmts = else_stmts if else_returns else else_stmts + rest
+        test = self.condition(node.test)
+        loc = self.location(node)
+        before = dict(self.version)
+        then_body, then_ret = self.nested(lambda: self.block(then_stmts))
+        then_versions, self.version = self.version, dict(before)
+        else_body, else_ret = self.nested(lambda: self.block(else_stmts))
+        else_versions = self.version
+        branches = [(then_body, then_versions, then_ret), (else_body, else_versions, else_ret)]
+        if then_ret and else_ret:  # only the returned value flows on, to the final return
+            branches = [(body, {self.result: v[self.result]}, ret) for body, v, ret in branches]
+        self.version = self.join(before, branches)
+        self.out.append(If(test, then_body, else_body, loc))
+        return then_ret and else_ret, take_rest
+
+    def join(self, before: dict[str, str], branches: list[tuple[list[Stmt], dict[str, str], bool]]
+             ) -> dict[str, str]:
+        """Versions after branches meet; phi copies go at the ends of the branches."""
+        if not branches:
+            return before
+        if len(branches) == 1:
+            return branches[0][1]
+        (body_a, va, _), (body_b, vb, _) = branches
+        joined = dict(before)
+        for name in dict.fromkeys([*va, *vb]):
+            a, b = va.get(name), vb.get(name)
+            if a == b or b is None:
+                joined[name] = a
+            elif a is None:
+                joined[name] = b
+            elif a != before.get(name):
+                joined[name] = a
+                body_b.append(Assign(a, Var(b), self.loc))
+            else:
+                joined[name] = b
+                body_a.append(Assign(b, Var(a), self.loc))
+        return joined
+
+    def for_loop(self, node: cst.For) -> None:
+        if node.orelse is not None:
+            raise self.unsupported(node.orelse, "'for ... else' is not supported; use a flag variable")
+        if node.asynchronous is not None:
+            raise self.unsupported(node, "'async for' is not supported")
+        self.check_expression(node.iter)
+        prefix: list[tuple[str, cst.BaseExpression, str]] = []  # (name, sequence, index) to unpack
+        iterable = node.iter
+        func = iterable.func if isinstance(iterable, cst.Call) else None
+        kind = "plain"
+        if not self.local_reads(iterable) or self.inactive_kind(iterable) is not None:
+            kind = "plain"
+        elif func is not None and self.res.object(func) is range:
+            kind = "plain"
+        elif func is not None and self.res.object(func) in (enumerate, zip):
+            kind = self.res.object(func).__name__
+        else:
+            kind = "sequence"
+        target = node.target
+        names = _target_names(target)
+        if names is None:
+            raise self.unsupported(target, "loop targets must be a name or a tuple of names")
+        if kind == "plain":
+            header_iter = self.rename(iterable)
+            targets = [self.new_version(n) for n in names]
+            self.version.update(zip(names, targets))
+            header = f"for {', '.join(targets)} in {_EMPTY.code_for_node(header_iter).strip()}"
+            reads = self.local_reads(iterable)
+        else:
+            if kind == "enumerate":
+                if len(names) != 2 or len(iterable.args) != 1 or iterable.args[0].keyword:
+                    raise self.unsupported(iterable, "use 'for i, item in enumerate(sequence)'")
+                index = self.new_version(names[0])
+                self.version[names[0]] = index
+                sequences = [(names[1], iterable.args[0].value)]
+            elif kind == "zip":
+                if len(names) != len(iterable.args) or any(a.keyword or a.star for a in iterable.args):
+                    raise self.unsupported(iterable, "use 'for a, b in zip(xs, ys)' with one name per sequence")
+                index = self.fn.fresh("k")
+                sequences = list(zip(names, (a.value for a in iterable.args)))
+            else:
+                if len(names) != 1:
+                    raise self.unsupported(target, "unpacking the items of a sequence in a 'for' "
+                                                   "header is not supported; unpack in the body")
+                index = self.fn.fresh("i")
+                sequences = [(names[0], iterable)]
+            seq_ops = []
+            for name, seq in sequences:
+                op, seq_node = self.operand(seq)
+                seq_ops.append((name, op, _EMPTY.code_for_node(seq_node).strip()))
+            lengths = [f"len({code})" for _, _, code in seq_ops]
+            bound = lengths[0] if len(lengths) == 1 else f"min({', '.join(lengths)})"
+            header = f"for {index} in range({bound})"
+            targets = [index]
+            reads = tuple(dict.fromkeys(n for _, op, _ in seq_ops for n in _reads(op)))
+            prefix = [(name, op, index) for name, op, _ in seq_ops]
+        self.loop(node, header, reads, targets, prefix, list(node.body.body))
+
+    def while_loop(self, node: cst.While) -> None:
+        if node.orelse is not None:
+            raise self.unsupported(node.orelse, "'while ... else' is not supported; use a flag variable")
+        self.check_expression(node.test)
+        test = _strip_parens(node.test)
+        self.loop(node, "", self.local_reads(test), [], [], list(node.body.body), test=test)
+
+    def loop(self, node: cst.CSTNode, header: str, reads: tuple[str, ...], targets: list[str],
+             prefix: list[Any], body: list[cst.BaseStatement],
+             test: cst.BaseExpression | None = None) -> None:
+        loc = self.location(node)
+        assigned = _assigned_in(body) | {name for name, _, _ in prefix}
+        outside = self.loads_outside(node)
+        before = dict(self.version)
+        for name in sorted(assigned - {name for name, _, _ in prefix}):
+            if name in self.res.locals and name not in before and _read_before_assigned(body, name):
+                raise self.unsupported(node, f"'{name}' is read in the loop before it is assigned; "
+                                             f"give it a value before the loop")
+        live_out = {n for n in assigned if n in before or n in outside}
+        for name in sorted(live_out - set(before)):
+            raise self.unsupported(node, f"'{name}' is assigned in the loop and used after it; give "
+                                         f"it a value before the loop (for example {name} = 0.0)")
+        has_break, has_continue = _jumps(body)
+        breaking = self.fn.fresh("breaking") if has_break else None
+        skipping = self.fn.fresh("skipping") if has_continue else None
+        if breaking:
+            self.out.append(Assign(breaking, Const("False"), loc, temporary=True))
+        if test is not None:
+            header = f"while {_EMPTY.code_for_node(self.rename(test)).strip()}"
+        self.loops.append((breaking, skipping))
+
+        def lower_body() -> None:
+            if skipping:
+                self.out.append(Assign(skipping, Const("False"), loc, temporary=True))
+            for name, op, index in prefix:
+                new = self.new_version(name)
+                item = cst.parse_expression(f"{_code(self.parsed, op)}[{index}]")
+                self.apply(operator.getitem, [op, Const(index, (index,))], {}, item, node, new, "item")
+                self.version[name] = new
+            self.block(body)
+
+        block, _ = self.nested(lower_body)
+        self.loops.pop()
+        after = self.version
+        carried = [(before[n], after[n]) for n in sorted(live_out)]
+        self.version = {**after, **{n: before[n] for n in live_out}}
+        self.out.append(Loop(header, tuple(reads), tuple(targets), block, carried, loc, breaking))
+
+    def loads_outside(self, node: cst.CSTNode) -> set[str]:
+        """Local names read anywhere in the function outside ``node``."""
+        inside = set(_walk(node))
+        return {n.value for n in _walk(self.parsed.function.body)
+                if isinstance(n, cst.Name) and n not in inside and n.value in self.res.locals}
+
+    def small_statement(self, node: cst.BaseSmallStatement, docstring: bool) -> str | None:
+        """Lower one simple statement; returns "return", "break" or "continue" if it jumps."""
         self.loc = self.parsed.location(node)
         if isinstance(node, cst.Pass):
-            return
+            return None
         if isinstance(node, cst.Expr):
             if docstring and isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)):
-                return
+                return None
             self.expression_statement(node)
         elif isinstance(node, cst.Assign):
             self.assign(node)
         elif isinstance(node, cst.AnnAssign):
-            if node.value is None:
-                return
-            self.assign(cst.Assign([cst.AssignTarget(node.target)], node.value), node)
+            if node.value is not None:
+                self.assign(cst.Assign([cst.AssignTarget(node.target)], node.value), node)
         elif isinstance(node, cst.AugAssign):
             self.augmented_assign(node)
         elif isinstance(node, cst.Return):
-            if node.value is None:
-                raise self.unsupported(node, "'return' without a value; return the scalar to "
-                                             "differentiate")
-            self.check_expression(node.value)
-            value = node.value
-            target = None if isinstance(value, cst.Name) or not self.local_reads(value) else self.fn.fresh("value")
-            self.fn.body.append(Return(self.lower(value, target, "value"), self.loc))
+            self.return_statement(node)
+            return "return"
+        elif isinstance(node, (cst.Break, cst.Continue)) and self.loops:
+            breaking, skipping = self.loops[-1]
+            flag = breaking if isinstance(node, cst.Break) else skipping
+            self.out.append(Assign(flag, Const("True"), self.loc, temporary=True))
+            return "break" if isinstance(node, cst.Break) else "continue"
         elif isinstance(node, cst.Assert):
             self.check_expression(node.test)
             if node.msg is not None:
                 self.check_expression(node.msg)
-            self.fn.body.append(Assign(None, Opaque(self.rename(node), self.local_reads(node), "nondiff"), self.loc))
+            self.out.append(Assign(None, Opaque(self.rename(node), self.local_reads(node), "nondiff"), self.loc))
         else:
             raise self.unsupported(node, UNSUPPORTED.get(type(node), f"'{_describe(node)}' is not supported"))
+        return None
+
+    def return_statement(self, node: cst.Return) -> None:
+        if node.value is None:
+            raise self.unsupported(node, "'return' without a value; return the scalar to differentiate")
+        if self.loops:
+            raise self.unsupported(node, "'return' inside a loop is not supported yet; 'break' out of "
+                                         "the loop and return after it")
+        self.check_expression(node.value)
+        value = node.value
+        nested = self.out is not self.fn.body
+        if not nested and self.result not in self.version:
+            target = None if isinstance(value, cst.Name) or not self.local_reads(value) else self.result
+            self.out.append(Return(self.lower(value, target, "value"), self.loc))
+            return
+        new = self.new_version(self.result)
+        self.lower(value, new, self.result)
+        self.version[self.result] = new
 
     def expression_statement(self, node: cst.Expr) -> None:
         value = node.value
         if isinstance(value, cst.Call) and self.res.object(value.func) is print:
             self.check_expression(value)
-            self.fn.body.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), "nondiff"), self.loc))
+            self.out.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), "nondiff"), self.loc))
             return
         for bad in (cst.Yield, cst.Await):
             if isinstance(value, bad):
@@ -188,7 +423,7 @@ class Normalizer:
                 raise self.unsupported(t, "chained assignment to a tuple is not supported; assign "
                                           "on separate lines")
             target = self.new_version(t.value)
-            self.fn.body.append(Assign(target, value, self.loc))
+            self.out.append(Assign(target, value, self.loc))
             self.version[t.value] = target
 
     def unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression) -> Operand:
@@ -209,7 +444,7 @@ class Normalizer:
                        "a tuple written out, as in 'a, b = x, y'")
         opaque = Opaque(self.rename(value), self.local_reads(value), kind)
         news = tuple(self.new_version(n.value) for n in names)
-        self.fn.body.append(Assign(news, opaque, self.loc))
+        self.out.append(Assign(news, opaque, self.loc))
         for n, new in zip(names, news):
             self.version[n.value] = new
         return Const(self.parsed.code(value), ())
@@ -270,6 +505,8 @@ class Normalizer:
             return self.attribute(node, target)
         if isinstance(node, (cst.Tuple, cst.List)):
             return self.container(node, target)
+        if isinstance(node, cst.IfExp):
+            return self.conditional(node, target)
         raise self.unsupported(node, UNSUPPORTED.get(type(node), f"'{_describe(node)}' is not supported"))
 
     def operand(self, node: cst.BaseExpression) -> tuple[Operand, cst.BaseExpression]:
@@ -278,6 +515,15 @@ class Normalizer:
         if isinstance(op, Var):
             return op, cst.Name(op.name)
         return op, self.rename(node)
+
+    def conditional(self, node: cst.IfExp, target: str | None) -> Operand:
+        """``a if c else b``: an if statement that assigns one name in both branches."""
+        test = self.condition(node.test)
+        name = target or self.fn.fresh(["chosen"])
+        body, _ = self.nested(lambda: self.lower(node.body, name))
+        orelse, _ = self.nested(lambda: self.lower(node.orelse, name))
+        self.out.append(If(test, body, orelse, self.location(node)))
+        return Var(name)
 
     def binary(self, node: cst.BinaryOperation, target: str | None) -> Operand:
         key, word = BINARY_OPS.get(type(node.operator), (None, ""))
@@ -393,13 +639,13 @@ class Normalizer:
              node: cst.CSTNode) -> Var:
         temporary = target is None
         name = self.fn.fresh(hint) if temporary else target
-        self.fn.body.append(Assign(name, value, self.location(node), temporary))
+        self.out.append(Assign(name, value, self.location(node), temporary))
         return Var(name)
 
     def emit_operand(self, op: Operand, target: str | None) -> Operand:
         if target is None:
             return op
-        self.fn.body.append(Assign(target, op, self.loc))
+        self.out.append(Assign(target, op, self.loc))
         return Var(target)
 
     # --- classification -----------------------------------------------------------
@@ -608,6 +854,137 @@ def _strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
     if getattr(node, "lpar", None):
         return node.with_changes(lpar=[], rpar=[])
     return node
+
+
+_EMPTY = cst.Module(body=[])
+_LOOPS = (cst.For, cst.While)
+
+
+def _target_names(target: cst.BaseExpression) -> list[str] | None:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)) and all(
+            isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement) for e in target.elements):
+        return [e.value.value for e in target.elements]
+    return None
+
+
+def _statements(stmts: list[cst.CSTNode], into_loops: bool = False) -> list[cst.CSTNode]:
+    """All nodes under ``stmts``, not descending into nested loops unless asked."""
+    nodes: list[cst.CSTNode] = []
+
+    class Visitor(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            nodes.append(n)
+            return into_loops or not isinstance(n, _LOOPS) or n in stmts
+
+    for st in stmts:
+        st.visit(Visitor())
+    return nodes
+
+
+def _jumps(body: list[cst.BaseStatement]) -> tuple[bool, bool]:
+    """Whether a loop body breaks and whether it continues (nested loops aside)."""
+    nodes = [n for n in _statements(body) if not isinstance(n, _LOOPS)]
+    inner = [n for n in _statements(body) if isinstance(n, _LOOPS)]
+    inner_nodes = {id(x) for loop in inner for x in _walk(loop.body)}
+    nodes = [n for n in nodes if id(n) not in inner_nodes]
+    return any(isinstance(n, cst.Break) for n in nodes), any(isinstance(n, cst.Continue) for n in nodes)
+
+
+def _may_jump(stmt: cst.BaseStatement) -> bool:
+    if isinstance(stmt, _LOOPS):
+        return False
+    return any(_jumps([stmt]))
+
+
+def _always_returns(stmts: list[cst.BaseStatement]) -> bool:
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, cst.Return) for s in last.body)
+    if isinstance(last, cst.If):
+        orelse = [last.orelse] if isinstance(last.orelse, cst.If) else (
+            list(last.orelse.body.body) if last.orelse else [])
+        return _always_returns(list(last.body.body)) and _always_returns(orelse)
+    return False
+
+
+def _may_return(stmts: list[cst.BaseStatement]) -> bool:
+    return any(isinstance(n, cst.Return) for st in stmts for n in _walk(st))
+
+
+def _assigned_in(body: list[cst.BaseStatement]) -> set[str]:
+    """User names assigned anywhere in a loop body (targets of =, +=, for)."""
+    names: set[str] = set()
+    for n in _statements(body, into_loops=True):
+        targets: list[cst.CSTNode] = []
+        if isinstance(n, cst.Assign):
+            targets = [t.target for t in n.targets]
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+            targets = [n.target]
+        elif isinstance(n, cst.For):
+            targets = [n.target]
+        for t in targets:
+            names.update(_target_names(t) or [])
+    return names
+
+
+def _read_before_assigned(stmts: list[cst.CSTNode], name: str) -> bool:
+    """Whether some path through ``stmts`` reads ``name`` before assigning it."""
+    for st in stmts:
+        first = _first_use(st, name)
+        if first is not None:
+            return first
+    return False
+
+
+def _first_use(node: cst.CSTNode, name: str) -> bool | None:
+    """True if ``node`` may read ``name`` first, False if it surely assigns it first."""
+    if isinstance(node, cst.SimpleStatementLine):
+        for small in node.body:
+            first = _first_use(small, name)
+            if first is not None:
+                return first
+        return None
+    if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        assigned = any(name in (_target_names(t) or []) for t in targets)
+        if isinstance(node, cst.AugAssign) and assigned:
+            return True
+        if node.value is not None and _mentions(node.value, name):
+            return True
+        return False if assigned else None
+    if isinstance(node, cst.If):
+        if _mentions(node.test, name):
+            return True
+        orelse = [node.orelse] if isinstance(node.orelse, cst.If) else (
+            list(node.orelse.body.body) if node.orelse else [])
+        branches = [_read_first(list(node.body.body), name), _read_first(orelse, name)]
+        if True in branches:
+            return True
+        return False if branches == [False, False] else None
+    if isinstance(node, (cst.For, cst.While)):
+        head = node.iter if isinstance(node, cst.For) else node.test
+        if _mentions(head, name):
+            return True
+        if isinstance(node, cst.For) and name in (_target_names(node.target) or []):
+            return False
+        return True if _read_first(list(node.body.body), name) else None
+    return True if _mentions(node, name) else None
+
+
+def _read_first(stmts: list[cst.CSTNode], name: str) -> bool | None:
+    for st in stmts:
+        first = _first_use(st, name)
+        if first is not None:
+            return first
+    return None
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in _walk(node))
 
 
 def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:

@@ -1,9 +1,9 @@
 """Pass 7: light cleanup of the generated function.
 
 * forward statements whose values nothing reads are dropped (pure ones only);
-* a temporary that is read once, by a later forward statement, and never by
-  the backward pass, is folded back into that statement, so the forward pass
-  reads like the user's code.
+* a temporary that is read once, later in the same block, and never by the
+  backward pass, is folded back into the expression that reads it, so the
+  forward pass reads like the user's code.
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from collections import Counter
 
 import libcst as cst
 
-from ..ir import Assign, Call, Opaque, Var, operand_reads, reads
-from .reverse import Adjoint
+from ..ir import Assign, Call, Const, If, Loop, Opaque, Stmt, Var, assigns, operand_reads, reads
+from .reverse import Adjoint, Block, Line, lines
 
 _LOOSE = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation,
           cst.IfExp, cst.Lambda)
@@ -27,49 +27,118 @@ def _pure(stmt: Assign) -> bool:
     return True
 
 
+def _control_reads(stmts: list[Stmt]) -> set[str]:
+    """Names read by if tests, loop headers and what loops save or count."""
+    names: set[str] = set()
+    for s in stmts:
+        if isinstance(s, If):
+            names |= set(operand_reads(s.test)) | _control_reads(s.body) | _control_reads(s.orelse)
+        elif isinstance(s, Loop):
+            names |= set(s.reads) | set(s.saved) | {s.break_flag} | _control_reads(s.body)
+    return names - {None}
+
+
+def _backward_reads(adj: Adjoint) -> set[str]:
+    return {n for x in lines(adj.backward) for n in x.reads}
+
+
 def optimize(adj: Adjoint) -> Adjoint:
-    _drop_dead(adj)
-    _fold_temporaries(adj)
+    pinned = set(operand_reads(adj.value)) | _backward_reads(adj) | set(adj.wrt)
+    needed = pinned | _control_reads(adj.forward)
+    stmts = list(assigns(adj.forward))
+    while True:
+        size = len(needed)
+        for s in stmts:
+            if not _pure(s) or any(t in needed for t in s.targets):
+                needed.update(reads(s.value))
+        if len(needed) == size:
+            break
+    adj.forward = _drop_dead(adj.forward, needed)
+    uses = Counter(n for s in assigns(adj.forward) for n in reads(s.value))
+    uses.update(n for n in _control_reads(adj.forward))
+    uses.update(n for s in _ifs(adj.forward) for n in operand_reads(s.test))
+    adj.forward = _fold(adj.forward, uses, pinned | _saved(adj.forward))
     return adj
 
 
-def _drop_dead(adj: Adjoint) -> None:
-    needed = set(operand_reads(adj.value)) | {n for line in adj.backward for n in line.reads}
-    needed |= set(adj.wrt)
-    kept = []
-    for stmt in reversed(adj.forward):
-        if _pure(stmt) and not any(t in needed for t in stmt.targets):
+def _ifs(stmts: list[Stmt]) -> list[If]:
+    out = []
+    for s in stmts:
+        if isinstance(s, If):
+            out += [s] + _ifs(s.body) + _ifs(s.orelse)
+        elif isinstance(s, Loop):
+            out += _ifs(s.body)
+    return out
+
+
+def _saved(stmts: list[Stmt]) -> set[str]:
+    names: set[str] = set()
+    for s in stmts:
+        if isinstance(s, Loop):
+            names |= set(s.saved) | _saved(s.body)
+        elif isinstance(s, If):
+            names |= _saved(s.body) | _saved(s.orelse)
+    return names
+
+
+def _drop_dead(stmts: list[Stmt], needed: set[str]) -> list[Stmt]:
+    kept: list[Stmt] = []
+    for s in stmts:
+        if isinstance(s, Assign):
+            if _pure(s) and not any(t in needed for t in s.targets):
+                continue
+        elif isinstance(s, If):
+            s.body, s.orelse = _drop_dead(s.body, needed), _drop_dead(s.orelse, needed)
+        elif isinstance(s, Loop):
+            s.body = _drop_dead(s.body, needed)
+        kept.append(s)
+    return kept
+
+
+def _fold(stmts: list[Stmt], uses: Counter, pinned: set[str]) -> list[Stmt]:
+    """Fold single-use temporaries into the statement that reads them, within one block."""
+    out: list[Stmt] = []
+    pending: dict[str, Assign] = {}
+
+    def flush() -> None:
+        out.extend(pending.values())
+        pending.clear()
+
+    for stmt in stmts:
+        if isinstance(stmt, (If, Loop)):
+            if isinstance(stmt, If):
+                stmt.body, stmt.orelse = _fold(stmt.body, uses, pinned), _fold(stmt.orelse, uses, pinned)
+                if isinstance(stmt.test, Var) and stmt.test.name in pending:
+                    node = pending.pop(stmt.test.name).value.node
+                    stmt.test = Const(_EMPTY.code_for_node(node).strip())
+            else:
+                stmt.body = _fold(stmt.body, uses, pinned)
+            flush()
+            out.append(stmt)
             continue
-        kept.append(stmt)
-        needed.update(reads(stmt.value))
-    adj.forward = kept[::-1]
-
-
-def _fold_temporaries(adj: Adjoint) -> None:
-    uses = Counter(n for s in adj.forward for n in reads(s.value))
-    pinned = set(operand_reads(adj.value)) | {n for line in adj.backward for n in line.reads}
-    out: list[Assign] = []
-    pending: dict[str, cst.BaseExpression] = {}
-    for stmt in adj.forward:
         stmt = _substitute(stmt, pending)
         name = stmt.target
         if (stmt.temporary and isinstance(name, str) and uses[name] == 1 and name not in pinned
                 and _pure(stmt) and isinstance(stmt.value, (Call, Opaque))):
-            pending[name] = stmt.value.node
+            pending[name] = stmt
             continue
         out.append(stmt)
-    adj.forward = out
+    flush()
+    return out
 
 
-def _substitute(stmt: Assign, pending: dict[str, cst.BaseExpression]) -> Assign:
+_EMPTY = cst.Module(body=[])
+
+
+def _substitute(stmt: Assign, pending: dict[str, Assign]) -> Assign:
     value = stmt.value
     hits = [n for n in reads(value) if n in pending]
     if not hits:
         return stmt
     if isinstance(value, Var):
-        node = pending[value.name]
+        node = pending.pop(value.name).value.node
         return Assign(stmt.target, Opaque(node, (), "folded"), stmt.loc, stmt.temporary)
-    new_node = value.node.visit(_Inliner({n: pending.pop(n) for n in hits}))
+    new_node = value.node.visit(_Inliner({n: pending.pop(n).value.node for n in hits}))
     if isinstance(value, Call):
         folded = Call(value.rule, value.callee, value.args, new_node, value.problem)
     else:

@@ -2,21 +2,39 @@
 
 Walks the normalized body backwards and, for every active variable, emits the
 adjoint statements its rule declares.  The first contribution to an adjoint
-assigns it, later ones add to it, so no adjoint is ever initialised to zero.
+assigns it and later ones add to it, so straight-line code never initialises
+an adjoint to zero.
+
+Control flow is reversed structurally: an ``if`` replays the recorded branch;
+a loop becomes a loop that runs its iterations backwards.  A loop saves, once
+per iteration, only the values its adjoint reads and the body overwrites (a
+plain Python list used as a stack); when the adjoint reads none, it only counts
+iterations.  An adjoint that receives contributions inside a branch or a loop
+but was not yet assigned is set to zero first (``zeros_grad``), because a
+branch or a loop may not run.
 """
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import Iterator, Union
 
 import numpy as np
 
 from .. import runtime as runtime_module
-from ..ir import Assign, Call, Const, Function, Operand, Return, Var
+from ..ir import (Assign, Call, Const, Function, If, Loop, Operand, Return, Stmt, Var,
+                  assigned_names, assigns)
 from ..rules.registry import is_atomic
 from .activity import Activity
 from .simplify import simplify
 from .source import FunctionSource
+
+MISSING = object()
+
+
+def runtime_object(name: str) -> object:
+    """The object generated code means by runtime name ``name``."""
+    return np if name == "np" else getattr(runtime_module, name)
 
 
 @dataclass(frozen=True)
@@ -30,6 +48,21 @@ class Line:
 
 
 @dataclass
+class Block:
+    """A compound statement of the backward pass: a replayed ``if`` or a reversed loop."""
+
+    header: str
+    reads: frozenset[str]
+    body: list["Out"]
+    orelse: list["Out"] = field(default_factory=list)
+    loop: Loop | None = None  # for a reversed loop: its first body line pops ``loop.saved``
+    branch: If | None = None  # for a replayed if: its branches first pop ``branch.saves``
+
+
+Out = Union[Line, Block]
+
+
+@dataclass
 class Adjoint:
     """The generated function, before cleanup and code generation."""
 
@@ -38,12 +71,13 @@ class Adjoint:
     wrt: tuple[str, ...]
     multiple: bool  # wrt was given as a tuple: return a tuple of gradients
     name: str  # the generated function's name
-    forward: list[Assign]
+    forward: list[Stmt]
     value: Operand
-    seed: str | None  # the seed statement, or None when nothing is active
-    backward: list[Line]
+    seed: str | None  # the seed statement
+    backward: list[Out]
     results: list[str]  # one expression per wrt argument
     runtime: dict[str, str] = field(default_factory=dict)  # runtime name -> name in the code
+    value_copy: str | None = None  # a copy of the value, when backward loops overwrite it
 
     def use(self, name: str) -> str:
         """Record that the code uses runtime name ``name``; return its spelling."""
@@ -52,14 +86,6 @@ class Adjoint:
             taken = name in self.fn.user_names and self.fn.free.get(name, MISSING) is not mine
             self.runtime[name] = self.fn.fresh(name) if taken else name
         return self.runtime[name]
-
-
-MISSING = object()
-
-
-def runtime_object(name: str) -> object:
-    """The object generated code means by runtime name ``name``."""
-    return np if name == "np" else getattr(runtime_module, name)
 
 
 def _code(op: Operand) -> str:
@@ -76,64 +102,279 @@ def _plus(acc: str, term: str) -> str:
         node = ast.parse(term, mode="eval").body
     except SyntaxError:
         return f"{acc} + ({term})"
-    loose = isinstance(node, (ast.BinOp)) and isinstance(node.op, (ast.Add, ast.Sub)) or isinstance(
+    loose = isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) or isinstance(
         node, (ast.IfExp, ast.Lambda, ast.BoolOp, ast.Compare, ast.NamedExpr))
     return f"{acc} + ({term})" if loose else f"{acc} + {term}"
+
+
+def lines(outs: list[Out]) -> Iterator[Line | Block]:
+    """Every line and block in ``outs``, nested ones included."""
+    for out in outs:
+        yield out
+        if isinstance(out, Block):
+            yield from lines(out.body)
+            yield from lines(out.orelse)
+
+
+class Reverser:
+    def __init__(self, adj: Adjoint, activity: Activity) -> None:
+        self.adj = adj
+        self.fn = adj.fn
+        self.active = activity.active
+        self.names: dict[str, str] = {}
+        self.defined: set[str] = set()
+        self.depth = 0  # loops around the statement being reversed
+
+    def dname(self, var: str) -> str:
+        if var not in self.names:
+            self.names[var] = self.fn.fresh("d" + var)
+        return self.names[var]
+
+    def contribute(self, var: str, code: str, reads: frozenset[str], stmt_loc: object,
+                   out: list[Out]) -> None:
+        d = self.dname(var)
+        if d in self.defined:
+            code, reads = _plus(d, code), reads | {d}
+        self.defined.add(d)
+        out.append(Line(f"{d} = {code}", reads, stmt_loc.line, stmt_loc.source_line.strip()))
+
+    def zero(self, var: str, loc: object) -> Line:
+        d = self.dname(var)
+        self.defined.add(d)
+        return Line(f"{d} = {self.adj.use('zeros_grad')}({var})", frozenset({var}), loc.line,
+                    loc.source_line.strip())
+
+    # --- statements -------------------------------------------------------------
+    def block(self, stmts: list[Stmt]) -> list[Out]:
+        out: list[Out] = []
+        for stmt in reversed(stmts):
+            if isinstance(stmt, Assign):
+                self.assign(stmt, out)
+            elif isinstance(stmt, If):
+                out += self.branch(stmt)
+            elif isinstance(stmt, Loop):
+                out += self.loop(stmt)
+        return out
+
+    def assign(self, stmt: Assign, out: list[Out]) -> None:
+        if not isinstance(stmt.target, str) or stmt.target not in self.active:
+            return
+        g = self.dname(stmt.target)
+        v = stmt.value
+        if isinstance(v, Var):
+            if v.name in self.active:
+                self.contribute(v.name, g, frozenset({g}), stmt.loc, out)
+            return
+        if not isinstance(v, Call) or v.rule is None:
+            return
+        values = {p: _code(op) for p, op in v.args.items()}
+        values["g"], values["ans"] = g, stmt.target
+        for p, op in v.args.items():
+            template = v.rule.vjps.get(p)
+            if template is None or not isinstance(op, Var) or op.name not in self.active:
+                continue
+            code = simplify(template.render(values, {n: self.adj.use(n) for n in template.runtime}))
+            reads = {g if h == "g" else stmt.target if h == "ans" else None for h in template.holes}
+            reads |= {n for h in template.holes if h in v.args for n in _reads(v.args[h])}
+            self.contribute(op.name, code, frozenset(reads - {None}), stmt.loc, out)
+
+    def touched(self, stmts: list[Stmt]) -> list[str]:
+        """Variables whose adjoints receive contributions inside ``stmts``, in order."""
+        found: dict[str, None] = {}
+        for s in assigns(stmts):
+            if not isinstance(s.target, str) or s.target not in self.active:
+                continue
+            v = s.value
+            if isinstance(v, Var) and v.name in self.active:
+                found[v.name] = None
+            elif isinstance(v, Call) and v.rule is not None:
+                for p, op in v.args.items():
+                    if p in v.rule.vjps and isinstance(op, Var) and op.name in self.active:
+                        found[op.name] = None
+        return list(found)
+
+    def branch(self, stmt: If) -> list[Out]:
+        local = assigned_names(stmt.body) | assigned_names(stmt.orelse)
+        pre = [self.zero(v, stmt.loc) for v in self.touched(stmt.body + stmt.orelse)
+               if v not in local and self.dname(v) not in self.defined]
+        before = set(self.defined)
+        body = self.block(stmt.body)
+        self.defined = set(before)
+        orelse = self.block(stmt.orelse)
+        self.defined = before
+        if not body and not orelse and not self.depth:
+            return pre
+        return pre + [Block(f"if {_code(stmt.test)}:", frozenset(_reads(stmt.test)), body, orelse,
+                            branch=stmt)]
+
+    def loop(self, stmt: Loop) -> list[Out]:
+        carried = [(c, last) for c, last in stmt.carried if c in self.active]
+        carried_names = {c for c, _ in carried}
+        local = assigned_names(stmt.body) | set(stmt.targets)
+        pre = [self.zero(v, stmt.loc) for v in self.touched(stmt.body)
+               if v not in local and v not in carried_names and self.dname(v) not in self.defined]
+        pre += [self.zero(c, stmt.loc) for c, _ in carried if self.dname(c) not in self.defined]
+        after_loop = set(self.defined)
+        self.defined -= {self.names[v] for v in local if v in self.names and v not in carried_names}
+        body: list[Out] = []
+        for c, last in reversed(carried):
+            if last == c:  # carried through a nested loop, which reverses it
+                continue
+            if last in self.active:
+                self.contribute(last, self.dname(c), frozenset({self.dname(c)}), stmt.loc, body)
+            self.defined.discard(self.dname(c))
+        self.depth += 1
+        body += self.block(stmt.body)
+        self.depth -= 1
+        for c, _ in carried:
+            if self.dname(c) not in self.defined:
+                body.append(self.zero(c, stmt.loc))
+        self.defined = after_loop
+        if not body:
+            return pre
+        stmt.tape = self.fn.fresh("tape")
+        return pre + [Block(f"while {stmt.tape}:", frozenset({stmt.tape}), body, loop=stmt)]
+
+
+Path = tuple[tuple[int, int], ...]  # nested branches inside a loop body: (id of the If, 0 or 1)
+
+
+def _common(paths: list[Path]) -> Path:
+    first = paths[0]
+    n = 0
+    while n < len(first) and all(len(p) > n and p[n] == first[n] for p in paths):
+        n += 1
+    return first[:n]
+
+
+def _assignment_paths(stmts: list[Stmt], path: Path, found: dict[str, list[Path]]) -> None:
+    """Where each name is assigned in a loop body (nested loops count where they stand)."""
+    for s in stmts:
+        if isinstance(s, Assign):
+            for t in s.targets:
+                found.setdefault(t, []).append(path)
+        elif isinstance(s, If):
+            _assignment_paths(s.body, path + ((id(s), 0),), found)
+            _assignment_paths(s.orelse, path + ((id(s), 1),), found)
+        elif isinstance(s, Loop):
+            for name in [s.tape, s.counter, *(c for c, _ in s.carried), *s.targets]:
+                if name:
+                    found.setdefault(name, []).append(path)
+            inner: dict[str, list[Path]] = {}
+            _assignment_paths(s.body, path, inner)
+            for name in inner:
+                found.setdefault(name, []).append(path)
+
+
+def _read_paths(outs: list[Out], path: Path, found: dict[str, list[Path]]) -> None:
+    """Where the reversed loop body reads each name; a nested reversed loop restores its own."""
+    for x in outs:
+        for n in x.reads:
+            found.setdefault(n, []).append(path)
+        if isinstance(x, Block) and x.branch is not None:
+            _read_paths(x.body, path + ((id(x.branch), 0),), found)
+            _read_paths(x.orelse, path + ((id(x.branch), 1),), found)
+        elif isinstance(x, Block) and x.loop is not None:
+            inner: dict[str, list[Path]] = {}
+            _read_paths(x.body, path, inner)
+            own = set(_variant_order(x.loop))
+            for n in inner:
+                if n not in own:
+                    found.setdefault(n, []).append(path)
+
+
+def _variant_order(loop: Loop) -> list[str]:
+    """Names a loop's iterations overwrite, in a fixed order: carried first."""
+    found: dict[str, list[Path]] = {}
+    _assignment_paths(loop.body, (), found)
+    return list(dict.fromkeys([c for c, _ in loop.carried] + list(loop.targets) + list(found)))
+
+
+def _ifs_in(stmts: list[Stmt]) -> list[If]:
+    """The ifs of a loop body, nested loops aside."""
+    out: list[If] = []
+    for s in stmts:
+        if isinstance(s, If):
+            out += [s] + _ifs_in(s.body) + _ifs_in(s.orelse)
+    return out
+
+
+def _finish_loops(adj: Adjoint) -> None:
+    """Decide what each reversed loop saves per iteration (or that it only counts).
+
+    A loop saves the values its reversed body reads and the iterations overwrite,
+    and the carried values that backward code outside it reads (popping restores
+    them).  Each value is pushed at the end of the block that defines it -- the
+    body, or a branch inside it, so that a branch not taken pushes nothing -- and
+    popped where the reversed block starts.
+    """
+    params = set(adj.fn.params)
+    blocks = [b for b in lines(adj.backward) if isinstance(b, Block) and b.loop is not None]
+    for block in reversed(blocks):  # inner loops first: outer loops save what they decide
+        loop = block.loop
+        inside = {id(x) for x in lines(block.body)}
+        reads_out = {n for x in lines(adj.backward) if id(x) not in inside and x is not block
+                     for n in x.reads} | params
+        assigned: dict[str, list[Path]] = {}
+        _assignment_paths(loop.body, (), assigned)
+        for name in [*(c for c, _ in loop.carried), *loop.targets]:
+            assigned.setdefault(name, []).append(())
+        read: dict[str, list[Path]] = {}
+        _read_paths(block.body, (), read)
+        carried = {c for c, _ in loop.carried}
+        saves: dict[Path, list[str]] = {}
+        for name in _variant_order(loop):
+            if name in read:
+                where = _common(assigned[name] + read[name])
+            elif name in carried and name in reads_out:
+                where = ()
+            else:
+                continue
+            saves.setdefault(where, []).append(name)
+        loop.saved = tuple(saves.get((), ()))
+        for branch in _ifs_in(loop.body):
+            branch.saves = (tuple(saves.get(_path_of(loop.body, branch) + ((id(branch), 0),), ())),
+                            tuple(saves.get(_path_of(loop.body, branch) + ((id(branch), 1),), ())))
+        if not any(saves.values()):
+            loop.counter = adj.fn.fresh("iterations")
+            block.header = f"for _ in range({loop.counter}):"
+            block.reads = frozenset({loop.counter})
+            loop.tape = None
+        for branch in _ifs_in(loop.body):
+            branch.tape = loop.tape
+
+
+def _path_of(stmts: list[Stmt], target: If, path: Path = ()) -> Path:
+    for s in stmts:
+        if s is target:
+            return path
+        if isinstance(s, If):
+            for i, branch in enumerate((s.body, s.orelse)):
+                found = _path_of(branch, target, path + ((id(s), i),))
+                if found != ("missing",):
+                    return found
+    return ("missing",)
 
 
 def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multiple: bool,
              kind: str, activity: Activity) -> Adjoint:
     ret = fn.body[-1]
     assert isinstance(ret, Return)
-    forward = [s for s in fn.body[:-1] if isinstance(s, Assign)]
-    adj = Adjoint(fn, source, wrt, multiple, fn.fresh(f"{kind}_{fn.name}"), forward, ret.value,
-                  None, [], [])
-    active = activity.active
-    names: dict[str, str] = {}
-
-    def dname(var: str) -> str:
-        if var not in names:
-            names[var] = fn.fresh("d" + var)
-        return names[var]
-
-    defined: set[str] = set()
-
-    def contribute(var: str, code: str, reads: frozenset[str], stmt: Assign) -> None:
-        d = dname(var)
-        if d in defined:
-            code, reads = _plus(d, code), reads | {d}
-        defined.add(d)
-        adj.backward.append(Line(f"{d} = {code}", reads, stmt.loc.line, stmt.loc.source_line.strip()))
-
+    adj = Adjoint(fn, source, wrt, multiple, fn.fresh(f"{kind}_{fn.name}"), fn.body[:-1],
+                  ret.value, None, [], [])
+    rev = Reverser(adj, activity)
     value = ret.value
-    if isinstance(value, Var) and value.name in active:
-        adj.seed = f"{dname(value.name)} = {adj.use('seed')}({value.name})"
-        defined.add(dname(value.name))
+    if isinstance(value, Var) and value.name in activity.active:
+        adj.seed = f"{rev.dname(value.name)} = {adj.use('seed')}({value.name})"
+        rev.defined.add(rev.dname(value.name))
     else:
-        adj.seed = f"{adj.use('seed')}({_code(value) if is_atomic(_code(value)) else '(' + _code(value) + ')'})"
-
-    for stmt in reversed(forward):
-        if not isinstance(stmt.target, str) or stmt.target not in active:
-            continue
-        g = dname(stmt.target)
-        v = stmt.value
-        if isinstance(v, Var):
-            contribute(v.name, g, frozenset({g}), stmt)
-        elif isinstance(v, Call) and v.rule is not None:
-            values = {p: _code(op) for p, op in v.args.items()}
-            values["g"], values["ans"] = g, stmt.target
-            for p, op in v.args.items():
-                template = v.rule.vjps.get(p)
-                if template is None or not isinstance(op, Var) or op.name not in active:
-                    continue
-                code = simplify(template.render(values, {n: adj.use(n) for n in template.runtime}))
-                reads = {g if h == "g" else stmt.target if h == "ans" else None for h in template.holes}
-                reads |= {n for h in template.holes if h in v.args for n in _reads(v.args[h])}
-                contribute(op.name, code, frozenset(reads - {None}), stmt)
-
+        code = _code(value)
+        adj.seed = f"{adj.use('seed')}({code if is_atomic(code) else '(' + code + ')'})"
+    adj.backward = rev.block(adj.forward)
     for p in wrt:
-        if p in active:
-            adj.results.append(dname(p))
-        else:
-            adj.results.append(f"{adj.use('zeros_grad')}({p})")
+        adj.results.append(rev.dname(p) if p in activity.active else f"{adj.use('zeros_grad')}({p})")
+    _finish_loops(adj)
+    restored = {n for b in lines(adj.backward) if isinstance(b, Block) and b.loop for n in b.loop.saved}
+    if isinstance(value, Var) and value.name in restored:
+        adj.value_copy = fn.fresh("value_out")
     return adj

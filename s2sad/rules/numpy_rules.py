@@ -73,9 +73,9 @@ binary(np.maximum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 binary(np.minimum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 defvjp(np.where, "condition, x, y",
        x="unbroadcast(np.where(condition, g, 0), x)", y="unbroadcast(np.where(condition, 0, g), y)")
-for clip in (np.clip, np.ndarray.clip):
-    defvjp(clip, "a, a_min=None, a_max=None", name="clip" if clip is np.ndarray.clip else None,
-           a="unbroadcast(g * clip_mask(a, a_min, a_max), a)")
+defvjp(np.clip, "a, a_min=None, a_max=None", a="unbroadcast(g * clip_mask(a, a_min, a_max), a)")
+defvjp(np.ndarray.clip, "a, min=None, max=None", name="clip",
+       a="unbroadcast(g * clip_mask(a, min, max), a)")
 unary(builtins.float, "g")
 
 # --- reductions --------------------------------------------------------------
