@@ -851,6 +851,9 @@ def _join(*parts: str) -> str:
 
 
 def _strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``node`` without redundant outer parentheses (a tuple keeps, or gets, its own)."""
+    if isinstance(node, cst.Tuple):
+        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     if getattr(node, "lpar", None):
         return node.with_changes(lpar=[], rpar=[])
     return node
