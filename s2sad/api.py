@@ -5,10 +5,11 @@ import functools
 import inspect
 import threading
 import types
+import warnings
 import weakref
 from typing import Any, Callable, Sequence, Union
 
-from .errors import WrtError
+from .errors import UnsupportedSyntaxError, WrtError, ZeroGradientWarning
 from .passes.codegen import Generated, instantiate
 from .pipeline import State, run
 from .passes.source import read_source
@@ -16,6 +17,7 @@ from .passes.source import read_source
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
 _lock = threading.RLock()
+_compiling = threading.local()  # the functions this thread is generating code for
 _compiled: dict[tuple[Any, ...], Generated] = {}
 _bound: "weakref.WeakKeyDictionary[types.FunctionType, dict[tuple[Any, ...], Callable[..., Any]]]" = (
     weakref.WeakKeyDictionary())
@@ -64,6 +66,11 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
         read_source(fn)  # raises the appropriate SourceError
     names, multiple = _wrt_names(fn, wrt)
     key = (names, multiple, kind)
+    in_progress = _compiling.__dict__.setdefault("codes", [])
+    if fn.__code__ in in_progress:
+        raise UnsupportedSyntaxError(
+            f"{fn.__qualname__} calls itself (directly or through other functions); recursion is "
+            f"not supported: write it as a loop")
     with _lock:
         bound = _bound.get(fn)
         if bound is not None and key in bound and show is None:
@@ -71,7 +78,14 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
         code_key = (fn.__code__, id(fn.__globals__), *key)
         generated = _compiled.get(code_key)
         if generated is None or show is not None:
-            generated = run(State(fn, names, multiple, kind), show).generated
+            in_progress.append(fn.__code__)
+            try:
+                with warnings.catch_warnings():
+                    if kind == "vjp":  # the caller decided what is active; zeros are expected
+                        warnings.simplefilter("ignore", ZeroGradientWarning)
+                    generated = run(State(fn, names, multiple, kind), show).generated
+            finally:
+                in_progress.pop()
             _compiled[code_key] = generated
         out = instantiate(generated, fn)
         _bound.setdefault(fn, {})[key] = out

@@ -8,7 +8,7 @@ nodes so that the generated code keeps the user's spelling (``np.exp(z)``,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Union
+from typing import Any, Iterator, Union
 
 import libcst as cst
 
@@ -48,6 +48,7 @@ class Call:
     args: dict[str, Operand]  # bound to the rule's parameters (positional "0", "1"... if no rule)
     node: cst.BaseExpression  # the primal expression
     problem: str | None = None  # why this call cannot be differentiated, if it must be
+    function: Any = None  # a Python function called here: differentiated by its own adjoint
 
 
 @dataclass

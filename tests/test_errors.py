@@ -109,12 +109,22 @@ def unknown_function(x):
     return np.sum(np.abs(y))
 
 
-def python_helper(v):
-    return v * 2
+def power_of(n, x):
+    if n <= 1:
+        return x
+    return power_of(n - 1, x) * x
 
 
-def calls_python_function(x):
-    return np.sum(python_helper(x))
+def recursive(x):
+    return np.sum(power_of(3, x))
+
+
+def star_args_helper(*values):
+    return values[0] * values[1]
+
+
+def active_through_star_args(x):
+    return np.sum(star_args_helper(x, x))
 
 
 def lambda_over_locals(x):
@@ -148,11 +158,15 @@ CASES = [
     (subscript_store, "y[0] = 3.0", s2sad.UnsupportedSyntaxError, "assignment into an array element"),
     (no_return, "y = x * 2", s2sad.UnsupportedSyntaxError, "must end with 'return"),
     (unknown_function, "np.fft.fft(x)", s2sad.NoGradientRuleError, "np.fft.fft"),
-    (calls_python_function, "python_helper(x)", s2sad.NoGradientRuleError, "python_helper"),
+    (recursive, "power_of(n - 1, x)", s2sad.UnsupportedSyntaxError, "recursion is not supported"),
+    (active_through_star_args, "star_args_helper(x, x)", s2sad.NoGradientRuleError, "*args"),
     (lambda_over_locals, "lambda t: t * x", s2sad.UnsupportedSyntaxError, "lambda"),
     (active_list, "[x, x * 2]", s2sad.NoGradientRuleError, "tuple or list"),
     (walrus, "y := x * 2", s2sad.UnsupportedSyntaxError, "walrus"),
 ]
+
+
+SNIPPET_IN = {recursive: power_of}  # errors found inside a callee point into the callee
 
 
 @pytest.mark.parametrize("fn, snippet, error, words", CASES, ids=[c[0].__name__ for c in CASES])
@@ -161,7 +175,7 @@ def test_error_location_and_message(fn, snippet, error, words):
         grad(fn)
     exc = info.value
     assert words in exc.message
-    line, col = where(fn, snippet)
+    line, col = where(SNIPPET_IN.get(fn, fn), snippet)
     assert (exc.location.filename, exc.location.line, exc.location.column) == (HERE, line, col)
     text = str(exc)
     assert text.startswith(f"{HERE}:{line}:{col}: ")

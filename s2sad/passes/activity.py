@@ -32,7 +32,8 @@ def _flows(stmt: Assign) -> tuple[str, ...]:
         return (value.name,)
     if isinstance(value, Call):
         if value.rule is None:
-            return reads(value)
+            return reads(value) if value.function is None else tuple(
+                n for op in value.args.values() for n in _var(op))
         return tuple(n for p, op in value.args.items() if p in value.rule.vjps for n in _var(op))
     if isinstance(value, Opaque) and value.kind == "container":
         return value.reads
@@ -87,7 +88,7 @@ def analyze(fn: Function, wrt: tuple[str, ...]) -> Activity:
 
 def _check_differentiable(stmt: Assign, active: set[str]) -> None:
     value = stmt.value
-    if isinstance(value, Call) and value.rule is None:
+    if isinstance(value, Call) and value.rule is None and value.function is None:
         raise NoGradientRuleError(value.problem or f"no gradient rule for {value.callee}", stmt.loc)
     if isinstance(value, Opaque) and value.kind == "container":
         names = ", ".join(n for n in value.reads if n in active)
@@ -95,7 +96,7 @@ def _check_differentiable(stmt: Assign, active: set[str]) -> None:
             f"a tuple or list holding values that carry a gradient ({names}) is not supported yet; "
             f"use np.stack or np.concatenate on arrays, or wrap the values in stop_gradient(...)",
             stmt.loc)
-    if isinstance(value, Call):
+    if isinstance(value, Call) and value.rule is not None:
         for p, op in value.args.items():
             if p in value.rule.vjps and isinstance(op, Const) and any(n in active for n in op.reads):
                 raise NoGradientRuleError(

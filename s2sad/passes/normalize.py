@@ -12,7 +12,9 @@ are kept whole, as the user wrote them.
 from __future__ import annotations
 
 import builtins
+import inspect
 import operator
+import types
 from typing import Any
 
 import libcst as cst
@@ -629,11 +631,35 @@ class Normalizer:
                 bound = rule.bind(args, kwargs, default=Const, pack=_pack)
             except ValueError as exc:
                 bound, problem = _positional(args, kwargs), str(exc)
+        elif _python_function(key) is not None:
+            return self.emit(self.user_call(_python_function(key), callee, args, kwargs, primal),
+                             target, _name_hint(word, args, False), node)
         else:
             bound = _positional(args, kwargs)
             problem = _no_rule_message(key, callee)
         call = Call(rule if problem is None else None, callee, bound, primal, problem)
         return self.emit(call, target, _name_hint(word, args, isinstance(node, cst.BinaryOperation)), node)
+
+    def user_call(self, function: types.FunctionType, callee: str, args: list[Operand],
+                  kwargs: dict[str, Operand], primal: cst.BaseExpression) -> Call:
+        """A call to a Python function: differentiated through that function's own adjoint."""
+        try:
+            bound = inspect.signature(function).bind(*args, **kwargs)
+        except TypeError as exc:
+            return Call(None, callee, _positional(args, kwargs), primal, f"calling {callee}: {exc}")
+        plain: dict[str, Operand] = {}
+        packed: list[Operand] = []
+        for name, value in bound.arguments.items():
+            if isinstance(value, (Var, Const)):
+                plain[name] = value
+            else:  # *args or **kwargs
+                packed += list(value.values()) if isinstance(value, dict) else list(value)
+        problem = None
+        if any(isinstance(op, Var) for op in packed):
+            problem = (f"a value passed to {callee} through *args or **kwargs may carry a gradient; "
+                       f"give {callee} named parameters")
+        return Call(None, callee, {**plain, **{f"*{i}": op for i, op in enumerate(packed)}}, primal,
+                    problem, function=None if problem else function)
 
     def emit(self, value: Call | Opaque, target: str | None, hint: str | list[str],
              node: cst.CSTNode) -> Var:
@@ -807,14 +833,20 @@ def _no_rule_message(key: Any, callee: str) -> str:
     if isinstance(key, _UnknownMethod):
         return (f"'.{key.name}' is not a NumPy array method or attribute s2sad can differentiate; "
                 f"wrap the value in stop_gradient(...) if no gradient should flow through it")
-    import types
-
     if isinstance(key, types.FunctionType):
-        return (f"no gradient rule for '{callee}' (a Python function); calls into Python functions "
-                f"are not differentiated yet: register a rule with s2sad.defvjp, inline its code, or "
-                f"wrap the call in stop_gradient(...)")
+        return (f"'{callee}' is a lambda: s2sad cannot read its source on its own; define it with "
+                f"'def' at module level")
     return (f"no gradient rule for '{callee}'; register one with s2sad.defvjp, or wrap the call "
             f"in stop_gradient(...) if no gradient should flow through it")
+
+
+def _python_function(key: Any) -> types.FunctionType | None:
+    """The Python function behind ``key`` (a decorated one is unwrapped), or None."""
+    from ..api import Differentiable
+
+    if isinstance(key, Differentiable):
+        key = key.__wrapped__
+    return key if isinstance(key, types.FunctionType) and key.__name__ != "<lambda>" else None
 
 
 def _positional(args: list[Operand], kwargs: dict[str, Operand]) -> dict[str, Operand]:

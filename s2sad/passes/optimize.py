@@ -43,7 +43,8 @@ def _backward_reads(adj: Adjoint) -> set[str]:
 
 
 def optimize(adj: Adjoint) -> Adjoint:
-    pinned = set(operand_reads(adj.value)) | _backward_reads(adj) | set(adj.wrt)
+    returned = set(operand_reads(adj.value)) if adj.kind != "vjp" else set()
+    pinned = returned | _backward_reads(adj) | set(adj.wrt)
     needed = pinned | _control_reads(adj.forward)
     stmts = list(assigns(adj.forward))
     while True:

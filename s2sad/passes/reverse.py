@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Iterator, Union
+from typing import Any, Iterator, Union
+
+import libcst as cst
 
 import numpy as np
 
 from .. import runtime as runtime_module
+from ..errors import S2SADError
 from ..ir import (Assign, Call, Const, Function, If, Loop, Operand, Return, Stmt, Var,
                   assigned_names, assigns)
 from ..rules.registry import is_atomic
@@ -30,6 +33,7 @@ from .simplify import simplify
 from .source import FunctionSource
 
 MISSING = object()
+_EMPTY = cst.Module(body=[])
 
 
 def runtime_object(name: str) -> object:
@@ -78,6 +82,22 @@ class Adjoint:
     results: list[str]  # one expression per wrt argument
     runtime: dict[str, str] = field(default_factory=dict)  # runtime name -> name in the code
     value_copy: str | None = None  # a copy of the value, when backward loops overwrite it
+    seed_param: str | None = None  # for a vjp: the parameter that brings the output's gradient
+    callees: dict[str, Any] = field(default_factory=dict)  # name -> generated vjp of a callee
+    kind: str = "grad"
+
+    def callee(self, function: Any, wrt: tuple[str, ...]) -> str:
+        """The name under which this code calls the vjp of ``function`` w.r.t. ``wrt``."""
+        from ..api import _build
+
+        vjp = _build(function, wrt if len(wrt) > 1 else wrt[0], "vjp")
+        for name, known in self.callees.items():
+            if known is vjp:
+                return name
+        name = vjp.__name__ if vjp.__name__ not in self.fn.names else self.fn.fresh(vjp.__name__)
+        self.fn.names.add(name)
+        self.callees[name] = vjp
+        return name
 
     def use(self, name: str) -> str:
         """Record that the code uses runtime name ``name``; return its spelling."""
@@ -165,6 +185,9 @@ class Reverser:
             if v.name in self.active:
                 self.contribute(v.name, g, frozenset({g}), stmt.loc, out)
             return
+        if isinstance(v, Call) and v.function is not None:
+            self.user_call(stmt, v, g, out)
+            return
         if not isinstance(v, Call) or v.rule is None:
             return
         values = {p: _code(op) for p, op in v.args.items()}
@@ -178,6 +201,36 @@ class Reverser:
             reads |= {n for h in template.holes if h in v.args for n in _reads(v.args[h])}
             self.contribute(op.name, code, frozenset(reads - {None}), stmt.loc, out)
 
+    def user_call(self, stmt: Assign, v: Call, g: str, out: list[Out]) -> None:
+        """``da, db = vjp_f(dy, a, b)``: the callee's own adjoint, for the active arguments."""
+        active = [(p, op.name) for p, op in v.args.items()
+                  if isinstance(op, Var) and op.name in self.active and not p.startswith("*")]
+        if not active:
+            return
+        try:
+            vjp = self.adj.callee(v.function, tuple(p for p, _ in active))
+        except S2SADError as exc:
+            if exc.location is None:
+                exc.location = stmt.loc
+            raise
+        call = v.node.with_changes(func=cst.Name(vjp), args=[cst.Arg(cst.Name(g)), *v.node.args])
+        code = _EMPTY.code_for_node(call).strip()
+        targets, adds = [], []
+        for _, var in active:
+            d = self.dname(var)
+            if d in self.defined or d in targets:
+                temp = self.fn.fresh(f"{d}_{v.function.__name__}")
+                targets.append(temp)
+                adds.append((var, temp))
+            else:
+                targets.append(d)
+        reads = frozenset({g} | {n for op in v.args.values() for n in _reads(op)})
+        out.append(Line(f"{', '.join(targets)} = {code}", reads, stmt.loc.line,
+                        stmt.loc.source_line.strip()))
+        self.defined.update(t for t in targets if t not in {temp for _, temp in adds})
+        for var, temp in adds:
+            self.contribute(var, temp, frozenset({temp}), stmt.loc, out)
+
     def touched(self, stmts: list[Stmt]) -> list[str]:
         """Variables whose adjoints receive contributions inside ``stmts``, in order."""
         found: dict[str, None] = {}
@@ -187,9 +240,10 @@ class Reverser:
             v = s.value
             if isinstance(v, Var) and v.name in self.active:
                 found[v.name] = None
-            elif isinstance(v, Call) and v.rule is not None:
+            elif isinstance(v, Call) and (v.rule is not None or v.function is not None):
                 for p, op in v.args.items():
-                    if p in v.rule.vjps and isinstance(op, Var) and op.name in self.active:
+                    differentiable = p in v.rule.vjps if v.rule else not p.startswith("*")
+                    if differentiable and isinstance(op, Var) and op.name in self.active:
                         found[op.name] = None
         return list(found)
 
@@ -360,11 +414,18 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
              kind: str, activity: Activity) -> Adjoint:
     ret = fn.body[-1]
     assert isinstance(ret, Return)
-    adj = Adjoint(fn, source, wrt, multiple, fn.fresh(f"{kind}_{fn.name}"), fn.body[:-1],
-                  ret.value, None, [], [])
+    name = f"{kind}_{fn.name}"
+    if kind == "vjp" and set(wrt) != set(fn.params):
+        name += "_wrt_" + "_".join(wrt)
+    adj = Adjoint(fn, source, wrt, multiple, fn.fresh(name), fn.body[:-1],
+                  ret.value, None, [], [], kind=kind)
     rev = Reverser(adj, activity)
     value = ret.value
-    if isinstance(value, Var) and value.name in activity.active:
+    if kind == "vjp":
+        live = isinstance(value, Var) and value.name in activity.active
+        adj.seed_param = rev.dname(value.name) if live else fn.fresh("g")
+        rev.defined.add(adj.seed_param)
+    elif isinstance(value, Var) and value.name in activity.active:
         adj.seed = f"{rev.dname(value.name)} = {adj.use('seed')}({value.name})"
         rev.defined.add(rev.dname(value.name))
     else:
