@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import NonDifferentiableInputError, NonScalarOutputError
+from .errors import NonDifferentiableInputError, NonScalarOutputError, S2SADError
 
 __all__ = [
     "stop_gradient",
@@ -24,6 +24,14 @@ __all__ = [
     "mean_grad",
     "extremum_grad",
     "getitem_grad",
+    "add_at",
+    "add_grads",
+    "unpack_grad",
+    "setitem_grad_x",
+    "setitem_grad_value",
+    "stack_grad",
+    "concatenate_grad",
+    "array_grad",
     "matmul_grad_lhs",
     "matmul_grad_rhs",
     "dot_grad_lhs",
@@ -67,9 +75,20 @@ def seed(ans: Any) -> Any:
     return np.ones_like(ans)
 
 
+_CONTAINERS = (list, tuple, dict)
+
+
 def check_wrt(x: Any, name: str) -> None:
-    """Refuse a gradient with respect to an integer, boolean or complex value."""
+    """Refuse a gradient with respect to an integer, boolean or complex value.
+
+    Tuples, lists and dicts are checked leaf by leaf.
+    """
     if type(x) is float:
+        return
+    if isinstance(x, _CONTAINERS):
+        items = x.items() if isinstance(x, dict) else enumerate(x)
+        for key, value in items:
+            check_wrt(value, f"{name}[{key!r}]")
         return
     kind = np.asarray(x).dtype.kind if isinstance(x, (np.ndarray, np.generic)) else None
     if kind == "f":
@@ -84,14 +103,31 @@ def check_wrt(x: Any, name: str) -> None:
 
 
 def zeros_grad(x: Any) -> Any:
-    """A zero gradient shaped like ``x`` (for an argument the output ignores)."""
+    """A zero gradient shaped like ``x``; of the same structure for tuples, lists, dicts."""
     if isinstance(x, float):
         return 0.0
+    if isinstance(x, dict):
+        return {k: zeros_grad(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(zeros_grad(v) for v in x)
     return np.zeros_like(x)
+
+
+def add_grads(a: Any, b: Any) -> Any:
+    """``a + b`` for gradients, leaf by leaf for tuples, lists and dicts."""
+    if isinstance(a, dict):
+        return {k: add_grads(v, b[k]) for k, v in a.items()}
+    if isinstance(a, (list, tuple)):
+        return type(a)(add_grads(u, v) for u, v in zip(a, b))
+    return a + b
 
 
 def unbroadcast(g: Any, x: Any) -> Any:
     """Sum ``g`` over the axes along which ``x`` was broadcast, giving x's shape."""
+    if isinstance(x, _CONTAINERS):
+        raise S2SADError(
+            f"arithmetic on a {type(x).__name__} cannot be differentiated (in Python, + on lists "
+            f"and tuples concatenates them); use np.concatenate, or arrays")
     shape = np.shape(x)
     gshape = np.shape(g)
     if gshape == shape:
@@ -164,14 +200,101 @@ def extremum_grad(g: Any, x: Any, ans: Any, axis: Any = None, keepdims: bool = F
 def getitem_grad(g: Any, x: Any, index: Any) -> Any:
     """Gradient of ``x[index]``: ``g`` scattered into zeros shaped like x.
 
-    Repeated integer indices accumulate (``np.add.at`` semantics).
+    Repeated integer indices accumulate (``np.add.at`` semantics).  For a tuple,
+    list or dict ``x``, the result has x's structure.
     """
+    if isinstance(x, _CONTAINERS):
+        return add_at(zeros_grad(x), index, g)
     out = np.zeros(np.shape(x), dtype=np.result_type(g, x))
     if _is_basic_index(index):
         out[index] = g
     else:
         np.add.at(out, index, g)
     return out
+
+
+def add_at(acc: Any, index: Any, g: Any) -> Any:
+    """``acc[index] += g`` on a gradient ``acc`` that generated code owns.
+
+    Arrays are updated in place; tuples, lists and dicts are rebuilt.
+    """
+    if isinstance(acc, dict):
+        return {**acc, index: add_grads(acc[index], g)}
+    if isinstance(acc, (list, tuple)):
+        out = list(acc)
+        if isinstance(index, slice):
+            positions = range(len(out))[index]
+            for i, gi in zip(positions, g):
+                out[i] = add_grads(out[i], gi)
+        else:
+            out[index] = add_grads(out[index], g)
+        return type(acc)(out)
+    if _is_basic_index(index):
+        acc[index] += g
+    else:
+        np.add.at(acc, index, g)
+    return acc
+
+
+def unpack_grad(x: Any, grads: tuple[Any, ...]) -> Any:
+    """Gradient of ``a, b, ... = x`` from the gradients of the names (None: zero)."""
+    parts = [zeros_grad(v) if g is None else g for v, g in zip(x, grads)]
+    if isinstance(x, (list, tuple)):
+        return type(x)(parts)
+    return np.stack([np.broadcast_to(p, np.shape(x)[1:]) for p in parts])
+
+
+def setitem_grad_x(g: Any, index: Any) -> Any:
+    """Gradient of ``out = x.copy(); out[index] = v`` with respect to x: g, zero at index."""
+    if isinstance(g, dict):
+        return {**g, index: zeros_grad(g[index])}
+    if isinstance(g, (list, tuple)):
+        out = list(g)
+        out[index] = zeros_grad(out[index])
+        return type(g)(out)
+    out = np.array(g, copy=True)
+    out[index] = 0
+    return out
+
+
+def setitem_grad_value(g: Any, index: Any, v: Any) -> Any:
+    """Gradient of ``out[index] = v`` with respect to v.
+
+    Where an integer index repeats, only the write that stuck gets the gradient.
+    """
+    if isinstance(g, (list, tuple, dict)):
+        return g[index]
+    picked = np.asarray(g)[index]
+    if not _is_basic_index(index):
+        order = np.arange(picked.size).reshape(picked.shape)
+        slot = np.full(np.shape(g), -1)
+        slot[index] = order
+        picked = picked * (slot[index] == order)
+    return unbroadcast(picked, v)
+
+
+def stack_grad(g: Any, arrays: Any, axis: int = 0) -> Any:
+    """Gradient of ``np.stack(arrays, axis)``: one slice of g per array."""
+    parts = [np.take(g, i, axis=axis) for i in range(len(arrays))]
+    return type(arrays)(parts) if isinstance(arrays, (list, tuple)) else np.stack(parts)
+
+
+def concatenate_grad(g: Any, arrays: Any, axis: Any = 0) -> Any:
+    """Gradient of ``np.concatenate(arrays, axis)``: g split back into the pieces."""
+    if axis is None:
+        sizes = [np.size(a) for a in arrays]
+        parts = [np.reshape(p, np.shape(a)) for p, a in zip(np.split(g, np.cumsum(sizes)[:-1]), arrays)]
+    else:
+        sizes = [np.shape(a)[axis] for a in arrays]
+        parts = np.split(g, np.cumsum(sizes)[:-1], axis=axis)
+    return type(arrays)(parts) if isinstance(arrays, (list, tuple)) else np.stack(parts)
+
+
+def array_grad(g: Any, obj: Any) -> Any:
+    """Gradient of ``np.array(obj)`` for nested lists/tuples of scalars and arrays."""
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(array_grad(g[i], o) for i, o in enumerate(obj))
+    return g if np.ndim(obj) else g[()]
 
 
 def _is_basic_index(index: Any) -> bool:

@@ -21,8 +21,8 @@ from typing import Any
 
 import libcst as cst
 
-from ..rules.registry import is_atomic
-from ..ir import Assign, Const, Function, If, Loop, Stmt, Var
+from ..rules.registry import SETITEM, is_atomic
+from ..ir import Assign, Call, Const, Function, If, Loop, Stmt, Var
 from .reverse import Adjoint, Line, Out, runtime_object
 
 _EMPTY = cst.Module(body=[])
@@ -47,6 +47,9 @@ def expression_code(node: cst.CSTNode) -> str:
 def statement_code(stmt: Assign) -> str:
     """One forward statement as Python source."""
     v = stmt.value
+    if isinstance(v, Call) and v.rule is not None and v.rule.fun is SETITEM:
+        x, value = _operand_code(v.args["x"]), _operand_code(v.args["v"])
+        return f"{stmt.target} = {x}.copy()\n{expression_code(v.node)} = {value}"
     code = v.name if isinstance(v, Var) else v.code if isinstance(v, Const) else expression_code(v.node)
     if stmt.target is None:
         return code
@@ -69,7 +72,7 @@ def render_forward(stmts: list[Stmt]) -> list[str]:
     out: list[str] = []
     for s in stmts:
         if isinstance(s, Assign):
-            out.append(statement_code(s))
+            out += statement_code(s).split("\n")
         elif isinstance(s, If):
             body, orelse = render_forward(s.body), render_forward(s.orelse)
             if s.tape:

@@ -24,7 +24,7 @@ from .. import runtime
 from ..errors import Location, UnsupportedSyntaxError
 from ..ir import Assign, Call, Const, Function, If, Loop, Opaque, Operand, Return, Stmt, Var
 from ..rules import NONDIFF_ATTRIBUTES
-from ..rules.registry import RUNTIME_NAMES, Registry
+from ..rules.registry import APPEND, RUNTIME_NAMES, SETITEM, Registry, pack_rule
 from .parse import Parsed
 from .resolve import MISSING, Resolution
 
@@ -74,7 +74,6 @@ UNSUPPORTED: dict[type, str] = {
     cst.SetComp: "set comprehensions are not supported",
     cst.DictComp: "dict comprehensions over local values are not supported yet",
     cst.NamedExpr: "the walrus operator ':=' is not supported; assign on its own line",
-    cst.Dict: "dict values are not supported yet",
     cst.Set: "set values are not supported",
     cst.Match: "'match' statements are not supported",
 }
@@ -101,6 +100,7 @@ class Normalizer:
         self.out: list[Stmt] = self.fn.body
         self.loops: list[tuple[str | None, str | None]] = []  # (break flag, continue flag)
         self.result = self.fn.fresh("value")  # the returned value, when returns are nested
+        self.copies: set[str] = set()  # versions assigned from another variable (aliases)
 
     # --- statements -----------------------------------------------------------
     def run(self) -> Function:
@@ -397,6 +397,12 @@ class Normalizer:
 
     def expression_statement(self, node: cst.Expr) -> None:
         value = node.value
+        func = value.func if isinstance(value, cst.Call) else None
+        if isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(
+                func.value, cst.Name) and func.value.value in self.res.locals:
+            self.check_expression(value)
+            self.append(value)
+            return
         if isinstance(value, cst.Call) and self.res.object(value.func) is print:
             self.check_expression(value)
             self.out.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), "nondiff"), self.loc))
@@ -414,6 +420,11 @@ class Normalizer:
         for t in targets:
             self.check_target(t)
         first, rest = targets[0], targets[1:]
+        if isinstance(first, cst.Subscript):
+            if rest:
+                raise self.unsupported(rest[0], "chained assignment into an element is not supported")
+            self.setitem(first, node.value)
+            return
         if isinstance(first, cst.Name):
             new = self.new_version(first.value)
             value = self.lower(node.value, new, first.value)
@@ -440,13 +451,10 @@ class Normalizer:
         kind = self.inactive_kind(value)
         if kind is None and not self.local_reads(value):
             kind = "nondiff"
-        if kind is None:
-            raise self.unsupported(
-                value, "unpacking a value that may carry a gradient is not supported yet; unpack "
-                       "a tuple written out, as in 'a, b = x, y'")
-        opaque = Opaque(self.rename(value), self.local_reads(value), kind)
+        source: Opaque | Var = Opaque(self.rename(value), self.local_reads(value), kind) \
+            if kind is not None else self.lower(value, None, "items")
         news = tuple(self.new_version(n.value) for n in names)
-        self.out.append(Assign(news, opaque, self.loc))
+        self.out.append(Assign(news, source, self.loc))
         for n, new in zip(names, news):
             self.version[n.value] = new
         return Const(self.parsed.code(value), ())
@@ -454,17 +462,53 @@ class Normalizer:
     def augmented_assign(self, node: cst.AugAssign) -> None:
         self.check_expression(node.value)
         self.check_target(node.target)
-        if not isinstance(node.target, cst.Name):
-            raise self.unsupported(node.target, "augmented assignment to a subscript or attribute is "
-                                                "not supported yet")
         op_type = AUGMENTED_OPS.get(type(node.operator))
         if op_type is None:
             raise self.unsupported(node, f"the operator '{self.parsed.code(node.operator).strip()}' "
                                          "is not supported")
-        name = node.target.value
         expr = cst.BinaryOperation(left=node.target, operator=op_type(), right=node.value)
+        if isinstance(node.target, cst.Subscript):
+            self.setitem(node.target, expr)
+            return
+        name = node.target.value
         new = self.new_version(name)
         self.lower(expr, new, name)
+        self.version[name] = new
+
+    def setitem(self, target: cst.Subscript, value: cst.BaseExpression) -> None:
+        """``x[i] = v`` as a new version of x: ``x_2 = x.copy(); x_2[i] = v``.
+
+        The caller's arrays are never written to.  An alias of x (``y = x``) would
+        not see the change, so assigning into one is an error.
+        """
+        name = target.value.value
+        current = self.version.get(name, name)
+        if current in self.copies:
+            raise self.unsupported(target, f"'{name}' was assigned from another variable, so both "
+                                           f"names refer to one array that s2sad would change for "
+                                           f"only one of them; write {name} = <other>.copy() first")
+        v = self.lower(value, None, "value")
+        index_op, slice_nodes = self.index(target)
+        new = self.new_version(name)
+        node = target.with_changes(value=cst.Name(new), slice=slice_nodes)
+        call = Call(self.registry.rule(SETITEM), f"{name}[...] =",
+                    {"x": Var(current), "index": index_op, "v": v}, node)
+        self.out.append(Assign(new, call, self.location(target)))
+        self.version[name] = new
+
+    def append(self, call: cst.Call) -> None:
+        """``xs.append(x)`` as a new version of the list: ``xs_2 = xs + [x]``."""
+        receiver = call.func.value
+        if len(call.args) != 1 or call.args[0].keyword or call.args[0].star:
+            raise self.unsupported(call, "append takes one value")
+        name = receiver.value
+        current = self.version.get(name, name)
+        op, node = self.operand(call.args[0].value)
+        new = self.new_version(name)
+        primal = cst.BinaryOperation(cst.Name(current), cst.Add(),
+                                     cst.List([cst.Element(node)]))
+        self.out.append(Assign(new, Call(self.registry.rule(APPEND), f"{name}.append",
+                                         {"xs": Var(current), "x": op}, primal), self.loc))
         self.version[name] = new
 
     def check_target(self, target: cst.BaseAssignTargetExpression) -> None:
@@ -477,9 +521,10 @@ class Normalizer:
                                                     "unpack one level into names")
             return
         if isinstance(target, cst.Subscript):
-            raise self.unsupported(target, "assignment into an array element (x[i] = v) is not "
-                                           "supported yet; build the array with np.where or "
-                                           "np.concatenate")
+            if not isinstance(target.value, cst.Name) or target.value.value not in self.res.locals:
+                raise self.unsupported(target, "assign into an element of a local variable only "
+                                               "(x[i] = v with x a local name)")
+            return
         raise self.unsupported(target, "assignment to an attribute is not supported; use a local "
                                        "variable")
 
@@ -505,7 +550,7 @@ class Normalizer:
             return self.subscript(node, target)
         if isinstance(node, cst.Attribute):
             return self.attribute(node, target)
-        if isinstance(node, (cst.Tuple, cst.List)):
+        if isinstance(node, (cst.Tuple, cst.List, cst.Dict)):
             return self.container(node, target)
         if isinstance(node, cst.IfExp):
             return self.conditional(node, target)
@@ -576,6 +621,12 @@ class Normalizer:
 
     def subscript(self, node: cst.Subscript, target: str | None) -> Operand:
         value, vnode = self.operand(node.value)
+        index, nodes = self.index(node)
+        primal = node.with_changes(value=vnode, slice=nodes, lpar=[], rpar=[])
+        return self.apply(operator.getitem, [value, index], {}, primal, node, target, "item")
+
+    def index(self, node: cst.Subscript) -> tuple[Const, list[cst.SubscriptElement]]:
+        """The index of ``x[...]`` as code for the adjoint, and the lowered elements."""
         parts, nodes = [], []
         for element in node.slice:
             s = element.slice
@@ -590,16 +641,17 @@ class Normalizer:
                 for field in ("lower", "upper", "step"):
                     b = getattr(s, field)
                     bounds[field] = (Const("None"), None) if b is None else self.operand(b)
-                parts.append(Const("slice(" + ", ".join(_code(self.parsed, bounds[f][0]) for f in ("lower", "upper", "step")) + ")",
-                                   tuple(n for f in ("lower", "upper", "step") for n in _reads(bounds[f][0]))))
+                codes = [_code(self.parsed, bounds[f][0]) for f in ("lower", "upper", "step")]
+                if codes[2] == "None":  # slice(a, b); slice(b) when a is None
+                    codes = codes[1:2] if codes[0] == "None" else codes[:2]
+                parts.append(Const(f"slice({', '.join(codes)})",
+                                   tuple(n for f in bounds for n in _reads(bounds[f][0]))))
                 nodes.append(element.with_changes(slice=s.with_changes(
                     **{f: bounds[f][1] for f in bounds if bounds[f][1] is not None})))
         codes = [_code(self.parsed, p) for p in parts]
         index = codes[0] if len(codes) == 1 else "(" + ", ".join(codes) + ")"
         index_reads = tuple(dict.fromkeys(n for p in parts for n in _reads(p)))
-        primal = node.with_changes(value=vnode, slice=nodes, lpar=[], rpar=[])
-        return self.apply(operator.getitem, [value, Const(index, index_reads)], {}, primal, node,
-                          target, "item")
+        return Const(index, index_reads), nodes
 
     def attribute(self, node: cst.Attribute, target: str | None) -> Operand:
         value, vnode = self.operand(node.value)
@@ -607,18 +659,29 @@ class Normalizer:
         primal = node.with_changes(value=vnode, lpar=[], rpar=[])
         return self.apply(key, [value], {}, primal, node, target, node.attr.value)
 
-    def container(self, node: cst.Tuple | cst.List, target: str | None) -> Operand:
-        elements = []
-        for e in node.elements:
-            if isinstance(e, cst.StarredElement):
-                raise self.unsupported(e, "starred elements in tuples and lists are not supported yet")
+    def container(self, node: cst.Tuple | cst.List | cst.Dict, target: str | None) -> Operand:
+        """A tuple, list or dict display: element ``k`` gets the gradient's item ``k``."""
+        elements, operands, keys = [], [], []
+        for i, e in enumerate(node.elements):
+            if isinstance(e, (cst.StarredElement, cst.StarredDictElement)):
+                raise self.unsupported(e, "starred elements in displays are not supported; build "
+                                          "the container element by element")
+            if isinstance(e, cst.DictElement):
+                key = _literal_key(e.key)
+                if key is None:
+                    raise self.unsupported(e.key, "dict keys must be string literals")
+                keys.append(key)
+            else:
+                keys.append(i)
             op, enode = self.operand(e.value)
+            operands.append(op)
             elements.append(e.with_changes(value=enode))
         primal = node.with_changes(elements=elements)
         if isinstance(node, cst.Tuple) and not primal.lpar:
             primal = primal.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        opaque = Opaque(primal, self.local_reads(node), "container")
-        return self.emit(opaque, target, self.hint(node), node)
+        rule = pack_rule(keys)
+        call = Call(rule, "display", {p.name: op for p, op in zip(rule.params, operands)}, primal)
+        return self.emit(call, target, self.hint(node), node)
 
     def apply(self, key: Any, args: list[Operand], kwargs: dict[str, Operand],
               primal: cst.BaseExpression, node: cst.CSTNode, target: str | None, word: str) -> Operand:
@@ -671,6 +734,8 @@ class Normalizer:
     def emit_operand(self, op: Operand, target: str | None) -> Operand:
         if target is None:
             return op
+        if isinstance(op, Var):
+            self.copies.add(target)
         self.out.append(Assign(target, op, self.loc))
         return Var(target)
 
@@ -840,6 +905,12 @@ def _no_rule_message(key: Any, callee: str) -> str:
             f"in stop_gradient(...) if no gradient should flow through it")
 
 
+def _literal_key(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value if isinstance(node.evaluated_value, str) else None
+    return None
+
+
 def _python_function(key: Any) -> types.FunctionType | None:
     """The Python function behind ``key`` (a decorated one is unwrapped), or None."""
     from ..api import Differentiable
@@ -961,7 +1032,13 @@ def _assigned_in(body: list[cst.BaseStatement]) -> set[str]:
             targets = [n.target]
         elif isinstance(n, cst.For):
             targets = [n.target]
+        if isinstance(n, cst.Expr) and isinstance(n.value, cst.Call):
+            func = n.value.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "append":
+                targets = [func.value]
         for t in targets:
+            if isinstance(t, cst.Subscript):
+                t = t.value
             names.update(_target_names(t) or [])
     return names
 

@@ -117,7 +117,7 @@ def _fold(stmts: list[Stmt], uses: Counter, pinned: set[str]) -> list[Stmt]:
             flush()
             out.append(stmt)
             continue
-        stmt = _substitute(stmt, pending)
+        stmt = _substitute(stmt, pending, out)
         name = stmt.target
         if (stmt.temporary and isinstance(name, str) and uses[name] == 1 and name not in pinned
                 and _pure(stmt) and isinstance(stmt.value, (Call, Opaque))):
@@ -131,7 +131,8 @@ def _fold(stmts: list[Stmt], uses: Counter, pinned: set[str]) -> list[Stmt]:
 _EMPTY = cst.Module(body=[])
 
 
-def _substitute(stmt: Assign, pending: dict[str, Assign]) -> Assign:
+def _substitute(stmt: Assign, pending: dict[str, Assign], out: list[Stmt]) -> Assign:
+    """Fold the pending temporaries ``stmt`` reads into it; emit those it cannot take."""
     value = stmt.value
     hits = [n for n in reads(value) if n in pending]
     if not hits:
@@ -139,9 +140,15 @@ def _substitute(stmt: Assign, pending: dict[str, Assign]) -> Assign:
     if isinstance(value, Var):
         node = pending.pop(value.name).value.node
         return Assign(stmt.target, Opaque(node, (), "folded"), stmt.loc, stmt.temporary)
-    new_node = value.node.visit(_Inliner({n: pending.pop(n).value.node for n in hits}))
+    inliner = _Inliner({n: pending[n].value.node for n in hits})
+    new_node = value.node.visit(inliner)
+    for n in hits:
+        if n in inliner.used:
+            del pending[n]
+        else:
+            out.append(pending.pop(n))
     if isinstance(value, Call):
-        folded = Call(value.rule, value.callee, value.args, new_node, value.problem)
+        folded = Call(value.rule, value.callee, value.args, new_node, value.problem, value.function)
     else:
         folded = Opaque(new_node, value.reads, value.kind)
     return Assign(stmt.target, folded, stmt.loc, stmt.temporary)
@@ -152,6 +159,7 @@ class _Inliner(cst.CSTTransformer):
 
     def __init__(self, exprs: dict[str, cst.BaseExpression]) -> None:
         self.exprs = exprs
+        self.used: set[str] = set()
 
     def _bare(self, original: cst.CSTNode) -> cst.BaseExpression | None:
         value = getattr(original, "value", None)
@@ -163,6 +171,7 @@ class _Inliner(cst.CSTTransformer):
         expr = self.exprs.get(original.value)
         if expr is None:
             return updated
+        self.used.add(original.value)
         if isinstance(expr, _LOOSE) and not expr.lpar:
             return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         return expr

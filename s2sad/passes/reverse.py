@@ -16,6 +16,7 @@ branch or a loop may not run.
 from __future__ import annotations
 
 import ast
+import operator
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Union
 
@@ -27,7 +28,11 @@ from .. import runtime as runtime_module
 from ..errors import S2SADError
 from ..ir import (Assign, Call, Const, Function, If, Loop, Operand, Return, Stmt, Var,
                   assigned_names, assigns)
-from ..rules.registry import is_atomic
+from ..rules.registry import APPEND, SETITEM, is_atomic
+
+_STRUCTURAL = (operator.getitem, APPEND, SETITEM, np.stack, np.concatenate, np.array, np.asarray,
+               np.ndarray.copy)
+_CONTAINER_RESULTS = (operator.getitem, APPEND, SETITEM, np.ndarray.copy)
 from .activity import Activity
 from .simplify import simplify
 from .source import FunctionSource
@@ -144,6 +149,8 @@ class Reverser:
         self.names: dict[str, str] = {}
         self.defined: set[str] = set()
         self.depth = 0  # loops around the statement being reversed
+        self.owned: set[str] = set()  # adjoints holding a fresh array that may be updated in place
+        self.structural = _structural(adj.forward, adj.fn.params)
 
     def dname(self, var: str) -> str:
         if var not in self.names:
@@ -151,16 +158,35 @@ class Reverser:
         return self.names[var]
 
     def contribute(self, var: str, code: str, reads: frozenset[str], stmt_loc: object,
-                   out: list[Out]) -> None:
+                   out: list[Out], scatter: tuple[str, str] | None = None) -> None:
+        """Add ``code`` to the adjoint of ``var``.
+
+        ``scatter`` (the index and the gradient of ``x[index]``) lets an adjoint this
+        code owns take the contribution in place, without a zero array per read.
+        """
         d = self.dname(var)
+        owned = d in self.owned
         if d in self.defined:
-            code, reads = _plus(d, code), reads | {d}
+            if scatter is not None and owned:
+                code = f"{self.adj.use('add_at')}({d}, {scatter[0]}, {scatter[1]})"
+            elif var in self.structural:
+                code = f"{self.adj.use('add_grads')}({d}, {code})"
+            else:
+                code = _plus(d, code)
+            reads = reads | {d}
+        owned = d in self.defined or code.startswith(
+            (self.adj.use("getitem_grad") + "(", self.adj.use("zeros_grad") + "("))
         self.defined.add(d)
+        if owned:
+            self.owned.add(d)
+        else:
+            self.owned.discard(d)
         out.append(Line(f"{d} = {code}", reads, stmt_loc.line, stmt_loc.source_line.strip()))
 
     def zero(self, var: str, loc: object) -> Line:
         d = self.dname(var)
         self.defined.add(d)
+        self.owned.add(d)
         return Line(f"{d} = {self.adj.use('zeros_grad')}({var})", frozenset({var}), loc.line,
                     loc.source_line.strip())
 
@@ -177,6 +203,9 @@ class Reverser:
         return out
 
     def assign(self, stmt: Assign, out: list[Out]) -> None:
+        if isinstance(stmt.target, tuple) and isinstance(stmt.value, Var):
+            self.unpack(stmt, out)
+            return
         if not isinstance(stmt.target, str) or stmt.target not in self.active:
             return
         g = self.dname(stmt.target)
@@ -199,7 +228,21 @@ class Reverser:
             code = simplify(template.render(values, {n: self.adj.use(n) for n in template.runtime}))
             reads = {g if h == "g" else stmt.target if h == "ans" else None for h in template.holes}
             reads |= {n for h in template.holes if h in v.args for n in _reads(v.args[h])}
-            self.contribute(op.name, code, frozenset(reads - {None}), stmt.loc, out)
+            scatter = (values["index"], g) if v.rule.fun is operator.getitem else None
+            self.contribute(op.name, code, frozenset(reads - {None}), stmt.loc, out, scatter)
+
+    def unpack(self, stmt: Assign, out: list[Out]) -> None:
+        """``a, b = t``: t's adjoint gathers those of the names (zero where there is none)."""
+        source = stmt.value.name
+        if source not in self.active:
+            return
+        grads = [self.dname(t) if t in self.active and self.dname(t) in self.defined else "None"
+                 for t in stmt.targets]
+        if all(g == "None" for g in grads):
+            return
+        code = f"{self.adj.use('unpack_grad')}({source}, ({', '.join(grads)}{',' if len(grads) == 1 else ''}))"
+        reads = frozenset({source, *(g for g in grads if g != "None")})
+        self.contribute(source, code, reads, stmt.loc, out)
 
     def user_call(self, stmt: Assign, v: Call, g: str, out: list[Out]) -> None:
         """``da, db = vjp_f(dy, a, b)``: the callee's own adjoint, for the active arguments."""
@@ -335,6 +378,46 @@ def _read_paths(outs: list[Out], path: Path, found: dict[str, list[Path]]) -> No
             for n in inner:
                 if n not in own:
                     found.setdefault(n, []).append(path)
+
+
+def _structural(stmts: list[Stmt], params: tuple[str, ...]) -> set[str]:
+    """Variables that may hold tuples, lists or dicts: their adjoints add leaf by leaf.
+
+    A variable is one if code uses it as a container (indexes, unpacks, appends to,
+    stacks it, or passes it to a Python function) and it may be one: a parameter,
+    or a value that indexing, unpacking, a display or a call produced.  Results of
+    NumPy functions and arithmetic are arrays.
+    """
+    used: set[str] = set()
+    maybe: set[str] = set(params)
+    copies: list[tuple[str, str]] = []
+    for s in assigns(stmts):
+        v = s.value
+        if isinstance(s.target, tuple) and isinstance(v, Var):
+            used.add(v.name)
+            maybe.update(s.targets)
+        elif isinstance(v, Var) and isinstance(s.target, str):
+            copies.append((s.target, v.name))
+        elif isinstance(v, Call):
+            if v.function is not None:
+                used.update(op.name for op in v.args.values() if isinstance(op, Var))
+                maybe.update(s.targets)
+            elif v.rule is not None and (v.rule.fun in _STRUCTURAL or v.rule.fun is None):
+                used.update(op.name for p, op in v.args.items()
+                            if isinstance(op, Var) and p in ("x", "xs", "arrays", "object", "a"))
+                if v.rule.fun in _CONTAINER_RESULTS or v.rule.fun is None:
+                    maybe.update(s.targets)
+        elif isinstance(v, Const) and v.code[:1] in "([{":
+            maybe.update(s.targets)
+    for names in (used, maybe):
+        while True:
+            size = len(names)
+            for a, b in copies:
+                if a in names or b in names:
+                    names |= {a, b}
+            if len(names) == size:
+                break
+    return used & maybe
 
 
 def _variant_order(loop: Loop) -> list[str]:

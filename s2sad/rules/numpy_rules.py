@@ -17,7 +17,7 @@ import operator
 import numpy as np
 
 from .. import runtime
-from .registry import REGISTRY
+from .registry import APPEND, REGISTRY, SETITEM
 
 defvjp = REGISTRY.defvjp
 
@@ -108,6 +108,17 @@ for squeeze in (np.squeeze, np.ndarray.squeeze):
     defvjp(squeeze, "a, axis=None", a="np.reshape(g, np.shape(a))")
 defvjp(operator.getitem, "x, index", name="[]", x="getitem_grad(g, x, index)")
 
+# --- containers and in-place updates -------------------------------------------
+for copy in (np.copy, np.ndarray.copy):
+    defvjp(copy, "a, order='K'", a="g")
+defvjp(APPEND, "xs, x", name="append", xs="g[:-1]", x="g[-1]")
+defvjp(SETITEM, "x, index, v", name="[]=", x="setitem_grad_x(g, index)",
+       v="setitem_grad_value(g, index, v)")
+defvjp(np.stack, "arrays, axis=0", arrays="stack_grad(g, arrays, axis)")
+defvjp(np.concatenate, "arrays, axis=0", arrays="concatenate_grad(g, arrays, axis)")
+for array in (np.array, np.asarray):
+    defvjp(array, "object, dtype=None", object="array_grad(g, object)")
+
 # --- no gradient ---------------------------------------------------------------
 REGISTRY.declare_nondifferentiable(
     runtime.stop_gradient,
@@ -116,7 +127,7 @@ REGISTRY.declare_nondifferentiable(
     np.zeros_like, np.ones_like, np.full_like, np.empty_like, np.zeros, np.ones, np.full,
     np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
     np.logical_and, np.logical_or, np.logical_not, np.logical_xor, np.isfinite, np.isnan,
-    np.isinf, np.floor_divide, np.arange, np.eye, np.identity,
+    np.isinf, np.floor_divide, np.arange, np.eye, np.identity, np.empty,
     np.ndarray.argmax, np.ndarray.argmin, np.ndarray.argsort, np.ndarray.nonzero,
     np.ndarray.round,
     operator.floordiv, operator.lt, operator.le, operator.gt, operator.ge, operator.eq,

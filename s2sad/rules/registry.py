@@ -217,5 +217,29 @@ def _ufunc_type() -> type:
     return np.ufunc
 
 
+class Primitive:
+    """A language-level operation with no Python function of its own to key a rule on."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<primitive {self.name}>"
+
+
+#: ``xs + [x]``, which is how s2sad writes ``xs.append(x)``.
+APPEND = Primitive("append")
+#: ``out = x.copy(); out[index] = v``, which is how s2sad writes ``x[index] = v``.
+SETITEM = Primitive("setitem")
+
+
+def pack_rule(keys: list[Any]) -> Rule:
+    """The rule of a tuple, list or dict display: element ``k`` gets ``g[k]``."""
+    params = tuple(Param(f"e{i}") for i in range(len(keys)))
+    holes = {p.name for p in params} | {"g", "ans"}
+    return Rule(None, "display", params,
+                {p.name: compile_template(f"g[{k!r}]", holes) for p, k in zip(params, keys)})
+
+
 REGISTRY = Registry()
 defvjp: Callable[..., Rule] = REGISTRY.defvjp
