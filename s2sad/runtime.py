@@ -32,6 +32,7 @@ __all__ = [
     "stack_grad",
     "concatenate_grad",
     "array_grad",
+    "sum_items_grad",
     "matmul_grad_lhs",
     "matmul_grad_rhs",
     "dot_grad_lhs",
@@ -288,6 +289,15 @@ def concatenate_grad(g: Any, arrays: Any, axis: Any = 0) -> Any:
         sizes = [np.shape(a)[axis] for a in arrays]
         parts = np.split(g, np.cumsum(sizes)[:-1], axis=axis)
     return type(arrays)(parts) if isinstance(arrays, (list, tuple)) else np.stack(parts)
+
+
+def sum_items_grad(g: Any, items: Any) -> Any:
+    """Gradient of Python's ``sum(items)``: every item gets g, reduced to its shape."""
+    if isinstance(items, (list, tuple)):
+        return type(items)(unbroadcast(g, v) for v in items)
+    out = np.empty(np.shape(items), dtype=np.result_type(g))
+    out[...] = g
+    return out
 
 
 def array_grad(g: Any, obj: Any) -> Any:

@@ -132,9 +132,9 @@ def lambda_over_locals(x):
     return np.sum(f(x))
 
 
-def comprehension(x):
-    parts = [v * 2 for v in x]
-    return np.sum(np.stack(parts))
+def dict_comprehension(x):
+    parts = {str(i): x * i for i in range(3)}
+    return np.sum(parts["1"])
 
 
 def walrus(x):
@@ -160,8 +160,10 @@ CASES = [
     (unknown_function, "np.fft.fft(x)", s2sad.NoGradientRuleError, "np.fft.fft"),
     (recursive, "power_of(n - 1, x)", s2sad.UnsupportedSyntaxError, "recursion is not supported"),
     (active_through_star_args, "star_args_helper(x, x)", s2sad.NoGradientRuleError, "*args"),
-    (lambda_over_locals, "lambda t: t * x", s2sad.UnsupportedSyntaxError, "lambda"),
-    (comprehension, "[v * 2 for v in x]", s2sad.UnsupportedSyntaxError, "list comprehensions"),
+    (lambda_over_locals, "lambda t: t * x", s2sad.UnsupportedSyntaxError,
+     "reads x from the enclosing function; pass it as an argument"),
+    (dict_comprehension, "{str(i): x * i for i in range(3)}", s2sad.UnsupportedSyntaxError,
+     "dict comprehensions"),
     (walrus, "y := x * 2", s2sad.UnsupportedSyntaxError, "walrus"),
 ]
 

@@ -233,6 +233,9 @@ CONTAINERS = [
     Row("np.array([x, y, x * y])", (F, F), (np.array,)),
     Row("np.array([[x, y], [y, x]])", (F, F), (np.array,)),
     Row("np.asarray([x, y])", ((3,), (3,)), (np.asarray,)),
+    Row("sum([x, y * 2.0])", ((3, 4), (4,)), (builtins.sum,)),
+    Row("sum(x)", ((3, 4),), (builtins.sum,)),
+    Row("sum((x, y), 1.5)", (F, F), (builtins.sum,)),
 ]
 
 METHOD_CHAINS = [

@@ -11,8 +11,11 @@ are kept whole, as the user wrote them.
 """
 from __future__ import annotations
 
+import ast
 import builtins
 import inspect
+import linecache
+import textwrap
 import operator
 import types
 from typing import Any
@@ -53,8 +56,6 @@ UNSUPPORTED: dict[type, str] = {
     cst.Try: "'try' statements are not supported; handle errors outside the differentiated function",
     cst.With: "'with' statements are not supported; move the context manager outside the "
               "differentiated function",
-    cst.FunctionDef: "nested function definitions are not supported yet; define the function at "
-                     "module level",
     cst.ClassDef: "class definitions inside a differentiated function are not supported; define "
                   "the class at module level",
     cst.Del: "'del' is not supported; let the variable go out of scope instead",
@@ -66,12 +67,9 @@ UNSUPPORTED: dict[type, str] = {
     cst.Raise: "'raise' is not supported; check inputs before calling the differentiated function",
     cst.Yield: "generators ('yield') cannot be differentiated; return a value instead",
     cst.Await: "'await' is not supported; differentiate a synchronous function",
-    cst.Lambda: "a lambda that reads local variables is not supported yet; define a function with "
-                "'def' at module level",
-    cst.ListComp: "list comprehensions over local values are not supported yet; use array operations",
-    cst.GeneratorExp: "generator expressions over local values are not supported; use array "
-                      "operations",
     cst.SetComp: "set comprehensions are not supported",
+    cst.Lambda: "a lambda used other than bound to a name ('f = lambda v: ...') is not "
+                "supported; define a function with 'def'",
     cst.DictComp: "dict comprehensions over local values are not supported yet",
     cst.NamedExpr: "the walrus operator ':=' is not supported; assign on its own line",
     cst.Set: "set values are not supported",
@@ -101,6 +99,7 @@ class Normalizer:
         self.loops: list[tuple[str | None, str | None]] = []  # (break flag, continue flag)
         self.result = self.fn.fresh("value")  # the returned value, when returns are nested
         self.copies: set[str] = set()  # versions assigned from another variable (aliases)
+        self.local_functions: dict[str, types.FunctionType] = {}  # nested defs and lambdas
 
     # --- statements -----------------------------------------------------------
     def run(self) -> Function:
@@ -112,7 +111,7 @@ class Normalizer:
             last = body[-1] if body else fdef
             raise UnsupportedSyntaxError(
                 f"{self.fn.name} must end with 'return <scalar>' to be differentiated",
-                self.parsed.location(last))
+                self.location(last))
         if not (self.fn.body and isinstance(self.fn.body[-1], Return)):
             self.out.append(Return(Var(self.version[self.result]), self.loc))
         return self.fn
@@ -136,8 +135,10 @@ class Normalizer:
                                                             "remove it")
                         return ended == "return"
                 continue
-            self.loc = self.parsed.location(stmt)
-            if isinstance(stmt, cst.If):
+            self.loc = self.location(stmt)
+            if isinstance(stmt, cst.FunctionDef):
+                self.nested_function(stmt.name.value, stmt)
+            elif isinstance(stmt, cst.If):
                 returns, took_rest = self.if_statement(stmt, rest)
                 if took_rest:
                     return returns
@@ -347,7 +348,7 @@ class Normalizer:
 
     def small_statement(self, node: cst.BaseSmallStatement, docstring: bool) -> str | None:
         """Lower one simple statement; returns "return", "break" or "continue" if it jumps."""
-        self.loc = self.parsed.location(node)
+        self.loc = self.location(node)
         if isinstance(node, cst.Pass):
             return None
         if isinstance(node, cst.Expr):
@@ -425,6 +426,9 @@ class Normalizer:
                 raise self.unsupported(rest[0], "chained assignment into an element is not supported")
             self.setitem(first, node.value)
             return
+        if isinstance(first, cst.Name) and isinstance(node.value, cst.Lambda) and not rest:
+            self.nested_function(first.value, node.value)
+            return
         if isinstance(first, cst.Name):
             new = self.new_version(first.value)
             value = self.lower(node.value, new, first.value)
@@ -474,6 +478,78 @@ class Normalizer:
         new = self.new_version(name)
         self.lower(expr, new, name)
         self.version[name] = new
+
+    def nested_function(self, name: str, node: cst.FunctionDef | cst.Lambda) -> None:
+        """A ``def`` (or a lambda bound to a name) inside the function.
+
+        It is compiled on its own, with the function's globals, and differentiated
+        like any called Python function; it may not read the function's variables.
+        """
+        if isinstance(node, cst.FunctionDef) and node.decorators:
+            raise self.unsupported(node, "decorated nested functions are not supported; define "
+                                         "the function at module level")
+        if name in self.version or name in self.local_functions:
+            raise self.unsupported(node, f"'{name}' is defined twice; use another name")
+        own = {n.value for n in _walk(node.params) if isinstance(n, cst.Name)} | _assigned_in(
+            list(node.body.body) if isinstance(node, cst.FunctionDef) else [])
+        outer = sorted({n.value for n in _walk(node.body) if isinstance(n, cst.Name)}
+                       & (self.res.locals - own))
+        if outer:
+            raise self.unsupported(node, f"the nested function '{name}' reads {', '.join(outer)} "
+                                         f"from the enclosing function; pass "
+                                         f"{'it as an argument' if len(outer) == 1 else 'them as arguments'}")
+        loc = self.location(node)
+        if isinstance(node, cst.FunctionDef):
+            text = textwrap.dedent(_EMPTY.code_for_node(node.with_changes(leading_lines=[])))
+            filename, first = loc.filename, loc.line
+        else:
+            body = _EMPTY.code_for_node(node.body).strip()
+            text = f"def {name}({_EMPTY.code_for_node(node.params).strip()}):\n    return {body}\n"
+            filename, first = f"<s2sad: lambda {name} at {loc.filename}:{loc.line}>", 1
+            linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        tree = ast.parse(text)
+        ast.increment_lineno(tree, first - 1)
+        namespace: dict[str, Any] = {}
+        exec(compile(tree, filename, "exec"), self.parsed.source.fn.__globals__, namespace)
+        self.local_functions[name] = namespace[name]
+        self.version[name] = name
+        statement = node.with_changes(leading_lines=[]) if isinstance(node, cst.FunctionDef) else \
+            cst.Assign([cst.AssignTarget(cst.Name(name))], node)
+        self.out.append(Assign(None, Opaque(statement, (), "nondiff"), loc))
+
+    def comprehension(self, node: cst.ListComp | cst.GeneratorExp, target: str | None) -> Operand:
+        """``[e for v in xs if c]`` as a loop that appends to a new list."""
+        items = target or self.fn.fresh("items")
+        comp_names = []
+        clause = node.for_in
+        while clause is not None:
+            names = _target_names(clause.target)
+            if names is None:
+                raise self.unsupported(clause.target, "comprehension targets must be names")
+            clash = [n for n in names if n in self.res.locals]
+            if clash:
+                raise self.unsupported(clause.target, f"the comprehension variable '{clash[0]}' is "
+                                                      f"also a variable of the function; rename it")
+            comp_names += names
+            clause = clause.inner_for_in
+        self.res.locals = self.res.locals | set(comp_names) | {items}
+        self.fn.names.update(comp_names)
+        statement: cst.BaseStatement = cst.SimpleStatementLine([cst.Expr(cst.Call(
+            cst.Attribute(cst.Name(items), cst.Name("append")), [cst.Arg(node.elt)]))])
+        clauses = []
+        clause = node.for_in
+        while clause is not None:
+            clauses.append(clause)
+            clause = clause.inner_for_in
+        for clause in reversed(clauses):
+            for cond in reversed(clause.ifs):
+                statement = cst.If(test=cond.test, body=cst.IndentedBlock([statement]))
+            statement = cst.For(target=clause.target, iter=clause.iter,
+                                body=cst.IndentedBlock([statement]))
+        self.out.append(Assign(items, Const("[]"), self.loc))
+        self.version[items] = items
+        self.block([statement])
+        return Var(self.version[items])
 
     def setitem(self, target: cst.Subscript, value: cst.BaseExpression) -> None:
         """``x[i] = v`` as a new version of x: ``x_2 = x.copy(); x_2[i] = v``.
@@ -554,6 +630,8 @@ class Normalizer:
             return self.container(node, target)
         if isinstance(node, cst.IfExp):
             return self.conditional(node, target)
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+            return self.comprehension(node, target)
         raise self.unsupported(node, UNSUPPORTED.get(type(node), f"'{_describe(node)}' is not supported"))
 
     def operand(self, node: cst.BaseExpression) -> tuple[Operand, cst.BaseExpression]:
@@ -605,7 +683,9 @@ class Normalizer:
         else:
             key = self.res.object(func)
             fnode = self.rename(func)
-            if key is MISSING:
+            if isinstance(func, cst.Name) and func.value in self.local_functions:
+                key = self.local_functions[func.value]
+            elif key is MISSING:
                 key = _LocalCallee(self.parsed.code(func).strip())
             elif isinstance(func, cst.Attribute) and isinstance(getattr(key, "__self__", None), np.ndarray):
                 args.append(Const(self.parsed.code(func.value).strip()))

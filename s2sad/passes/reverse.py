@@ -16,6 +16,7 @@ branch or a loop may not run.
 from __future__ import annotations
 
 import ast
+import builtins
 import operator
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Union
@@ -31,7 +32,7 @@ from ..ir import (Assign, Call, Const, Function, If, Loop, Operand, Return, Stmt
 from ..rules.registry import APPEND, SETITEM, is_atomic
 
 _STRUCTURAL = (operator.getitem, APPEND, SETITEM, np.stack, np.concatenate, np.array, np.asarray,
-               np.ndarray.copy)
+               np.ndarray.copy, builtins.sum)
 _CONTAINER_RESULTS = (operator.getitem, APPEND, SETITEM, np.ndarray.copy)
 from .activity import Activity
 from .simplify import simplify
@@ -404,7 +405,7 @@ def _structural(stmts: list[Stmt], params: tuple[str, ...]) -> set[str]:
                 maybe.update(s.targets)
             elif v.rule is not None and (v.rule.fun in _STRUCTURAL or v.rule.fun is None):
                 used.update(op.name for p, op in v.args.items()
-                            if isinstance(op, Var) and p in ("x", "xs", "arrays", "object", "a"))
+                            if isinstance(op, Var) and p in ("x", "xs", "arrays", "object", "a", "iterable"))
                 if v.rule.fun in _CONTAINER_RESULTS or v.rule.fun is None:
                     maybe.update(s.targets)
         elif isinstance(v, Const) and v.code[:1] in "([{":

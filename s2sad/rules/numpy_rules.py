@@ -116,6 +116,8 @@ defvjp(SETITEM, "x, index, v", name="[]=", x="setitem_grad_x(g, index)",
        v="setitem_grad_value(g, index, v)")
 defvjp(np.stack, "arrays, axis=0", arrays="stack_grad(g, arrays, axis)")
 defvjp(np.concatenate, "arrays, axis=0", arrays="concatenate_grad(g, arrays, axis)")
+defvjp(builtins.sum, "iterable, start=0", iterable="sum_items_grad(g, iterable)",
+       start="unbroadcast(g, start)")
 for array in (np.array, np.asarray):
     defvjp(array, "object, dtype=None", object="array_grad(g, object)")
 
