@@ -99,6 +99,7 @@ class Normalizer:
         self.loops: list[tuple[str | None, str | None]] = []  # (break flag, continue flag)
         self.result = self.fn.fresh("value")  # the returned value, when returns are nested
         self.copies: set[str] = set()  # versions assigned from another variable (aliases)
+        self.stored: set[str] = set()  # versions put into a list, tuple or dict
         self.local_functions: dict[str, types.FunctionType] = {}  # nested defs and lambdas
 
     # --- statements -----------------------------------------------------------
@@ -475,6 +476,12 @@ class Normalizer:
             self.setitem(node.target, expr)
             return
         name = node.target.value
+        if self.version.get(name, name) in self.stored:
+            raise self.unsupported(node, f"'{name}' is also stored in a list, tuple or dict: on an "
+                                         f"array, '{name} {self.parsed.code(node.operator).strip()} "
+                                         f"...' would change the stored array too, which s2sad does "
+                                         f"not follow; write {name} = {name} "
+                                         f"{self.parsed.code(node.operator).strip()[:-1]} ...")
         new = self.new_version(name)
         self.lower(expr, new, name)
         self.version[name] = new
@@ -559,10 +566,10 @@ class Normalizer:
         """
         name = target.value.value
         current = self.version.get(name, name)
-        if current in self.copies:
-            raise self.unsupported(target, f"'{name}' was assigned from another variable, so both "
-                                           f"names refer to one array that s2sad would change for "
-                                           f"only one of them; write {name} = <other>.copy() first")
+        if current in self.copies or current in self.stored:
+            raise self.unsupported(target, f"'{name}' shares its array with another variable or a "
+                                           f"container, which s2sad would not see change; write "
+                                           f"{name} = {name}.copy() first")
         v = self.lower(value, None, "value")
         index_op, slice_nodes = self.index(target)
         new = self.new_version(name)
@@ -580,6 +587,8 @@ class Normalizer:
         name = receiver.value
         current = self.version.get(name, name)
         op, node = self.operand(call.args[0].value)
+        if isinstance(op, Var):
+            self.stored.add(op.name)
         new = self.new_version(name)
         primal = cst.BinaryOperation(cst.Name(current), cst.Add(),
                                      cst.List([cst.Element(node)]))
@@ -754,6 +763,8 @@ class Normalizer:
             else:
                 keys.append(i)
             op, enode = self.operand(e.value)
+            if isinstance(op, Var):
+                self.stored.add(op.name)
             operands.append(op)
             elements.append(e.with_changes(value=enode))
         primal = node.with_changes(elements=elements)
@@ -815,7 +826,7 @@ class Normalizer:
         if target is None:
             return op
         if isinstance(op, Var):
-            self.copies.add(target)
+            self.copies.update((target, op.name))
         self.out.append(Assign(target, op, self.loc))
         return Var(target)
 
