@@ -8,6 +8,8 @@
 """
 from . import rules as _rules  # registers the built-in rules
 from .api import Differentiable, adjoint_source, differentiate, grad, value_and_grad
+from .check import check_grad
+from .explain import explain
 from .errors import (
     Location,
     NoGradientRuleError,
@@ -30,6 +32,8 @@ __all__ = [
     "differentiate",
     "Differentiable",
     "adjoint_source",
+    "check_grad",
+    "explain",
     "stop_gradient",
     "S2SADError",
     "SourceError",

@@ -1,7 +1,8 @@
 """Command line: print the generated gradient code of a function.
 
-    s2sad examples/stable_softmax.py:softmax_cross_entropy --wrt W
+    s2sad examples/stable_softmax.py:loss --wrt W b
     s2sad mypkg.losses:loss --wrt 0 --output dloss.py
+    s2sad explain examples/stable_softmax.py:loss --wrt W
 
 Errors print one ``file:line:col: message`` block and exit 1; usage errors exit 2.
 """
@@ -148,8 +149,44 @@ def _use_color(choice: str, stream: Any) -> bool:
     return hasattr(stream, "isatty") and stream.isatty() and not os.environ.get("NO_COLOR")
 
 
+def _explain_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="s2sad explain",
+        description="Show, line by line, what s2sad differentiates: active, inactive, or "
+                    "cut by stop_gradient, and what the gradient saves per loop iteration.")
+    p.add_argument("target", metavar="FILE.py:FUNCTION")
+    p.add_argument("--wrt", nargs="+", metavar="NAME_OR_INDEX")
+    p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
+    return p
+
+
+def _report(exc: Exception, debug: bool) -> int:
+    if debug:
+        traceback.print_exc()
+    print(f"s2sad: error: {exc}" if isinstance(exc, CLIError) or exc.location is None else str(exc),
+          file=sys.stderr)
+    return 1
+
+
+def explain_main(argv: Sequence[str]) -> int:
+    """``s2sad explain FILE.py:FUNCTION [--wrt ...]``."""
+    from .explain import explain
+
+    args = _explain_parser().parse_args(argv)
+    try:
+        fn = load_function(args.target)
+        text = explain(fn, _wrt(args.wrt, fn))
+    except (S2SADError, CLIError) as exc:
+        return _report(exc, args.debug)
+    sys.stdout.write(text)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["explain"]:
+        return explain_main(argv[1:])
     args = _parser().parse_args(argv)
     color = _use_color(args.color, sys.stdout)
     try:
@@ -165,11 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for w in caught:
             print(f"warning: {w.message}", file=sys.stderr)
     except (S2SADError, CLIError) as exc:
-        if args.debug:
-            traceback.print_exc()
-        print(f"s2sad: error: {exc}" if isinstance(exc, CLIError) or exc.location is None else str(exc),
-              file=sys.stderr)
-        return 1
+        return _report(exc, args.debug)
     if args.stages:
         return 0
     if args.output:

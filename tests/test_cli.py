@@ -127,3 +127,15 @@ def test_cli_entry_points():
                        text=True, env=env, cwd=ROOT)
     assert a.returncode == b.returncode == 0
     assert a.stdout == b.stdout and "def grad_loss" in a.stdout
+
+
+def test_explain_subcommand(capsys):
+    code, out, err = run(capsys, "explain", f"{EXAMPLE}:loss", "--wrt", "W", "b")
+    assert code == 0
+    assert "stop_gradient: no adjoint for its argument" in out
+    assert "no loop: the gradient saves nothing" in out
+
+
+def test_explain_bad_target_exit_1(capsys):
+    code, out, err = run(capsys, "explain", "nope.py:f")
+    assert code == 1 and "no such file" in err and "Traceback" not in err
