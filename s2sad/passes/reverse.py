@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import runtime as runtime_module
 from ..errors import S2SADError
-from ..ir import (Assign, Call, Const, Function, If, Loop, Operand, Return, Stmt, Var,
+from ..ir import (Assign, Call, Const, Function, If, Loop, Opaque, Operand, Return, Stmt, Var,
                   assigned_names, assigns)
 from ..rules.registry import APPEND, SETITEM, is_atomic
 
@@ -152,6 +152,7 @@ class Reverser:
         self.depth = 0  # loops around the statement being reversed
         self.owned: set[str] = set()  # adjoints holding a fresh array that may be updated in place
         self.structural = _structural(adj.forward, adj.fn.params)
+        self.scalars = _scalars(adj.forward)
 
     def dname(self, var: str) -> str:
         if var not in self.names:
@@ -229,6 +230,10 @@ class Reverser:
             code = simplify(template.render(values, {n: self.adj.use(n) for n in template.runtime}))
             reads = {g if h == "g" else stmt.target if h == "ans" else None for h in template.holes}
             reads |= {n for h in template.holes if h in v.args for n in _reads(v.args[h])}
+            if p in v.rule.broadcast and not all(
+                    self.is_scalar(v.args[q]) for q in v.rule.broadcast if q != p and q in v.args):
+                code = f"{self.adj.use('unbroadcast')}({code}, {op.name})"
+                reads.add(op.name)
             scatter = (values["index"], g) if v.rule.fun is operator.getitem else None
             self.contribute(op.name, code, frozenset(reads - {None}), stmt.loc, out, scatter)
 
@@ -244,6 +249,11 @@ class Reverser:
         code = f"{self.adj.use('unpack_grad')}({source}, ({', '.join(grads)}{',' if len(grads) == 1 else ''}))"
         reads = frozenset({source, *(g for g in grads if g != "None")})
         self.contribute(source, code, reads, stmt.loc, out)
+
+    def is_scalar(self, op: Operand) -> bool:
+        if isinstance(op, Var):
+            return op.name in self.scalars
+        return _is_number(op.code)
 
     def user_call(self, stmt: Assign, v: Call, g: str, out: list[Out]) -> None:
         """``da, db = vjp_f(dy, a, b)``: the callee's own adjoint, for the active arguments."""
@@ -379,6 +389,57 @@ def _read_paths(outs: list[Out], path: Path, found: dict[str, list[Path]]) -> No
             for n in inner:
                 if n not in own:
                     found.setdefault(n, []).append(path)
+
+
+def _is_number(code: str) -> bool:
+    try:
+        value = ast.literal_eval(code)
+    except (ValueError, SyntaxError):
+        return False
+    return type(value) in (int, float)
+
+
+_FULL_REDUCTIONS = {id(f) for f in (np.sum, np.mean, np.max, np.min, np.amax, np.amin,
+                                    np.ndarray.sum, np.ndarray.mean, np.ndarray.max,
+                                    np.ndarray.min, builtins.float)}
+
+
+def _scalars(stmts: list[Stmt]) -> set[str]:
+    """Variables that certainly hold scalars: full reductions, numbers, and elementwise
+    functions of scalars (every definition of the name must qualify)."""
+    definitions: dict[str, list[Any]] = {}
+    for s in assigns(stmts):
+        for t in s.targets:
+            definitions.setdefault(t, []).append(s.value if isinstance(s.target, str) else None)
+
+    def scalar(value: Any, known: set[str]) -> bool:
+        if isinstance(value, Var):
+            return value.name in known
+        if isinstance(value, Const):
+            return _is_number(value.code)
+        if isinstance(value, Opaque):  # a size: x.shape[0], len(x)
+            node = value.node
+            return (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute)
+                    and node.value.attr.value == "shape") or (
+                isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+                and node.func.value == "len")
+        if isinstance(value, Call) and value.rule is not None:
+            args = value.args
+            if id(value.rule.fun) in _FULL_REDUCTIONS:
+                axis, keepdims = args.get("axis", Const("None")), args.get("keepdims", Const("False"))
+                return isinstance(axis, Const) and axis.code == "None" and isinstance(
+                    keepdims, Const) and keepdims.code == "False"
+            if value.rule.elementwise:
+                return all(isinstance(op, Const) and _is_number(op.code) or
+                           isinstance(op, Var) and op.name in known for op in args.values())
+        return False
+
+    known = set(definitions)
+    while True:
+        keep = {n for n in known if all(scalar(v, known) for v in definitions[n])}
+        if keep == known:
+            return known
+        known = keep
 
 
 def _structural(stmts: list[Stmt], params: tuple[str, ...]) -> set[str]:

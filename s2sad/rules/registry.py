@@ -135,6 +135,12 @@ class Rule:
     name: str
     params: tuple[Param, ...]
     vjps: dict[str, Template] = field(default_factory=dict)
+    #: Parameters broadcast against each other: their templates give the gradient in
+    #: the output's shape, and generation reduces it to the argument's (``unbroadcast``)
+    #: unless the other arguments are scalars.
+    broadcast: tuple[str, ...] = ()
+    #: The output is a scalar when every broadcast argument is (e.g. ``exp``, ``+``).
+    elementwise: bool = False
 
     def bind(self, args: list[T], kwargs: dict[str, T], default: Callable[[str], T],
              pack: Callable[[list[T]], T]) -> dict[str, T]:
@@ -178,7 +184,8 @@ class Registry:
     def is_nondifferentiable(self, fun: Any) -> bool:
         return id(fun) in self.nondiff
 
-    def defvjp(self, fun: Any, params: str, *, name: str | None = None, **vjps: str) -> Rule:
+    def defvjp(self, fun: Any, params: str, *, name: str | None = None,
+               broadcast: tuple[str, ...] = (), elementwise: bool = False, **vjps: str) -> Rule:
         """Declare the adjoint of ``fun``: one template per differentiable parameter."""
         plist = parse_params(params)
         names = {p.name for p in plist}
@@ -187,7 +194,7 @@ class Registry:
             raise RuleError(f"rule for {name or fun!r} has templates for unknown parameters {sorted(unknown)}")
         holes = names | {"g", "ans"}
         rule = Rule(fun, name or _display_name(fun), plist,
-                    {p: compile_template(t, holes) for p, t in vjps.items()})
+                    {p: compile_template(t, holes) for p, t in vjps.items()}, broadcast, elementwise)
         self.rules[id(fun)] = rule
         self.nondiff.pop(id(fun), None)
         return rule

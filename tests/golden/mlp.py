@@ -14,17 +14,15 @@ def grad_mlp(W1, b1, W2, b2, x, y):
     out = h_matmul_W2 + b2
     out_sub_y = out - y
     out_sub_y_pow_2 = out_sub_y ** 2
-    sum_2 = np.sum(out_sub_y_pow_2)
-    mul_sum_2 = 0.5 * sum_2
     item = x.shape[0]
-    value = mul_sum_2 / item
+    value = (0.5 * np.sum(out_sub_y_pow_2)) / item
 
     dvalue = seed(value)
     # grad of line 16: return 0.5 * np.sum((out - y) ** 2) / x.shape[0]
-    dmul_sum_2 = unbroadcast(dvalue / item, mul_sum_2)
-    dsum_2 = unbroadcast(dmul_sum_2 * 0.5, sum_2)
+    dmul_sum_2 = dvalue / item
+    dsum_2 = dmul_sum_2 * 0.5
     dout_sub_y_pow_2 = reduce_grad(dsum_2, out_sub_y_pow_2, None, False)
-    dout_sub_y = unbroadcast(dout_sub_y_pow_2 * 2 * out_sub_y, out_sub_y)
+    dout_sub_y = dout_sub_y_pow_2 * 2 * out_sub_y
     dout = unbroadcast(dout_sub_y, out)
     # grad of line 15: out = h @ W2 + b2
     dh_matmul_W2 = unbroadcast(dout, h_matmul_W2)

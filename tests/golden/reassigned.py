@@ -16,13 +16,12 @@ def grad_reassigned(x, w):
     T_h_3_matmul_h_3 = T_h_3 @ h_3
     sum_2 = np.sum(T_h_3_matmul_h_3)
     n_mul_m = n * m
-    sum_2_div = sum_2 / n_mul_m
-    value = sum_item_h_3 + sum_2_div
+    value = sum_item_h_3 + (sum_2 / n_mul_m)
 
     dvalue = seed(value)
     # grad of line 28: return np.sum(h[:, 0]) + np.sum(h.T @ h) / (n * m)
     dsum_item_h_3 = unbroadcast(dvalue, sum_item_h_3)
-    dsum_2_div = unbroadcast(dvalue, sum_2_div)
+    dsum_2_div = dvalue
     dsum_2 = unbroadcast(dsum_2_div / n_mul_m, sum_2)
     dT_h_3_matmul_h_3 = reduce_grad(dsum_2, T_h_3_matmul_h_3, None, False)
     dT_h_3 = matmul_grad_lhs(dT_h_3_matmul_h_3, T_h_3, h_3)

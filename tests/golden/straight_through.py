@@ -13,6 +13,6 @@ def grad_straight_through(x):
     dvalue = seed(value)
     # grad of line 32: return np.sum((x + stop_gradient(np.round(x) - x)) ** 2)
     dx_add_sg_sub_pow = reduce_grad(dvalue, x_add_sg_sub_pow, None, False)
-    dx_add_sg_sub = unbroadcast(dx_add_sg_sub_pow * 2 * x_add_sg_sub, x_add_sg_sub)
+    dx_add_sg_sub = dx_add_sg_sub_pow * 2 * x_add_sg_sub
     dx = unbroadcast(dx_add_sg_sub, x)
     return dx
