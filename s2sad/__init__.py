@@ -7,7 +7,8 @@
     >>> dloss = grad(loss)   # a generated Python function; see adjoint_source(loss)
 """
 from . import rules as _rules  # registers the built-in rules
-from .api import Differentiable, adjoint_source, differentiate, grad, value_and_grad
+from .api import (Differentiable, adjoint_source, differentiate, grad, jvp, jvp_source,
+                  value_and_grad)
 from .check import check_grad
 from .explain import explain
 from .errors import (
@@ -32,6 +33,8 @@ __all__ = [
     "differentiate",
     "Differentiable",
     "adjoint_source",
+    "jvp",
+    "jvp_source",
     "check_grad",
     "explain",
     "stop_gradient",

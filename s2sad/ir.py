@@ -49,6 +49,7 @@ class Call:
     node: cst.BaseExpression  # the primal expression
     problem: str | None = None  # why this call cannot be differentiated, if it must be
     function: Any = None  # a Python function called here: differentiated by its own adjoint
+    slots: dict[str, cst.CSTNode] = field(default_factory=dict)  # parameter -> its node in ``node``
 
 
 @dataclass
@@ -124,7 +125,16 @@ class Loop:
     counter: str | None = None
 
 
-Stmt = Union[Assign, Return, If, Loop]
+@dataclass
+class Raw:
+    """A statement generated as code (a tangent), reading ``reads``."""
+
+    code: str
+    reads: frozenset[str]
+    loc: Location
+
+
+Stmt = Union[Assign, Return, If, Loop, Raw]
 
 
 def assigns(stmts: list[Stmt]) -> "Iterator[Assign]":

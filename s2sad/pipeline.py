@@ -17,7 +17,7 @@ from typing import Callable
 from .errors import S2SADError
 from .ir import Assign, Function, If, Loop, Opaque, Return, Var
 from .passes import activity as activity_pass
-from .passes import codegen, normalize, optimize, parse, resolve, reverse, source
+from .passes import codegen, forward, normalize, optimize, parse, resolve, reverse, source
 from .rules import REGISTRY
 
 
@@ -99,7 +99,8 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("resolve", lambda s: setattr(s, "resolution", resolve.resolve(s.parsed)),
          lambda s: "\n".join(f"{f.name}: {f.kind} {f.value!r:.70}" for f in s.resolution.free.values())
          + f"\nlocals: {', '.join(sorted(s.resolution.locals))}\n"),
-    Pass("normalize", lambda s: setattr(s, "ir", normalize.normalize(s.parsed, s.resolution, REGISTRY)),
+    Pass("normalize", lambda s: setattr(s, "ir", normalize.normalize(
+        s.parsed, s.resolution, REGISTRY, callee=s.kind in ("vjp", "jvp"))),
          _show_ir),
     Pass("activity", _run_activity, lambda s: _show_ir(s, annotate=True)),
     Pass("reverse", lambda s: setattr(s, "adjoint", reverse.generate(s.ir, s.source, s.wrt, s.multiple, s.kind, s.activity)),
@@ -108,6 +109,14 @@ PIPELINE: tuple[Pass, ...] = (
          lambda s: codegen.render(s.adjoint, s.kind)[0]),
     Pass("codegen", _run_codegen, lambda s: s.text),
 )
+
+
+#: Forward mode: the same passes, with tangent generation in place of the reverse pass.
+FORWARD_PIPELINE: tuple[Pass, ...] = tuple(
+    Pass("forward", lambda s: setattr(s, "adjoint", forward.generate(
+        s.ir, s.source, s.wrt, s.multiple, s.kind, s.activity)),
+        lambda s: codegen.render(s.adjoint, s.kind)[0]) if p.name == "reverse" else p
+    for p in PIPELINE)
 
 
 class InternalCompilerError(S2SADError):
@@ -119,10 +128,10 @@ def run(state: State, show: Callable[[str, str], None] | None = None) -> State:
     if show is None and os.environ.get("S2SAD_STAGES"):
         def show(name: str, text: str) -> None:
             print(f"# ---- after pass {name} ----\n{text}", file=sys.stderr)
-    for p in PIPELINE:
+    for p in FORWARD_PIPELINE if state.kind == "jvp" else PIPELINE:
         try:
             p.run(state)
-        except S2SADError:
+        except (S2SADError, Warning):
             raise
         except Exception as exc:  # noqa: BLE001 - reported with the pass and function
             where = state.source.location(1, 0) if state.source else None

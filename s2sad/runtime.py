@@ -18,6 +18,7 @@ __all__ = [
     "check_wrt",
     "zeros_grad",
     "unbroadcast",
+    "broadcast_tangent",
     "balanced_eq",
     "clip_mask",
     "reduce_grad",
@@ -58,6 +59,8 @@ def seed(ans: Any) -> Any:
     """
     if type(ans) is float:
         return 1.0
+    if type(ans) in (np.float64, np.float32):
+        return type(ans)(1.0)
     if isinstance(ans, (bool, int)) or not isinstance(ans, (float, np.ndarray, np.generic)):
         raise NonScalarOutputError(
             f"the differentiated function must return a float scalar, got {type(ans).__name__} "
@@ -139,6 +142,12 @@ def unbroadcast(g: Any, x: Any) -> Any:
     )
     g = np.sum(g, axis=axes) if axes else g
     return np.reshape(g, shape)
+
+
+def broadcast_tangent(t: Any, ans: Any) -> Any:
+    """A tangent in the output's shape: ``t`` broadcast against ``ans`` (forward mode)."""
+    shape = np.shape(ans)
+    return t if np.shape(t) == shape else np.broadcast_to(t, shape)
 
 
 def balanced_eq(x: Any, ans: Any, y: Any) -> Any:

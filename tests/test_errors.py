@@ -97,7 +97,7 @@ def uses_exec(x):
 def subscript_store_into_alias(x):
     y = x
     y[0] = 3.0
-    return np.sum(y)
+    return np.sum(y) + np.sum(x)
 
 
 def no_return(x):
@@ -155,7 +155,8 @@ CASES = [
     (uses_class, "class Box:", s2sad.UnsupportedSyntaxError, "class definitions"),
     (uses_del, "del y", s2sad.UnsupportedSyntaxError, "'del'"),
     (uses_exec, 'exec("z = 1")', s2sad.UnsupportedSyntaxError, "exec"),
-    (subscript_store_into_alias, "y[0] = 3.0", s2sad.UnsupportedSyntaxError, "y = y.copy() first"),
+    (subscript_store_into_alias, "y[0] = 3.0", s2sad.UnsupportedSyntaxError,
+     "'y' and 'x' are the same object, and 'x' is read later"),
     (no_return, "y = x * 2", s2sad.UnsupportedSyntaxError, "must end with 'return"),
     (unknown_function, "np.fft.fft(x)", s2sad.NoGradientRuleError, "np.fft.fft"),
     (recursive, "power_of(n - 1, x)", s2sad.UnsupportedSyntaxError, "recursion is not supported"),

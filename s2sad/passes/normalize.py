@@ -83,7 +83,7 @@ HIDDEN_CODE = (builtins.exec, builtins.eval, builtins.globals, builtins.locals, 
 
 
 class Normalizer:
-    def __init__(self, parsed: Parsed, res: Resolution, registry: Registry) -> None:
+    def __init__(self, parsed: Parsed, res: Resolution, registry: Registry, callee: bool = False) -> None:
         self.parsed = parsed
         self.res = res
         self.registry = registry
@@ -100,6 +100,9 @@ class Normalizer:
         self.result = self.fn.fresh("value")  # the returned value, when returns are nested
         self.copies: set[str] = set()  # versions assigned from another variable (aliases)
         self.stored: set[str] = set()  # versions put into a list, tuple or dict
+        self.views: set[str] = set()  # versions that may be views into another array
+        self.partners: dict[str, set[str]] = {}  # version -> user names bound to the same object
+        self.callee = callee  # compiled for a caller: changes to arguments would be visible
         self.local_functions: dict[str, types.FunctionType] = {}  # nested defs and lambdas
 
     # --- statements -----------------------------------------------------------
@@ -282,8 +285,14 @@ class Normalizer:
                 index = self.fn.fresh("i")
                 sequences = [(names[0], iterable)]
             seq_ops = []
+            rebound = _assigned_in(list(node.body.body))
             for name, seq in sequences:
                 op, seq_node = self.operand(seq)
+                if isinstance(op, Var) and _user_name(op.name, self.res.locals) in rebound:
+                    # the loop iterates over the sequence as it was when the loop started
+                    snapshot = self.fn.fresh(f"{op.name}_items")
+                    self.out.append(Assign(snapshot, op, self.loc, temporary=True))
+                    op, seq_node = Var(snapshot), cst.Name(snapshot)
                 seq_ops.append((name, op, _EMPTY.code_for_node(seq_node).strip()))
             lengths = [f"len({code})" for _, _, code in seq_ops]
             bound = lengths[0] if len(lengths) == 1 else f"min({', '.join(lengths)})"
@@ -476,12 +485,9 @@ class Normalizer:
             self.setitem(node.target, expr)
             return
         name = node.target.value
-        if self.version.get(name, name) in self.stored:
-            raise self.unsupported(node, f"'{name}' is also stored in a list, tuple or dict: on an "
-                                         f"array, '{name} {self.parsed.code(node.operator).strip()} "
-                                         f"...' would change the stored array too, which s2sad does "
-                                         f"not follow; write {name} = {name} "
-                                         f"{self.parsed.code(node.operator).strip()[:-1]} ...")
+        operator_code = self.parsed.code(node.operator).strip()
+        self.check_in_place(name, node, f"'{name} {operator_code} ...'",
+                            f"{name} = {name} {operator_code[:-1]} ...")
         new = self.new_version(name)
         self.lower(expr, new, name)
         self.version[name] = new
@@ -566,10 +572,8 @@ class Normalizer:
         """
         name = target.value.value
         current = self.version.get(name, name)
-        if current in self.copies or current in self.stored:
-            raise self.unsupported(target, f"'{name}' shares its array with another variable or a "
-                                           f"container, which s2sad would not see change; write "
-                                           f"{name} = {name}.copy() first")
+        self.check_in_place(name, target, f"'{self.parsed.code(target).strip()} = ...'",
+                            f"{name} = {name}.copy() before changing it")
         v = self.lower(value, None, "value")
         index_op, slice_nodes = self.index(target)
         new = self.new_version(name)
@@ -586,6 +590,7 @@ class Normalizer:
             raise self.unsupported(call, "append takes one value")
         name = receiver.value
         current = self.version.get(name, name)
+        self.check_in_place(name, call, f"'{name}.append(...)'", f"{name} = {name} + [...]")
         op, node = self.operand(call.args[0].value)
         if isinstance(op, Var):
             self.stored.add(op.name)
@@ -595,6 +600,39 @@ class Normalizer:
         self.out.append(Assign(new, Call(self.registry.rule(APPEND), f"{name}.append",
                                          {"xs": Var(current), "x": op}, primal), self.loc))
         self.version[name] = new
+
+    def check_in_place(self, name: str, node: cst.CSTNode, what: str, instead: str) -> None:
+        """Refuse an in-place update that another name or the caller would see.
+
+        s2sad writes ``x += v``, ``x[i] = v`` and ``x.append(v)`` as new values; that
+        is only faithful when nothing else holds the old object.
+        """
+        current = self.version.get(name, name)
+        why = None
+        if current in self.stored:
+            why = f"'{name}' is also stored in a list, tuple or dict"
+        elif current in self.views:
+            why = f"'{name}' may be a view into another array (it comes from indexing or reshaping)"
+        elif self.callee and current in self.res.params:
+            why = f"'{name}' is an argument, so the calling function would see the change"
+        else:
+            partners = sorted(p for p in self.partners.get(current, ()) if self.read_later(node, p))
+            if partners:
+                why = f"'{name}' and '{partners[0]}' are the same object, and '{partners[0]}' is read later"
+        if why:
+            raise self.unsupported(node, f"{why}: {what} would change it in place, which s2sad "
+                                         f"does not follow; write {instead}")
+
+    def read_later(self, node: cst.CSTNode, name: str) -> bool:
+        """Whether ``name`` is read after ``node``, or anywhere in a loop around it."""
+        line = self.location(node).line
+        loops = [n for n in _walk(self.parsed.function.body) if isinstance(n, _LOOPS)
+                 and any(x is node for x in _walk(n))]
+        for n in _walk(self.parsed.function.body):
+            if isinstance(n, cst.Name) and n.value == name and n in self.parsed.positions:
+                if self.location(n).line > line or any(any(x is n for x in _walk(loop)) for loop in loops):
+                    return True
+        return False
 
     def check_target(self, target: cst.BaseAssignTargetExpression) -> None:
         if isinstance(target, cst.Name):
@@ -666,7 +704,7 @@ class Normalizer:
                                          "is not supported on values that carry a gradient")
         (left, lnode), (right, rnode) = self.operand(node.left), self.operand(node.right)
         primal = node.with_changes(left=lnode, right=rnode, lpar=[], rpar=[])
-        return self.apply(key, [left, right], {}, primal, node, target, word)
+        return self.apply(key, [left, right], {}, primal, node, target, word, [lnode, rnode])
 
     def unary(self, node: cst.UnaryOperation, target: str | None) -> Operand:
         key, word = UNARY_OPS.get(type(node.operator), (None, ""))
@@ -675,7 +713,7 @@ class Normalizer:
                                          "is not supported on values that carry a gradient")
         arg, anode = self.operand(node.expression)
         primal = node.with_changes(expression=anode, lpar=[], rpar=[])
-        return self.apply(key, [arg], {}, primal, node, target, word)
+        return self.apply(key, [arg], {}, primal, node, target, word, [anode])
 
     def call(self, node: cst.Call, target: str | None) -> Operand:
         for a in node.args:
@@ -684,9 +722,11 @@ class Normalizer:
                                           "pass the arguments one by one")
         func = node.func
         args: list[Operand] = []
+        nodes: list[cst.CSTNode | None] = []
         if isinstance(func, cst.Attribute) and func not in self.res.objects:
             receiver, rnode = self.operand(func.value)
             args.append(receiver)
+            nodes.append(rnode)
             key = getattr(np.ndarray, func.attr.value, _UnknownMethod(func.attr.value))
             fnode = func.with_changes(value=rnode)
         else:
@@ -698,21 +738,25 @@ class Normalizer:
                 key = _LocalCallee(self.parsed.code(func).strip())
             elif isinstance(func, cst.Attribute) and isinstance(getattr(key, "__self__", None), np.ndarray):
                 args.append(Const(self.parsed.code(func.value).strip()))
+                nodes.append(None)
                 key = getattr(np.ndarray, func.attr.value, _UnknownMethod(func.attr.value))
         lowered = [(a, *self.operand(a.value)) for a in node.args]
         args += [op for a, op, _ in lowered if a.keyword is None]
+        nodes += [n for a, _, n in lowered if a.keyword is None]
         kwargs = {a.keyword.value: op for a, op, _ in lowered if a.keyword is not None}
+        kw_nodes = {a.keyword.value: n for a, _, n in lowered if a.keyword is not None}
         primal = node.with_changes(func=fnode, args=[a.with_changes(value=n) for a, _, n in lowered],
                                    lpar=[], rpar=[])
         word = func.attr.value if isinstance(func, cst.Attribute) else (
             func.value if isinstance(func, cst.Name) else "call")
-        return self.apply(key, args, kwargs, primal, node, target, word)
+        return self.apply(key, args, kwargs, primal, node, target, word, nodes, kw_nodes)
 
     def subscript(self, node: cst.Subscript, target: str | None) -> Operand:
         value, vnode = self.operand(node.value)
         index, nodes = self.index(node)
         primal = node.with_changes(value=vnode, slice=nodes, lpar=[], rpar=[])
-        return self.apply(operator.getitem, [value, index], {}, primal, node, target, "item")
+        return self.apply(operator.getitem, [value, index], {}, primal, node, target, "item",
+                          [vnode, None])
 
     def index(self, node: cst.Subscript) -> tuple[Const, list[cst.SubscriptElement]]:
         """The index of ``x[...]`` as code for the adjoint, and the lowered elements."""
@@ -746,7 +790,7 @@ class Normalizer:
         value, vnode = self.operand(node.value)
         key = getattr(np.ndarray, node.attr.value, _UnknownMethod(node.attr.value))
         primal = node.with_changes(value=vnode, lpar=[], rpar=[])
-        return self.apply(key, [value], {}, primal, node, target, node.attr.value)
+        return self.apply(key, [value], {}, primal, node, target, node.attr.value, [vnode])
 
     def container(self, node: cst.Tuple | cst.List | cst.Dict, target: str | None) -> Operand:
         """A tuple, list or dict display: element ``k`` gets the gradient's item ``k``."""
@@ -775,14 +819,23 @@ class Normalizer:
         return self.emit(call, target, self.hint(node), node)
 
     def apply(self, key: Any, args: list[Operand], kwargs: dict[str, Operand],
-              primal: cst.BaseExpression, node: cst.CSTNode, target: str | None, word: str) -> Operand:
+              primal: cst.BaseExpression, node: cst.CSTNode, target: str | None, word: str,
+              nodes: list[cst.CSTNode | None] | None = None,
+              kw_nodes: dict[str, cst.CSTNode] | None = None) -> Operand:
+        """Emit one primitive application; ``nodes`` are the arguments' nodes in ``primal``."""
         rule = self.registry.rule(key)
         callee = self.parsed.code(node.func).strip() if isinstance(node, cst.Call) else (
             rule.name if rule is not None else self.parsed.code(node).strip())
         problem = None
+        slots: dict[str, cst.CSTNode] = {}
         if rule is not None:
             try:
                 bound = rule.bind(args, kwargs, default=Const, pack=_pack)
+                positions = rule.bind(list(range(len(args))), {k: k for k in kwargs},
+                                      default=lambda code: None, pack=lambda items: None)
+                all_nodes = {**dict(enumerate(nodes or [])), **(kw_nodes or {})}
+                slots = {p: all_nodes[i] for p, i in positions.items()
+                         if i is not None and all_nodes.get(i) is not None}
             except ValueError as exc:
                 bound, problem = _positional(args, kwargs), str(exc)
         elif _python_function(key) is not None:
@@ -791,8 +844,11 @@ class Normalizer:
         else:
             bound = _positional(args, kwargs)
             problem = _no_rule_message(key, callee)
-        call = Call(rule if problem is None else None, callee, bound, primal, problem)
-        return self.emit(call, target, _name_hint(word, args, isinstance(node, cst.BinaryOperation)), node)
+        call = Call(rule if problem is None else None, callee, bound, primal, problem, slots=slots)
+        result = self.emit(call, target, _name_hint(word, args, isinstance(node, cst.BinaryOperation)), node)
+        if rule is not None and rule.fun in _VIEWS:
+            self.views.add(result.name)
+        return result
 
     def user_call(self, function: types.FunctionType, callee: str, args: list[Operand],
                   kwargs: dict[str, Operand], primal: cst.BaseExpression) -> Call:
@@ -827,6 +883,8 @@ class Normalizer:
             return op
         if isinstance(op, Var):
             self.copies.update((target, op.name))
+            self.partners.setdefault(target, set()).add(_user_name(op.name, self.res.locals))
+            self.partners.setdefault(op.name, set()).add(_user_name(target, self.res.locals))
         self.out.append(Assign(target, op, self.loc))
         return Var(target)
 
@@ -994,6 +1052,20 @@ def _no_rule_message(key: Any, callee: str) -> str:
                 f"'def' at module level")
     return (f"no gradient rule for '{callee}'; register one with s2sad.defvjp, or wrap the call "
             f"in stop_gradient(...) if no gradient should flow through it")
+
+
+#: Functions whose result may share memory with their argument.
+_VIEWS = (operator.getitem, np.reshape, np.ndarray.reshape, np.ravel, np.ndarray.ravel,
+          np.transpose, np.ndarray.transpose, np.ndarray.T, np.squeeze, np.ndarray.squeeze,
+          np.expand_dims)
+
+
+def _user_name(version: str, user_names: frozenset[str] | set[str]) -> str:
+    """The user's variable behind an SSA version (``h_2`` -> ``h``), as far as it can tell."""
+    base = version
+    while base not in user_names and "_" in base and base.rsplit("_", 1)[1].isdigit():
+        base = base.rsplit("_", 1)[0]
+    return base
 
 
 def _literal_key(node: cst.BaseExpression) -> str | None:
@@ -1226,5 +1298,5 @@ def _describe(node: cst.CSTNode) -> str:
     return type(node).__name__
 
 
-def normalize(parsed: Parsed, res: Resolution, registry: Registry) -> Function:
-    return Normalizer(parsed, res, registry).run()
+def normalize(parsed: Parsed, res: Resolution, registry: Registry, callee: bool = False) -> Function:
+    return Normalizer(parsed, res, registry, callee).run()

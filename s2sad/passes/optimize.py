@@ -11,7 +11,7 @@ from collections import Counter
 
 import libcst as cst
 
-from ..ir import Assign, Call, Const, If, Loop, Opaque, Stmt, Var, assigns, operand_reads, reads
+from ..ir import Assign, Call, Const, If, Loop, Opaque, Raw, Stmt, Var, assigns, operand_reads, reads
 from .reverse import Adjoint, Block, Line, lines
 
 _LOOSE = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation,
@@ -39,11 +39,26 @@ def _control_reads(stmts: list[Stmt]) -> set[str]:
 
 
 def _backward_reads(adj: Adjoint) -> set[str]:
-    return {n for x in lines(adj.backward) for n in x.reads}
+    """Names the backward pass, and tangent statements in forward mode, read."""
+    return {n for x in lines(adj.backward) for n in x.reads} | {
+        n for s in _raws(adj.forward) for n in s.reads}
+
+
+def _raws(stmts: list[Stmt]) -> list[Raw]:
+    out: list[Raw] = []
+    for s in stmts:
+        if isinstance(s, Raw):
+            out.append(s)
+        elif isinstance(s, If):
+            out += _raws(s.body) + _raws(s.orelse)
+        elif isinstance(s, Loop):
+            out += _raws(s.body)
+    return out
 
 
 def optimize(adj: Adjoint) -> Adjoint:
     returned = set(operand_reads(adj.value)) if adj.kind != "vjp" else set()
+    returned |= {n for r in adj.results for n in _names(r)}
     pinned = returned | _backward_reads(adj) | set(adj.wrt)
     needed = pinned | _control_reads(adj.forward)
     stmts = list(assigns(adj.forward))
@@ -60,6 +75,12 @@ def optimize(adj: Adjoint) -> Adjoint:
     uses.update(n for s in _ifs(adj.forward) for n in operand_reads(s.test))
     adj.forward = _fold(adj.forward, uses, pinned | _saved(adj.forward))
     return adj
+
+
+def _names(code: str) -> set[str]:
+    import re
+
+    return set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", code))
 
 
 def _ifs(stmts: list[Stmt]) -> list[If]:
@@ -106,6 +127,9 @@ def _fold(stmts: list[Stmt], uses: Counter, pinned: set[str]) -> list[Stmt]:
         pending.clear()
 
     for stmt in stmts:
+        if isinstance(stmt, Raw):
+            out.append(stmt)
+            continue
         if isinstance(stmt, (If, Loop)):
             if isinstance(stmt, If):
                 stmt.body, stmt.orelse = _fold(stmt.body, uses, pinned), _fold(stmt.orelse, uses, pinned)

@@ -92,11 +92,11 @@ class Adjoint:
     callees: dict[str, Any] = field(default_factory=dict)  # name -> generated vjp of a callee
     kind: str = "grad"
 
-    def callee(self, function: Any, wrt: tuple[str, ...]) -> str:
-        """The name under which this code calls the vjp of ``function`` w.r.t. ``wrt``."""
+    def callee(self, function: Any, wrt: tuple[str, ...], kind: str = "vjp") -> str:
+        """The name under which this code calls the vjp (or jvp) of ``function``."""
         from ..api import _build
 
-        vjp = _build(function, wrt if len(wrt) > 1 else wrt[0], "vjp")
+        vjp = _build(function, wrt if len(wrt) > 1 else wrt[0], kind)
         for name, known in self.callees.items():
             if known is vjp:
                 return name

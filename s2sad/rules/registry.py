@@ -140,7 +140,20 @@ class Rule:
     #: unless the other arguments are scalars.
     broadcast: tuple[str, ...] = ()
     #: The output is a scalar when every broadcast argument is (e.g. ``exp``, ``+``).
+    #: Forward mode reuses the adjoint templates: they are elementwise and linear in ``g``.
     elementwise: bool = False
+    #: Forward mode for a linear function: "joint" (linear in all its differentiable
+    #: arguments together: the function applied to their tangents, e.g. ``+``,
+    #: ``np.concatenate``) or "each" (linear in each one, e.g. ``@``: one application
+    #: per argument, the others as they are).
+    linear: str | None = None
+    #: Explicit forward-mode templates, in ``t`` (the argument's tangent), ``ans`` and
+    #: the parameters, for what is neither elementwise nor linear.
+    jvps: dict[str, Template] = field(default_factory=dict)
+
+    def forward_mode(self) -> bool:
+        """Whether a tangent can be generated for this primitive."""
+        return self.elementwise or self.linear is not None or set(self.vjps) <= set(self.jvps)
 
     def bind(self, args: list[T], kwargs: dict[str, T], default: Callable[[str], T],
              pack: Callable[[list[T]], T]) -> dict[str, T]:
@@ -185,16 +198,21 @@ class Registry:
         return id(fun) in self.nondiff
 
     def defvjp(self, fun: Any, params: str, *, name: str | None = None,
-               broadcast: tuple[str, ...] = (), elementwise: bool = False, **vjps: str) -> Rule:
-        """Declare the adjoint of ``fun``: one template per differentiable parameter."""
+               broadcast: tuple[str, ...] = (), elementwise: bool = False,
+               linear: str | None = None, jvp: dict[str, str] | None = None, **vjps: str) -> Rule:
+        """Declare how ``fun`` differentiates: one adjoint template per differentiable
+        parameter, and what forward mode needs (elementwise, linear, or ``jvp`` templates)."""
         plist = parse_params(params)
         names = {p.name for p in plist}
         unknown = set(vjps) - names
         if unknown:
             raise RuleError(f"rule for {name or fun!r} has templates for unknown parameters {sorted(unknown)}")
         holes = names | {"g", "ans"}
+        if linear not in (None, "joint", "each"):
+            raise RuleError(f"linear must be 'joint' or 'each', not {linear!r}")
         rule = Rule(fun, name or _display_name(fun), plist,
-                    {p: compile_template(t, holes) for p, t in vjps.items()}, broadcast, elementwise)
+                    {p: compile_template(t, holes) for p, t in vjps.items()}, broadcast, elementwise,
+                    linear, {p: compile_template(t, names | {"t", "ans"}) for p, t in (jvp or {}).items()})
         self.rules[id(fun)] = rule
         self.nondiff.pop(id(fun), None)
         return rule
@@ -245,7 +263,8 @@ def pack_rule(keys: list[Any]) -> Rule:
     params = tuple(Param(f"e{i}") for i in range(len(keys)))
     holes = {p.name for p in params} | {"g", "ans"}
     return Rule(None, "display", params,
-                {p.name: compile_template(f"g[{k!r}]", holes) for p, k in zip(params, keys)})
+                {p.name: compile_template(f"g[{k!r}]", holes) for p, k in zip(params, keys)},
+                linear="joint")
 
 
 REGISTRY = Registry()

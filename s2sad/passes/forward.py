@@ -1,0 +1,233 @@
+"""Pass 6 in forward mode: tangent generation.
+
+Every active statement is followed by the statement that computes its
+tangent (``z_dot``), from the same rule registry as the adjoints: elementwise
+rules reuse their adjoint templates (they are linear in ``g``), linear rules
+apply the function to the tangents, and the rest declare ``jvp`` templates.
+Control flow keeps its shape: a loop carries tangents like values.  No tape.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from ..errors import NoGradientRuleError, S2SADError
+from ..ir import Assign, Call, Const, Function, If, Loop, Operand, Raw, Return, Stmt, Var
+from ..rules.registry import SETITEM
+from .activity import Activity
+from .reverse import Adjoint, _code, _reads, _scalars, _is_number
+from .simplify import simplify
+from .source import FunctionSource
+
+_EMPTY = cst.Module(body=[])
+
+
+class _Substitute(cst.CSTTransformer):
+    """Replace given nodes (by identity) with code."""
+
+    def __init__(self, replace: dict[int, str]) -> None:
+        self.replace = replace
+
+    def on_leave(self, original: cst.CSTNode, updated: Any) -> Any:
+        code = self.replace.get(id(original))
+        if code is None:
+            return updated
+        expr = cst.parse_expression(code)
+        if not isinstance(expr, (cst.Name, cst.Call, cst.Attribute, cst.Subscript)):
+            expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return expr
+
+
+class Forward:
+    def __init__(self, adj: Adjoint, activity: Activity) -> None:
+        self.adj = adj
+        self.fn = adj.fn
+        self.active = activity.active
+        self.names: dict[str, str] = {}
+        self.defined: set[str] = set()
+        self.scalars = _scalars(adj.forward)
+
+    def tname(self, var: str) -> str:
+        if var not in self.names:
+            self.names[var] = self.fn.fresh(f"{var}_dot")
+        return self.names[var]
+
+    def tangent(self, op: Operand) -> str | None:
+        """The tangent of an operand as code, or None where it is zero."""
+        if isinstance(op, Var) and op.name in self.active:
+            return self.tname(op.name)
+        return None
+
+    def zero(self, code: str) -> str:
+        return f"{self.adj.use('zeros_grad')}({code})"
+
+    def set(self, var: str, code: str, reads: set[str], loc: Any) -> Raw:
+        self.defined.add(self.tname(var))
+        return Raw(f"{self.tname(var)} = {code}", frozenset(reads), loc)
+
+    # --- statements -------------------------------------------------------------
+    def block(self, stmts: list[Stmt]) -> list[Stmt]:
+        out: list[Stmt] = []
+        for s in stmts:
+            if isinstance(s, Assign):
+                out += self.assign(s)
+            elif isinstance(s, If):
+                before = set(self.defined)
+                s.body = self.block(s.body)
+                self.defined = set(before)
+                s.orelse = self.block(s.orelse)
+                self.defined = before | self.joined(s)
+                out.append(s)
+            elif isinstance(s, Loop):
+                out += self.loop(s)
+            else:
+                out.append(s)
+        return out
+
+    def joined(self, s: If) -> set[str]:
+        """Tangents that both branches define (join names are assigned in both)."""
+        from ..ir import assigned_names
+
+        both = assigned_names(s.body) & assigned_names(s.orelse)
+        return {self.tname(n) for n in both if n in self.active}
+
+    def loop(self, s: Loop) -> list[Stmt]:
+        pre: list[Stmt] = []
+        for c, last in s.carried:
+            if c in self.active and self.tname(c) not in self.defined:
+                pre.append(self.set(c, self.zero(c), {c}, s.loc))
+        s.body = self.block(s.body)
+        tangents = []
+        for c, last in s.carried:
+            if c not in self.active:
+                continue
+            if last not in self.active:
+                s.body.append(self.set(last, self.zero(last), {last}, s.loc))
+            if c != last:
+                tangents.append((self.tname(c), self.tname(last)))
+        s.carried = s.carried + tangents
+        return pre + [s]
+
+    def assign(self, s: Assign) -> list[Stmt]:
+        v = s.value
+        if isinstance(s.target, tuple):
+            if isinstance(v, Var) and v.name in self.active:
+                names = ", ".join(self.tname(t) for t in s.target)
+                self.defined.update(self.tname(t) for t in s.target)
+                return [s, Raw(f"{names} = {self.tname(v.name)}", frozenset({self.tname(v.name)}), s.loc)]
+            return [s]
+        if s.target is None or s.target not in self.active:
+            return [s]
+        t = s.target
+        if isinstance(v, Var):
+            src = self.tangent(v)
+            return [s, self.set(t, src or self.zero(t), {src} if src else {t}, s.loc)]
+        if isinstance(v, Call) and v.function is not None:
+            return [self.user_call(s, v)]
+        if not isinstance(v, Call) or v.rule is None:
+            return [s, self.set(t, self.zero(t), {t}, s.loc)]
+        if v.rule.fun is SETITEM:
+            return [s] + self.setitem(s, v)
+        code, reads = self.rule_tangent(s, v)
+        return [s, self.set(t, code, reads, s.loc)]
+
+    def rule_tangent(self, s: Assign, v: Call) -> tuple[str, set[str]]:
+        rule = v.rule
+        values = {p: _code(op) for p, op in v.args.items()}
+        values["ans"] = s.target
+        reads: set[str] = set()
+        terms: list[str] = []
+        active = {p: self.tangent(op) for p, op in v.args.items() if p in rule.vjps}
+        active = {p: tan for p, tan in active.items() if tan}
+        if not active:
+            return self.zero(s.target), {s.target}
+        if rule.linear == "joint" and not rule.jvps:
+            replace = {}
+            for p in rule.vjps:
+                node = v.slots.get(p)
+                if node is None:
+                    continue
+                replace[id(node)] = active.get(p) or self.zero(_code(v.args[p]))
+            terms.append(_EMPTY.code_for_node(v.node.visit(_Substitute(replace))).strip())
+            reads |= {n for op in v.args.values() for n in _reads(op)} | set(active.values())
+        else:
+            for p, tan in active.items():
+                if p in rule.jvps:
+                    template = rule.jvps[p]
+                    code = template.render({**values, "t": tan},
+                                           {n: self.adj.use(n) for n in template.runtime})
+                elif rule.elementwise:
+                    template = rule.vjps[p]
+                    code = template.render({**values, "g": tan},
+                                           {n: self.adj.use(n) for n in template.runtime})
+                    if p in rule.broadcast and not all(
+                            self.is_scalar(v.args[q]) for q in rule.broadcast if q != p and q in v.args):
+                        code = f"{self.adj.use('broadcast_tangent')}({code}, {s.target})"
+                elif rule.linear == "each" and p in v.slots:
+                    node = v.node.visit(_Substitute({id(v.slots[p]): tan}))
+                    code = _EMPTY.code_for_node(node).strip()
+                else:
+                    raise NoGradientRuleError(
+                        f"no forward-mode rule for {v.callee}; declare it elementwise, linear, or "
+                        f"give jvp templates (s2sad.defvjp)", s.loc)
+                terms.append(simplify(code))
+                reads |= {n for op in v.args.values() for n in _reads(op)} | {tan, s.target}
+        return " + ".join(t if len(terms) == 1 or _safe_term(t) else f"({t})" for t in terms), reads
+
+    def is_scalar(self, op: Operand) -> bool:
+        return op.name in self.scalars if isinstance(op, Var) else _is_number(op.code)
+
+    def setitem(self, s: Assign, v: Call) -> list[Stmt]:
+        tx = self.tangent(v.args["x"]) or self.zero(_code(v.args["x"]))
+        tv = self.tangent(v.args["v"]) or self.zero(_code(v.args["v"]))
+        target = self.tname(s.target)
+        self.defined.add(target)
+        place = _EMPTY.code_for_node(v.node.with_changes(value=cst.Name(target))).strip()
+        reads = frozenset({_code(v.args["x"]), _code(v.args["v"])} | set(v.args["index"].reads))
+        return [Raw(f"{target} = {tx}.copy()", reads, s.loc), Raw(f"{place} = {tv}", reads, s.loc)]
+
+    def user_call(self, s: Assign, v: Call) -> Raw:
+        """``y, y_dot = jvp_f((a_dot, b_dot), a, b)``: the callee's own tangent code."""
+        active = [(p, self.tname(op.name)) for p, op in v.args.items()
+                  if isinstance(op, Var) and op.name in self.active and not p.startswith("*")]
+        try:
+            jvp = self.adj.callee(v.function, tuple(p for p, _ in active), "jvp")
+        except S2SADError as exc:
+            if exc.location is None:
+                exc.location = s.loc
+            raise
+        tangents = active[0][1] if len(active) == 1 else "(" + ", ".join(t for _, t in active) + ")"
+        call = v.node.with_changes(func=cst.Name(jvp), args=[cst.Arg(cst.parse_expression(tangents)),
+                                                             *v.node.args])
+        self.defined.add(self.tname(s.target))
+        reads = frozenset({n for op in v.args.values() for n in _reads(op)} | {t for _, t in active})
+        return Raw(f"{s.target}, {self.tname(s.target)} = {_EMPTY.code_for_node(call).strip()}",
+                   reads, s.loc)
+
+
+def _safe_term(term: str) -> bool:
+    return not any(op in term for op in (" + ", " - ", " if "))
+
+
+def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multiple: bool,
+             kind: str, activity: Activity) -> Adjoint:
+    ret = fn.body[-1]
+    assert isinstance(ret, Return)
+    adj = Adjoint(fn, source, wrt, multiple, fn.fresh(f"jvp_{fn.name}"), fn.body[:-1], ret.value,
+                  None, [], [], kind="jvp")
+    fwd = Forward(adj, activity)
+    tangent = fn.fresh("tangent")
+    adj.seed_param = tangent
+    names = [fwd.tname(p) for p in wrt]
+    fwd.defined.update(names)
+    first = Raw(f"{', '.join(names)} = {tangent}" + ("," if len(names) == 1 and multiple else ""),
+                frozenset({tangent}), ret.loc)
+    body = fwd.block(adj.forward)
+    adj.forward = [first] + body
+    value = ret.value
+    if isinstance(value, Var) and value.name in activity.active:
+        adj.results = [fwd.tname(value.name)]
+    else:
+        adj.results = [fwd.zero(_code(value))]
+    return adj
