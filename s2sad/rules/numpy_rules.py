@@ -24,17 +24,17 @@ defvjp = REGISTRY.defvjp
 
 def unary(fun, vjp: str, name: str | None = None) -> None:
     """An elementwise function of ``x``; ``vjp`` is linear and elementwise in ``g``."""
-    defvjp(fun, "x", name=name, x=vjp)
+    defvjp(fun, "x", name=name, elementwise=True, x=vjp)
 
 
 def binary(fun, vjp_x: str | None, vjp_y: str | None, name: str | None = None) -> None:
     """A broadcasting elementwise function of ``x`` and ``y``.
 
-    ``vjp_x`` and ``vjp_y`` are elementwise in ``g``; the declared rule sums
-    them over broadcast axes with ``unbroadcast``.
+    ``vjp_x`` and ``vjp_y`` are elementwise in ``g``; generation sums them over
+    the axes along which the argument was broadcast (``unbroadcast``).
     """
-    vjps = {arg: f"unbroadcast({t}, {arg})" for arg, t in (("x", vjp_x), ("y", vjp_y)) if t}
-    defvjp(fun, "x, y", name=name, **vjps)
+    vjps = {arg: t for arg, t in (("x", vjp_x), ("y", vjp_y)) if t}
+    defvjp(fun, "x, y", name=name, broadcast=("x", "y"), elementwise=True, **vjps)
 
 
 # --- Python operators and their ufuncs ---------------------------------------
