@@ -7,8 +7,8 @@
     >>> dloss = grad(loss)   # a generated Python function; see adjoint_source(loss)
 """
 from . import rules as _rules  # registers the built-in rules
-from .api import (Differentiable, adjoint_source, differentiate, grad, jvp, jvp_source,
-                  value_and_grad)
+from .api import (Differentiable, adjoint_source, differentiate, grad, hessian, hvp, jacobian, jvp,
+                  jvp_source, value_and_grad, vjp)
 from .check import check_grad
 from .explain import explain
 from .errors import (
@@ -35,6 +35,10 @@ __all__ = [
     "adjoint_source",
     "jvp",
     "jvp_source",
+    "vjp",
+    "hvp",
+    "jacobian",
+    "hessian",
     "check_grad",
     "explain",
     "stop_gradient",

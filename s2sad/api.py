@@ -9,6 +9,8 @@ import warnings
 import weakref
 from typing import Any, Callable, Sequence, Union
 
+import numpy as np
+
 from .errors import UnsupportedSyntaxError, WrtError, ZeroGradientWarning
 from .passes.codegen import Generated, instantiate
 from .pipeline import State, run
@@ -62,6 +64,12 @@ def _wrt_names(fn: types.FunctionType, wrt: Wrt) -> tuple[tuple[str, ...], bool]
 
 def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None = None) -> Callable[..., Any]:
     fn = _unwrap(f)
+    fast = (tuple(wrt) if isinstance(wrt, list) else wrt, kind)
+    if show is None:
+        try:
+            return _bound[fn][fast]  # the cached call path: one dictionary lookup
+        except (KeyError, TypeError):
+            pass
     if not isinstance(fn, types.FunctionType):
         read_source(fn)  # raises the appropriate SourceError
     names, multiple = _wrt_names(fn, wrt)
@@ -88,7 +96,12 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
                 in_progress.pop()
             _compiled[code_key] = generated
         out = instantiate(generated, fn)
-        _bound.setdefault(fn, {})[key] = out
+        cache = _bound.setdefault(fn, {})
+        cache[key] = out
+        try:
+            cache[fast] = out
+        except TypeError:  # an unhashable wrt: only the normalized key is cached
+            pass
         return out
 
 
@@ -124,6 +137,95 @@ def jvp(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
     jvp_call.__s2sad_source__ = generated.__s2sad_source__  # type: ignore[attr-defined]
     jvp_call.__wrapped__ = generated  # type: ignore[attr-defined]
     return jvp_call
+
+
+def vjp(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
+    """Reverse mode for any output: ``vjp(f)(*args) -> (f(*args), pullback)``.
+
+    ``pullback(cotangent)`` (a cotangent shaped like the output) returns the
+    gradient(s) of ``<cotangent, f(*args)>`` with respect to ``wrt``.
+    """
+    fn = _unwrap(f)
+    generated = _build(f, wrt, "vjp")
+
+    def vjp_call(*args: Any, **kwargs: Any) -> tuple[Any, Callable[[Any], Any]]:
+        value = fn(*args, **kwargs)
+        return value, lambda cotangent: generated(cotangent, *args, **kwargs)
+
+    return vjp_call
+
+
+def hvp(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
+    """Hessian-vector product ``hvp(f)(*args, v)``, forward over reverse: the generated
+    gradient code is itself differentiated in forward mode."""
+    fn = _unwrap(f)
+    names, multiple = _wrt_names(fn, wrt)
+    gradient = _build(f, wrt, "grad")
+    forward = _build(gradient, names if multiple else names[0], "jvp")
+
+    def hvp_call(*args: Any, **kwargs: Any) -> Any:
+        if not args:
+            raise TypeError("hvp: pass the arguments, then the vector")
+        return forward(args[-1], *args[:-1], **kwargs)[1]
+
+    hvp_call.__s2sad_source__ = forward.__s2sad_source__  # type: ignore[attr-defined]
+    return hvp_call
+
+
+def _single_position(fn: types.FunctionType, wrt: Wrt, what: str) -> tuple[str, int]:
+    names, multiple = _wrt_names(fn, wrt)
+    positional = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if multiple and len(names) != 1 or names[0] not in positional:
+        raise WrtError(f"{what} takes one positional wrt argument; call it once per argument")
+    return names[0], positional.index(names[0])
+
+
+def _basis(x: Any) -> Any:
+    """Unit vectors shaped like ``x``, one per entry."""
+    x = np.asarray(x, dtype=float) if not isinstance(x, np.ndarray) else x
+    eye = np.eye(x.size, dtype=x.dtype)
+    return [row.reshape(x.shape) if x.shape else row[0] for row in eye]
+
+
+def jacobian(f: Callable[..., Any], wrt: Wrt = 0, mode: str = "auto") -> Callable[..., Any]:
+    """The dense Jacobian of ``f`` with respect to one argument, shaped ``out.shape + x.shape``.
+
+    ``mode="forward"`` builds it column by column with :func:`jvp`, ``"reverse"`` row by
+    row with :func:`vjp`; ``"auto"`` picks the one with fewer passes.  For small problems.
+    """
+    if mode not in ("auto", "forward", "reverse"):
+        raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}")
+    fn = _unwrap(f)
+    name, index = _single_position(fn, wrt, "jacobian")
+
+    def jacobian_call(*args: Any, **kwargs: Any) -> Any:
+        out = np.asarray(fn(*args, **kwargs))
+        x = args[index]
+        forward_mode = mode == "forward" or mode == "auto" and np.size(x) <= out.size
+        if forward_mode:
+            push = jvp(f, name)
+            columns = [np.asarray(push(*args, v, **kwargs)[1]) for v in _basis(x)]
+            return np.moveaxis(np.stack(columns), 0, -1).reshape(out.shape + np.shape(x))
+        pull = _build(f, name, "vjp")
+        rows = [np.asarray(pull(u, *args, **kwargs)) for u in _basis(out)]
+        return np.stack(rows).reshape(out.shape + np.shape(x))
+
+    return jacobian_call
+
+
+def hessian(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
+    """The dense Hessian of scalar ``f`` with respect to one argument (forward over reverse)."""
+    fn = _unwrap(f)
+    name, index = _single_position(fn, wrt, "hessian")
+    product = hvp(f, name)
+
+    def hessian_call(*args: Any, **kwargs: Any) -> Any:
+        x = args[index]
+        columns = [np.asarray(product(*args, v, **kwargs)) for v in _basis(x)]
+        return np.moveaxis(np.stack(columns), 0, -1).reshape(np.shape(x) + np.shape(x))
+
+    return hessian_call
 
 
 def jvp_source(f: Callable[..., Any], wrt: Wrt = 0) -> str:
@@ -162,6 +264,16 @@ class Differentiable:
     def value_and_grad(self) -> Callable[..., Any]:
         """The generated function returning ``(value, gradient)``."""
         return value_and_grad(self.__wrapped__, self._wrt)
+
+    @functools.cached_property
+    def jvp(self) -> Callable[..., Any]:
+        """The generated forward-mode function ``(*args, tangent) -> (value, jvp)``."""
+        return jvp(self.__wrapped__, self._wrt)
+
+    @functools.cached_property
+    def hvp(self) -> Callable[..., Any]:
+        """The Hessian-vector product ``(*args, v) -> H v`` (forward over reverse)."""
+        return hvp(self.__wrapped__, self._wrt)
 
     @property
     def source(self) -> str:

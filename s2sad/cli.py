@@ -20,7 +20,7 @@ import traceback
 import warnings
 from typing import Any, Sequence
 
-from .api import Differentiable, _build
+from .api import Differentiable, _build, _unwrap, _wrt_names
 from .errors import S2SADError
 
 
@@ -39,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", metavar="OUT.py", help="write the code to this file")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                    help="syntax highlighting (default: auto, on a terminal only)")
+    p.add_argument("--mode", choices=("reverse", "forward", "hvp"), default="reverse",
+                   help="reverse: the gradient (default); forward: the Jacobian-vector product; "
+                        "hvp: the Hessian-vector product (forward mode over the gradient code)")
     p.add_argument("--stages", action="store_true", help="print the code after every compiler pass")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
     return p
@@ -198,7 +201,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 text = highlight(text) if color else text
                 sys.stdout.write(f"# ---- after pass {name} ----\n{text.rstrip()}\n\n")
 
-            code = _build(fn, _wrt(args.wrt, fn), "grad", show if args.stages else None).__s2sad_source__
+            wrt = _wrt(args.wrt, fn)
+            stages = show if args.stages else None
+            if args.mode == "hvp":
+                gradient = _build(fn, wrt, "grad")
+                names = _wrt_names(_unwrap(fn), wrt)[0]
+                code = _build(gradient, names if len(names) > 1 else names[0], "jvp",
+                              stages).__s2sad_source__
+            else:
+                code = _build(fn, wrt, "grad" if args.mode == "reverse" else "jvp",
+                              stages).__s2sad_source__
         for w in caught:
             print(f"warning: {w.message}", file=sys.stderr)
     except (S2SADError, CLIError) as exc:

@@ -19,6 +19,8 @@ __all__ = [
     "zeros_grad",
     "unbroadcast",
     "broadcast_tangent",
+    "extremum_jvp",
+    "invert_axes",
     "balanced_eq",
     "clip_mask",
     "reduce_grad",
@@ -39,6 +41,43 @@ __all__ = [
     "dot_grad_lhs",
     "dot_grad_rhs",
     "transpose_grad",
+    "safe_divide",
+    "cast_grad",
+    "var_grad",
+    "prod_grad",
+    "cumsum_grad",
+    "cumprod_grad",
+    "ptp_grad",
+    "sort_grad",
+    "diagonal_grad",
+    "repeat_grad",
+    "take_grad",
+    "tile_grad",
+    "pad_grad",
+    "rollaxis_grad",
+    "diff_grad",
+    "as_column",
+    "join_grad",
+    "linspace_grad",
+    "tensordot_grad_lhs",
+    "tensordot_grad_rhs",
+    "kron_grad_lhs",
+    "kron_grad_rhs",
+    "einsum_grad",
+    "norm_grad",
+    "cholesky_grad",
+    "eigh_grad",
+    "solve_grad_a",
+    "solve_grad_b",
+    "pinv_grad",
+    "qr_grad",
+    "svd_grad",
+    "choice_grad",
+    "choice_jvp",
+    "slogdet_grad",
+    "rot90_grad",
+    "log_or_zero",
+    "reshape_grad",
 ]
 
 
@@ -108,13 +147,18 @@ def check_wrt(x: Any, name: str) -> None:
 
 def zeros_grad(x: Any) -> Any:
     """A zero gradient shaped like ``x``; of the same structure for tuples, lists, dicts."""
-    if isinstance(x, float):
+    if isinstance(x, float) or x is None:  # None: a loop variable no iteration assigned
         return 0.0
     if isinstance(x, dict):
         return {k: zeros_grad(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return type(x)(zeros_grad(v) for v in x)
+        return _rebuild(x, [zeros_grad(v) for v in x])
     return np.zeros_like(x)
+
+
+def _rebuild(like: Any, items: list[Any]) -> Any:
+    """A tuple or list of ``items`` of the type of ``like`` (a named tuple too)."""
+    return type(like)(*items) if hasattr(like, "_fields") else type(like)(items)
 
 
 def add_grads(a: Any, b: Any) -> Any:
@@ -122,7 +166,7 @@ def add_grads(a: Any, b: Any) -> Any:
     if isinstance(a, dict):
         return {k: add_grads(v, b[k]) for k, v in a.items()}
     if isinstance(a, (list, tuple)):
-        return type(a)(add_grads(u, v) for u, v in zip(a, b))
+        return _rebuild(a, [add_grads(u, v) for u, v in zip(a, b)])
     return a + b
 
 
@@ -135,13 +179,20 @@ def unbroadcast(g: Any, x: Any) -> Any:
     shape = np.shape(x)
     gshape = np.shape(g)
     if gshape == shape:
-        return g
+        return _in_dtype_of(g, x)
     extra = len(gshape) - len(shape)
     axes = tuple(range(extra)) + tuple(
         i + extra for i, n in enumerate(shape) if n == 1 and gshape[i + extra] != 1
     )
     g = np.sum(g, axis=axes) if axes else g
-    return np.reshape(g, shape)
+    return _in_dtype_of(np.reshape(g, shape), x)
+
+
+def _in_dtype_of(g: Any, x: Any) -> Any:
+    """``g`` in the floating dtype of array ``x`` (a float32 input gets a float32 gradient)."""
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind == "f" and np.result_type(g) != x.dtype:
+        return np.asarray(g).astype(x.dtype)[()]
+    return g
 
 
 def broadcast_tangent(t: Any, ans: Any) -> Any:
@@ -238,7 +289,7 @@ def add_at(acc: Any, index: Any, g: Any) -> Any:
                 out[i] = add_grads(out[i], gi)
         else:
             out[index] = add_grads(out[index], g)
-        return type(acc)(out)
+        return _rebuild(acc, out)
     if _is_basic_index(index):
         acc[index] += g
     else:
@@ -250,7 +301,7 @@ def unpack_grad(x: Any, grads: tuple[Any, ...]) -> Any:
     """Gradient of ``a, b, ... = x`` from the gradients of the names (None: zero)."""
     parts = [zeros_grad(v) if g is None else g for v, g in zip(x, grads)]
     if isinstance(x, (list, tuple)):
-        return type(x)(parts)
+        return _rebuild(x, parts)
     return np.stack([np.broadcast_to(p, np.shape(x)[1:]) for p in parts])
 
 
@@ -261,7 +312,7 @@ def setitem_grad_x(g: Any, index: Any) -> Any:
     if isinstance(g, (list, tuple)):
         out = list(g)
         out[index] = zeros_grad(out[index])
-        return type(g)(out)
+        return _rebuild(g, out)
     out = np.array(g, copy=True)
     out[index] = 0
     return out
@@ -381,3 +432,498 @@ def transpose_grad(g: Any, axes: Any = None) -> Any:
     if len(axes) == 1 and (axes[0] is None or np.ndim(axes[0]) == 1):  # x.transpose((1, 0))
         return transpose_grad(g, axes[0])
     return np.transpose(g, np.argsort(axes))
+
+
+# --- helpers of the wider NumPy coverage ------------------------------------------------
+
+
+def _t(m: Any) -> Any:
+    """The matrix transpose of a stack of matrices (the last two axes swapped)."""
+    return np.swapaxes(m, -1, -2)
+
+
+def reshape_grad(g: Any, x: Any) -> Any:
+    """Gradient of a reshape of ``x``: g in x's shape (a NumPy scalar for a scalar x)."""
+    out = np.reshape(g, np.shape(x))
+    return out[()] if out.ndim == 0 else out
+
+
+def _share(mask: Any, axis: Any, dtype: Any) -> Any:
+    """Weights that share 1 equally among the True entries of ``mask`` along ``axis``."""
+    weights = np.asarray(mask, dtype=dtype)
+    return weights / np.sum(weights, axis=axis, keepdims=True)
+
+
+def _count(shape: tuple[int, ...], axis: Any) -> int:
+    """How many entries of an array of ``shape`` a reduction over ``axis`` combines."""
+    count = 1
+    for i, n in enumerate(shape):
+        if _reduced(i, len(shape), axis):
+            count *= n
+    return count
+
+
+def safe_divide(x: Any, y: Any) -> Any:
+    """``x / y``, and 0 where ``y`` is 0."""
+    zero = np.equal(y, 0)
+    return np.where(zero, 0, x) / np.where(zero, 1, y)
+
+
+def cast_grad(g: Any, x: Any, ans: Any) -> Any:
+    """Gradient of converting ``x`` to ans's dtype: g in x's dtype (to a non-float dtype: an error)."""
+    if np.result_type(ans).kind != "f":  # an integer, boolean or complex result: not a silent zero
+        raise S2SADError(
+            f"a gradient reaches a conversion to {np.result_type(ans)}, which is not "
+            f"differentiable; convert to a float dtype, or wrap the conversion in stop_gradient(...)")
+    if isinstance(x, (np.ndarray, np.generic)):
+        return np.asarray(g).astype(x.dtype)[()]
+    return g
+
+
+def var_grad(g: Any, x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+    """Gradient of ``np.var(x, axis, ddof=ddof, keepdims=keepdims)``: 2 g (x - mean) / (n - ddof)."""
+    shape = np.shape(x)
+    centered = x - np.mean(x, axis=axis, keepdims=True)
+    return 2 * _expand(g, len(shape), axis, keepdims) * centered / (_count(shape, axis) - ddof)
+
+
+def prod_grad(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """Gradient of ``np.prod(x, axis)``: g times the product of the other entries (exact at zeros)."""
+    ndim = np.ndim(x)
+    reduced = [i for i in range(ndim) if _reduced(i, ndim, axis)]
+    kept = [i for i in range(ndim) if i not in reduced]
+    moved = np.transpose(x, kept + reduced)
+    rows = np.reshape(moved, np.shape(moved)[:len(kept)] + (-1,))
+    ones = np.ones_like(rows[..., :1])
+    before = np.cumprod(np.concatenate([ones, rows[..., :-1]], axis=-1), axis=-1)
+    after = np.flip(np.cumprod(np.concatenate([ones, np.flip(rows[..., 1:], -1)], axis=-1), axis=-1), -1)
+    others = np.transpose(np.reshape(before * after, np.shape(moved)), np.argsort(kept + reduced))
+    return _expand(g, ndim, axis, keepdims) * others
+
+
+def cumsum_grad(g: Any, x: Any, axis: Any = None) -> Any:
+    """Gradient of ``np.cumsum(x, axis)``: the cumulative sum of g taken backwards."""
+    return np.reshape(np.flip(np.cumsum(np.flip(g, axis), axis), axis), np.shape(x))
+
+
+def cumprod_grad(g: Any, x: Any, axis: Any = None) -> Any:
+    """Gradient of ``np.cumprod(x, axis)``, exact where x has zeros (quadratic in the axis length)."""
+    shape = np.shape(x)
+    if axis is None:
+        x, axis = np.ravel(x), 0
+    x, g = np.moveaxis(x, axis, -1), np.moveaxis(g, axis, -1)
+    full = np.ones((np.shape(x)[-1],) * 2, dtype=bool)
+    rows = np.expand_dims(x, -2)  # rows[..., i, k] = x[..., k]
+    before = np.prod(np.where(np.tril(full, -1), rows, 1), axis=-1)  # x[k] for k < i
+    between = np.cumprod(np.where(np.triu(full, 1), rows, 1), axis=-1)  # [i, j]: x[k], i < k <= j
+    later = np.sum(np.where(np.triu(full), np.expand_dims(g, -2) * between, 0), axis=-1)
+    return np.reshape(np.moveaxis(before * later, -1, axis), shape)
+
+
+def ptp_grad(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """Gradient of ``np.ptp(x, axis)``: the max's gradient minus the min's, each shared among ties."""
+    top = np.max(x, axis=axis, keepdims=keepdims)
+    bottom = np.min(x, axis=axis, keepdims=keepdims)
+    return extremum_grad(g, x, top, axis, keepdims) - extremum_grad(g, x, bottom, axis, keepdims)
+
+
+def sort_grad(g: Any, x: Any, axis: Any = -1) -> Any:
+    """Gradient of ``np.sort(x, axis)``: g back in x's order; equal entries share their gradients."""
+    shape = np.shape(x)
+    if axis is None:
+        x, axis = np.ravel(x), 0
+    x, g = np.moveaxis(x, axis, -1), np.moveaxis(g, axis, -1)
+    order = np.argsort(x, axis=-1, kind="stable")
+    ordered = np.take_along_axis(x, order, axis=-1)
+    starts = np.concatenate([np.ones_like(ordered[..., :1], dtype=bool),
+                             ordered[..., 1:] != ordered[..., :-1]], axis=-1)
+    n = np.shape(x)[-1]
+    rows = np.reshape(np.arange(np.size(x) // max(n, 1)), np.shape(x)[:-1] + (1,)) * n
+    groups = np.ravel(np.cumsum(starts, axis=-1) - 1 + rows)  # tie groups, numbered across rows
+    mean = np.bincount(groups, weights=np.ravel(g))[groups] / np.bincount(groups)[groups]
+    out = np.empty_like(g)
+    np.put_along_axis(out, order, np.reshape(mean, np.shape(g)).astype(out.dtype), axis=-1)
+    return np.reshape(np.moveaxis(out, -1, axis), shape)
+
+
+def diagonal_grad(g: Any, x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """Gradient of ``np.diagonal(x, offset, axis1, axis2)``: g on that diagonal of zeros like x."""
+    out = np.zeros(np.shape(x), dtype=np.result_type(g, x))
+    matrices = np.moveaxis(out, (axis1, axis2), (-2, -1))  # a view of out
+    k = np.arange(np.shape(np.diagonal(matrices, offset, -2, -1))[-1])
+    matrices[..., k + max(-offset, 0), k + max(offset, 0)] = g
+    return out
+
+
+def repeat_grad(g: Any, x: Any, repeats: Any, axis: Any = None) -> Any:
+    """Gradient of ``np.repeat(x, repeats, axis)``: the gradients of each entry's copies, summed."""
+    n = np.size(x) if axis is None else np.shape(x)[axis]
+    axis = 0 if axis is None else axis
+    source = np.repeat(np.arange(n), repeats)  # the entry each copy comes from
+    copies = np.moveaxis(g, axis, 0)
+    out = np.zeros((n,) + np.shape(copies)[1:], dtype=np.result_type(g))
+    np.add.at(out, source, copies)
+    return reshape_grad(np.moveaxis(out, 0, axis), x)
+
+
+def take_grad(g: Any, x: Any, indices: Any, axis: Any = None, mode: str = "raise") -> Any:
+    """Gradient of ``np.take(x, indices, axis, mode=mode)``: g added into zeros where it was taken."""
+    shape = np.shape(x)
+    n = np.size(x) if axis is None else shape[axis]
+    indices = np.asarray(indices)
+    if mode == "wrap":
+        indices = indices % n
+    elif mode == "clip":
+        indices = np.clip(indices, 0, n - 1)
+    if axis is None:
+        out = np.zeros(n, dtype=np.result_type(g))
+        np.add.at(out, indices, g)
+        return reshape_grad(out, x)
+    axis = axis % len(shape)
+    taken = tuple(range(axis, axis + indices.ndim))
+    out = np.zeros((n,) + shape[:axis] + shape[axis + 1:], dtype=np.result_type(g))
+    np.add.at(out, indices, np.moveaxis(g, taken, tuple(range(indices.ndim))))
+    return np.moveaxis(out, 0, axis)
+
+
+def tile_grad(g: Any, x: Any, reps: Any) -> Any:
+    """Gradient of ``np.tile(x, reps)``: the gradients of the tiles, summed."""
+    reps = tuple(np.atleast_1d(reps))
+    ndim = max(np.ndim(x), len(reps))
+    shape = (1,) * (ndim - np.ndim(x)) + np.shape(x)
+    reps = (1,) * (ndim - len(reps)) + reps
+    tiles = np.reshape(g, [n for pair in zip(reps, shape) for n in pair])  # [r0, s0, r1, s1, ...]
+    return reshape_grad(np.sum(tiles, axis=tuple(range(0, 2 * ndim, 2))), x)
+
+
+def pad_grad(g: Any, x: Any, pad_width: Any, mode: Any = "constant", reflect_type: str = "even") -> Any:
+    """Gradient of ``np.pad(x, pad_width, mode)`` for copying modes: copies' gradients summed."""
+    if not (isinstance(mode, str) and mode in ("constant", "edge", "reflect", "symmetric", "wrap")
+            and reflect_type == "even"):
+        raise S2SADError(f"s2sad differentiates np.pad with mode 'constant', 'edge', 'reflect', "
+                         f"'symmetric' or 'wrap' (reflect_type 'even'), not mode={mode!r}, "
+                         f"reflect_type={reflect_type!r}")
+    source = np.reshape(np.arange(np.size(x)), np.shape(x))  # where each padded entry comes from
+    if mode == "constant":
+        source = np.pad(source, pad_width, mode, constant_values=-1)
+    else:
+        source = np.pad(source, pad_width, mode)
+    copied = source >= 0
+    out = np.zeros(np.size(x), dtype=np.result_type(g))
+    np.add.at(out, source[copied], np.asarray(g)[copied])
+    return reshape_grad(out, x)
+
+
+def rollaxis_grad(g: Any, x: Any, axis: int, start: int = 0) -> Any:
+    """Gradient of ``np.rollaxis(x, axis, start)``: the axis moved back."""
+    ndim = np.ndim(x)
+    axis = axis % ndim
+    start = start + ndim if start < 0 else start
+    return np.moveaxis(g, start - 1 if start > axis else start, axis)
+
+
+def diff_grad(g: Any, x: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None,
+              part: str = "a") -> Any:
+    """Gradient of ``np.diff(a, n, axis, prepend, append)`` w.r.t. part "a", "prepend" or "append"."""
+    for _ in range(n):
+        edge = np.zeros_like(np.take(g, [0], axis=axis))
+        g = np.concatenate([edge, g], axis=axis) - np.concatenate([g, edge], axis=axis)
+    before = 0 if prepend is None else (np.shape(prepend)[axis] if np.ndim(prepend) else 1)
+    size = np.shape(x)[axis]
+    if part == "prepend":
+        return unbroadcast(np.take(g, np.arange(before), axis=axis), prepend)
+    if part == "append":
+        return unbroadcast(np.take(g, np.arange(before + size, np.shape(g)[axis]), axis=axis), append)
+    return np.take(g, np.arange(before, before + size), axis=axis)
+
+
+def as_column(a: Any) -> Any:
+    """``a`` as ``np.column_stack`` takes it: an array of fewer than 2 dimensions becomes a column."""
+    return np.reshape(a, (-1, 1)) if np.ndim(a) < 2 else a
+
+
+def join_grad(g: Any, arrays: Any, axis: int, lift: Any) -> Any:
+    """Gradient of ``np.concatenate([lift(a) for a in arrays], axis)``: hstack, vstack, dstack, ..."""
+    sizes = [np.shape(lift(a))[axis] for a in arrays]
+    parts = [reshape_grad(p, a) for p, a in zip(np.split(g, np.cumsum(sizes)[:-1], axis=axis), arrays)]
+    return type(arrays)(parts) if isinstance(arrays, (list, tuple)) else np.stack(parts)
+
+
+def linspace_grad(g: Any, end: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
+                  axis: int = 0, at_stop: bool = True) -> Any:
+    """Gradient of ``np.linspace(start, stop, num, ...)`` with respect to stop (``at_stop``) or start."""
+    if retstep:
+        g, g_step = g
+    weight = np.linspace(0, 1, num, endpoint=endpoint, dtype=np.result_type(g))  # stop's share
+    total = np.sum(np.moveaxis(g, axis, -1) * (weight if at_stop else 1 - weight), axis=-1)
+    if retstep:  # step = (stop - start) / divisions
+        total = total + (g_step if at_stop else -g_step) / (num - 1 if endpoint else num)
+    return unbroadcast(total, end)
+
+
+def norm_grad(g: Any, x: Any, ans: Any, ord: Any = None, axis: Any = None,
+              keepdims: bool = False) -> Any:
+    """Gradient of ``np.linalg.norm(x, ord, axis, keepdims)``; ties share, 0 where the norm is 0."""
+    ndim = np.ndim(x)
+    axes = tuple(range(ndim)) if axis is None else tuple(int(a) % ndim for a in np.atleast_1d(axis))
+    g = _expand(g, ndim, axes, keepdims)
+    ans = _expand(ans, ndim, axes, keepdims)
+    dtype = np.result_type(g, x)
+    if len(axes) != 2 or ord in (None, "fro"):  # vector norms, and the Frobenius norm
+        if ord is None or ord == "fro" or ord == 2:
+            return g * safe_divide(x, ans)
+        if ord in (np.inf, -np.inf):
+            return g * np.sign(x) * _share(np.abs(x) == ans, axes, dtype)
+        if ord == 0:
+            return g * np.zeros_like(x)
+        return g * np.sign(x) * safe_divide(np.abs(x) ** (ord - 1), ans ** (ord - 1))
+    xm, gm = np.moveaxis(x, axes, (-2, -1)), np.moveaxis(g, axes, (-2, -1))
+    if ord in (1, -1, np.inf, -np.inf):  # the largest (smallest) column or row sum of |x|
+        summed = -2 if ord in (1, -1) else -1
+        sums = np.sum(np.abs(xm), axis=summed, keepdims=True)
+        best = (np.max if ord > 0 else np.min)(sums, axis=-1 if summed == -2 else -2, keepdims=True)
+        grad = gm * np.sign(xm) * _share(sums == best, -1 if summed == -2 else -2, dtype)
+    else:
+        u, _, vt = np.linalg.svd(xm, full_matrices=False)
+        if ord == "nuc":
+            grad = gm * (u @ vt)
+        else:  # 2 or -2: the largest or smallest singular value
+            k = 0 if ord == 2 else -1
+            grad = gm * (u[..., :, [k]] @ vt[..., [k], :])
+    return np.moveaxis(grad, (-2, -1), axes)
+
+
+def _triangle(m: Any, lower: bool) -> Any:
+    """The gradient ``m`` of a function of a symmetric matrix, moved to the triangle it reads."""
+    both = m + _t(m)
+    return (np.tril(both, -1) if lower else np.triu(both, 1)) + np.triu(np.tril(m))
+
+
+def cholesky_grad(g: Any, ans: Any, upper: bool = False) -> Any:
+    """Gradient of ``np.linalg.cholesky`` (Murray 2016), on the triangle of the input NumPy reads."""
+    low, g = (_t(ans), _t(g)) if upper else (ans, g)
+    phi = np.tril(_t(low) @ g)
+    phi = phi - 0.5 * np.triu(phi)  # the diagonal halved
+    inner = _t(np.linalg.solve(_t(low), _t(np.linalg.solve(_t(low), phi))))  # L^-T phi L^-1
+    return _triangle(inner, not upper)
+
+
+def eigh_grad(g: Any, a: Any, ans: Any, UPLO: str = "L") -> Any:
+    """Gradient of ``np.linalg.eigh(a, UPLO)``, on the triangle NumPy reads (distinct eigenvalues)."""
+    w, v = ans
+    g_w, g_v = g
+    gaps = w[..., None, :] - w[..., :, None]
+    gaps = safe_divide(np.ones_like(gaps), gaps)  # [i, j]: 1 / (w_j - w_i), 0 where they are equal
+    inner = (v * g_w[..., None, :]) @ _t(v) + v @ (gaps * (_t(v) @ g_v)) @ _t(v)
+    return _triangle(inner, UPLO == "L")
+
+
+def slogdet_grad(g: Any, a: Any) -> Any:
+    """Gradient of ``np.linalg.slogdet(a)``, g = (g_sign, g_logabsdet): g_logabsdet a^-T."""
+    _, g_logdet = g  # the sign is piecewise constant
+    return np.expand_dims(g_logdet, (-2, -1)) * _t(np.linalg.inv(a))
+
+
+def solve_grad_b(g: Any, a: Any, b: Any) -> Any:
+    """Gradient of ``np.linalg.solve(a, b)`` with respect to b: solve(a^T, g)."""
+    return unbroadcast(_solve_transposed(g, a, b), b)
+
+
+def solve_grad_a(g: Any, a: Any, b: Any, ans: Any) -> Any:
+    """Gradient of ``np.linalg.solve(a, b)`` with respect to a: -solve(a^T, g) ans^T."""
+    g_b = _solve_transposed(g, a, b)
+    if np.ndim(b) == 1:
+        return unbroadcast(-g_b[..., :, None] * ans[..., None, :], a)
+    return unbroadcast(-g_b @ _t(ans), a)
+
+
+def _solve_transposed(g: Any, a: Any, b: Any) -> Any:
+    if np.ndim(b) == 1:
+        return np.linalg.solve(_t(a), g[..., None])[..., 0]
+    return np.linalg.solve(_t(a), g)
+
+
+def pinv_grad(g: Any, a: Any, ans: Any) -> Any:
+    """Gradient of ``np.linalg.pinv(a)`` (Golub and Pereyra), where a's rank does not change."""
+    p, g_t = ans, _t(g)
+    return (-_t(p) @ g @ _t(p) + (g_t - a @ p @ g_t) @ p @ _t(p)
+            + _t(p) @ p @ (g_t - g_t @ p @ a))
+
+
+def qr_grad(g: Any, a: Any, ans: Any, mode: str = "reduced") -> Any:
+    """Gradient of ``np.linalg.qr(a, mode)``: mode 'reduced' (or square 'complete'), rows >= columns."""
+    rows, cols = np.shape(a)[-2:]
+    if mode not in ("reduced", "complete") or rows < cols or mode == "complete" and rows != cols:
+        raise S2SADError(f"s2sad differentiates np.linalg.qr with mode 'reduced' of a matrix with at "
+                         f"least as many rows as columns, not mode={mode!r} of shape {np.shape(a)}")
+    q, r = ans
+    g_q, g_r = g
+    m = r @ _t(g_r) - _t(g_q) @ q
+    sym = np.tril(m) + _t(np.tril(m, -1))  # the lower triangle of m, copied to the upper
+    return _t(np.linalg.solve(r, _t(g_q + q @ sym)))  # (g_q + q sym) r^-T
+
+
+def svd_grad(g: Any, a: Any, ans: Any, full_matrices: bool = True, compute_uv: bool = True) -> Any:
+    """Gradient of ``np.linalg.svd(a, full_matrices, compute_uv)`` (distinct singular values)."""
+    if not compute_uv:
+        u, _, vt = np.linalg.svd(a, full_matrices=False)
+        return (u * g[..., None, :]) @ vt
+    u, s, vt = ans
+    g_u, g_s, g_vt = g
+    k = np.shape(s)[-1]
+    if full_matrices:
+        if np.any(g_u[..., :, k:]) or np.any(g_vt[..., k:, :]):
+            raise S2SADError("a gradient reaches the columns of u (rows of vh) that "
+                             "np.linalg.svd(full_matrices=True) adds, which are not unique; "
+                             "use full_matrices=False")
+        u, g_u, vt, g_vt = u[..., :, :k], g_u[..., :, :k], vt[..., :k, :], g_vt[..., :k, :]
+    gaps = s[..., None, :] ** 2 - s[..., :, None] ** 2
+    gaps = safe_divide(np.ones_like(gaps), gaps)  # [i, j]: 1 / (s_j^2 - s_i^2), 0 where equal
+    ut_gu, vt_gv = _t(u) @ g_u, vt @ _t(g_vt)
+    j, k_ = gaps * ut_gu, gaps * vt_gv
+    inner = (j + _t(j)) * s[..., None, :] + s[..., :, None] * (k_ + _t(k_))
+    return (u @ inner @ vt + (u * g_s[..., None, :]) @ vt
+            + ((g_u - u @ ut_gu) / s[..., None, :]) @ vt
+            + (u / s[..., None, :]) @ (g_vt - _t(vt_gv) @ vt))
+
+
+def tensordot_grad_lhs(g: Any, a: Any, b: Any, axes: Any = 2) -> Any:
+    """Gradient of ``np.tensordot(a, b, axes)`` with respect to a."""
+    a_sum, b_sum = _tensordot_axes(a, b, axes)
+    a_free = [i for i in range(np.ndim(a)) if i not in a_sum]
+    b_free = [i for i in range(np.ndim(b)) if i not in b_sum]
+    grad = np.tensordot(g, b, (list(range(len(a_free), np.ndim(g))), b_free))
+    order = a_free + [a_sum[b_sum.index(i)] for i in sorted(b_sum)]  # grad's axes, as axes of a
+    return np.transpose(grad, np.argsort(order))
+
+
+def tensordot_grad_rhs(g: Any, a: Any, b: Any, axes: Any = 2) -> Any:
+    """Gradient of ``np.tensordot(a, b, axes)`` with respect to b."""
+    a_sum, b_sum = _tensordot_axes(a, b, axes)
+    a_free = [i for i in range(np.ndim(a)) if i not in a_sum]
+    b_free = [i for i in range(np.ndim(b)) if i not in b_sum]
+    grad = np.tensordot(a, g, (a_free, list(range(len(a_free)))))
+    order = [b_sum[a_sum.index(i)] for i in sorted(a_sum)] + b_free  # grad's axes, as axes of b
+    return np.transpose(grad, np.argsort(order))
+
+
+def _tensordot_axes(a: Any, b: Any, axes: Any) -> tuple[list[int], list[int]]:
+    """The summed axes of a and of b, in matching order, as non-negative numbers."""
+    if np.ndim(axes) == 0:
+        n = int(axes)
+        return list(range(np.ndim(a) - n, np.ndim(a))), list(range(n))
+    a_axes, b_axes = axes
+    return ([int(i) % np.ndim(a) for i in np.atleast_1d(a_axes)],
+            [int(i) % np.ndim(b) for i in np.atleast_1d(b_axes)])
+
+
+def kron_grad_lhs(g: Any, a: Any, b: Any) -> Any:
+    """Gradient of ``np.kron(a, b)`` with respect to a."""
+    return _kron_grad(g, a, b, True)
+
+
+def kron_grad_rhs(g: Any, a: Any, b: Any) -> Any:
+    """Gradient of ``np.kron(a, b)`` with respect to b."""
+    return _kron_grad(g, a, b, False)
+
+
+def _kron_grad(g: Any, a: Any, b: Any, lhs: bool) -> Any:
+    ndim = max(np.ndim(a), np.ndim(b))
+    shape_a = (1,) * (ndim - np.ndim(a)) + np.shape(a)
+    shape_b = (1,) * (ndim - np.ndim(b)) + np.shape(b)
+    blocks = np.reshape(g, [n for pair in zip(shape_a, shape_b) for n in pair])  # [i0, j0, i1, j1, ...]
+    if lhs:
+        other = np.reshape(b, [n for m in shape_b for n in (1, m)])
+        return reshape_grad(np.sum(blocks * other, axis=tuple(range(1, 2 * ndim, 2))), a)
+    other = np.reshape(a, [n for m in shape_a for n in (m, 1)])
+    return reshape_grad(np.sum(blocks * other, axis=tuple(range(0, 2 * ndim, 2))), b)
+
+
+def einsum_grad(g: Any, i: int, subscripts: str, *operands: Any) -> Any:
+    """Gradient of ``np.einsum(subscripts, *operands)`` w.r.t. operand ``i`` (None operands: absent)."""
+    if not isinstance(subscripts, str):
+        raise S2SADError("s2sad differentiates np.einsum with a subscripts string ('ij,jk->ik'), "
+                         "not in the sublist form")
+    operands = tuple(op for op in operands if op is not None)
+    terms, out, unused = _einsum_terms(subscripts, [np.ndim(op) for op in operands])
+    others = [t for j, t in enumerate(terms) if j != i]
+    inputs, extra, wanted = [out, *others], [], ""
+    seen = set(out + "".join(others))
+    dtype = np.result_type(g)
+    for letter, n in zip(terms[i], np.shape(operands[i])):
+        if letter in wanted:  # a repeated index: g goes on that diagonal
+            fresh = unused.pop()
+            inputs.append(letter + fresh)
+            extra.append(np.eye(n, dtype=dtype))
+            letter = fresh
+        elif letter not in seen:  # summed over in this operand alone: g is constant along it
+            inputs.append(letter)
+            extra.append(np.ones(n, dtype=dtype))
+            seen.add(letter)
+        wanted += letter
+    others_ops = [op for j, op in enumerate(operands) if j != i]
+    grad = np.einsum(",".join(inputs) + "->" + wanted, g, *others_ops, *extra)
+    return unbroadcast(grad, operands[i])
+
+
+def _einsum_terms(subscripts: str, ndims: list[int]) -> tuple[list[str], str, list[str]]:
+    """The input terms and output term of an einsum, '...' spelled out; and unused letters."""
+    spec = subscripts.replace(" ", "")
+    inputs, arrow, out = spec.partition("->")
+    terms = inputs.split(",")
+    if not arrow:  # implicit output: the letters used once, in order, after the broadcast axes
+        letters = inputs.replace(".", "").replace(",", "")
+        out = ("..." if "..." in inputs else "") + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1))
+    unused = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in spec]
+    widths = [n - len(t) + 3 if "..." in t else 0 for t, n in zip(terms, ndims)]
+    dots = "".join(unused[:max(widths, default=0)])
+    del unused[:len(dots)]
+    terms = [t.replace("...", dots[len(dots) - w:] if w else "") for t, w in zip(terms, widths)]
+    return terms, out.replace("...", dots), unused
+
+
+def choice_jvp(t: Any, items: Any, ans: Any, other: Any = None) -> Any:
+    """Tangent of Python's ``max(items)`` or ``max(items, other)`` (or min) from items' tangent t."""
+    if other is not None:
+        return t * balanced_eq(items, ans, other)
+    if isinstance(items, (list, tuple)):
+        return sum(ti * s for ti, s in zip(t, choice_grad(1.0, items, ans)))
+    return np.sum(t * extremum_grad(1.0, items, ans, 0, False))
+
+
+def rot90_grad(g: Any, k: int = 1, axes: Any = None) -> Any:
+    """Gradient of ``np.rot90(m, k, axes)``: g rotated back."""
+    return np.rot90(g, -k, (0, 1) if axes is None else axes)
+
+
+def log_or_zero(x: Any) -> Any:
+    """``np.log(x)``, and 0 where x is 0 (the derivative of ``x ** y`` in y); a float stays a float."""
+    out = np.log(np.where(x == 0, 1, x))
+    return float(out) if isinstance(x, (int, float)) else out
+
+
+def choice_grad(g: Any, items: Any, ans: Any, other: Any = None) -> Any:
+    """Gradient of Python's ``max(items)`` or ``max(items, other)`` (or min) w.r.t. items; ties share."""
+    if other is not None:
+        return g * balanced_eq(items, ans, other)
+    if isinstance(items, (list, tuple)):
+        hits = [bool(v == ans) for v in items]
+        return _rebuild(items, [g * (1.0 if hit else 0.0) / sum(hits) for hit in hits])
+    return extremum_grad(g, items, ans, 0, False)
+
+
+# --- forward mode ------------------------------------------------------------------
+
+
+def extremum_jvp(t: Any, x: Any, ans: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """Tangent of max/min: the mean of the tangent over the entries that tie for it."""
+    ndim = np.ndim(x)
+    mask = np.asarray(x == _expand(ans, ndim, axis, keepdims), dtype=np.result_type(t, x))
+    count = np.sum(mask, axis=axis, keepdims=keepdims)
+    return np.sum(t * mask, axis=axis, keepdims=keepdims) / count
+
+
+def invert_axes(axes: Any) -> Any:
+    """The permutation that undoes ``np.transpose(x, axes)``."""
+    return None if axes is None else tuple(np.argsort(axes))

@@ -139,3 +139,13 @@ def test_explain_subcommand(capsys):
 def test_explain_bad_target_exit_1(capsys):
     code, out, err = run(capsys, "explain", "nope.py:f")
     assert code == 1 and "no such file" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("mode, signature", [
+    ("forward", "def jvp_loss(tangent, W, b, X, Y):"),
+    ("hvp", "def jvp_grad_loss(tangent, W, b, X, Y):"),
+    ("reverse", "def grad_loss(W, b, X, Y):"),
+])
+def test_modes(capsys, mode, signature):
+    code, out, _ = run(capsys, f"{EXAMPLE}:loss", "--wrt", "W", "--mode", mode)
+    assert code == 0 and signature in out

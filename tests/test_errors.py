@@ -39,20 +39,6 @@ def return_in_loop(x):
     return np.sum(x)
 
 
-def read_before_assigned_in_loop(x):
-    for i in range(3):
-        if i > 0:
-            x = x * prev
-        prev = x
-    return np.sum(x)
-
-
-def assigned_in_loop_used_after(x):
-    for i in range(3):
-        last = x * i
-    return np.sum(last)
-
-
 def uses_try(x):
     try:
         y = x * 2
@@ -144,10 +130,6 @@ def walrus(x):
 CASES = [
     (for_else, "else:", s2sad.UnsupportedSyntaxError, "'for ... else'"),
     (return_in_loop, "return np.sum(x * i)", s2sad.UnsupportedSyntaxError, "'return' inside a loop"),
-    (read_before_assigned_in_loop, "for i in range(3):", s2sad.UnsupportedSyntaxError,
-     "'prev' is read in the loop before it is assigned"),
-    (assigned_in_loop_used_after, "for i in range(3):", s2sad.UnsupportedSyntaxError,
-     "'last' is assigned in the loop and used after it"),
     (uses_try, "try:", s2sad.UnsupportedSyntaxError, "'try'"),
     (uses_with, "with np.errstate", s2sad.UnsupportedSyntaxError, "'with'"),
     (uses_yield, "yield x", s2sad.UnsupportedSyntaxError, "generators"),

@@ -1,13 +1,18 @@
-"""Every registered gradient rule against central finite differences, in float64.
+"""Every registered gradient rule against central finite differences, in float64 and float32.
 
 Each row of the table is an expression of the inputs ``x``, ``y`` (in that
 order) with their shapes -- ``F`` stands for a Python float -- the domain the
-inputs are drawn from, and the registered primitives it applies (``uses``).
+inputs are drawn from, and the registered primitives it applies (``uses``);
+``pre`` is an optional statement before it (``q, r = np.linalg.qr(x)``).
 The function differentiated is ``np.sum((<expr>) * W)``, with ``W`` a fixed
 random array of the expression's shape so that every output element matters,
 with respect to every input.  ``assert_grad_matches`` also checks that each
 gradient has its input's shape and type (float64 arrays for float64 arrays, a
 float for a Python float) and that the inputs are left unchanged.
+
+The same table runs in float32 (arrays, ``W`` and NumPy float32 scalars for
+``F``): the gradients must be float32, and match float64 finite differences of
+the float64 function to 1%.
 
 Domains keep the inputs away from kinks: ``offgrid`` values are at least 0.03
 from every multiple of 0.1, where the tests put the kinks of abs, clip and
@@ -16,20 +21,24 @@ comparisons.  The conventions at kinks are tested separately, exactly.
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 import zlib
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
 
 import s2sad
+from s2sad.errors import S2SADError
 from s2sad.ir import Assign, Call
 from s2sad.pipeline import PIPELINE, State
 from s2sad.rules import REGISTRY
+from s2sad.rules.listing import BEGIN, END, rules_markdown
 from s2sad.rules.registry import Primitive
 
-from gradcheck import assert_grad_matches, make_function
+from gradcheck import assert_grad_matches, make_function, numerical_grad
 
 F = "float"  # the "shape" of a Python float input
 
@@ -40,10 +49,12 @@ class Row(NamedTuple):
     uses: tuple  # the registered primitives the expression applies
     domain: str | tuple[str, ...] = "real"  # for all inputs, or one per input
     xfail: str | None = None  # why this row is a known failure
+    pre: str = ""  # a statement before the expression (unpacking a result)
 
     @property
     def id(self) -> str:
-        return f"{self.expr} [{', '.join(_shape_id(s) for s in self.shapes)}]"
+        pre = f"{self.pre}; " if self.pre else ""
+        return f"{pre}{self.expr} [{', '.join(_shape_id(s) for s in self.shapes)}]"
 
 
 def _shape_id(shape: Any) -> str:
@@ -57,7 +68,25 @@ DOMAINS = {
     "nonzero": lambda rng, shape: rng.choice([-1.0, 1.0], shape) * rng.uniform(0.5, 2.0, shape),
     "offgrid": lambda rng, shape: (np.round(rng.uniform(-1.5, 1.5, shape), 1)
                                    + rng.uniform(0.03, 0.07, shape)),
+    "unit": lambda rng, shape: rng.uniform(-0.8, 0.8, shape),  # arcsin, arctanh
+    "above1": lambda rng, shape: rng.uniform(1.3, 3.0, shape),  # arccosh
+    # values at least 0.2 apart (sort, norms of order inf): a shuffled grid plus a little noise
+    "distinct": lambda rng, shape: np.reshape(rng.permutation(int(np.prod(shape))), shape) * 0.3
+    - 1.5 + rng.uniform(0.0, 0.1, shape),
+    # square matrices far from singular (det, inv, solve, pinv); other shapes: real
+    "wellcond": lambda rng, shape: rng.standard_normal(shape) + (
+        3.0 * np.eye(shape[-1]) if len(shape) >= 2 and shape[-1] == shape[-2] else 0.0),
+    # symmetric positive definite matrices with well separated eigenvalues (cholesky, eigh)
+    "spd": lambda rng, shape: _spd(rng, shape),
 }
+
+
+def _spd(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    n = shape[-1]
+    q, _ = np.linalg.qr(rng.standard_normal(shape))
+    eigenvalues = np.arange(1, n + 1) + rng.uniform(0.0, 0.3, shape[:-1])
+    a = (q * eigenvalues[..., None, :]) @ np.swapaxes(q, -1, -2)
+    return (a + np.swapaxes(a, -1, -2)) / 2
 
 # --- the table ------------------------------------------------------------------------
 
@@ -133,7 +162,10 @@ SELECTIONS = [
 
 REDUCTIONS = [("np.sum", np.sum), ("np.mean", np.mean), ("np.max", np.max), ("np.min", np.min),
               ("np.amax", np.amax), ("np.amin", np.amin), ("x.sum", np.ndarray.sum),
-              ("x.mean", np.ndarray.mean), ("x.max", np.ndarray.max), ("x.min", np.ndarray.min)]
+              ("x.mean", np.ndarray.mean), ("x.max", np.ndarray.max), ("x.min", np.ndarray.min),
+              ("np.prod", np.prod), ("x.prod", np.ndarray.prod), ("np.var", np.var),
+              ("x.var", np.ndarray.var), ("np.std", np.std), ("x.std", np.ndarray.std),
+              ("np.ptp", np.ptp)]
 
 
 def reduction_rows() -> list[Row]:
@@ -245,14 +277,300 @@ METHOD_CHAINS = [
         (operator.matmul, np.ndarray.T, np.ndarray.reshape, operator.getitem)),
 ]
 
+MORE_BINARY = [  # (expression, primitive, domain of x and y): also in every broadcast of BROADCAST
+    ("np.arctan2(x, y)", np.arctan2, ("real", "nonzero")),
+    ("np.hypot(x, y)", np.hypot, "nonzero"),
+    ("np.logaddexp(x, y)", np.logaddexp, "real"),
+    ("np.logaddexp2(x, y)", np.logaddexp2, "real"),
+    ("np.fmax(x, y)", np.fmax, "real"),
+    ("np.fmin(x, y)", np.fmin, "real"),
+]
+
+MORE_UNARY = [  # (expression, primitive, domain): also on a Python float
+    ("np.fabs(x)", np.fabs, "offgrid"),
+    ("np.arcsin(x)", np.arcsin, "unit"),
+    ("np.arccos(x)", np.arccos, "unit"),
+    ("np.arctan(x)", np.arctan, "real"),
+    ("np.sinh(x)", np.sinh, "real"),
+    ("np.cosh(x)", np.cosh, "real"),
+    ("np.arcsinh(x)", np.arcsinh, "real"),
+    ("np.arccosh(x)", np.arccosh, "above1"),
+    ("np.arctanh(x)", np.arctanh, "unit"),
+    ("np.exp2(x)", np.exp2, "real"),
+    ("np.expm1(x)", np.expm1, "real"),
+    ("np.log2(x)", np.log2, "positive"),
+    ("np.log10(x)", np.log10, "positive"),
+    ("np.log1p(x)", np.log1p, "positive"),
+    ("np.reciprocal(x)", np.reciprocal, "nonzero"),
+    ("np.deg2rad(x)", np.deg2rad, "real"),
+    ("np.radians(x)", np.radians, "real"),
+    ("np.rad2deg(x)", np.rad2deg, "real"),
+    ("np.degrees(x)", np.degrees, "real"),
+    ("np.sinc(x)", np.sinc, "real"),
+    ("np.nan_to_num(x)", np.nan_to_num, "real"),
+]
+
+SCALAR_FUNCTIONS = [  # the math module and builtins on Python floats
+    *(Row(f"math.{name}(x)", (F,), (getattr(math, name),), domain) for name, domain in [
+        ("exp", "real"), ("expm1", "real"), ("log", "positive"), ("log1p", "positive"),
+        ("log2", "positive"), ("log10", "positive"), ("sqrt", "positive"), ("sin", "real"),
+        ("cos", "real"), ("tan", "small"), ("asin", "unit"), ("acos", "unit"), ("atan", "real"),
+        ("sinh", "real"), ("cosh", "real"), ("tanh", "real"), ("asinh", "real"),
+        ("acosh", "above1"), ("atanh", "unit"), ("fabs", "nonzero"), ("radians", "real"),
+        ("degrees", "real"), ("erf", "real"), ("erfc", "real")]),
+    Row("math.atan2(x, y)", (F, F), (math.atan2,), "nonzero"),
+    Row("math.pow(x, y)", (F, F), (math.pow,), ("positive", "real")),
+    Row("math.hypot(x, y)", (F, F), (math.hypot,), "nonzero"),
+    Row("math.fmod(x, y)", (F, F), (math.fmod,), ("real", "positive")),
+    Row("math.remainder(x, y)", (F, F), (math.remainder,), ("real", "positive")),
+    Row("math.copysign(x, y) * y", (F, F), (math.copysign, operator.mul), "nonzero"),
+    Row("math.fsum([x, y, x * y])", (F, F), (math.fsum, operator.mul)),
+    Row("math.fsum(x)", ((4,),), (math.fsum,)),
+    Row("max(x, y)", (F, F), (builtins.max,)),
+    Row("min(x, y)", (F, F), (builtins.min,)),
+    Row("max([x, y, 2.0 * x])", (F, F), (builtins.max, operator.mul), "distinct"),
+    Row("min((x, y))", (F, F), (builtins.min,), "distinct"),
+    Row("max(x)", ((4,),), (builtins.max,), "distinct"),
+    Row("min(x)", ((4,),), (builtins.min,), "distinct"),
+    Row("np.sin(x).astype(np.float64)", ((3, 4),), (np.ndarray.astype, np.sin)),
+    Row("x.astype('float64')", ((3, 4),), (np.ndarray.astype,)),
+    Row("x.astype(float)", ((3, 4),), (np.ndarray.astype,)),
+]
+
+MORE_REDUCTIONS = [
+    Row("np.var(x, ddof=1)", ((3, 4),), (np.var,)),
+    Row("np.var(x, 0, None, None, 1, True)", ((3, 4),), (np.var,)),
+    Row("x.var(axis=(0, 2), ddof=1, keepdims=True)", ((2, 3, 4),), (np.ndarray.var,)),
+    Row("np.std(x, axis=-1, ddof=1)", ((3, 4),), (np.std,)),
+    Row("x.std(ddof=1)", ((3, 4),), (np.ndarray.std,)),
+    Row("np.ptp(x, axis=1)", ((3, 4),), (np.ptp,), "distinct"),
+    *(Row(f"np.{name}({args})", (shape,), (getattr(np, name),)) for name in ("cumsum", "cumprod")
+      for args, shape in [("x", (3, 4)), ("x, axis=0", (3, 4)), ("x, 1", (2, 3, 4)),
+                          ("x, -1", (2, 3, 4))]),
+    *(Row(f"x.{name}({args})", (shape,), (getattr(np.ndarray, name),)) for name in ("cumsum", "cumprod")
+      for args, shape in [("", (3, 4)), ("axis=0", (3, 4)), ("-1", (2, 3, 4))]),
+    Row("np.trace(x)", ((3, 4),), (np.trace,)),
+    Row("np.trace(x, 1)", ((3, 4),), (np.trace,)),
+    Row("np.trace(x, offset=-1)", ((4, 3),), (np.trace,)),
+    Row("np.trace(x, axis1=1, axis2=2)", ((2, 3, 4),), (np.trace,)),
+    Row("np.trace(x, -1, 2, 0)", ((2, 3, 4),), (np.trace,)),
+    Row("x.trace()", ((3, 3),), (np.ndarray.trace,)),
+    Row("x.trace(offset=1)", ((3, 4),), (np.ndarray.trace,)),
+    Row("np.diagonal(x)", ((3, 4),), (np.diagonal,)),
+    Row("np.diagonal(x, 1)", ((3, 4),), (np.diagonal,)),
+    Row("np.diagonal(x, -1, 1, 2)", ((2, 3, 4),), (np.diagonal,)),
+    Row("x.diagonal()", ((4, 3),), (np.ndarray.diagonal,)),
+    Row("x.diagonal(offset=1, axis1=0, axis2=2)", ((2, 3, 4),), (np.ndarray.diagonal,)),
+    Row("np.diag(x)", ((3, 4),), (np.diag,)),
+    Row("np.diag(x, 1)", ((3, 4),), (np.diag,)),
+    Row("np.diag(x)", ((4,),), (np.diag,)),
+    Row("np.diag(x, -1)", ((3,),), (np.diag,)),
+]
+
+MORE_LINEAR_ALGEBRA = [
+    *(Row("np.inner(x, y)", shapes, (np.inner,)) for shapes in [
+        ((4,), (4,)), ((3, 4), (4,)), ((3, 4), (2, 4)), ((2, 3, 4), (5, 4)), (F, (3, 4)), ((3, 4), F)]),
+    Row("np.tensordot(x, y)", ((2, 3, 4), (3, 4, 5)), (np.tensordot,)),
+    Row("np.tensordot(x, y, 1)", ((3, 4), (4, 5)), (np.tensordot,)),
+    Row("np.tensordot(x, y, 0)", ((3,), (2, 4)), (np.tensordot,)),
+    Row("np.tensordot(x, y, axes=(1, 0))", ((3, 4), (4, 5)), (np.tensordot,)),
+    Row("np.tensordot(x, y, axes=([0, 2], [1, 0]))", ((2, 3, 4), (4, 2, 5)), (np.tensordot,)),
+    Row("np.tensordot(x, y, axes=([2, 0], [0, 1]))", ((2, 3, 4), (4, 2, 5)), (np.tensordot,)),
+    *(Row("np.kron(x, y)", shapes, (np.kron,)) for shapes in [
+        ((2, 3), (4, 5)), ((3,), (4,)), ((2, 3), (4,)), ((2,), (3, 2)), ((2, 1, 3), (2, 2))]),
+    Row("np.cross(x, y)", ((3,), (3,)), (np.cross,)),
+    Row("np.cross(x, y)", ((4, 3), (3,)), (np.cross,)),
+    Row("np.cross(x, y)", ((2, 1, 3), (4, 3)), (np.cross,)),
+    Row("np.cross(x, y, axisa=0, axisb=0)", ((3, 4), (3, 4)), (np.cross,)),
+    Row("np.cross(x, y, axisa=0, axisc=0)", ((3, 4), (4, 3)), (np.cross,)),
+    Row("np.cross(x, y, axis=0)", ((3, 4), (3, 4)), (np.cross,)),
+    Row("np.einsum('ij,jk->ik', x, y)", ((3, 4), (4, 5)), (np.einsum,)),
+    Row("np.einsum('ij,jk', x, y)", ((3, 4), (4, 5)), (np.einsum,)),
+    Row("np.einsum('ij, jk -> ki', x, y, optimize=True)", ((3, 4), (4, 5)), (np.einsum,)),
+    Row("np.einsum('ij->', x)", ((3, 4),), (np.einsum,)),
+    Row("np.einsum('ij->ji', x)", ((3, 4),), (np.einsum,)),
+    Row("np.einsum('ii->i', x)", ((3, 3),), (np.einsum,)),
+    Row("np.einsum('ii', x)", ((3, 3),), (np.einsum,)),
+    Row("np.einsum('iji->j', x)", ((3, 2, 3),), (np.einsum,)),
+    Row("np.einsum('i,i', x, y)", ((4,), (4,)), (np.einsum,)),
+    Row("np.einsum('i,j->ij', x, y)", ((3,), (4,)), (np.einsum,)),
+    Row("np.einsum('ij,ij->ij', x, y)", ((3, 4), (3, 4)), (np.einsum,)),
+    Row("np.einsum('ij,j->', x, y)", ((3, 4), (4,)), (np.einsum,)),
+    Row("np.einsum('bij,bjk->bik', x, y)", ((2, 3, 4), (2, 4, 5)), (np.einsum,)),
+    Row("np.einsum('...ij,...jk->...ik', x, y)", ((2, 3, 4), (4, 5)), (np.einsum,)),
+    Row("np.einsum('...i,...i->...', x, y)", ((2, 1, 4), (3, 4)), (np.einsum,)),
+    Row("np.einsum('...i,...i', x, y)", ((2, 3, 4), (4,)), (np.einsum,)),
+    Row("np.einsum('ij,jk,kl->il', x, y, x.T)", ((3, 4), (4, 4)), (np.einsum, np.ndarray.T)),
+    Row("np.einsum('i,i,i,i->', x, y, x, y)", ((4,), (4,)), (np.einsum,)),
+]
+
+LINALG = [
+    Row("np.linalg.det(x)", ((3, 3),), (np.linalg.det,), "wellcond"),
+    Row("np.linalg.det(x)", ((2, 3, 3),), (np.linalg.det,), "wellcond"),
+    Row("np.linalg.slogdet(x)[1]", ((3, 3),), (np.linalg.slogdet, operator.getitem), "wellcond"),
+    Row("sign * logdet", ((2, 3, 3),), (np.linalg.slogdet, operator.mul), "wellcond",
+        pre="sign, logdet = np.linalg.slogdet(x)"),
+    Row("np.linalg.inv(x)", ((3, 3),), (np.linalg.inv,), "wellcond"),
+    Row("np.linalg.inv(x)", ((2, 3, 3),), (np.linalg.inv,), "wellcond"),
+    *(Row("np.linalg.solve(x, y)", shapes, (np.linalg.solve,), ("wellcond", "real")) for shapes in [
+        ((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (3,)), ((2, 3, 3), (2, 3, 2)), ((3, 3), (2, 3, 2)),
+        ((2, 3, 3), (3, 2))]),
+    Row("np.linalg.cholesky(x)", ((3, 3),), (np.linalg.cholesky,), "spd"),
+    Row("np.linalg.cholesky(x)", ((2, 3, 3),), (np.linalg.cholesky,), "spd"),
+    Row("np.linalg.cholesky(x, upper=True)", ((3, 3),), (np.linalg.cholesky,), "spd"),
+    Row("np.linalg.cholesky(x @ x.T + np.eye(3))", ((3, 4),),
+        (np.linalg.cholesky, operator.matmul, np.ndarray.T, operator.add)),
+    Row("np.linalg.eigh(x)[0]", ((3, 3),), (np.linalg.eigh, operator.getitem), "spd"),
+    Row("np.linalg.eigh(x)[1] ** 2", ((3, 3),), (np.linalg.eigh, operator.getitem, operator.pow), "spd"),
+    Row("np.linalg.eigh(x, 'U')[1] ** 2", ((2, 3, 3),), (np.linalg.eigh, operator.getitem, operator.pow),
+        "spd"),
+    Row("w * v ** 2", ((3, 3),), (np.linalg.eigh, operator.mul, operator.pow), "spd",
+        pre="w, v = np.linalg.eigh(x)"),
+    Row("np.linalg.eigh(x + x.T)[0]", ((3, 3),), (np.linalg.eigh, operator.getitem, operator.add)),
+    *(Row(f"np.linalg.norm({args})", (shape,), (np.linalg.norm,), domain) for args, shape, domain in [
+        ("x", (4,), "real"), ("x", (3, 4), "real"), ("x", (2, 3, 4), "real"), ("x, 1", (4,), "offgrid"),
+        ("x, np.inf", (4,), "distinct"), ("x, -np.inf", (4,), "distinct"), ("x, 3", (4,), "real"),
+        ("x, -1.5", (4,), "nonzero"), ("x, 0", (4,), "nonzero"), ("x, axis=1", (3, 4), "real"),
+        ("x, axis=0, keepdims=True", (3, 4), "real"), ("x, 1, axis=-1", (3, 4), "offgrid"),
+        ("x, np.inf, 0", (3, 4), "distinct"), ("x, 'fro'", (3, 4), "real"), ("x, 'nuc'", (3, 4), "real"),
+        ("x, 2", (3, 4), "real"), ("x, -2", (4, 3), "real"), ("x, 1", (3, 4), "offgrid"),
+        ("x, -1", (3, 4), "offgrid"), ("x, np.inf", (3, 4), "offgrid"),
+        ("x, -np.inf", (3, 4), "offgrid"),
+        ("x, 2, axis=(1, 2)", (2, 3, 4), "real"), ("x, 'fro', (2, 0), True", (2, 3, 4), "real"),
+        ("x, np.inf, axis=(2, 1)", (2, 3, 4), "offgrid"), ("x, 'nuc', (0, 2)", (2, 3, 4), "real")]),
+    *(Row("np.linalg.pinv(x)", (shape,), (np.linalg.pinv,), "wellcond")
+      for shape in [(3, 3), (4, 3), (3, 4), (2, 4, 3)]),
+    Row("np.linalg.pinv(x @ x.T, hermitian=True)", ((3, 4),),
+        (np.linalg.pinv, operator.matmul, np.ndarray.T)),
+    Row("np.linalg.qr(x)[0]", ((4, 3),), (np.linalg.qr, operator.getitem)),
+    Row("np.linalg.qr(x)[1]", ((3, 3),), (np.linalg.qr, operator.getitem)),
+    Row("np.linalg.qr(x, mode='complete')[0]", ((3, 3),), (np.linalg.qr, operator.getitem)),
+    Row("q @ r ** 2", ((2, 4, 3),), (np.linalg.qr, operator.matmul, operator.pow),
+        pre="q, r = np.linalg.qr(x)"),
+    Row("np.linalg.svd(x)[1]", ((3, 4),), (np.linalg.svd, operator.getitem)),
+    Row("np.linalg.svd(x)[0] * np.linalg.svd(x)[2]", ((3, 3),),
+        (np.linalg.svd, operator.getitem, operator.mul)),
+    Row("np.linalg.svd(x, compute_uv=False)", ((4, 3),), (np.linalg.svd,)),
+    Row("np.linalg.svd(x, compute_uv=False)", ((2, 3, 3),), (np.linalg.svd,)),
+    Row("np.linalg.svd(x, full_matrices=False)[0]", ((4, 3),), (np.linalg.svd, operator.getitem)),
+    Row("np.linalg.svd(x, full_matrices=False)[2]", ((3, 4),), (np.linalg.svd, operator.getitem)),
+    Row("(u * s[..., None, :]) @ vh ** 2", ((2, 4, 3),),
+        (np.linalg.svd, operator.mul, operator.matmul, operator.pow),
+        pre="u, s, vh = np.linalg.svd(x, full_matrices=False)"),
+]
+
+MORE_SHAPES = [
+    Row("np.reshape(x, shape=(2, 6))", ((3, 4),), (np.reshape,)),
+    Row("np.atleast_1d(x)", (F,), (np.atleast_1d,)),
+    Row("np.atleast_1d(x)", ((3,),), (np.atleast_1d,)),
+    Row("np.atleast_2d(x)", ((4,),), (np.atleast_2d,)),
+    Row("np.atleast_2d(x)", (F,), (np.atleast_2d,)),
+    Row("np.atleast_3d(x)", ((3, 4),), (np.atleast_3d,)),
+    Row("np.atleast_3d(x)", ((4,),), (np.atleast_3d,)),
+    Row("np.broadcast_to(x, (2, 3, 4))", ((3, 1),), (np.broadcast_to,)),
+    Row("np.broadcast_to(x, (3, 4))", ((4,),), (np.broadcast_to,)),
+    Row("np.broadcast_to(x, (2, 3))", (F,), (np.broadcast_to,)),
+    Row("np.flip(x)", ((3, 4),), (np.flip,)),
+    Row("np.flip(x, 0)", ((3, 4),), (np.flip,)),
+    Row("np.flip(x, axis=(0, 2))", ((2, 3, 4),), (np.flip,)),
+    Row("np.fliplr(x)", ((3, 4),), (np.fliplr,)),
+    Row("np.flipud(x)", ((3, 4),), (np.flipud,)),
+    Row("np.rot90(x)", ((3, 4),), (np.rot90,)),
+    Row("np.rot90(x, 2)", ((3, 4),), (np.rot90,)),
+    Row("np.rot90(x, -1, axes=(1, 2))", ((2, 3, 4),), (np.rot90,)),
+    Row("np.roll(x, 2)", ((3, 4),), (np.roll,)),
+    Row("np.roll(x, -1, axis=1)", ((3, 4),), (np.roll,)),
+    Row("np.roll(x, (1, 2), axis=(0, 1))", ((3, 4),), (np.roll,)),
+    Row("np.moveaxis(x, 0, -1)", ((2, 3, 4),), (np.moveaxis,)),
+    Row("np.moveaxis(x, (0, 1), (2, 0))", ((2, 3, 4),), (np.moveaxis,)),
+    *(Row(f"np.rollaxis(x, {args})", ((2, 3, 4),), (np.rollaxis,))
+      for args in ["2", "0, 3", "1, 0", "-1, 1", "0, 2", "2, -2"]),
+    Row("np.swapaxes(x, 0, 2)", ((2, 3, 4),), (np.swapaxes,)),
+    Row("x.swapaxes(0, 1)", ((3, 4),), (np.ndarray.swapaxes,)),
+    Row("np.repeat(x, 2)", ((3, 4),), (np.repeat,)),
+    Row("np.repeat(x, 3, axis=1)", ((3, 4),), (np.repeat,)),
+    Row("np.repeat(x, [1, 0, 2], axis=0)", ((3, 4),), (np.repeat,)),
+    Row("np.repeat(x, 3)", (F,), (np.repeat,)),
+    Row("x.repeat(2, axis=-1)", ((2, 3, 4),), (np.ndarray.repeat,)),
+    Row("np.tile(x, 2)", ((3, 4),), (np.tile,)),
+    Row("np.tile(x, (2, 1, 3))", ((3, 4),), (np.tile,)),
+    Row("np.tile(x, (2, 2))", ((4,),), (np.tile,)),
+    Row("np.tile(x, 3)", (F,), (np.tile,)),
+    Row("np.take(x, [0, 2, 2])", ((3, 4),), (np.take,)),
+    Row("np.take(x, [[0, 2], [1, 1]], axis=1)", ((3, 4),), (np.take,)),
+    Row("np.take(x, 1, axis=0)", ((3, 4),), (np.take,)),
+    Row("np.take(x, [5, -1], axis=1, mode='wrap')", ((3, 4),), (np.take,)),
+    Row("np.take(x, [5, -1], axis=1, mode='clip')", ((3, 4),), (np.take,)),
+    Row("x.take([3, 0, 3])", ((3, 4),), (np.ndarray.take,)),
+    Row("x.take(np.array([1, 1]), axis=-1)", ((2, 3, 4),), (np.ndarray.take,)),
+    Row("np.tril(x)", ((3, 4),), (np.tril,)),
+    Row("np.tril(x, -1)", ((2, 3, 4),), (np.tril,)),
+    Row("np.triu(x)", ((3, 4),), (np.triu,)),
+    Row("np.triu(x, 1)", ((2, 3, 4),), (np.triu,)),
+    Row("np.pad(x, 1)", ((3, 4),), (np.pad,)),
+    Row("np.pad(x, ((1, 0), (2, 3)))", ((3, 4),), (np.pad,)),
+    Row("np.pad(x, 2, mode='edge')", ((3, 4),), (np.pad,)),
+    Row("np.pad(x, (1, 2), 'reflect')", ((3, 4),), (np.pad,)),
+    Row("np.pad(x, 2, mode='symmetric')", ((3, 4),), (np.pad,)),
+    Row("np.pad(x, 1, mode='wrap')", ((3, 4),), (np.pad,)),
+    Row("np.pad(x, 5, mode='reflect')", ((3,),), (np.pad,)),
+    Row("np.pad(x, 1, constant_values=y)", ((3, 4), F), (np.pad,)),
+    Row("np.sort(x)", ((3, 4),), (np.sort,), "distinct"),
+    Row("np.sort(x, axis=0)", ((3, 4),), (np.sort,), "distinct"),
+    Row("np.sort(x, axis=None)", ((3, 4),), (np.sort,), "distinct"),
+    Row("np.sort(x, 1)", ((2, 3, 4),), (np.sort,), "distinct"),
+    Row("np.diff(x)", ((3, 4),), (np.diff,)),
+    Row("np.diff(x, 2)", ((3, 4),), (np.diff,)),
+    Row("np.diff(x, axis=0)", ((3, 4),), (np.diff,)),
+    Row("np.diff(x, prepend=y)", ((3, 4), (3, 1)), (np.diff,)),
+    Row("np.diff(x, n=2, axis=0, append=y)", ((3, 4), (2, 4)), (np.diff,)),
+    Row("np.diff(x, prepend=y, append=y)", ((4,), F), (np.diff,)),
+    Row("np.linspace(x, y, 5)", (F, F), (np.linspace,)),
+    Row("np.linspace(x, y, 4, endpoint=False)", (F, F), (np.linspace,)),
+    Row("np.linspace(x, y, 3)", ((2,), (2,)), (np.linspace,)),
+    Row("np.linspace(x, y, 3, axis=1)", ((2,), (2,)), (np.linspace,)),
+    Row("np.linspace(x, y, 3)", ((2, 1), (3,)), (np.linspace,)),
+    Row("np.linspace(x, y, 5, retstep=True)[1]", (F, F), (np.linspace, operator.getitem)),
+    Row("np.linspace(x, y, 5, retstep=True)[0]", ((2,), F), (np.linspace, operator.getitem)),
+    Row("np.full((2, 3), x)", (F,), (np.full,)),
+    Row("np.full((2, 3), x)", ((3,),), (np.full,)),
+    Row("np.full_like(np.ones((2, 3)), x)", (F,), (np.full_like,)),
+    Row("np.full_like(np.ones((2, 3)), x)", ((3,),), (np.full_like,)),
+    Row("np.hstack([x, y])", ((3,), (2,)), (np.hstack,)),
+    Row("np.hstack((x, y))", ((3, 2), (3, 4)), (np.hstack,)),
+    Row("np.hstack([x, y])", (F, (3,)), (np.hstack,)),
+    Row("np.vstack((x, y))", ((4,), (4,)), (np.vstack,)),
+    Row("np.vstack([x, y])", ((2, 4), (4,)), (np.vstack,)),
+    Row("np.dstack([x, y])", ((3, 4), (3, 4)), (np.dstack,)),
+    Row("np.dstack((x, y))", ((4,), (4,)), (np.dstack,)),
+    Row("np.column_stack((x, y))", ((3,), (3,)), (np.column_stack,)),
+    Row("np.column_stack([x, y])", ((3, 2), (3,)), (np.column_stack,)),
+    Row("np.split(x, 2, axis=1)[1]", ((3, 4),), (np.split, operator.getitem)),
+    Row("np.split(x, [1, 3])[0]", ((4,),), (np.split, operator.getitem)),
+    Row("np.stack(np.split(x, 3))", ((3, 4),), (np.split, np.stack)),
+    Row("p * q", ((3, 4),), (np.split, operator.mul), pre="p, q = np.split(x, 2, axis=1)"),
+    Row("np.array_split(x, 3, axis=1)[2]", ((3, 4),), (np.array_split, operator.getitem)),
+    Row("np.hsplit(x, 2)[0]", ((3, 4),), (np.hsplit, operator.getitem)),
+    Row("np.hsplit(x, [1])[1]", ((4,),), (np.hsplit, operator.getitem)),
+    Row("np.vsplit(x, [1])[1]", ((3, 4),), (np.vsplit, operator.getitem)),
+    Row("np.dsplit(x, 2)[1]", ((2, 3, 4),), (np.dsplit, operator.getitem)),
+]
+
 ROWS: list[Row] = [
     *(Row(expr, shapes, (fun,), domain) for expr, fun, domain in BINARY for shapes in BROADCAST),
+    *(Row(expr, shapes, (fun,), domain) for expr, fun, domain in MORE_BINARY for shapes in BROADCAST),
     *(Row(expr, (shape,), (fun,), domain) for expr, fun, domain in UNARY for shape in [(3, 4), F]),
+    *(Row(expr, (shape,), (fun,), domain) for expr, fun, domain in MORE_UNARY for shape in [(3, 4), F]),
+    *SCALAR_FUNCTIONS,
     *WITH_CONSTANTS,
     *SELECTIONS,
     *reduction_rows(),
+    *MORE_REDUCTIONS,
     *LINEAR_ALGEBRA,
+    *MORE_LINEAR_ALGEBRA,
+    *LINALG,
     *SHAPES,
+    *MORE_SHAPES,
     *INDEXING,
     *CONTAINERS,
     *METHOD_CHAINS,
@@ -261,17 +579,25 @@ ROWS: list[Row] = [
 # --- helpers --------------------------------------------------------------------------
 
 
-def build(row: Row) -> tuple[Any, list[Any]]:
-    """The function ``np.sum((<expr>) * W)`` of ``row`` and its inputs, the same in every run."""
+def build(row: Row, dtype: Any = np.float64) -> tuple[Any, list[Any]]:
+    """The function ``np.sum((<expr>) * W)`` of ``row`` and its inputs, the same in every run.
+
+    With ``dtype`` float32 the arrays and ``W`` are float32 and ``F`` inputs NumPy float32
+    scalars, rounded from the same float64 values.
+    """
     rng = np.random.default_rng(zlib.crc32(row.id.encode()))
     domains = (row.domain,) * len(row.shapes) if isinstance(row.domain, str) else row.domain
     args = [float(DOMAINS[d](rng, ())) if s == F else DOMAINS[d](rng, s)
             for d, s in zip(domains, row.shapes)]
-    names = "xy"[:len(args)]
-    value = eval(row.expr, {"np": np}, dict(zip(names, args)))
-    weights = rng.standard_normal(np.shape(value))
-    source = f"def f({', '.join(names)}):\n    return np.sum(({row.expr}) * W)\n"
-    return make_function(source, {"np": np, "W": weights}), args
+    names = ", ".join("xy"[:len(args)])
+    body = f"    {row.pre}\n" if row.pre else ""
+    namespace = {"np": np, "math": math}
+    value = make_function(f"def value({names}):\n{body}    return {row.expr}\n", dict(namespace))
+    weights = np.asarray(rng.standard_normal(np.shape(value(*args))), dtype=dtype)
+    if dtype is not np.float64:
+        args = [dtype(a) if isinstance(a, float) else a.astype(dtype) for a in args]
+    source = f"def f({names}):\n{body}    return np.sum(({row.expr}) * W)\n"
+    return make_function(source, {**namespace, "W": weights}), args
 
 
 def applied_rules(f: Any, nargs: int) -> set[int]:
@@ -299,6 +625,22 @@ def test_rule_matches_finite_differences(row: Row) -> None:
     assert_grad_matches(f, args, wrt=tuple(range(len(args))), rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("row", params(ROWS))
+def test_rule_in_float32(row: Row) -> None:
+    """float32 inputs get float32 gradients, close to float64 finite differences."""
+    f32, args32 = build(row, np.float32)
+    f64, _ = build(row)
+    args64 = [a.astype(np.float64) if isinstance(a, np.ndarray) else float(a) for a in args32]
+    grads = s2sad.grad(f32, tuple(range(len(args32))))(*args32)
+    for i, (arg, g) in enumerate(zip(args32, grads)):
+        where = f"gradient for argument {i}"
+        assert np.shape(g) == np.shape(arg), f"{where} has shape {np.shape(g)}, not {np.shape(arg)}"
+        assert np.result_type(g) == np.float32, f"{where} has dtype {np.result_type(g)}, not float32"
+        expected = numerical_grad(f64, args64, i)
+        scale = max(1.0, float(np.max(np.abs(expected))))
+        np.testing.assert_allclose(g, expected, rtol=1e-2, atol=1e-3 * scale, err_msg=where)
+
+
 def test_table_covers_every_rule() -> None:
     ids = [row.id for row in ROWS]
     assert len(set(ids)) == len(ids), "two rows have the same id"
@@ -307,8 +649,10 @@ def test_table_covers_every_rule() -> None:
     assert not misdeclared, f"rows that do not apply the rules they declare: {misdeclared}"
     covered = {id(fun) for row in ROWS for fun in row.uses}
     # statements (x.append(v), x[i] = v) are tested in test_containers.py
+    # the helpers generated code calls are tested by differentiating generated code
     missing = [rule.name for key, rule in REGISTRY.rules.items()
-               if key not in covered and not isinstance(rule.fun, Primitive)]
+               if key not in covered and not isinstance(rule.fun, Primitive)
+               and getattr(rule.fun, "__module__", None) != "s2sad.runtime"]
     assert not missing, f"registered rules that no row exercises: {missing}"
 
 
@@ -325,6 +669,25 @@ KINKS = [  # (expression, inputs, the exact gradients): the conventions of numpy
     ("abs(x)", (0.0,), (0.0,)),
     ("np.clip(x, -0.5, 0.5)", ([-1.0, -0.5, 0.0, 0.5, 1.0],), ([0.0, 0.0, 1.0, 0.0, 0.0],)),
     ("x.clip(-0.5, 0.5)", ([-1.0, -0.5, 0.0, 0.5, 1.0],), ([0.0, 0.0, 1.0, 0.0, 0.0],)),
+    ("np.fmax(x, y)", ([1.0, 2.0, np.nan], [1.0, 0.0, 4.0]), ([0.5, 1.0, 0.0], [0.5, 0.0, 1.0])),
+    ("np.fmin(x, y)", ([1.0, 2.0, 3.0], [1.0, np.nan, 4.0]), ([0.5, 1.0, 1.0], [0.5, 0.0, 0.0])),
+    ("np.ptp(x)", ([1.0, 3.0, 3.0, 0.0],), ([0.0, 0.5, 0.5, -1.0],)),
+    ("np.ptp(x, axis=1)", ([[2.0, 2.0], [1.0, 0.0]],), ([[0.0, 0.0], [1.0, -1.0]],)),
+    ("np.sort(x) * np.array([1.0, 2.0, 3.0, 4.0])", ([2.0, 1.0, 2.0, 0.0],), ([3.5, 2.0, 3.5, 1.0],)),
+    ("np.sort(x, axis=0) * np.array([[1.0], [3.0]])", ([[1.0, 0.0], [1.0, 5.0]],),
+     ([[2.0, 1.0], [2.0, 3.0]],)),
+    ("max(x, y)", (2.0, 2.0), (0.5, 0.5)),
+    ("min([x, y, x])", (1.0, 2.0), (1.0, 0.0)),
+    ("np.fabs(x)", ([0.0, -2.0],), ([0.0, -1.0],)),
+    ("np.hypot(x, y)", ([0.0, 3.0], [0.0, 4.0]), ([0.0, 0.6], [0.0, 0.8])),
+    ("np.linalg.norm(x)", ([0.0, 0.0],), ([0.0, 0.0],)),
+    ("np.linalg.norm(x, np.inf)", ([1.0, -3.0, 3.0],), ([0.0, -0.5, 0.5],)),
+    ("np.linalg.norm(x, 1)", ([[1.0, -2.0], [-1.0, 0.0]],), ([[0.5, -0.5], [-0.5, 0.0]],)),
+    ("np.sinc(x)", ([0.0],), ([0.0],)),
+    ("np.prod(x)", ([0.0, 2.0, 3.0],), ([6.0, 0.0, 0.0],)),
+    ("np.prod(x)", ([0.0, 2.0, 0.0],), ([0.0, 0.0, 0.0],)),
+    ("np.prod(x, axis=0)", ([[0.0, 2.0], [5.0, 3.0]],), ([[5.0, 3.0], [0.0, 2.0]],)),
+    ("np.cumprod(x)", ([2.0, 0.0, 3.0],), ([1.0, 8.0, 0.0],)),
 ]
 
 
@@ -336,3 +699,73 @@ def test_convention_at_kink(expr: str, inputs: tuple, expected: tuple) -> None:
     grads = s2sad.grad(f, tuple(range(len(args))))(*args)
     for g, want in zip(grads, expected):
         np.testing.assert_array_equal(g, want)
+
+
+def _toy(x: Any) -> Any:
+    """2 x; the test below gives s2sad a deliberately wrong rule for it."""
+    return 2.0 * x
+
+
+@pytest.mark.parametrize("template, complaint", [
+    ("np.sum(g)", "shape"),  # the gradient of an array is a scalar
+    ("g * 3.0", "Not equal to tolerance"),  # wrong values
+    ("np.asarray(g * 2.0, dtype=np.float32)", "dtype"),  # right values, wrong dtype
+])
+def test_the_rule_test_catches_a_wrong_rule(template: str, complaint: str) -> None:
+    REGISTRY.defvjp(_toy, "x", x=template)
+    try:
+        f = make_function("def f(x):\n    return np.sum(toy(x) * W)\n",
+                          {"np": np, "toy": _toy, "W": np.arange(12.0).reshape(3, 4)})
+        with pytest.raises(AssertionError, match=complaint):
+            assert_grad_matches(f, [np.full((3, 4), 0.5)], wrt=(0,))
+    finally:
+        del REGISTRY.rules[id(_toy)]
+    assert REGISTRY.rule(_toy) is None
+
+
+RNG = np.random.default_rng(0)
+RANDOM_STATE = np.random.RandomState(0)
+
+
+def test_random_numbers_carry_no_gradient() -> None:
+    """np.random functions, and methods of a global Generator or RandomState, are non-differentiable."""
+    source = ("def f(x):\n"
+              "    noise = RNG.normal(x, 1.0) + RNG.uniform(x, x + 1.0) + RANDOM_STATE.normal(x)\n"
+              "    noise = noise + np.random.normal(x) + RNG.permutation(x) + RNG.choice(x, 3)[0]\n"
+              "    return np.sum(x) + np.sum(noise) + float(RNG.integers(0, 3))\n")
+    f = make_function(source, {"np": np, "RNG": RNG, "RANDOM_STATE": RANDOM_STATE})
+    np.testing.assert_array_equal(s2sad.grad(f)(np.array([0.5, 1.5, 2.5])), np.ones(3))
+
+
+REFUSED = [  # (expression of x, x, what the error says): refused rather than a wrong gradient
+    ("np.pad(x, 1, mode='linear_ramp')", np.ones((3, 4)), "np.pad with mode"),
+    ("np.linalg.qr(x)[0]", np.eye(3, 4) + 0.5, "as many rows as columns"),
+    ("np.linalg.svd(x)[0]", np.eye(4, 3) + 0.5, "full_matrices=False"),
+    ("math.log(x, 2.0)", 3.0, "at most 1 positional"),
+    ("np.einsum(x, [0, 1], [1])", np.ones((2, 3)), "einsum"),
+]
+
+
+@pytest.mark.parametrize("expr, x, complaint", REFUSED, ids=[r[0] for r in REFUSED])
+def test_refused_with_a_clear_error(expr: str, x: Any, complaint: str) -> None:
+    f = make_function(f"def f(x):\n    return np.sum({expr})\n", {"np": np, "math": math})
+    with pytest.raises(S2SADError, match=complaint):
+        s2sad.grad(f)(x)
+
+
+def test_astype_to_an_integer_dtype_is_refused() -> None:
+    """x.astype(int) has no gradient s2sad gives silently: a gradient that reaches it is an error."""
+    f = make_function("def f(x):\n    return np.sum(x.astype(int) * x)\n", {"np": np})
+    with pytest.raises(S2SADError, match="conversion to int"):
+        s2sad.grad(f)(np.array([0.5, 1.5]))
+    g = make_function("def g(x):\n    return np.sum(x.astype(np.float32) * x)\n", {"np": np})
+    grad = s2sad.grad(g)(np.array([0.5, 1.5]))
+    assert grad.dtype == np.float64
+    np.testing.assert_allclose(grad, [1.0, 3.0])
+
+
+def test_readme_lists_the_registered_rules() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split(BEGIN + "\n", 1)[1].split(END, 1)[0]
+    assert block == rules_markdown(), (
+        "README.md's list of rules is stale: run python -m s2sad.rules.listing README.md")

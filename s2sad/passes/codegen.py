@@ -266,7 +266,7 @@ def compile_text(adj: Adjoint, text: str, name: str, kind: str) -> Generated:
     fdef.returns = None
     runtime = {spelled: runtime_object(rt) for rt, spelled in sorted(adj.runtime.items())}
     runtime.update(sorted(adj.callees.items()))
-    cells = list(runtime) + sorted(fn.closure & _names_in(text))
+    cells = list(runtime) + sorted((fn.closure & _names_in(text)) - set(runtime))
     factory = ast.FunctionDef(
         name=FACTORY,
         args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=c) for c in cells], vararg=None,

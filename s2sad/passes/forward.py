@@ -54,8 +54,9 @@ class Forward:
         return self.names[var]
 
     def tangent(self, op: Operand) -> str | None:
-        """The tangent of an operand as code, or None where it is zero."""
-        if isinstance(op, Var) and op.name in self.active:
+        """The tangent of an operand as code, or None where it is zero (an inactive
+        value, or one no tangent statement has set, such as a loop counter)."""
+        if isinstance(op, Var) and op.name in self.active and self.tname(op.name) in self.defined:
             return self.tname(op.name)
         return None
 
@@ -75,22 +76,15 @@ class Forward:
             elif isinstance(s, If):
                 before = set(self.defined)
                 s.body = self.block(s.body)
-                self.defined = set(before)
+                after_body, self.defined = self.defined, set(before)
                 s.orelse = self.block(s.orelse)
-                self.defined = before | self.joined(s)
+                self.defined |= after_body  # a value set in one branch only is read only after it
                 out.append(s)
             elif isinstance(s, Loop):
                 out += self.loop(s)
             else:
                 out.append(s)
         return out
-
-    def joined(self, s: If) -> set[str]:
-        """Tangents that both branches define (join names are assigned in both)."""
-        from ..ir import assigned_names
-
-        both = assigned_names(s.body) & assigned_names(s.orelse)
-        return {self.tname(n) for n in both if n in self.active}
 
     def loop(self, s: Loop) -> list[Stmt]:
         pre: list[Stmt] = []
@@ -138,15 +132,20 @@ class Forward:
         values["ans"] = s.target
         reads: set[str] = set()
         terms: list[str] = []
-        active = {p: self.tangent(op) for p, op in v.args.items() if p in rule.vjps}
+        differentiable = rule.differentiable()
+        active = {p: self.tangent(op) for p, op in v.args.items() if p in differentiable}
         active = {p: tan for p, tan in active.items() if tan}
         if not active:
             return self.zero(s.target), {s.target}
         if rule.linear == "joint" and not rule.jvps:
             replace = {}
-            for p in rule.vjps:
+            for p in differentiable:
                 node = v.slots.get(p)
                 if node is None:
+                    if p in active:
+                        raise NoGradientRuleError(
+                            f"cannot write the tangent of {v.callee}: the argument '{p}' is not "
+                            f"found in the expression", s.loc)
                     continue
                 replace[id(node)] = active.get(p) or self.zero(_code(v.args[p]))
             terms.append(_EMPTY.code_for_node(v.node.visit(_Substitute(replace))).strip())

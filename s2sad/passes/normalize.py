@@ -77,6 +77,9 @@ UNSUPPORTED: dict[type, str] = {
 }
 
 
+#: Calls that may stand as statements: they print or check and change nothing.
+STATEMENT_CALLS = (builtins.print, runtime.check_wrt)
+
 #: Builtins that run or inspect code behind s2sad's back.
 HIDDEN_CODE = (builtins.exec, builtins.eval, builtins.globals, builtins.locals, builtins.vars,
                builtins.compile, builtins.__import__)
@@ -110,7 +113,7 @@ class Normalizer:
         fdef = self.parsed.function
         if fdef.asynchronous is not None:
             raise self.unsupported(fdef, "async functions cannot be differentiated; use 'def'")
-        body = list(fdef.body.body)
+        body = _suite(fdef.body)
         if not self.block(body, docstring=True):
             last = body[-1] if body else fdef
             raise UnsupportedSyntaxError(
@@ -189,12 +192,12 @@ class Normalizer:
 
     def if_statement(self, node: cst.If, rest: list[cst.BaseStatement]) -> tuple[bool, bool]:
         """Lower an if/elif/else; returns (every path returns, took the following statements)."""
-        then_stmts = list(node.body.body)
+        then_stmts = _suite(node.body)
         else_stmts: list[cst.BaseStatement] = []
         if isinstance(node.orelse, cst.If):
             else_stmts = [node.orelse]
         elif isinstance(node.orelse, cst.Else):
-            else_stmts = list(node.orelse.body.body)
+            else_stmts = _suite(node.orelse.body)
         then_returns, else_returns = _always_returns(then_stmts), _always_returns(else_stmts)
         take_rest = bool(rest) and (then_returns or else_returns or _may_return(then_stmts)
                                     or _may_return(else_stmts))
@@ -285,7 +288,7 @@ class Normalizer:
                 index = self.fn.fresh("i")
                 sequences = [(names[0], iterable)]
             seq_ops = []
-            rebound = _assigned_in(list(node.body.body))
+            rebound = _assigned_in(_suite(node.body))
             for name, seq in sequences:
                 op, seq_node = self.operand(seq)
                 if isinstance(op, Var) and _user_name(op.name, self.res.locals) in rebound:
@@ -300,14 +303,14 @@ class Normalizer:
             targets = [index]
             reads = tuple(dict.fromkeys(n for _, op, _ in seq_ops for n in _reads(op)))
             prefix = [(name, op, index) for name, op, _ in seq_ops]
-        self.loop(node, header, reads, targets, prefix, list(node.body.body))
+        self.loop(node, header, reads, targets, prefix, _suite(node.body))
 
     def while_loop(self, node: cst.While) -> None:
         if node.orelse is not None:
             raise self.unsupported(node.orelse, "'while ... else' is not supported; use a flag variable")
         self.check_expression(node.test)
         test = _strip_parens(node.test)
-        self.loop(node, "", self.local_reads(test), [], [], list(node.body.body), test=test)
+        self.loop(node, "", self.local_reads(test), [], [], _suite(node.body), test=test)
 
     def loop(self, node: cst.CSTNode, header: str, reads: tuple[str, ...], targets: list[str],
              prefix: list[Any], body: list[cst.BaseStatement],
@@ -315,15 +318,14 @@ class Normalizer:
         loc = self.location(node)
         assigned = _assigned_in(body) | {name for name, _, _ in prefix}
         outside = self.loads_outside(node)
+        live_out = {n for n in assigned if n in self.version or n in outside or (
+            n not in {p for p, _, _ in prefix} and _read_before_assigned(body, n))}
+        for name in sorted(live_out - set(self.version)):
+            # read after the loop (or by a later iteration) but first assigned inside it: it
+            # starts as None, so that every iteration can hand it on
+            self.out.append(Assign(name, Const("None"), loc, temporary=True))
+            self.version[name] = name
         before = dict(self.version)
-        for name in sorted(assigned - {name for name, _, _ in prefix}):
-            if name in self.res.locals and name not in before and _read_before_assigned(body, name):
-                raise self.unsupported(node, f"'{name}' is read in the loop before it is assigned; "
-                                             f"give it a value before the loop")
-        live_out = {n for n in assigned if n in before or n in outside}
-        for name in sorted(live_out - set(before)):
-            raise self.unsupported(node, f"'{name}' is assigned in the loop and used after it; give "
-                                         f"it a value before the loop (for example {name} = 0.0)")
         has_break, has_continue = _jumps(body)
         breaking = self.fn.fresh("breaking") if has_break else None
         skipping = self.fn.fresh("skipping") if has_continue else None
@@ -339,7 +341,8 @@ class Normalizer:
             for name, op, index in prefix:
                 new = self.new_version(name)
                 item = cst.parse_expression(f"{_code(self.parsed, op)}[{index}]")
-                self.apply(operator.getitem, [op, Const(index, (index,))], {}, item, node, new, "item")
+                self.apply(operator.getitem, [op, Const(index, (index,))], {}, item, node, new, "item",
+                           [item.value, None])
                 self.version[name] = new
             self.block(body)
 
@@ -414,7 +417,7 @@ class Normalizer:
             self.check_expression(value)
             self.append(value)
             return
-        if isinstance(value, cst.Call) and self.res.object(value.func) is print:
+        if isinstance(value, cst.Call) and any(self.res.object(value.func) is f for f in STATEMENT_CALLS):
             self.check_expression(value)
             self.out.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), "nondiff"), self.loc))
             return
@@ -439,6 +442,8 @@ class Normalizer:
         if isinstance(first, cst.Name) and isinstance(node.value, cst.Lambda) and not rest:
             self.nested_function(first.value, node.value)
             return
+        if _is_pop(node.value, self.res.locals) and not rest:
+            node = node.with_changes(value=self.pop(node.value))
         if isinstance(first, cst.Name):
             new = self.new_version(first.value)
             value = self.lower(node.value, new, first.value)
@@ -450,7 +455,9 @@ class Normalizer:
                 raise self.unsupported(t, "chained assignment to a tuple is not supported; assign "
                                           "on separate lines")
             target = self.new_version(t.value)
-            self.out.append(Assign(target, value, self.loc))
+            # a = b = <value>: both names hold the one object
+            self.emit_operand(Var(self.version[first.value]) if isinstance(first, cst.Name) else value,
+                              target)
             self.version[t.value] = target
 
     def unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression) -> Operand:
@@ -504,7 +511,7 @@ class Normalizer:
         if name in self.version or name in self.local_functions:
             raise self.unsupported(node, f"'{name}' is defined twice; use another name")
         own = {n.value for n in _walk(node.params) if isinstance(n, cst.Name)} | _assigned_in(
-            list(node.body.body) if isinstance(node, cst.FunctionDef) else [])
+            _suite(node.body) if isinstance(node, cst.FunctionDef) else [])
         outer = sorted({n.value for n in _walk(node.body) if isinstance(n, cst.Name)}
                        & (self.res.locals - own))
         if outer:
@@ -595,11 +602,31 @@ class Normalizer:
         if isinstance(op, Var):
             self.stored.add(op.name)
         new = self.new_version(name)
-        primal = cst.BinaryOperation(cst.Name(current), cst.Add(),
-                                     cst.List([cst.Element(node)]))
+        xs_node = cst.Name(current)
+        primal = cst.BinaryOperation(xs_node, cst.Add(), cst.List([cst.Element(node)]))
         self.out.append(Assign(new, Call(self.registry.rule(APPEND), f"{name}.append",
-                                         {"xs": Var(current), "x": op}, primal), self.loc))
+                                         {"xs": Var(current), "x": op}, primal,
+                                         slots={"xs": xs_node, "x": node}), self.loc))
         self.version[name] = new
+
+    def pop(self, call: cst.Call) -> cst.BaseExpression:
+        """``v = xs.pop()`` as ``v = xs[-1]`` and a new version ``xs_2 = xs[:-1]``."""
+        name = call.func.value.value
+        self.check_in_place(name, call, f"'{name}.pop()'", f"{name}[-1] and {name} = {name}[:-1]")
+        current = self.version.get(name, name)
+        item = self.fn.fresh(f"{name}_last")
+        last = cst.parse_expression(f"{current}[-1]")
+        self.apply(operator.getitem, [Var(current), Const("-1")], {}, last, call, item, "item",
+                   [last.value, None])
+        new = self.new_version(name)
+        rest = cst.parse_expression(f"{current}[:-1]")
+        self.apply(operator.getitem, [Var(current), Const("slice(-1)")], {}, rest, call, new, "item",
+                   [rest.value, None])
+        self.views.discard(new)  # a slice of a list is a new list
+        self.version[name] = new
+        self.res.locals = self.res.locals | {item}
+        self.version[item] = item
+        return cst.Name(item)
 
     def check_in_place(self, name: str, node: cst.CSTNode, what: str, instead: str) -> None:
         """Refuse an in-place update that another name or the caller would see.
@@ -703,7 +730,8 @@ class Normalizer:
             raise self.unsupported(node, f"the operator '{self.parsed.code(node.operator).strip()}' "
                                          "is not supported on values that carry a gradient")
         (left, lnode), (right, rnode) = self.operand(node.left), self.operand(node.right)
-        primal = node.with_changes(left=lnode, right=rnode, lpar=[], rpar=[])
+        primal = node.with_changes(left=lnode, right=rnode, operator=_one_line(node.operator),
+                                   lpar=[], rpar=[])
         return self.apply(key, [left, right], {}, primal, node, target, word, [lnode, rnode])
 
     def unary(self, node: cst.UnaryOperation, target: str | None) -> Operand:
@@ -815,7 +843,9 @@ class Normalizer:
         if isinstance(node, cst.Tuple) and not primal.lpar:
             primal = primal.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         rule = pack_rule(keys)
-        call = Call(rule, "display", {p.name: op for p, op in zip(rule.params, operands)}, primal)
+        slots = {p.name: e.value for p, e in zip(rule.params, elements)}
+        call = Call(rule, "display", {p.name: op for p, op in zip(rule.params, operands)}, primal,
+                    slots=slots)
         return self.emit(call, target, self.hint(node), node)
 
     def apply(self, key: Any, args: list[Operand], kwargs: dict[str, Operand],
@@ -903,7 +933,9 @@ class Normalizer:
             if obj is runtime.stop_gradient:
                 return "stopped"
             if obj is not MISSING:
-                return "nondiff" if self.registry.is_nondifferentiable(obj) else None
+                unbound = getattr(obj, "__func__", None)  # rng.normal (rng a global): Generator.normal
+                nondiff = self.registry.is_nondifferentiable(obj) or self.registry.is_nondifferentiable(unbound)
+                return "nondiff" if nondiff else None
             if isinstance(func, cst.Attribute) and func not in self.res.objects:
                 method = getattr(np.ndarray, func.attr.value, None)
                 if method is not None and self.registry.is_nondifferentiable(method):
@@ -929,23 +961,8 @@ class Normalizer:
 
     def local_reads(self, node: cst.CSTNode) -> tuple[str, ...]:
         """Local variables ``node`` reads, in order, by their current version."""
-        found: dict[str, None] = {}
         locals_ = self.res.locals
-
-        class Visitor(cst.CSTVisitor):
-            def visit_Name(self_, n: cst.Name) -> None:
-                if n.value in locals_:
-                    found[n.value] = None
-
-            def visit_Attribute(self_, n: cst.Attribute) -> bool:
-                n.value.visit(self_)
-                return False
-
-            def visit_Arg(self_, n: cst.Arg) -> bool:
-                n.value.visit(self_)
-                return False
-
-        node.visit(Visitor())
+        found = dict.fromkeys(n for n in _variable_names(node) if n in locals_)
         return tuple(self.version.get(n, n) for n in found)
 
     def check_expression(self, node: cst.CSTNode) -> None:
@@ -960,22 +977,9 @@ class Normalizer:
     # --- helpers ------------------------------------------------------------------
     def rename(self, node: cst.CSTNode) -> Any:
         """``node`` with local names replaced by their current versions."""
-        version = self.version
-        locals_ = self.res.locals
-
-        class Renamer(cst.CSTTransformer):
-            def leave_Name(self_, original: cst.Name, updated: cst.Name) -> cst.Name:
-                if original.value in locals_ and version.get(original.value, original.value) != original.value:
-                    return updated.with_changes(value=version[original.value])
-                return updated
-
-            def leave_Attribute(self_, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
-                return updated.with_changes(attr=original.attr)
-
-            def leave_Arg(self_, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
-                return updated.with_changes(keyword=original.keyword)
-
-        return node.visit(Renamer())
+        renames = {n: self.version[n] for n in _variable_names(node)
+                   if n in self.res.locals and self.version.get(n, n) != n}
+        return node.visit(_Renamer(renames)) if renames else node
 
     def new_version(self, name: str) -> str:
         """The name a new assignment to ``name`` writes (the caller then switches to it)."""
@@ -1068,6 +1072,13 @@ def _user_name(version: str, user_names: frozenset[str] | set[str]) -> str:
     return base
 
 
+def _is_pop(node: cst.BaseExpression, local_names: frozenset[str] | set[str]) -> bool:
+    """``xs.pop()`` on a local list (no argument)."""
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "pop" and isinstance(node.func.value, cst.Name)
+            and node.func.value.value in local_names and not node.args)
+
+
 def _literal_key(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.SimpleString):
         return node.evaluated_value if isinstance(node.evaluated_value, str) else None
@@ -1117,12 +1128,19 @@ def _join(*parts: str) -> str:
 
 
 def _strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
-    """``node`` without redundant outer parentheses (a tuple keeps, or gets, its own)."""
+    """``node`` without redundant outer parentheses (a tuple keeps, or gets, its own; an
+    expression that spans lines keeps them, since they are what lets it span lines)."""
     if isinstance(node, cst.Tuple):
         return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    if getattr(node, "lpar", None):
+    if getattr(node, "lpar", None) and "\n" not in _EMPTY.code_for_node(node):
         return node.with_changes(lpar=[], rpar=[])
     return node
+
+
+def _one_line(op: cst.CSTNode) -> cst.CSTNode:
+    """An operator with plain spaces around it, for an expression rebuilt on one line."""
+    return op.with_changes(whitespace_before=cst.SimpleWhitespace(" "),
+                           whitespace_after=cst.SimpleWhitespace(" "))
 
 
 _EMPTY = cst.Module(body=[])
@@ -1139,16 +1157,14 @@ def _target_names(target: cst.BaseExpression) -> list[str] | None:
 
 
 def _statements(stmts: list[cst.CSTNode], into_loops: bool = False) -> list[cst.CSTNode]:
-    """All nodes under ``stmts``, not descending into nested loops unless asked."""
+    """All nodes under ``stmts``, in order, not descending into nested loops unless asked."""
     nodes: list[cst.CSTNode] = []
-
-    class Visitor(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            nodes.append(n)
-            return into_loops or not isinstance(n, _LOOPS) or n in stmts
-
-    for st in stmts:
-        st.visit(Visitor())
+    stack = list(reversed(stmts))
+    while stack:
+        n = stack.pop()
+        nodes.append(n)
+        if into_loops or not isinstance(n, _LOOPS) or any(n is st for st in stmts):
+            stack.extend(reversed(n.children))
     return nodes
 
 
@@ -1175,8 +1191,8 @@ def _always_returns(stmts: list[cst.BaseStatement]) -> bool:
         return any(isinstance(s, cst.Return) for s in last.body)
     if isinstance(last, cst.If):
         orelse = [last.orelse] if isinstance(last.orelse, cst.If) else (
-            list(last.orelse.body.body) if last.orelse else [])
-        return _always_returns(list(last.body.body)) and _always_returns(orelse)
+            _suite(last.orelse.body) if last.orelse else [])
+        return _always_returns(_suite(last.body)) and _always_returns(orelse)
     return False
 
 
@@ -1191,6 +1207,9 @@ def _assigned_in(body: list[cst.BaseStatement]) -> set[str]:
         targets: list[cst.CSTNode] = []
         if isinstance(n, cst.Assign):
             targets = [t.target for t in n.targets]
+            if _is_pop(n.value, {n.value.func.value.value} if isinstance(n.value, cst.Call) and isinstance(
+                    n.value.func, cst.Attribute) and isinstance(n.value.func.value, cst.Name) else set()):
+                targets.append(n.value.func.value)
         elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
             targets = [n.target]
         elif isinstance(n, cst.For):
@@ -1235,8 +1254,8 @@ def _first_use(node: cst.CSTNode, name: str) -> bool | None:
         if _mentions(node.test, name):
             return True
         orelse = [node.orelse] if isinstance(node.orelse, cst.If) else (
-            list(node.orelse.body.body) if node.orelse else [])
-        branches = [_read_first(list(node.body.body), name), _read_first(orelse, name)]
+            _suite(node.orelse.body) if node.orelse else [])
+        branches = [_read_first(_suite(node.body), name), _read_first(orelse, name)]
         if True in branches:
             return True
         return False if branches == [False, False] else None
@@ -1246,7 +1265,7 @@ def _first_use(node: cst.CSTNode, name: str) -> bool | None:
             return True
         if isinstance(node, cst.For) and name in (_target_names(node.target) or []):
             return False
-        return True if _read_first(list(node.body.body), name) else None
+        return True if _read_first(_suite(node.body), name) else None
     return True if _mentions(node, name) else None
 
 
@@ -1262,36 +1281,62 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
     return any(isinstance(n, cst.Name) and n.value == name for n in _walk(node))
 
 
+def _suite(suite: cst.BaseSuite) -> list[cst.BaseStatement]:
+    """The statements of a block; ``if c: a = 1; b = 2`` on one line counts as one."""
+    if isinstance(suite, cst.SimpleStatementSuite):
+        return [cst.SimpleStatementLine(body=suite.body)]
+    return list(suite.body)
+
+
 def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node`` and everything under it, in source order."""
     nodes: list[cst.CSTNode] = []
-
-    class Visitor(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            nodes.append(n)
-            return True
-
-    node.visit(Visitor())
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        nodes.append(n)
+        stack.extend(reversed(n.children))
     return nodes
+
+
+def _variable_names(node: cst.CSTNode) -> list[str]:
+    """Names used as variables under ``node``, in order (not attribute or keyword names)."""
+    names: list[str] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            names.append(n.value)
+        elif isinstance(n, cst.Attribute):
+            stack.append(n.value)
+        elif isinstance(n, cst.Arg):
+            stack.append(n.value)
+        else:
+            stack.extend(reversed(n.children))
+    return names
 
 
 def _all_names(node: cst.CSTNode) -> set[str]:
     """Every variable name the source mentions (not attribute or keyword names)."""
-    names: set[str] = set()
+    return set(_variable_names(node))
 
-    class Visitor(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            names.add(n.value)
 
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False
+class _Renamer(cst.CSTTransformer):
+    """Rename variables (not attribute or keyword names)."""
 
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
-            return False
+    def __init__(self, renames: dict[str, str]) -> None:
+        super().__init__()
+        self.renames = renames
 
-    node.visit(Visitor())
-    return names
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        new = self.renames.get(original.value)
+        return updated if new is None else updated.with_changes(value=new)
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)
 
 
 def _describe(node: cst.CSTNode) -> str:

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..errors import Location, UnsupportedSyntaxError
 from .source import FunctionSource
@@ -19,7 +19,6 @@ class Parsed:
     module: cst.Module
     function: cst.FunctionDef
     positions: Mapping[cst.CSTNode, Any]
-    scopes: Mapping[cst.CSTNode, Any]
 
     def location(self, node: cst.CSTNode) -> Location:
         start = self.positions[node].start
@@ -39,11 +38,10 @@ def parse(source: FunctionSource) -> Parsed:
         ) from None
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
-    scopes = wrapper.resolve(ScopeProvider)
     functions = [s for s in module.body if isinstance(s, cst.FunctionDef)]
     if len(functions) != 1:
         raise UnsupportedSyntaxError(
             f"expected the source of one function for {source.fn.__qualname__}",
             source.location(1, 0),
         )
-    return Parsed(source, module, functions[0], positions, scopes)
+    return Parsed(source, module, functions[0], positions)

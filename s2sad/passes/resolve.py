@@ -1,6 +1,6 @@
 """Pass 3: resolve names by scope, then by identity.
 
-A name assigned in the function (or a parameter) is local.  Every other name
+A name bound in the function's own scope (or a parameter) is local.  Every other name
 is looked up at generation time, as Python would at run time: the function's
 closure cells, then its globals, then builtins; attribute chains on such names
 (``np.linalg.norm``, ``ad.stop_gradient``) are followed with ``getattr``.
@@ -43,9 +43,7 @@ class Resolution:
 def resolve(parsed: Parsed) -> Resolution:
     fn = parsed.source.fn
     body = parsed.function.body
-    first = body.body[0] if body.body else body
-    scope = parsed.scopes.get(first)
-    local_names = frozenset(a.name for a in scope.assignments) if scope is not None else frozenset()
+    local_names = frozenset(_bound_names(body))
     params = _param_names(parsed.function.params)
     res = Resolution(local_names | frozenset(params), params)
     closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
@@ -62,31 +60,63 @@ def resolve(parsed: Parsed) -> Resolution:
             return FreeName(name, "builtin", getattr(builtins, name))
         return FreeName(name, "unbound", MISSING)
 
-    class Visitor(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            if node.value in res.locals:
-                return
-            free = res.free.get(node.value) or lookup(node.value)
-            res.free.setdefault(node.value, free)
-            res.objects[node] = free.value
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
+    def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Name):
+            if node.value not in res.locals:
+                free = res.free.get(node.value) or lookup(node.value)
+                res.free.setdefault(node.value, free)
+                res.objects[node] = free.value
+        elif isinstance(node, cst.Attribute):
+            visit(node.value)
             base = res.objects.get(node.value)
             if base is not None:
-                res.objects[node] = getattr(base, node.attr.value, MISSING) if base is not MISSING else MISSING
-            return False
+                res.objects[node] = MISSING if base is MISSING else getattr(base, node.attr.value, MISSING)
+        elif isinstance(node, cst.Arg):
+            visit(node.value)
+        elif not isinstance(node, cst.Param):
+            for child in node.children:
+                visit(child)
 
-        def visit_Arg(self, node: cst.Arg) -> bool:
-            node.value.visit(self)
-            return False
-
-        def visit_Param(self, node: cst.Param) -> bool:
-            return False
-
-    for stmt in body.body:
-        stmt.visit(Visitor())
+    visit(body)
     return res
+
+
+def _bound_names(node: cst.CSTNode) -> set[str]:
+    """Names the function scope binds: targets of =, +=, for and names of nested functions.
+
+    Nested scopes (def, lambda, comprehensions) are not entered.  'global', 'nonlocal',
+    'del', 'with', 'import' and 'except' are refused by normalization, so for what s2sad
+    accepts this is exactly Python's rule for local variables -- and much cheaper than a
+    full scope analysis, which dominated compile time.
+    """
+    names: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+            names.add(n.name.value)
+            continue
+        if isinstance(n, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            continue
+        if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+            names.update(_target_names(n.target))
+        stack.extend(n.children)
+    return names
+
+
+def _target_names(target: cst.CSTNode) -> list[str]:
+    """Names a binding target binds, through tuples, lists and stars (not subscripts)."""
+    out: list[str] = []
+    stack = [target]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, cst.Name):
+            out.append(t.value)
+        elif isinstance(t, (cst.Tuple, cst.List)):
+            stack.extend(e.value for e in t.elements)
+        elif isinstance(t, cst.StarredElement):
+            stack.append(t.value)
+    return out
 
 
 def _param_names(params: cst.Parameters) -> tuple[str, ...]:

@@ -31,9 +31,7 @@ from ..ir import (Assign, Call, Const, Function, If, Loop, Opaque, Operand, Retu
                   assigned_names, assigns)
 from ..rules.registry import APPEND, SETITEM, is_atomic
 
-_STRUCTURAL = (operator.getitem, APPEND, SETITEM, np.stack, np.concatenate, np.array, np.asarray,
-               np.ndarray.copy, builtins.sum)
-_CONTAINER_RESULTS = (operator.getitem, APPEND, SETITEM, np.ndarray.copy)
+
 from .activity import Activity
 from .simplify import simplify
 from .source import FunctionSource
@@ -168,11 +166,14 @@ class Reverser:
         """
         d = self.dname(var)
         owned = d in self.owned
+        line = None
         if d in self.defined:
             if scatter is not None and owned:
                 code = f"{self.adj.use('add_at')}({d}, {scatter[0]}, {scatter[1]})"
             elif var in self.structural:
                 code = f"{self.adj.use('add_grads')}({d}, {code})"
+            elif owned:  # an array this code made: add in place, no new array per term
+                line = f"{d} += {code}"
             else:
                 code = _plus(d, code)
             reads = reads | {d}
@@ -183,7 +184,7 @@ class Reverser:
             self.owned.add(d)
         else:
             self.owned.discard(d)
-        out.append(Line(f"{d} = {code}", reads, stmt_loc.line, stmt_loc.source_line.strip()))
+        out.append(Line(line or f"{d} = {code}", reads, stmt_loc.line, stmt_loc.source_line.strip()))
 
     def zero(self, var: str, loc: object) -> Line:
         d = self.dname(var)
@@ -232,7 +233,9 @@ class Reverser:
             reads |= {n for h in template.holes if h in v.args for n in _reads(v.args[h])}
             if p in v.rule.broadcast and not all(
                     self.is_scalar(v.args[q]) for q in v.rule.broadcast if q != p and q in v.args):
-                code = f"{self.adj.use('unbroadcast')}({code}, {op.name})"
+                negated = code.startswith("-") and code[1:].isidentifier()
+                code = f"{self.adj.use('unbroadcast')}({code[1:] if negated else code}, {op.name})"
+                code = f"-{code}" if negated else code  # negate after reducing: a smaller array
                 reads.add(op.name)
             scatter = (values["index"], g) if v.rule.fun is operator.getitem else None
             self.contribute(op.name, code, frozenset(reads - {None}), stmt.loc, out, scatter)
@@ -464,10 +467,10 @@ def _structural(stmts: list[Stmt], params: tuple[str, ...]) -> set[str]:
             if v.function is not None:
                 used.update(op.name for op in v.args.values() if isinstance(op, Var))
                 maybe.update(s.targets)
-            elif v.rule is not None and (v.rule.fun in _STRUCTURAL or v.rule.fun is None):
+            elif v.rule is not None:
                 used.update(op.name for p, op in v.args.items()
-                            if isinstance(op, Var) and p in ("x", "xs", "arrays", "object", "a", "iterable"))
-                if v.rule.fun in _CONTAINER_RESULTS or v.rule.fun is None:
+                            if isinstance(op, Var) and p in v.rule.containers)
+                if v.rule.returns_container:
                     maybe.update(s.targets)
         elif isinstance(v, Const) and v.code[:1] in "([{":
             maybe.update(s.targets)

@@ -7,6 +7,22 @@ axes along which an argument was broadcast (``unbroadcast``).
 Conventions at ties and kinks (as autograd and JAX): maximum/minimum and
 max/min share the gradient equally among tied entries; ``abs`` has gradient 0
 at 0; ``clip`` passes no gradient where its input is at or beyond a bound.
+The same convention everywhere else:
+
+* ties share equally: ``fmax``/``fmin`` (and to the other argument where one is
+  NaN), ``ptp`` (its max and its min), ``sort`` (equal entries share the
+  gradients of the places they sort to), the builtins ``max``/``min``, and
+  ``np.linalg.norm`` of order inf, -inf, 1, -1 (entries, columns or rows tied
+  for the max or min);
+* 0 at a kink: ``fabs``, ``hypot`` and norms at the origin, ``sinc`` at 0 (its
+  true derivative);
+* ``prod`` and ``cumprod`` are exact at zeros (no division by the input);
+* ``cholesky`` and ``eigh`` read one triangle of their input, so the gradient is
+  on that triangle (the diagonal, plus both mirrored entries summed below or
+  above it); eigenvector gradients assume distinct eigenvalues, as ``svd``'s
+  singular vectors assume distinct singular values;
+* ``x.astype(dtype)`` gives g back in x's dtype; to an integer, boolean or
+  complex dtype it is an error when a gradient reaches it (not a silent zero).
 """
 from __future__ import annotations
 
@@ -47,7 +63,7 @@ for mul in (operator.mul, np.multiply):
 for div in (operator.truediv, np.divide, np.true_divide):
     binary(div, "g / y", "-g * ans / y", name="/" if div is operator.truediv else None)
 for power in (operator.pow, np.power, builtins.pow):
-    binary(power, "g * y * x ** (y - 1)", "g * ans * np.log(np.where(x == 0, 1, x))",
+    binary(power, "g * y * x ** (y - 1)", "g * ans * log_or_zero(x)",
            name="**" if power is operator.pow else None)
 for neg in (operator.neg, np.negative):
     unary(neg, "-g", name="unary -" if neg is operator.neg else None)
@@ -55,7 +71,7 @@ unary(operator.pos, "g", name="unary +")
 for mod in (operator.mod, np.mod, np.remainder):
     binary(mod, "g", "-g * np.floor_divide(x, y)", name="%" if mod is operator.mod else None)
 for matmul in (operator.matmul, np.matmul):
-    defvjp(matmul, "x, y", name="@" if matmul is operator.matmul else None,
+    defvjp(matmul, "x, y", name="@" if matmul is operator.matmul else None, linear="each",
            x="matmul_grad_lhs(g, x, y)", y="matmul_grad_rhs(g, x, y)")
 
 # --- elementwise functions ---------------------------------------------------
@@ -71,62 +87,254 @@ for absolute in (np.abs, builtins.abs):
     unary(absolute, "g * np.sign(x)")
 binary(np.maximum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 binary(np.minimum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
-defvjp(np.where, "condition, x, y",
+defvjp(np.where, "condition, x, y", linear="joint",
        x="unbroadcast(np.where(condition, g, 0), x)", y="unbroadcast(np.where(condition, 0, g), y)")
-defvjp(np.clip, "a, a_min=None, a_max=None", a="unbroadcast(g * clip_mask(a, a_min, a_max), a)")
-defvjp(np.ndarray.clip, "a, min=None, max=None", name="clip",
+defvjp(np.clip, "a, a_min=None, a_max=None", jvp={"a": "t * clip_mask(a, a_min, a_max)"},
+       a="unbroadcast(g * clip_mask(a, a_min, a_max), a)")
+defvjp(np.ndarray.clip, "a, min=None, max=None", name="clip", jvp={"a": "t * clip_mask(a, min, max)"},
        a="unbroadcast(g * clip_mask(a, min, max), a)")
 unary(builtins.float, "g")
+unary(np.fabs, "g * np.sign(x)")
+unary(np.arcsin, "g / np.sqrt(1 - x ** 2)")
+unary(np.arccos, "-g / np.sqrt(1 - x ** 2)")
+unary(np.arctan, "g / (1 + x ** 2)")
+unary(np.sinh, "g * np.cosh(x)")
+unary(np.cosh, "g * np.sinh(x)")
+unary(np.arcsinh, "g / np.sqrt(x ** 2 + 1)")
+unary(np.arccosh, "g / np.sqrt(x ** 2 - 1)")
+unary(np.arctanh, "g / (1 - x ** 2)")
+unary(np.exp2, "g * ans * float(np.log(2))")
+unary(np.expm1, "g * (ans + 1)")
+unary(np.log2, "g / (x * float(np.log(2)))")
+unary(np.log10, "g / (x * float(np.log(10)))")
+unary(np.log1p, "g / (1 + x)")
+unary(np.reciprocal, "-g * ans ** 2")
+for radians in (np.deg2rad, np.radians):
+    unary(radians, "g * (np.pi / 180)")
+for degrees in (np.rad2deg, np.degrees):
+    unary(degrees, "g * (180 / np.pi)")
+unary(np.sinc, "g * safe_divide(np.cos(np.pi * x) - ans, x)")  # 0 at 0
+defvjp(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None", x="g * np.isfinite(x)",
+       jvp={"x": "t * np.isfinite(x)", "nan": "t * np.isnan(x)", "posinf": "t * np.isposinf(x)",
+            "neginf": "t * np.isneginf(x)"},
+       nan="unbroadcast(g * np.isnan(x), nan)", posinf="unbroadcast(g * np.isposinf(x), posinf)",
+       neginf="unbroadcast(g * np.isneginf(x), neginf)")
+binary(np.arctan2, "g * y / (x ** 2 + y ** 2)", "-g * x / (x ** 2 + y ** 2)")
+binary(np.hypot, "g * safe_divide(x, ans)", "g * safe_divide(y, ans)")  # 0 at the origin
+binary(np.logaddexp, "g * np.exp(x - ans)", "g * np.exp(y - ans)")
+binary(np.logaddexp2, "g * 2 ** (x - ans)", "g * 2 ** (y - ans)")
+binary(np.fmax, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")  # NaN: to the other
+binary(np.fmin, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
+# x.astype(dtype): g back in x's dtype; to an integer, boolean or complex dtype: an error
+defvjp(np.ndarray.astype, "a, dtype, order='K', casting='unsafe', subok=True, copy=True", name="astype",
+       jvp={"a": "cast_grad(t, ans, ans)"}, a="cast_grad(g, a, ans)")
 
 # --- reductions --------------------------------------------------------------
 _REDUCE = "a, axis=None, dtype=None, out=None, keepdims=False"
 for sum_ in (np.sum, np.ndarray.sum):
-    defvjp(sum_, _REDUCE, a="reduce_grad(g, a, axis, keepdims)")
+    defvjp(sum_, _REDUCE, linear="joint", a="reduce_grad(g, a, axis, keepdims)")
 for mean in (np.mean, np.ndarray.mean):
-    defvjp(mean, _REDUCE, a="mean_grad(g, a, axis, keepdims)")
+    defvjp(mean, _REDUCE, linear="joint", a="mean_grad(g, a, axis, keepdims)")
 for extremum in (np.max, np.min, np.amax, np.amin, np.ndarray.max, np.ndarray.min):
     defvjp(extremum, "a, axis=None, out=None, keepdims=False",
+           jvp={"a": "extremum_jvp(t, a, ans, axis, keepdims)"},
            a="extremum_grad(g, a, ans, axis, keepdims)")
+# (forward mode: these adjoints are g times a weight; the tangent sums the weight times t)
+_SUM_T = "np.sum({} * t, axis=axis, keepdims=keepdims)"
+for prod in (np.prod, np.ndarray.prod):
+    defvjp(prod, _REDUCE, jvp={"a": _SUM_T.format("prod_grad(np.ones_like(ans), a, axis, keepdims)")},
+           a="prod_grad(g, a, axis, keepdims)")
+_MOMENT = "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False"
+for var in (np.var, np.ndarray.var):
+    defvjp(var, _MOMENT,
+           jvp={"a": _SUM_T.format("var_grad(np.ones_like(ans), a, axis, ddof, keepdims)")},
+           a="var_grad(g, a, axis, ddof, keepdims)")
+for std in (np.std, np.ndarray.std):
+    defvjp(std, _MOMENT, jvp={"a": _SUM_T.format("var_grad(0.5 / ans, a, axis, ddof, keepdims)")},
+           a="var_grad(g * 0.5 / ans, a, axis, ddof, keepdims)")
+defvjp(np.ptp, "a, axis=None, out=None, keepdims=False",
+       jvp={"a": _SUM_T.format("ptp_grad(np.ones_like(ans), a, axis, keepdims)")},
+       a="ptp_grad(g, a, axis, keepdims)")
+for cumsum in (np.cumsum, np.ndarray.cumsum):
+    defvjp(cumsum, "a, axis=None, dtype=None, out=None", linear="joint", a="cumsum_grad(g, a, axis)")
+for cumprod in (np.cumprod, np.ndarray.cumprod):
+    defvjp(cumprod, "a, axis=None, dtype=None, out=None", a="cumprod_grad(g, a, axis)")
+for trace in (np.trace, np.ndarray.trace):
+    defvjp(trace, "a, offset=0, axis1=0, axis2=1, dtype=None, out=None", linear="joint",
+           a="diagonal_grad(np.expand_dims(g, -1), a, offset, axis1, axis2)")
 
 # --- linear algebra ----------------------------------------------------------
 for dot in (np.dot, np.ndarray.dot):
-    defvjp(dot, "a, b", a="dot_grad_lhs(g, a, b)", b="dot_grad_rhs(g, a, b)")
-defvjp(np.outer, "a, b",
+    defvjp(dot, "a, b", linear="each", a="dot_grad_lhs(g, a, b)", b="dot_grad_rhs(g, a, b)")
+defvjp(np.outer, "a, b", linear="each",
        a="np.reshape(np.dot(g, np.ravel(b)), np.shape(a))",
        b="np.reshape(np.dot(np.ravel(a), g), np.shape(b))")
+defvjp(np.inner, "a, b", linear="each",
+       a="unbroadcast(g * b, a) if np.ndim(a) == 0 or np.ndim(b) == 0 else "
+         "tensordot_grad_lhs(g, a, b, ([-1], [-1]))",
+       b="unbroadcast(g * a, b) if np.ndim(a) == 0 or np.ndim(b) == 0 else "
+         "tensordot_grad_rhs(g, a, b, ([-1], [-1]))")
+defvjp(np.tensordot, "a, b, axes=2", linear="each",
+       a="tensordot_grad_lhs(g, a, b, axes)", b="tensordot_grad_rhs(g, a, b, axes)")
+defvjp(np.kron, "a, b", linear="each", a="kron_grad_lhs(g, a, b)", b="kron_grad_rhs(g, a, b)")
+defvjp(np.cross, "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None", linear="each",
+       a="unbroadcast(np.cross(b, g, axisb, axisc, axisa, axis), a)",
+       b="unbroadcast(np.cross(g, a, axisc, axisa, axisb, axis), b)")
+# einsum(subscripts, *operands): up to four operands, so that each can carry a gradient; an
+# array as the first argument (the sublist form) is refused when a gradient reaches it
+defvjp(np.einsum, "subscripts, a, b=None, c=None, d=None, out=None, dtype=None, order='K', "
+                  "casting='safe', optimize=False", linear="each",
+       subscripts="einsum_grad(g, 0, subscripts, a, b, c, d)",
+       a="einsum_grad(g, 0, subscripts, a, b, c, d)", b="einsum_grad(g, 1, subscripts, a, b, c, d)",
+       c="einsum_grad(g, 2, subscripts, a, b, c, d)", d="einsum_grad(g, 3, subscripts, a, b, c, d)")
+
+# --- np.linalg -----------------------------------------------------------------
+# cholesky and eigh read one triangle of their input: the gradient lies on that triangle.
+defvjp(np.linalg.det, "a", jvp={"a": "ans * np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)"},
+       a="np.expand_dims(g * ans, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)")
+defvjp(np.linalg.slogdet, "a", returns_container=True, a="slogdet_grad(g, a)",
+       jvp={"a": "(np.zeros_like(ans[0]), np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1))"})
+defvjp(np.linalg.inv, "a", jvp={"a": "-ans @ t @ ans"},
+       a="-np.swapaxes(ans, -1, -2) @ g @ np.swapaxes(ans, -1, -2)")
+defvjp(np.linalg.solve, "a, b", a="solve_grad_a(g, a, b, ans)", b="solve_grad_b(g, a, b)",
+       jvp={"a": "-np.linalg.solve(a, t @ ans) if np.ndim(b) > 1 else "
+                 "-np.linalg.solve(a, t @ ans[..., None])[..., 0]",
+            "b": "np.linalg.solve(a, t)"})
+defvjp(np.linalg.cholesky, "a, upper=False", a="cholesky_grad(g, ans, upper)")
+defvjp(np.linalg.eigh, "a, UPLO='L'", returns_container=True, a="eigh_grad(g, a, ans, UPLO)")
+defvjp(np.linalg.norm, "x, ord=None, axis=None, keepdims=False",
+       jvp={"x": _SUM_T.format("norm_grad(np.ones_like(ans), x, ans, ord, axis, keepdims)")},
+       x="norm_grad(g, x, ans, ord, axis, keepdims)")
+defvjp(np.linalg.pinv, "a, rcond=None, hermitian=False, rtol=None", a="pinv_grad(g, a, ans)")
+defvjp(np.linalg.qr, "a, mode='reduced'", returns_container=True, a="qr_grad(g, a, ans, mode)")
+defvjp(np.linalg.svd, "a, full_matrices=True, compute_uv=True, hermitian=False", returns_container=True,
+       a="svd_grad(g, a, ans, full_matrices, compute_uv)")
 
 # --- shape manipulation ------------------------------------------------------
-defvjp(np.reshape, "a, newshape", a="np.reshape(g, np.shape(a))")
-defvjp(np.ndarray.reshape, "a, *shape", a="np.reshape(g, np.shape(a))")
+defvjp(np.reshape, "a, shape=None, newshape=None", linear="joint", a="np.reshape(g, np.shape(a))")
+defvjp(np.ndarray.reshape, "a, *shape", linear="joint", a="np.reshape(g, np.shape(a))")
 for ravel in (np.ravel, np.ndarray.ravel, np.ndarray.flatten):
-    defvjp(ravel, "a", a="np.reshape(g, np.shape(a))")
-defvjp(np.transpose, "a, axes=None", a="transpose_grad(g, axes)")
-defvjp(np.ndarray.transpose, "a, *axes", a="transpose_grad(g, axes or None)")
-defvjp(np.ndarray.T, "a", name=".T", a="np.transpose(g)")
-defvjp(np.expand_dims, "a, axis", a="np.reshape(g, np.shape(a))")
+    defvjp(ravel, "a", linear="joint", a="np.reshape(g, np.shape(a))")
+defvjp(np.transpose, "a, axes=None", linear="joint", a="transpose_grad(g, axes)")
+defvjp(np.ndarray.transpose, "a, *axes", linear="joint", a="transpose_grad(g, axes or None)")
+defvjp(np.ndarray.T, "a", name=".T", linear="joint", a="np.transpose(g)")
+defvjp(np.expand_dims, "a, axis", linear="joint", a="np.reshape(g, np.shape(a))")
 for squeeze in (np.squeeze, np.ndarray.squeeze):
-    defvjp(squeeze, "a, axis=None", a="np.reshape(g, np.shape(a))")
-defvjp(operator.getitem, "x, index", name="[]", x="getitem_grad(g, x, index)")
+    defvjp(squeeze, "a, axis=None", linear="joint", a="np.reshape(g, np.shape(a))")
+defvjp(operator.getitem, "x, index", containers=("x",), returns_container=True, name="[]", linear="joint", x="getitem_grad(g, x, index)")
+for atleast in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
+    defvjp(atleast, "a", linear="joint", a="reshape_grad(g, a)")
+defvjp(np.broadcast_to, "array, shape, subok=False", linear="joint", array="unbroadcast(g, array)")
+defvjp(np.flip, "m, axis=None", linear="joint", m="np.flip(g, axis)")
+defvjp(np.fliplr, "m", linear="joint", m="np.fliplr(g)")
+defvjp(np.flipud, "m", linear="joint", m="np.flipud(g)")
+defvjp(np.rot90, "m, k=1, axes=None", linear="joint", m="rot90_grad(g, k, axes)")
+defvjp(np.roll, "a, shift, axis=None", linear="joint", a="np.roll(g, np.negative(shift), axis)")
+defvjp(np.moveaxis, "a, source, destination", linear="joint", a="np.moveaxis(g, destination, source)")
+defvjp(np.rollaxis, "a, axis, start=0", linear="joint", a="rollaxis_grad(g, a, axis, start)")
+for swapaxes in (np.swapaxes, np.ndarray.swapaxes):
+    defvjp(swapaxes, "a, axis1, axis2", linear="joint", a="np.swapaxes(g, axis1, axis2)")
+for repeat in (np.repeat, np.ndarray.repeat):
+    defvjp(repeat, "a, repeats, axis=None", linear="joint", a="repeat_grad(g, a, repeats, axis)")
+defvjp(np.tile, "A, reps", linear="joint", A="tile_grad(g, A, reps)")
+for take in (np.take, np.ndarray.take):
+    defvjp(take, "a, indices, axis=None, out=None, mode='raise'", linear="joint",
+           a="take_grad(g, a, indices, axis, mode)")
+for diagonal in (np.diagonal, np.ndarray.diagonal):
+    defvjp(diagonal, "a, offset=0, axis1=0, axis2=1", linear="joint",
+           a="diagonal_grad(g, a, offset, axis1, axis2)")
+defvjp(np.diag, "v, k=0", linear="joint",
+       v="np.diag(g, k) if np.ndim(v) == 1 else diagonal_grad(g, v, k)")
+defvjp(np.tril, "m, k=0", linear="joint", m="np.tril(g, k)")
+defvjp(np.triu, "m, k=0", linear="joint", m="np.triu(g, k)")
+defvjp(np.pad, "array, pad_width, mode='constant', constant_values=0, end_values=0, "
+               "reflect_type='even', stat_length=None", linear="joint",
+       array="pad_grad(g, array, pad_width, mode, reflect_type)",
+       constant_values="unbroadcast(np.sum(g) - np.sum(pad_grad(g, array, pad_width, mode, "
+                       "reflect_type)), constant_values)")
+defvjp(np.sort, "a, axis=-1, kind=None, order=None, stable=None", a="sort_grad(g, a, axis)")
+defvjp(np.diff, "a, n=1, axis=-1, prepend=None, append=None", linear="joint",
+       a="diff_grad(g, a, n, axis, prepend, append)",
+       prepend="diff_grad(g, a, n, axis, prepend, append, 'prepend')",
+       append="diff_grad(g, a, n, axis, prepend, append, 'append')")
+defvjp(np.linspace, "start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0", returns_container=True,
+       linear="joint",
+       start="linspace_grad(g, start, num, endpoint, retstep, axis, False)",
+       stop="linspace_grad(g, stop, num, endpoint, retstep, axis, True)")
+defvjp(np.full, "shape, fill_value, dtype=None, order='C'", linear="joint",
+       fill_value="unbroadcast(g, fill_value)")
+defvjp(np.full_like, "a, fill_value, dtype=None, order='K', subok=True, shape=None", linear="joint",
+       fill_value="unbroadcast(g, fill_value)")
 
 # --- containers and in-place updates -------------------------------------------
 for copy in (np.copy, np.ndarray.copy):
-    defvjp(copy, "a, order='K'", a="g")
-defvjp(APPEND, "xs, x", name="append", xs="g[:-1]", x="g[-1]")
-defvjp(SETITEM, "x, index, v", name="[]=", x="setitem_grad_x(g, index)",
+    defvjp(copy, "a, order='K'", containers=("a",), returns_container=True, linear="joint", a="g")
+defvjp(APPEND, "xs, x", containers=("xs",), returns_container=True, name="append", linear="joint", xs="g[:-1]", x="g[-1]")
+defvjp(SETITEM, "x, index, v", containers=("x",), returns_container=True, name="[]=", linear="joint", x="setitem_grad_x(g, index)",
        v="setitem_grad_value(g, index, v)")
-defvjp(np.stack, "arrays, axis=0", arrays="stack_grad(g, arrays, axis)")
-defvjp(np.concatenate, "arrays, axis=0", arrays="concatenate_grad(g, arrays, axis)")
-defvjp(builtins.sum, "iterable, start=0", iterable="sum_items_grad(g, iterable)",
+defvjp(np.stack, "arrays, axis=0", containers=("arrays",), linear="joint", arrays="stack_grad(g, arrays, axis)")
+defvjp(np.concatenate, "arrays, axis=0", containers=("arrays",), linear="joint",
+       arrays="concatenate_grad(g, arrays, axis)")
+defvjp(builtins.sum, "iterable, start=0", containers=("iterable",), linear="joint", iterable="sum_items_grad(g, iterable)",
        start="unbroadcast(g, start)")
 for array in (np.array, np.asarray):
-    defvjp(array, "object, dtype=None", object="array_grad(g, object)")
+    defvjp(array, "object, dtype=None", containers=("object",), linear="joint", object="array_grad(g, object)")
+defvjp(np.hstack, "tup, dtype=None, casting='same_kind'", containers=("tup",), linear="joint",
+       tup="join_grad(g, tup, 0 if np.ndim(tup[0]) <= 1 else 1, np.atleast_1d)")
+defvjp(np.vstack, "tup, dtype=None, casting='same_kind'", containers=("tup",), linear="joint",
+       tup="join_grad(g, tup, 0, np.atleast_2d)")
+defvjp(np.dstack, "tup", containers=("tup",), linear="joint", tup="join_grad(g, tup, 2, np.atleast_3d)")
+defvjp(np.column_stack, "tup", containers=("tup",), linear="joint", tup="join_grad(g, tup, 1, as_column)")
+# functions that return lists or tuples: g is a list (tuple) of arrays, zeros where unused
+for split in (np.split, np.array_split):
+    defvjp(split, "ary, indices_or_sections, axis=0", returns_container=True, linear="joint", ary="np.concatenate(g, axis=axis)")
+defvjp(np.hsplit, "ary, indices_or_sections", returns_container=True, linear="joint",
+       ary="np.concatenate(g, axis=1 if np.ndim(ary) > 1 else 0)")
+defvjp(np.vsplit, "ary, indices_or_sections", returns_container=True, linear="joint", ary="np.concatenate(g, axis=0)")
+defvjp(np.dsplit, "ary, indices_or_sections", returns_container=True, linear="joint", ary="np.concatenate(g, axis=2)")
+
+# --- the math module and builtins ------------------------------------------------
+unary(math.exp, "g * ans")
+unary(math.expm1, "g * (ans + 1)")
+unary(math.log, "g / x")  # math.log(x, base) is refused: write math.log(x) / math.log(base)
+unary(math.log1p, "g / (1 + x)")
+unary(math.log2, "g / (x * float(np.log(2)))")
+unary(math.log10, "g / (x * float(np.log(10)))")
+unary(math.sqrt, "g * 0.5 / ans")
+unary(math.sin, "g * np.cos(x)")
+unary(math.cos, "-g * np.sin(x)")
+unary(math.tan, "g * (1 + ans ** 2)")
+unary(math.asin, "g / np.sqrt(1 - x ** 2)")
+unary(math.acos, "-g / np.sqrt(1 - x ** 2)")
+unary(math.atan, "g / (1 + x ** 2)")
+unary(math.sinh, "g * np.cosh(x)")
+unary(math.cosh, "g * np.sinh(x)")
+unary(math.tanh, "g * (1 - ans ** 2)")
+unary(math.asinh, "g / np.sqrt(x ** 2 + 1)")
+unary(math.acosh, "g / np.sqrt(x ** 2 - 1)")
+unary(math.atanh, "g / (1 - x ** 2)")
+unary(math.fabs, "g * np.sign(x)")
+unary(math.radians, "g * (np.pi / 180)")
+unary(math.degrees, "g * (180 / np.pi)")
+unary(math.erf, "g * (2 / np.pi ** 0.5) * np.exp(-x ** 2)")
+unary(math.erfc, "-g * (2 / np.pi ** 0.5) * np.exp(-x ** 2)")
+binary(math.atan2, "g * y / (x ** 2 + y ** 2)", "-g * x / (x ** 2 + y ** 2)")
+binary(math.pow, "g * y * x ** (y - 1)", "g * ans * log_or_zero(x)")
+binary(math.hypot, "g * safe_divide(x, ans)", "g * safe_divide(y, ans)")
+binary(math.fmod, "g", "-g * np.trunc(x / y)")
+binary(math.remainder, "g", "-g * np.round(x / y)")
+binary(math.copysign, "g * np.sign(x) * np.copysign(1.0, y)", None)
+defvjp(math.fsum, "seq", linear="joint", seq="sum_items_grad(g, seq)")
+for choose in (builtins.max, builtins.min):  # max(items) and max(a, b): ties share equally
+    defvjp(choose, "a, b=None", a="choice_grad(g, a, ans, b)", b="g * balanced_eq(b, ans, a)",
+           jvp={"a": "choice_jvp(t, a, ans, b)", "b": "t * balanced_eq(b, ans, a)"})
 
 # --- no gradient ---------------------------------------------------------------
 REGISTRY.declare_nondifferentiable(
     runtime.stop_gradient,
     np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.sign,
     np.argmax, np.argmin, np.argsort, np.nonzero, np.shape, np.ndim, np.size,
-    np.zeros_like, np.ones_like, np.full_like, np.empty_like, np.zeros, np.ones, np.full,
+    np.zeros_like, np.ones_like, np.empty_like, np.zeros, np.ones,
     np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
     np.logical_and, np.logical_or, np.logical_not, np.logical_xor, np.isfinite, np.isnan,
     np.isinf, np.floor_divide, np.arange, np.eye, np.identity, np.empty,
@@ -136,6 +344,19 @@ REGISTRY.declare_nondifferentiable(
     operator.ne, operator.not_, operator.and_, operator.or_, operator.xor, operator.invert,
     builtins.len, builtins.range, builtins.int, builtins.bool, builtins.round, builtins.print,
     builtins.isinstance, builtins.type, math.floor, math.ceil, math.trunc,
+    np.fix, np.signbit, np.isposinf, np.isneginf, np.isclose, np.allclose, np.array_equal,
+    np.any, np.all, np.count_nonzero, np.argwhere, np.flatnonzero, np.searchsorted, np.digitize,
+    np.argpartition, np.heaviside, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
+    np.ndarray.any, np.ndarray.all, np.ndarray.searchsorted, np.ndarray.argpartition,
+    math.isclose, math.isfinite, math.isinf, math.isnan, math.factorial, math.comb, math.perm,
+    math.gcd, math.isqrt, builtins.all, builtins.any, builtins.hash, builtins.id, builtins.str,
+    builtins.repr, builtins.callable,
+    # random numbers: the functions of np.random, and the methods of its generators, which a
+    # call on a generator (rng.normal(...) with rng a global) resolves to
+    *(f for name, f in vars(np.random).items()
+      if name in np.random.__all__ and callable(f) and not isinstance(f, type)),
+    *(f for name, f in vars(np.random.Generator).items() if not name.startswith("_") and callable(f)),
+    *(f for name, f in vars(np.random.RandomState).items() if not name.startswith("_") and callable(f)),
 )
 
 #: Attributes of arrays that carry no gradient (``x.shape`` and friends).

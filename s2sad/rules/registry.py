@@ -150,10 +150,16 @@ class Rule:
     #: Explicit forward-mode templates, in ``t`` (the argument's tangent), ``ans`` and
     #: the parameters, for what is neither elementwise nor linear.
     jvps: dict[str, Template] = field(default_factory=dict)
+    #: Differentiable parameters with no adjoint template (forward mode only).
+    forward_only: tuple[str, ...] = ()
+    #: Parameters that may be tuples, lists or dicts (their gradients add leaf by leaf).
+    containers: tuple[str, ...] = ()
+    #: Whether the result may be a tuple, list or dict.
+    returns_container: bool = False
 
-    def forward_mode(self) -> bool:
-        """Whether a tangent can be generated for this primitive."""
-        return self.elementwise or self.linear is not None or set(self.vjps) <= set(self.jvps)
+    def differentiable(self) -> set[str]:
+        """The parameters a gradient or a tangent flows through."""
+        return set(self.vjps) | set(self.jvps) | set(self.forward_only)
 
     def bind(self, args: list[T], kwargs: dict[str, T], default: Callable[[str], T],
              pack: Callable[[list[T]], T]) -> dict[str, T]:
@@ -199,7 +205,9 @@ class Registry:
 
     def defvjp(self, fun: Any, params: str, *, name: str | None = None,
                broadcast: tuple[str, ...] = (), elementwise: bool = False,
-               linear: str | None = None, jvp: dict[str, str] | None = None, **vjps: str) -> Rule:
+               linear: str | None = None, jvp: dict[str, str] | None = None,
+               forward_only: tuple[str, ...] = (), containers: tuple[str, ...] = (),
+               returns_container: bool = False, **vjps: str) -> Rule:
         """Declare how ``fun`` differentiates: one adjoint template per differentiable
         parameter, and what forward mode needs (elementwise, linear, or ``jvp`` templates)."""
         plist = parse_params(params)
@@ -212,7 +220,8 @@ class Registry:
             raise RuleError(f"linear must be 'joint' or 'each', not {linear!r}")
         rule = Rule(fun, name or _display_name(fun), plist,
                     {p: compile_template(t, holes) for p, t in vjps.items()}, broadcast, elementwise,
-                    linear, {p: compile_template(t, names | {"t", "ans"}) for p, t in (jvp or {}).items()})
+                    linear, {p: compile_template(t, names | {"t", "ans"}) for p, t in (jvp or {}).items()},
+                    forward_only, containers, returns_container)
         self.rules[id(fun)] = rule
         self.nondiff.pop(id(fun), None)
         return rule
@@ -264,7 +273,7 @@ def pack_rule(keys: list[Any]) -> Rule:
     holes = {p.name for p in params} | {"g", "ans"}
     return Rule(None, "display", params,
                 {p.name: compile_template(f"g[{k!r}]", holes) for p, k in zip(params, keys)},
-                linear="joint")
+                linear="joint", returns_container=True)
 
 
 REGISTRY = Registry()

@@ -23,7 +23,7 @@ def grad_softmax_cross_entropy(logits, labels):
     dlog_p = unbroadcast(dlabels_mul_log_p * labels, log_p)
     # grad of line 9: log_p = z - np.log(np.sum(np.exp(z), axis=-1, keepdims=True))
     dz = unbroadcast(dlog_p, z)
-    dlog_sum_exp_z = unbroadcast(-dlog_p, log_sum_exp_z)
+    dlog_sum_exp_z = -unbroadcast(dlog_p, log_sum_exp_z)
     dsum_exp_z = dlog_sum_exp_z / sum_exp_z
     dexp_z = reduce_grad(dsum_exp_z, exp_z, -1, True)
     dz = dz + dexp_z * exp_z

@@ -1,0 +1,125 @@
+"""The lists of differentiable and non-differentiable functions, rendered from the registry.
+
+``rules_markdown()`` is the block of README.md between ``<!-- rules:begin -->``
+and ``<!-- rules:end -->``; ``python -m s2sad.rules.listing README.md`` rewrites
+that block (and nothing else) after rules change.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+import sys
+from typing import Any
+
+import numpy as np
+
+from .. import runtime
+from .numpy_rules import NONDIFF_ATTRIBUTES
+from .registry import APPEND, REGISTRY, SETITEM, Primitive, Registry
+
+BEGIN, END = "<!-- rules:begin -->", "<!-- rules:end -->"
+
+#: Python operators as they are written.
+OPERATORS: dict[Any, str] = {
+    operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
+    operator.floordiv: "//", operator.mod: "%", operator.pow: "**", operator.matmul: "@",
+    operator.neg: "-x", operator.pos: "+x", operator.getitem: "x[i]", operator.lt: "<",
+    operator.le: "<=", operator.gt: ">", operator.ge: ">=", operator.eq: "==",
+    operator.ne: "!=", operator.not_: "not", operator.and_: "&", operator.or_: "|",
+    operator.xor: "^", operator.invert: "~",
+}
+CONTAINERS: dict[Any, str] = {APPEND: "xs.append(x)", SETITEM: "x[i] = v"}
+
+#: The groups, in the order they are listed, and where their names are looked up.
+GROUPS: list[tuple[str, Any, str]] = [  # (title, namespace, prefix of the names)
+    ("operators", None, ""),
+    ("numpy", np, "np."),
+    ("numpy methods", np.ndarray, "x."),
+    ("np.linalg", np.linalg, "np.linalg."),
+    ("np.random", np.random, "np.random."),
+    ("np.random.Generator methods", np.random.Generator, "rng."),
+    ("np.random.RandomState methods", np.random.RandomState, "rng."),
+    ("math", math, "math."),
+    ("builtins", builtins, ""),
+    ("containers", None, ""),
+    ("s2sad", runtime, ""),
+]
+
+
+def _names(fun: Any) -> tuple[str, list[str]]:
+    """The group ``fun`` is listed in and the names it goes by there."""
+    if isinstance(fun, Primitive):
+        return "containers", [CONTAINERS.get(fun, fun.name)]
+    for op, symbol in OPERATORS.items():
+        if fun is op:
+            return "operators", [symbol]
+    for title, namespace, prefix in GROUPS:
+        if namespace is None:
+            continue
+        names = [name for name, value in vars(namespace).items()
+                 if value is fun and not name.startswith("_")]
+        if namespace is np.ndarray:
+            names = [f"{n}()" if callable(fun) else n for n in names]
+        if namespace is runtime and names and fun is not runtime.stop_gradient:
+            title, prefix = "s2sad.runtime (generated code's helpers)", "s2sad.runtime."
+        if names:
+            return title, [prefix + n for n in names]
+    return "other", [getattr(fun, "__qualname__", repr(fun))]
+
+
+def _grouped(funs: list[Any], extra: dict[str, list[str]] | None = None) -> list[tuple[str, list[str]]]:
+    groups: dict[str, list[str]] = {}
+    for fun in funs:
+        title, names = _names(fun)
+        groups.setdefault(title, []).extend(names)
+    for title, names in (extra or {}).items():
+        groups.setdefault(title, []).extend(names)
+    order = [title for title, _, _ in GROUPS]
+    titles = sorted(groups, key=lambda t: (order.index(t) if t in order else len(order), t))
+    operator_order = list(OPERATORS.values())
+    out = []
+    for title in titles:
+        names = sorted(set(groups[title]), key=lambda n: (
+            operator_order.index(n) if title == "operators" else 0, n.lower(), n))
+        out.append((title, names))
+    return out
+
+
+def rules_markdown(registry: Registry = REGISTRY) -> str:
+    """The lists of differentiable and non-differentiable functions, as Markdown."""
+    diff = [rule.fun for rule in registry.differentiable()]
+    nondiff = list(registry.nondiff.values())
+    lines = [
+        f"Generated from the rule registry (`s2sad.rules.listing.rules_markdown()`): "
+        f"{len(diff)} functions with a gradient rule, {len(nondiff)} declared non-differentiable.",
+        "",
+        "**Differentiable**",
+        "",
+    ]
+    lines += [f"- {title}: {', '.join(f'`{n}`' for n in names)}" for title, names in _grouped(diff)]
+    lines += ["", "**Non-differentiable** (their results carry no gradient)", ""]
+    attributes = {"numpy methods": [f"x.{a}" for a in sorted(NONDIFF_ATTRIBUTES)]}
+    lines += [f"- {title}: {', '.join(f'`{n}`' for n in names)}"
+              for title, names in _grouped(nondiff, attributes)]
+    return "\n".join(lines) + "\n"
+
+
+def update_readme(path: str) -> bool:
+    """Rewrite the rules block of the README at ``path``; True if it changed."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    head, _, rest = text.partition(BEGIN + "\n")
+    _, _, tail = rest.partition(END)
+    new = head + BEGIN + "\n" + rules_markdown() + END + tail
+    if new != text:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(new)
+    return new != text
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        print("updated" if update_readme(sys.argv[1]) else "up to date")
+    else:
+        print(rules_markdown(), end="")

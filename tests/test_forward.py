@@ -1,0 +1,169 @@
+"""Forward mode, Hessians and Jacobians, by transforming generated code."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad import grad, hessian, hvp, jacobian, jvp, stop_gradient, vjp
+
+import corpus
+from gradcheck import numerical_grad
+
+rng = np.random.default_rng(3)
+
+
+def directional_fd(f, args, k, v, eps=1e-6):
+    plus, minus = list(args), list(args)
+    plus[k] = args[k] + eps * v
+    minus[k] = args[k] - eps * v
+    return (np.asarray(f(*plus)) - np.asarray(f(*minus))) / (2 * eps)
+
+
+def rosenbrock(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def log_sum_exp(x):
+    m = stop_gradient(np.max(x))
+    return np.log(np.sum(np.exp(x - m))) + m
+
+
+def mlp_loss(w, X, y):
+    W1 = w[:12].reshape(3, 4)
+    W2 = w[12:16]
+    h = np.tanh(X @ W1)
+    return np.mean((h @ W2 - y) ** 2)
+
+
+def rnn_loss(W, xs):
+    h = np.zeros(3)
+    for t in range(xs.shape[0]):
+        h = np.tanh(W @ h + xs[t])
+    return np.sum(h ** 2)
+
+
+def stopped_square(x):
+    return np.sum(x ** 2 * stop_gradient(x))
+
+
+def piecewise(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            total = total + x[i] ** 3
+        else:
+            total = total - np.sin(x[i])
+    return total
+
+
+CLASSICS = [
+    (rosenbrock, lambda: (rng.normal(size=5),)),
+    (log_sum_exp, lambda: (rng.normal(size=4),)),
+    (mlp_loss, lambda: (rng.normal(size=16) * 0.5, rng.normal(size=(5, 3)), rng.normal(size=5))),
+    (rnn_loss, lambda: (rng.normal(size=(3, 3)) * 0.5, rng.normal(size=(6, 3)))),
+    (piecewise, lambda: (np.array([0.7, -0.4, 1.3, -1.1]),)),
+]
+
+
+@pytest.mark.parametrize("f, make", CLASSICS, ids=[f.__name__ for f, _ in CLASSICS])
+def test_jvp_matches_directional_finite_differences(f, make):
+    args = make()
+    v = rng.normal(size=args[0].shape)
+    value, derivative = jvp(f)(*args, v)
+    assert value == pytest.approx(f(*args))
+    np.testing.assert_allclose(derivative, directional_fd(f, args, 0, v), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("f, make", CLASSICS, ids=[f.__name__ for f, _ in CLASSICS])
+def test_hvp_matches_finite_differences_of_the_gradient(f, make):
+    args = make()
+    v = rng.normal(size=args[0].shape)
+    np.testing.assert_allclose(hvp(f)(*args, v), directional_fd(grad(f), args, 0, v, eps=1e-5),
+                               rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("f, make", CLASSICS[:3], ids=[f.__name__ for f, _ in CLASSICS[:3]])
+def test_hessian_against_finite_differences(f, make):
+    args = make()
+    H = hessian(f)(*args)
+    n = args[0].size
+    expected = np.stack([directional_fd(grad(f), args, 0, e, eps=1e-5) for e in np.eye(n)], axis=1)
+    np.testing.assert_allclose(H, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(H, H.T, atol=1e-8)
+
+
+def test_stop_gradient_stops_every_order():
+    x = np.array([0.5, -1.5, 2.0])
+    # f = sum(x^2 * c) with c = x held constant: f'' = 2c = 2x, not 6x
+    np.testing.assert_allclose(hessian(stopped_square)(x), np.diag(2 * x))
+    assert "stop_gradient" in s2sad.hvp(stopped_square).__s2sad_source__
+
+
+def vector_map(x, A):
+    return np.tanh(A @ x) * x[0]
+
+
+def test_jacobian_forward_and_reverse_agree():
+    x, A = rng.normal(size=3), rng.normal(size=(4, 3))
+    forward = jacobian(vector_map, mode="forward")(x, A)
+    reverse = jacobian(vector_map, mode="reverse")(x, A)
+    assert forward.shape == (4, 3)
+    np.testing.assert_allclose(forward, reverse, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(forward, np.stack([directional_fd(vector_map, (x, A), 0, e)
+                                                  for e in np.eye(3)], axis=1), rtol=1e-6)
+
+
+def test_vjp_pullback_and_dot_product_test():
+    x, A = rng.normal(size=3), rng.normal(size=(4, 3))
+    value, pullback = vjp(vector_map)(x, A)
+    np.testing.assert_allclose(value, vector_map(x, A))
+    u, v = rng.normal(size=4), rng.normal(size=3)
+    _, Jv = jvp(vector_map)(x, A, v)
+    assert np.dot(Jv, u) == pytest.approx(np.dot(v, pullback(u)), rel=1e-12)
+    np.testing.assert_allclose(pullback(u), pullback(u))  # a pullback can be called again
+
+
+def scalar_fn(x):
+    return np.sin(x) * x ** 2 + np.exp(-x)
+
+
+def test_grad_of_grad_for_scalar_functions():
+    x = 0.7
+    d2 = grad(grad(scalar_fn))(x)
+    expected = -np.sin(x) * x ** 2 + 4 * x * np.cos(x) + 2 * np.sin(x) + np.exp(-x)
+    assert d2 == pytest.approx(expected, rel=1e-10)
+
+
+def test_decorator_gains_jvp_and_hvp():
+    f = s2sad.differentiate(rosenbrock)
+    x, v = rng.normal(size=4), rng.normal(size=4)
+    np.testing.assert_allclose(f.jvp(x, v)[1], np.dot(grad(rosenbrock)(x), v))
+    np.testing.assert_allclose(f.hvp(x, v), hvp(rosenbrock)(x, v))
+
+
+def test_forward_code_is_readable():
+    code = s2sad.jvp_source(rnn_loss)
+    assert "def jvp_rnn_loss(tangent, W, xs):" in code
+    assert "h_2_dot = " in code and "tape" not in code  # forward mode needs no tape
+
+
+CORPUS = [c for c in corpus.CASES if not c.xfail]
+
+
+@pytest.mark.filterwarnings("ignore::s2sad.ZeroGradientWarning")
+@pytest.mark.parametrize("case", CORPUS, ids=[c.id for c in CORPUS])
+def test_forward_mode_over_the_corpus(case):
+    """The dot-product test on every corpus function: <J v, 1> from forward mode equals
+    <grad, v> from reverse mode, for every array or float argument."""
+    args = case.inputs()
+    for k in case.wrt(args):
+        x = args[k]
+        if not isinstance(x, (np.ndarray, float)):
+            continue
+        v = rng.normal(size=np.shape(x))
+        v = float(v) if isinstance(x, float) else v
+        value, d = jvp(case.fn, wrt=k)(*args, v)
+        np.testing.assert_allclose(value, case.fn(*args), rtol=1e-12)
+        expected = np.sum(np.asarray(grad(case.fn, wrt=k)(*args)) * v)
+        np.testing.assert_allclose(d, expected, rtol=1e-7, atol=1e-9)
