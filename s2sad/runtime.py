@@ -126,7 +126,7 @@ def check_wrt(x: Any, name: str) -> None:
 
     Tuples, lists and dicts are checked leaf by leaf.
     """
-    if type(x) is float:
+    if type(x) is float or type(x) is np.ndarray and x.dtype.kind == "f":
         return
     if isinstance(x, _CONTAINERS):
         items = x.items() if isinstance(x, dict) else enumerate(x)
@@ -172,13 +172,18 @@ def add_grads(a: Any, b: Any) -> Any:
 
 def unbroadcast(g: Any, x: Any) -> Any:
     """Sum ``g`` over the axes along which ``x`` was broadcast, giving x's shape."""
-    if isinstance(x, _CONTAINERS):
-        raise S2SADError(
-            f"arithmetic on a {type(x).__name__} cannot be differentiated (in Python, + on lists "
-            f"and tuples concatenates them); use np.concatenate, or arrays")
-    shape = np.shape(x)
-    gshape = np.shape(g)
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        if isinstance(x, _CONTAINERS):
+            raise S2SADError(
+                f"arithmetic on a {type(x).__name__} cannot be differentiated (in Python, + on "
+                f"lists and tuples concatenates them); use np.concatenate, or arrays")
+        shape = ()
+    gshape = getattr(g, "shape", ())
     if gshape == shape:
+        kind = type(x)
+        if kind is float or kind is type(g) and (kind is not np.ndarray or g.dtype == x.dtype):
+            return g  # the common cases, decided without a call
         return _in_dtype_of(g, x)
     extra = len(gshape) - len(shape)
     axes = tuple(range(extra)) + tuple(
@@ -376,6 +381,8 @@ def _is_basic_index(index: Any) -> bool:
 
 def matmul_grad_lhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``a @ b`` with respect to ``a``."""
+    if np.ndim(a) == 2 and np.ndim(b) <= 2 and np.ndim(g) == np.ndim(b):  # matrix times vector or matrix
+        return np.outer(g, b) if np.ndim(b) == 1 else g @ b.T
     if np.ndim(b) == 1:
         if np.ndim(a) == 1:
             return g * b
@@ -387,6 +394,8 @@ def matmul_grad_lhs(g: Any, a: Any, b: Any) -> Any:
 
 def matmul_grad_rhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``a @ b`` with respect to ``b``."""
+    if np.ndim(a) == 2 and np.ndim(b) <= 2 and np.ndim(g) == np.ndim(b):  # matrix times vector or matrix
+        return g @ a if np.ndim(b) == 1 else a.T @ g
     if np.ndim(a) == 1:
         if np.ndim(b) == 1:
             return g * a
