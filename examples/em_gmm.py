@@ -10,6 +10,7 @@ Run: ``python examples/em_gmm.py [--quick] [--features 2|4] [--out DIR]``.
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import sys
 import time
@@ -18,6 +19,9 @@ import warnings
 import numpy as np
 
 from s2sad import adjoint_source, check_grad, grad, stop_gradient, value_and_grad
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from progress import Progress  # noqa: E402  (the examples' own helper)
 
 
 # --- the model: the functions s2sad differentiates ------------------------------------------
@@ -75,28 +79,6 @@ def log_likelihood(params, X):
 
 
 # --- the driver --------------------------------------------------------------------------------
-
-class Progress:
-    """A minimal progress bar on stderr; one summary line when stderr is not a terminal."""
-
-    def __init__(self, total: int, label: str) -> None:
-        self.total, self.label, self.done = total, label, 0
-        self.start = self.drawn = time.perf_counter()
-        self.tty = sys.stderr.isatty()
-
-    def update(self, note: str = "") -> None:
-        self.done += 1
-        now = time.perf_counter()
-        sys.stdout.flush()
-        if self.tty and (now - self.drawn > 0.1 or self.done == self.total):
-            bar = "#" * (30 * self.done // self.total)
-            sys.stderr.write(f"\r{self.label} [{bar:.<30}] {self.done}/{self.total} {note}  ")
-            self.drawn = now
-        if self.done == self.total:
-            elapsed = now - self.start
-            sys.stderr.write(f" {elapsed:.1f}s\n" if self.tty else
-                             f"{self.label}: {self.done}/{self.total}, {note}, {elapsed:.1f}s\n")
-
 
 def flat(tree: dict) -> np.ndarray:
     return np.concatenate([np.ravel(v) for v in tree.values()])

@@ -9,13 +9,16 @@ Run: ``python examples/stable_softmax.py [--quick] [--out DIR]``.
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import sys
-import time
 
 import numpy as np
 
 from s2sad import adjoint_source, grad, stop_gradient, value_and_grad
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from progress import Progress  # noqa: E402  (the examples' own helper)
 
 
 def loss(W, b, X, Y):
@@ -53,28 +56,6 @@ def load_data(seed: int = 0, n: int | None = None):
     X, y = X[order], y[order]
     split = int(0.8 * len(y))
     return X[:split], y[:split], X[split:], y[split:]
-
-
-class Progress:
-    """A minimal progress bar on stderr; one summary line when stderr is not a terminal."""
-
-    def __init__(self, total: int, label: str) -> None:
-        self.total, self.label, self.done = total, label, 0
-        self.start = self.drawn = time.perf_counter()
-        self.tty = sys.stderr.isatty()
-
-    def update(self, note: str = "") -> None:
-        self.done += 1
-        now = time.perf_counter()
-        sys.stdout.flush()
-        if self.tty and (now - self.drawn > 0.1 or self.done == self.total):
-            bar = "#" * (30 * self.done // self.total)
-            sys.stderr.write(f"\r{self.label} [{bar:.<30}] {self.done}/{self.total} {note}  ")
-            self.drawn = now
-        if self.done == self.total:
-            elapsed = time.perf_counter() - self.start
-            sys.stderr.write(f" {elapsed:.1f}s\n" if self.tty else
-                             f"{self.label}: {self.done}/{self.total}, {note}, {elapsed:.1f}s\n")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
