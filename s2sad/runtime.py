@@ -78,6 +78,13 @@ __all__ = [
     "rot90_grad",
     "log_or_zero",
     "reshape_grad",
+    "cumprod_jvp",
+    "sort_jvp",
+    "cholesky_jvp",
+    "eigh_jvp",
+    "pinv_jvp",
+    "qr_jvp",
+    "svd_jvp",
 ]
 
 
@@ -936,3 +943,114 @@ def extremum_jvp(t: Any, x: Any, ans: Any, axis: Any = None, keepdims: bool = Fa
 def invert_axes(axes: Any) -> Any:
     """The permutation that undoes ``np.transpose(x, axes)``."""
     return None if axes is None else tuple(np.argsort(axes))
+
+
+def cumprod_jvp(t: Any, x: Any, axis: Any = None) -> Any:
+    """Tangent of ``np.cumprod(x, axis)``, exact where x has zeros (quadratic in the axis length)."""
+    if axis is None:
+        x, t, axis = np.ravel(x), np.ravel(t), 0
+    x, t = np.moveaxis(x, axis, -1), np.moveaxis(t, axis, -1)
+    full = np.ones((np.shape(x)[-1],) * 2, dtype=bool)
+    rows = np.expand_dims(x, -2)  # rows[..., i, k] = x[..., k]
+    before = np.prod(np.where(np.tril(full, -1), rows, 1), axis=-1)  # x[k] for k < i
+    between = np.cumprod(np.where(np.triu(full, 1), rows, 1), axis=-1)  # [i, j]: x[k], i < k <= j
+    out = np.sum(np.where(np.triu(full), np.expand_dims(t * before, -1) * between, 0), axis=-2)
+    return np.moveaxis(out, -1, axis)
+
+
+def sort_jvp(t: Any, x: Any, axis: Any = -1) -> Any:
+    """Tangent of ``np.sort(x, axis)``: t in sorted order; equal entries share their tangents."""
+    if axis is None:
+        x, t, axis = np.ravel(x), np.ravel(t), 0
+    x, t = np.moveaxis(x, axis, -1), np.moveaxis(t, axis, -1)
+    order = np.argsort(x, axis=-1, kind="stable")
+    ordered = np.take_along_axis(x, order, axis=-1)
+    moved = np.take_along_axis(np.broadcast_to(t, np.shape(x)), order, axis=-1)
+    starts = np.concatenate([np.ones_like(ordered[..., :1], dtype=bool),
+                             ordered[..., 1:] != ordered[..., :-1]], axis=-1)
+    n = np.shape(x)[-1]
+    rows = np.reshape(np.arange(np.size(x) // max(n, 1)), np.shape(x)[:-1] + (1,)) * n
+    groups = np.ravel(np.cumsum(starts, axis=-1) - 1 + rows)  # tie groups, numbered across rows
+    mean = np.bincount(groups, weights=np.ravel(moved))[groups] / np.bincount(groups)[groups]
+    return np.moveaxis(np.reshape(mean, np.shape(moved)).astype(moved.dtype), -1, axis)
+
+
+def _read_symmetric(t: Any, lower: bool) -> Any:
+    """The symmetric matrix a function reading one triangle of its input sees of ``t``."""
+    if lower:
+        return np.tril(t) + _t(np.tril(t, -1))
+    return np.triu(t) + _t(np.triu(t, 1))
+
+
+def cholesky_jvp(t: Any, ans: Any, upper: bool = False) -> Any:
+    """Tangent of ``np.linalg.cholesky``, from the triangle of t NumPy reads: L phi(L^-1 S L^-T)."""
+    low = _t(ans) if upper else ans
+    inner = np.linalg.solve(low, _t(np.linalg.solve(low, _read_symmetric(t, not upper))))
+    phi = np.tril(inner) - 0.5 * np.triu(np.tril(inner))  # the lower triangle, diagonal halved
+    out = low @ phi
+    return _t(out) if upper else out
+
+
+def eigh_jvp(t: Any, a: Any, ans: Any, UPLO: str = "L") -> Any:
+    """Tangent ``(w_dot, v_dot)`` of ``np.linalg.eigh(a, UPLO)``, from the triangle NumPy reads."""
+    w, v = ans
+    inner = _t(v) @ _read_symmetric(t, UPLO == "L") @ v
+    gaps = w[..., None, :] - w[..., :, None]
+    gaps = safe_divide(np.ones_like(gaps), gaps)  # [i, j]: 1 / (w_j - w_i), 0 where they are equal
+    return np.diagonal(inner, 0, -2, -1).copy(), v @ (gaps * inner)
+
+
+def pinv_jvp(t: Any, a: Any, ans: Any) -> Any:
+    """Tangent of ``np.linalg.pinv(a)`` (Golub and Pereyra), where a's rank does not change."""
+    p, t_t = ans, _t(t)
+    pp, p_p = p @ _t(p), _t(p) @ p
+    return -p @ t @ p + pp @ t_t - pp @ t_t @ a @ p + t_t @ p_p - p @ a @ t_t @ p_p
+
+
+def qr_jvp(t: Any, a: Any, ans: Any, mode: str = "reduced") -> Any:
+    """Tangent ``(q_dot, r_dot)`` of ``np.linalg.qr(a, mode)``, for the modes ``qr_grad`` takes."""
+    rows, cols = np.shape(a)[-2:]
+    if mode not in ("reduced", "complete") or rows < cols or mode == "complete" and rows != cols:
+        raise S2SADError(f"s2sad differentiates np.linalg.qr with mode 'reduced' of a matrix with at "
+                         f"least as many rows as columns, not mode={mode!r} of shape {np.shape(a)}")
+    q, r = ans
+    t_rinv = _t(np.linalg.solve(_t(r), _t(t)))  # t r^-1
+    inner = _t(q) @ t_rinv
+    low = np.tril(inner, -1)
+    spin = low - _t(low)  # q^T q_dot: antisymmetric
+    return q @ (spin - inner) + t_rinv, (inner - spin) @ r
+
+
+def svd_jvp(t: Any, a: Any, ans: Any, full_matrices: bool = True, compute_uv: bool = True) -> Any:
+    """Tangent of ``np.linalg.svd(a, full_matrices, compute_uv)`` (distinct singular values).
+
+    With full_matrices and a non-square a, the added columns of u (rows of vh), which are
+    not unique, get the tangent that keeps them orthogonal to the others and turns them least.
+    """
+    if not compute_uv:
+        u, _, vt = np.linalg.svd(a, full_matrices=False)
+        return np.sum(u * (t @ _t(vt)), axis=-2)
+    u_all, s, vt_all = ans
+    k = np.shape(s)[-1]
+    u, vt = u_all[..., :, :k], vt_all[..., :k, :]
+    v = _t(vt)
+    inner = _t(u) @ t @ v  # u^T t v
+    gaps = s[..., None, :] ** 2 - s[..., :, None] ** 2
+    gaps = safe_divide(np.ones_like(gaps), gaps)  # [i, j]: 1 / (s_j^2 - s_i^2), 0 where equal
+    right, left = inner * s[..., None, :], s[..., :, None] * inner  # inner s, s inner
+    u_dot = u @ (gaps * (right + _t(right)))
+    v_dot = v @ (gaps * (left + _t(left)))
+    rows, cols = np.shape(a)[-2:]
+    if rows > k:
+        t_v = t @ v
+        u_dot = u_dot + (t_v - u @ (_t(u) @ t_v)) / s[..., None, :]
+    if cols > k:
+        t_u = _t(t) @ u
+        v_dot = v_dot + (t_u - v @ (_t(v) @ t_u)) / s[..., None, :]
+    if full_matrices and rows > k:
+        rest = u_all[..., :, k:]
+        u_dot = np.concatenate([u_dot, -u @ (_t(u_dot) @ rest)], axis=-1)
+    if full_matrices and cols > k:
+        rest = _t(vt_all[..., k:, :])
+        v_dot = np.concatenate([v_dot, -v @ (_t(v_dot) @ rest)], axis=-1)
+    return u_dot, np.diagonal(inner, 0, -2, -1).copy(), _t(v_dot)

@@ -158,7 +158,8 @@ defvjp(np.ptp, "a, axis=None, out=None, keepdims=False",
 for cumsum in (np.cumsum, np.ndarray.cumsum):
     defvjp(cumsum, "a, axis=None, dtype=None, out=None", linear="joint", a="cumsum_grad(g, a, axis)")
 for cumprod in (np.cumprod, np.ndarray.cumprod):
-    defvjp(cumprod, "a, axis=None, dtype=None, out=None", a="cumprod_grad(g, a, axis)")
+    defvjp(cumprod, "a, axis=None, dtype=None, out=None", jvp={"a": "cumprod_jvp(t, a, axis)"},
+           a="cumprod_grad(g, a, axis)")
 for trace in (np.trace, np.ndarray.trace):
     defvjp(trace, "a, offset=0, axis1=0, axis2=1, dtype=None, out=None", linear="joint",
            a="diagonal_grad(np.expand_dims(g, -1), a, offset, axis1, axis2)")
@@ -200,14 +201,19 @@ defvjp(np.linalg.solve, "a, b", a="solve_grad_a(g, a, b, ans)", b="solve_grad_b(
        jvp={"a": "-np.linalg.solve(a, t @ ans) if np.ndim(b) > 1 else "
                  "-np.linalg.solve(a, t @ ans[..., None])[..., 0]",
             "b": "np.linalg.solve(a, t)"})
-defvjp(np.linalg.cholesky, "a, upper=False", a="cholesky_grad(g, ans, upper)")
-defvjp(np.linalg.eigh, "a, UPLO='L'", returns_container=True, a="eigh_grad(g, a, ans, UPLO)")
+defvjp(np.linalg.cholesky, "a, upper=False", jvp={"a": "cholesky_jvp(t, ans, upper)"},
+       a="cholesky_grad(g, ans, upper)")
+defvjp(np.linalg.eigh, "a, UPLO='L'", returns_container=True, jvp={"a": "eigh_jvp(t, a, ans, UPLO)"},
+       a="eigh_grad(g, a, ans, UPLO)")
 defvjp(np.linalg.norm, "x, ord=None, axis=None, keepdims=False",
        jvp={"x": _SUM_T.format("norm_grad(np.ones_like(ans), x, ans, ord, axis, keepdims)")},
        x="norm_grad(g, x, ans, ord, axis, keepdims)")
-defvjp(np.linalg.pinv, "a, rcond=None, hermitian=False, rtol=None", a="pinv_grad(g, a, ans)")
-defvjp(np.linalg.qr, "a, mode='reduced'", returns_container=True, a="qr_grad(g, a, ans, mode)")
+defvjp(np.linalg.pinv, "a, rcond=None, hermitian=False, rtol=None", jvp={"a": "pinv_jvp(t, a, ans)"},
+       a="pinv_grad(g, a, ans)")
+defvjp(np.linalg.qr, "a, mode='reduced'", returns_container=True, jvp={"a": "qr_jvp(t, a, ans, mode)"},
+       a="qr_grad(g, a, ans, mode)")
 defvjp(np.linalg.svd, "a, full_matrices=True, compute_uv=True, hermitian=False", returns_container=True,
+       jvp={"a": "svd_jvp(t, a, ans, full_matrices, compute_uv)"},
        a="svd_grad(g, a, ans, full_matrices, compute_uv)")
 
 # --- shape manipulation ------------------------------------------------------
@@ -252,7 +258,8 @@ defvjp(np.pad, "array, pad_width, mode='constant', constant_values=0, end_values
        array="pad_grad(g, array, pad_width, mode, reflect_type)",
        constant_values="unbroadcast(np.sum(g) - np.sum(pad_grad(g, array, pad_width, mode, "
                        "reflect_type)), constant_values)")
-defvjp(np.sort, "a, axis=-1, kind=None, order=None, stable=None", a="sort_grad(g, a, axis)")
+defvjp(np.sort, "a, axis=-1, kind=None, order=None, stable=None", jvp={"a": "sort_jvp(t, a, axis)"},
+       a="sort_grad(g, a, axis)")
 defvjp(np.diff, "a, n=1, axis=-1, prepend=None, append=None", linear="joint",
        a="diff_grad(g, a, n, axis, prepend, append)",
        prepend="diff_grad(g, a, n, axis, prepend, append, 'prepend')",
