@@ -10,6 +10,7 @@ from . import rules as _rules  # registers the built-in rules
 from .api import (Differentiable, adjoint_source, differentiate, grad, hessian, hvp, jacobian, jvp,
                   jvp_source, value_and_grad, vjp)
 from .check import check_grad
+from .custom import defvjp, nondifferentiable
 from .explain import explain
 from .errors import (
     Location,
@@ -40,6 +41,8 @@ __all__ = [
     "jacobian",
     "hessian",
     "check_grad",
+    "defvjp",
+    "nondifferentiable",
     "explain",
     "stop_gradient",
     "S2SADError",

@@ -29,7 +29,7 @@ from .. import runtime as runtime_module
 from ..errors import S2SADError
 from ..ir import (Assign, Call, Const, Function, If, Loop, Opaque, Operand, Return, Stmt, Var,
                   assigned_names, assigns)
-from ..rules.registry import APPEND, SETITEM, is_atomic
+from ..rules.registry import APPEND, SETITEM, USER_OBJECTS, is_atomic
 
 
 from .activity import Activity
@@ -42,7 +42,9 @@ _EMPTY = cst.Module(body=[])
 
 def runtime_object(name: str) -> object:
     """The object generated code means by runtime name ``name``."""
-    return np if name == "np" else getattr(runtime_module, name)
+    if name == "np":
+        return np
+    return USER_OBJECTS[name] if name in USER_OBJECTS else getattr(runtime_module, name)
 
 
 @dataclass(frozen=True)

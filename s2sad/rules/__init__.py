@@ -3,4 +3,9 @@ from . import numpy_rules, runtime_rules
 from .numpy_rules import NONDIFF_ATTRIBUTES
 from .registry import REGISTRY, Rule, Template, is_atomic
 
-__all__ = ["REGISTRY", "Rule", "Template", "NONDIFF_ATTRIBUTES", "is_atomic", "numpy_rules"]
+#: The rules s2sad ships (users may add their own with s2sad.defvjp).
+BUILTIN_RULES: frozenset[int] = frozenset(REGISTRY.rules)
+BUILTIN_NONDIFF: frozenset[int] = frozenset(REGISTRY.nondiff)
+
+__all__ = ["REGISTRY", "BUILTIN_RULES", "BUILTIN_NONDIFF", "Rule", "Template", "NONDIFF_ATTRIBUTES",
+           "is_atomic", "numpy_rules"]

@@ -88,8 +88,10 @@ def _grouped(funs: list[Any], extra: dict[str, list[str]] | None = None) -> list
 
 def rules_markdown(registry: Registry = REGISTRY) -> str:
     """The lists of differentiable and non-differentiable functions, as Markdown."""
-    diff = [rule.fun for rule in registry.differentiable()]
-    nondiff = list(registry.nondiff.values())
+    from . import BUILTIN_NONDIFF, BUILTIN_RULES  # the shipped rules, not users' additions
+
+    diff = [rule.fun for key, rule in registry.rules.items() if key in BUILTIN_RULES]
+    nondiff = [fun for key, fun in registry.nondiff.items() if key in BUILTIN_NONDIFF]
     lines = [
         f"Generated from the rule registry (`s2sad.rules.listing.rules_markdown()`): "
         f"{len(diff)} functions with a gradient rule, {len(nondiff)} declared non-differentiable.",

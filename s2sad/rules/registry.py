@@ -28,6 +28,8 @@ from ..errors import RuleError
 T = TypeVar("T")
 
 RUNTIME_NAMES: frozenset[str] = frozenset(["np", *runtime.__all__])
+#: Objects that user rules call (``s2sad.defvjp`` with Python functions), by name.
+USER_OBJECTS: dict[str, Any] = {}
 _ATOM = re.compile(r"^(?:[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*|\d[\d_]*\.?\d*(?:[eE][+-]?\d+)?|None|True|False)$")
 
 
@@ -95,7 +97,7 @@ def compile_template(text: str, placeholders: Iterable[str]) -> Template:
             bare = prev in ("(", ",", "=", "") and nxt in (")", ",", "")
             pieces.append((tok.string, "bare" if bare else "operand"))
             holes.add(tok.string)
-        elif tok.string in RUNTIME_NAMES:
+        elif tok.string in RUNTIME_NAMES or tok.string in USER_OBJECTS:
             pieces.append((tok.string, "runtime"))
             runtime_used.add(tok.string)
         elif hasattr(builtins, tok.string):
