@@ -28,7 +28,7 @@ from ..errors import Location, UnsupportedSyntaxError
 from ..ir import Assign, Call, Const, Function, If, Loop, Opaque, Operand, Return, Stmt, Var
 from ..rules import NONDIFF_ATTRIBUTES
 from ..rules.registry import APPEND, RUNTIME_NAMES, SETITEM, Registry, pack_rule
-from .parse import Parsed
+from .parse import Parsed, children
 from .resolve import MISSING, Resolution
 
 BINARY_OPS: dict[type, tuple[Any, str]] = {
@@ -1164,7 +1164,7 @@ def _statements(stmts: list[cst.CSTNode], into_loops: bool = False) -> list[cst.
         n = stack.pop()
         nodes.append(n)
         if into_loops or not isinstance(n, _LOOPS) or any(n is st for st in stmts):
-            stack.extend(reversed(n.children))
+            stack.extend(reversed(children(n)))
     return nodes
 
 
@@ -1295,7 +1295,7 @@ def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
     while stack:
         n = stack.pop()
         nodes.append(n)
-        stack.extend(reversed(n.children))
+        stack.extend(reversed(children(n)))
     return nodes
 
 
@@ -1312,7 +1312,7 @@ def _variable_names(node: cst.CSTNode) -> list[str]:
         elif isinstance(n, cst.Arg):
             stack.append(n.value)
         else:
-            stack.extend(reversed(n.children))
+            stack.extend(reversed(children(n)))
     return names
 
 

@@ -1,6 +1,7 @@
 """Pass 2: parse the source with libcst and compute metadata on the original tree."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -45,3 +46,22 @@ def parse(source: FunctionSource) -> Parsed:
             source.location(1, 0),
         )
     return Parsed(source, module, functions[0], positions)
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The child nodes of ``node``, read from its fields (libcst's ``children`` property
+    runs a visitor, which made tree walks dominate compile time)."""
+    names = _FIELDS.get(type(node))
+    if names is None:
+        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
+    out: list[cst.CSTNode] = []
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            out.append(value)
+        elif isinstance(value, (list, tuple)):
+            out.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return out

@@ -14,7 +14,7 @@ from typing import Any
 
 import libcst as cst
 
-from .parse import Parsed
+from .parse import Parsed, children
 
 MISSING = object()
 
@@ -74,7 +74,7 @@ def resolve(parsed: Parsed) -> Resolution:
         elif isinstance(node, cst.Arg):
             visit(node.value)
         elif not isinstance(node, cst.Param):
-            for child in node.children:
+            for child in children(node):
                 visit(child)
 
     visit(body)
@@ -100,7 +100,7 @@ def _bound_names(node: cst.CSTNode) -> set[str]:
             continue
         if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
             names.update(_target_names(n.target))
-        stack.extend(n.children)
+        stack.extend(children(n))
     return names
 
 
