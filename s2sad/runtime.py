@@ -105,8 +105,10 @@ def seed(ans: Any) -> Any:
     """
     if type(ans) is float:
         return 1.0
-    if type(ans) in (np.float64, np.float32):
-        return type(ans)(1.0)
+    if type(ans) is np.float64:
+        return 1.0
+    if type(ans) is np.float32:
+        return np.float32(1.0)
     if isinstance(ans, (bool, int)) or not isinstance(ans, (float, np.ndarray, np.generic)):
         raise NonScalarOutputError(
             f"the differentiated function must return a float scalar, got {type(ans).__name__} "
@@ -179,6 +181,8 @@ def add_grads(a: Any, b: Any) -> Any:
 
 def unbroadcast(g: Any, x: Any) -> Any:
     """Sum ``g`` over the axes along which ``x`` was broadcast, giving x's shape."""
+    if type(x) is float and type(g) is not np.ndarray:
+        return g
     shape = getattr(x, "shape", None)
     if shape is None:
         if isinstance(x, _CONTAINERS):
