@@ -105,10 +105,8 @@ def seed(ans: Any) -> Any:
     """
     if type(ans) is float:
         return 1.0
-    if type(ans) is np.float64:
-        return 1.0
-    if type(ans) is np.float32:
-        return np.float32(1.0)
+    if type(ans) is np.float64 or type(ans) is np.float32:
+        return type(ans)(1.0)
     if isinstance(ans, (bool, int)) or not isinstance(ans, (float, np.ndarray, np.generic)):
         raise NonScalarOutputError(
             f"the differentiated function must return a float scalar, got {type(ans).__name__} "
@@ -193,7 +191,8 @@ def unbroadcast(g: Any, x: Any) -> Any:
     gshape = getattr(g, "shape", ())
     if gshape == shape:
         kind = type(x)
-        if kind is float or kind is type(g) and (kind is not np.ndarray or g.dtype == x.dtype):
+        if kind is float or kind is np.float64 and type(g) is not np.ndarray or kind is type(g) and (
+                kind is not np.ndarray or g.dtype == x.dtype):
             return g  # the common cases, decided without a call
         return _in_dtype_of(g, x)
     extra = len(gshape) - len(shape)
