@@ -1,0 +1,157 @@
+"""An extended fuzzing campaign: ``python -m tests.fuzz --programs 10000 --seed 0``.
+
+Run from the repository root.  Prints how many programs were tried, passed, rejected (with
+the most common rejection messages), invalid (with the reasons) and WRONG (with the first few
+reproducers).  ``--shrink`` shrinks the first WRONG program of each kind with hypothesis and
+then removes lines that do not matter.  Exits with status 1 if any program was WRONG.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import sys
+import time
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from .generator import KNOWN_BUGS, Program, programs
+from .oracle import Outcome, check
+from .reduce import reduce_program
+
+
+def _campaign_settings(n: int, phases: list[Phase]) -> settings:
+    return settings(max_examples=n, database=None, deadline=None, phases=phases,
+                    suppress_health_check=list(HealthCheck), print_blob=False)
+
+
+class _Done(Exception):
+    """Enough distinct programs were tried."""
+
+
+def run_campaign(n: int, seed_value: int, avoid: frozenset[str], max_statements: int,
+                 progress: bool = True) -> list[tuple[Program, Outcome]]:
+    """Check ``n`` distinct generated programs."""
+    results: list[tuple[Program, Outcome]] = []
+    seen: set[tuple[str, int]] = set()
+    start = time.perf_counter()
+
+    @_campaign_settings(4 * n, [Phase.generate])
+    @seed(seed_value)
+    @given(programs(max_statements=max_statements, avoid=avoid))
+    def one(program: Program) -> None:
+        if len(results) >= n:
+            raise _Done
+        key = (program.source, program.seed)
+        if key in seen:  # hypothesis sometimes draws the same program twice
+            return
+        seen.add(key)
+        results.append((program, check(program)))
+        if progress and len(results) % 250 == 0:
+            counts = collections.Counter(o.kind for _, o in results)
+            print(f"  ... {len(results)} programs in {time.perf_counter() - start:.0f} s: "
+                  f"{dict(counts)}", file=sys.stderr, flush=True)
+
+    try:
+        one()
+    except _Done:
+        pass
+    return results
+
+
+def shrink(seed_value: int, n: int, avoid: frozenset[str], max_statements: int, reason: str) -> Program | None:
+    """The first program WRONG for ``reason``, shrunk by hypothesis, then reduced line by line."""
+    failing: list[Program] = []
+
+    def fails(program: Program) -> bool:
+        out = check(program)
+        return out.kind == "wrong" and out.reason == reason
+
+    @_campaign_settings(n, [Phase.generate, Phase.shrink])
+    @seed(seed_value)
+    @given(programs(max_statements=max_statements, avoid=avoid))
+    def one(program: Program) -> None:
+        if fails(program):
+            failing.append(program)
+            raise AssertionError(reason)
+
+    try:
+        one()
+    except AssertionError:
+        pass
+    except Exception as exc:  # noqa: BLE001 - hypothesis may wrap the error
+        print(f"shrinking failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+    if not failing:
+        return None
+    return reduce_program(failing[-1], fails)
+
+
+def report(results: list[tuple[Program, Outcome]], elapsed: float, show: int) -> str:
+    counts = collections.Counter(o.kind for _, o in results)
+    total = len(results)
+    lines = [f"programs tried: {total} in {elapsed:.0f} s ({elapsed / max(total, 1):.2f} s each)"]
+    for kind in ("passed", "rejected", "invalid", "wrong"):
+        n = counts.get(kind, 0)
+        lines.append(f"{kind.upper() if kind == 'wrong' else kind}: {n} ({100 * n / max(total, 1):.1f}%)")
+        if kind in ("rejected", "invalid", "wrong") and n:
+            reasons = collections.Counter(o.reason.split("\n")[0] for _, o in results if o.kind == kind)
+            for reason, k in reasons.most_common(8):
+                lines.append(f"    {k:5d}  {reason[:150]}")
+    notes = collections.Counter(note for _, o in results for note in set(o.notes))
+    if notes:
+        lines.append("notes (programs; not counted as failures):")
+        for note, k in notes.most_common(5):
+            lines.append(f"    {k:5d}  {note}")
+    features = collections.Counter(f for p, _ in results for f in p.features)
+    passed = collections.Counter(f for p, o in results for f in p.features if o.kind == "passed")
+    lines.append("constructs (programs using them / of those passed):")
+    lines.append("    " + ", ".join(f"{f} {features[f]}/{passed[f]}" for f in sorted(features)))
+    wrong = [(p, o) for p, o in results if o.kind == "wrong"]
+    for p, o in sorted(wrong, key=lambda t: len(t[0].source))[:show]:
+        lines.append("=" * 78)
+        lines.append(f"WRONG: {o.reason}")
+        lines.append(p.reproducer())
+        lines.append(o.detail.rstrip()[-2500:])
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--programs", type=int, default=1000, help="how many programs to try")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--show", type=int, default=3, help="WRONG reproducers to print")
+    parser.add_argument("--max-statements", type=int, default=6, help="top-level statements of f, at most")
+    parser.add_argument("--include-known-bugs", action="store_true",
+                        help="also generate the constructs of KNOWN_BUGS (generator.py)")
+    parser.add_argument("--shrink", action="store_true",
+                        help="shrink the first WRONG program of each kind (slow)")
+    parser.add_argument("--dump", metavar="DIR", help="write every WRONG program's reproducer to DIR")
+    args = parser.parse_args(argv)
+    avoid = frozenset() if args.include_known_bugs else frozenset(KNOWN_BUGS)
+    start = time.perf_counter()
+    results = run_campaign(args.programs, args.seed, avoid, args.max_statements)
+    elapsed = time.perf_counter() - start
+    print(f"seed {args.seed}; known bugs {'included' if not avoid else 'avoided: ' + ', '.join(sorted(avoid))}")
+    print(report(results, elapsed, args.show))
+    wrong = [(p, o) for p, o in results if o.kind == "wrong"]
+    if args.dump and wrong:
+        os.makedirs(args.dump, exist_ok=True)
+        for k, (p, o) in enumerate(wrong):
+            with open(os.path.join(args.dump, f"wrong_{k:04d}.py"), "w") as fh:
+                fh.write(f"# WRONG: {o.reason}\n# " + o.detail.replace("\n", "\n# ") + "\n" + p.reproducer())
+    if args.shrink:
+        for reason in dict.fromkeys(o.reason for _, o in wrong):
+            small = shrink(args.seed, args.programs, avoid, args.max_statements, reason)
+            print("=" * 78)
+            if small is None:
+                print(f"could not reproduce while shrinking: {reason}")
+                continue
+            print(f"SHRUNK WRONG: {reason}")
+            print(small.reproducer())
+            print(check(small).detail.rstrip()[-2500:])
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,343 @@
+"""The oracle: s2sad's gradient of a generated program against finite differences.
+
+:func:`check` runs one :class:`~tests.fuzz.generator.Program` and classifies it:
+
+``passed``
+    ``s2sad.grad`` of the program matches central finite differences on every element of
+    every argument (all arguments are floats and all are differentiated).
+``rejected``
+    s2sad raised an :class:`~s2sad.S2SADError` (other than an internal compiler error): an
+    honest refusal.  ``reason`` is its message without the location.
+``invalid``
+    the oracle is unusable for the program: a non-finite or overflowing value, a perturbed
+    input that changes the control flow taken (the sequence of executed lines) or the number
+    of ``stop_gradient`` calls, or finite differences that disagree between step sizes (the
+    point is at or near a kink).  ``bad program`` (the program itself raised) is a generator bug.
+``wrong``
+    a gradient that does not match reliable finite differences, a gradient of the wrong shape
+    or dtype, a changed input, an internal compiler error, or any other exception from s2sad
+    or from the code it generated.
+
+The finite differences know nothing of s2sad: the program is executed from its source text
+with ``stop_gradient`` bound to a recorder that stores the values it sees, in call order;
+the perturbed runs bind it to a replayer whose i-th call returns the i-th recorded value, so
+``stop_gradient`` arguments are frozen at their values at the unperturbed point.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import linecache
+import sys
+import time
+import traceback
+import types
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .generator import Program
+
+RTOL = 1e-4
+ATOL = 1e-6
+H1 = 1e-5  # the step of the finite differences compared against
+H2 = 1e-6  # a second step: kinks and instability show as disagreement
+EPS = np.finfo(float).eps
+
+_counter = itertools.count()
+
+
+@dataclass
+class Outcome:
+    kind: str  # "passed", "rejected", "invalid" or "wrong"
+    reason: str  # a short category (for rejections, the message)
+    detail: str = ""  # for wrong programs: a report with the mismatches
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    s2sad_seconds: float = 0.0  # generating and running the gradient
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.reason}" + (f"\n{self.detail}" if self.detail else "")
+
+
+class Unusable(Exception):
+    """A perturbed run that cannot be compared with the unperturbed one."""
+
+
+def load(program: Program, tag: str) -> tuple[types.FunctionType, dict[str, Any], str]:
+    """Execute the program's source as a module; return its entry function, namespace and file name."""
+    filename = f"<fuzz-{tag}-{next(_counter)}>"
+    text = program.source
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace: dict[str, Any] = {"__name__": f"fuzz_{tag}"}
+    exec(compile(text, filename, "exec"), namespace)
+    return namespace[program.entry], namespace, filename
+
+
+def forget(filename: str) -> None:
+    linecache.cache.pop(filename, None)
+
+
+class StopGradient:
+    """``stop_gradient`` for the oracle: records values, or replays them in call order."""
+
+    def __init__(self) -> None:
+        self.recorded: list[Any] | None = None
+        self.values: list[Any] = []
+        self.calls = 0
+
+    def record(self) -> None:
+        self.recorded, self.values, self.calls = None, [], 0
+
+    def replay(self) -> None:
+        self.recorded, self.calls = self.values, 0
+
+    def __call__(self, x: Any) -> Any:
+        if self.recorded is None:
+            self.values.append(copy.deepcopy(x))
+            return x
+        if self.calls >= len(self.recorded):
+            raise Unusable("stop_gradient called more often than at the unperturbed point")
+        value = self.recorded[self.calls]
+        self.calls += 1
+        return copy.deepcopy(value)
+
+
+def copies(args: list[Any]) -> list[Any]:
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def traced_call(fn: Callable[..., Any], args: list[Any], filename: str) -> tuple[Any, list[int]]:
+    """Call ``fn``, recording the lines executed in ``filename`` (the control flow taken)."""
+    lines: list[int] = []
+
+    def local(frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event == "line":
+            lines.append(frame.f_lineno)
+        return local
+
+    def calls(frame: types.FrameType, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename == filename:
+            lines.append(-frame.f_code.co_firstlineno)
+            return local
+        return None
+
+    old = sys.gettrace()
+    sys.settrace(calls)
+    try:
+        value = fn(*args)
+    finally:
+        sys.settrace(old)
+    return value, lines
+
+
+def scalar(value: Any) -> float:
+    if isinstance(value, (bool, int)) or np.ndim(value) != 0 or np.asarray(value).dtype.kind != "f":
+        raise TypeError(f"the program returned {type(value).__name__} {value!r:.60}, not a float scalar")
+    return float(value)
+
+
+def check(program: Program, s2sad_grad: Callable[..., Any] | None = None) -> Outcome:
+    """Classify ``program`` (see the module docstring)."""
+    start = time.perf_counter()
+    try:
+        out = _check(program, s2sad_grad)
+    finally:
+        pass
+    out.seconds = time.perf_counter() - start
+    return out
+
+
+def _check(program: Program, s2sad_grad: Callable[..., Any] | None) -> Outcome:
+    args = program.inputs()
+    n = len(args)
+
+    # --- the program itself, recording stop_gradient ------------------------------------------
+    sg = StopGradient()
+    try:
+        fn, namespace, filename = load(program, "oracle")
+    except Exception as exc:  # noqa: BLE001 - the generator made an invalid program
+        return Outcome("invalid", "bad program", f"{type(exc).__name__}: {exc}")
+    namespace["stop_gradient"] = sg
+    try:
+        sg.record()
+        try:
+            with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+                value, trace0 = traced_call(fn, copies(args), filename)
+            f0 = scalar(value)
+        except FloatingPointError as exc:
+            return Outcome("invalid", f"floating-point error: {exc}")
+        except Exception as exc:  # noqa: BLE001 - the generator made an invalid program
+            return Outcome("invalid", "bad program", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+        if not np.isfinite(f0):
+            return Outcome("invalid", "non-finite value")
+        n_sg = len(sg.values)
+
+        # --- s2sad ------------------------------------------------------------------------------
+        t0 = time.perf_counter()
+        verdict, grads, notes = run_s2sad(program, args, s2sad_grad)
+        s2sad_seconds = time.perf_counter() - t0
+        if verdict is not None:
+            verdict.s2sad_seconds = s2sad_seconds
+            return verdict
+
+        # --- finite differences with stop_gradient replayed -------------------------------------
+        sg.replay()
+
+        def at(moved: list[Any]) -> float:
+            sg.calls = 0
+            try:
+                with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+                    v, trace = traced_call(fn, moved, filename)
+                    fv = scalar(v)
+            except FloatingPointError as exc:
+                raise Unusable(f"floating-point error: {exc}") from exc
+            if trace != trace0:
+                raise Unusable("a perturbed input changes the control flow taken")
+            if sg.calls != n_sg:
+                raise Unusable("a perturbed input changes the number of stop_gradient calls")
+            if not np.isfinite(fv):
+                raise Unusable("non-finite value")
+            return fv
+
+        mismatches: list[str] = []
+        unusable: list[str] = []
+        for k, x in enumerate(args):
+            g = grads[k]
+            for index in (np.ndindex(*np.shape(x)) if isinstance(x, np.ndarray) else [None]):
+                def moved(h: float) -> float:
+                    a = copies(args)
+                    if index is None:
+                        a[k] = x + h
+                    else:
+                        a[k][index] += h
+                    return at(a)
+
+                try:
+                    p1, m1, p2, m2 = moved(H1), moved(-H1), moved(H2), moved(-H2)
+                except Unusable as exc:
+                    unusable.append(str(exc))
+                    continue
+                c1 = (p1 - m1) / (2 * H1)
+                c2 = (p2 - m2) / (2 * H2)
+                noise1 = 64 * EPS * max(abs(f0), abs(p1), abs(m1), 1.0) / H1
+                noise2 = 64 * EPS * max(abs(f0), abs(p2), abs(m2), 1.0) / H2
+                tol = ATOL + RTOL * abs(c1) + noise1
+                jump = (10 * (p2 - 2 * f0 + m2) / H2 - (p1 - 2 * f0 + m1) / H1) / 9
+                if abs(jump) > max(tol, 4 * noise2) / 2:
+                    unusable.append("finite differences see a kink at the point")
+                    continue
+                if abs(c1 - c2) > tol + noise2:
+                    unusable.append("finite differences disagree between step sizes")
+                    continue
+                got = float(np.asarray(g)[index] if index is not None else g)
+                if not abs(got - c1) <= tol:
+                    where = f"{program.args[k].name}{list(index) if index is not None else ''}"
+                    mismatches.append(f"d/d{where}: s2sad {got!r}, finite differences {c1!r}")
+        if mismatches:
+            shown = "\n".join(mismatches[:8]) + (f"\n... {len(mismatches) - 8} more" if len(mismatches) > 8 else "")
+            out = Outcome("wrong", "gradient mismatch", shown, notes)
+        elif unusable:
+            out = Outcome("invalid", max(set(unusable), key=unusable.count), notes=notes)
+        else:
+            out = Outcome("passed", "", notes=notes)
+        out.s2sad_seconds = s2sad_seconds
+        return out
+    finally:
+        forget(filename)
+
+
+def run_s2sad(program: Program, args: list[Any], s2sad_grad: Callable[..., Any] | None
+              ) -> tuple[Outcome | None, list[Any], list[str]]:
+    """Generate and run s2sad's gradient; an Outcome if that settles the program."""
+    import s2sad
+    from s2sad.pipeline import InternalCompilerError
+
+    notes: list[str] = []
+    fn, namespace, filename = load(program, "s2sad")
+    try:
+        wrt = tuple(range(len(args)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", s2sad.ZeroGradientWarning)
+            try:
+                gfn = (s2sad_grad or s2sad.grad)(fn, wrt)
+            except InternalCompilerError as exc:
+                return Outcome("wrong", "internal compiler error", str(exc)), [], notes
+            except s2sad.S2SADError as exc:
+                return Outcome("rejected", exc.message), [], notes
+            except Exception as exc:  # noqa: BLE001
+                return Outcome("wrong", f"{type(exc).__name__} while generating the gradient",
+                               traceback.format_exc()), [], notes
+            given = copies(args)
+            try:
+                with np.errstate(all="ignore"):
+                    grads = gfn(*given)
+            except s2sad.S2SADError as exc:
+                return Outcome("rejected", f"[at run time] {exc.message}"), [], notes
+            except Exception as exc:  # noqa: BLE001
+                return Outcome("wrong", f"{type(exc).__name__} in the generated code",
+                               f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-3)}"), [], notes
+        for a, b in zip(args, given):
+            if type(a) is not type(b) or not np.array_equal(a, b):
+                return Outcome("wrong", "the gradient call changed its input"), [], notes
+        if not isinstance(grads, tuple) or len(grads) != len(args):
+            return Outcome("wrong", "the gradient is not a tuple with one entry per argument",
+                           f"got {grads!r:.200}"), [], notes
+        for a, g, x in zip(program.args, grads, args):
+            if np.shape(g) != np.shape(x):
+                return Outcome("wrong", "gradient of the wrong shape",
+                               f"d/d{a.name}: shape {np.shape(g)}, argument shape {np.shape(x)}"), [], notes
+            if np.asarray(g).dtype != np.float64:
+                return Outcome("wrong", "gradient of the wrong dtype",
+                               f"d/d{a.name}: dtype {np.asarray(g).dtype}"), [], notes
+            if a.py and not isinstance(g, float):
+                notes.append(f"the gradient for a Python float argument is a {type(g).__name__}, not a float")
+        return None, list(grads), notes
+    finally:
+        forget(filename)
+
+
+def check_against_autograd(program: Program) -> Outcome:
+    """Compare s2sad's gradient with autograd's on the same source (a development check).
+
+    Programs with ``stop_gradient`` or element assignment (which autograd cannot
+    differentiate) are "skipped", and so are programs autograd fails on.
+    """
+    import autograd
+
+    if "stop_gradient" in program.features or "setitem" in program.features:
+        return Outcome("skipped", "uses stop_gradient or element assignment")
+    args = program.inputs()
+    verdict, grads, notes = run_s2sad(program, args, None)
+    if verdict is not None:
+        return verdict
+    text = program.source.replace("import numpy as np", "import autograd.numpy as np", 1)
+    filename = f"<fuzz-autograd-{next(_counter)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace: dict[str, Any] = {"__name__": "fuzz_autograd"}
+    try:
+        exec(compile(text, filename, "exec"), namespace)
+        fn = namespace[program.entry]
+        mismatches = []
+        for k, (a, g) in enumerate(zip(program.args, grads)):
+            try:
+                with np.errstate(all="ignore"):
+                    want = autograd.grad(fn, k)(*copies(args))
+            except Exception as exc:  # noqa: BLE001
+                return Outcome("skipped", f"autograd: {type(exc).__name__}: {str(exc)[:80]}")
+            if np.shape(want) != np.shape(args[k]):
+                return Outcome("skipped", "autograd's gradient has the wrong shape")
+            if not np.allclose(g, want, rtol=1e-7, atol=1e-9):
+                mismatches.append(f"d/d{a.name}: s2sad {np.asarray(g).tolist()!r}, autograd "
+                                  f"{np.asarray(want).tolist()!r}")
+        if mismatches:
+            referee = check(program)  # finite differences decide who is right
+            if referee.kind == "passed":
+                return Outcome("skipped", "autograd differs, finite differences agree with s2sad",
+                               "\n".join(mismatches), notes)
+            return Outcome("wrong", "differs from autograd", "\n".join(mismatches) + f"\nfinite differences: {referee}", notes)
+        return Outcome("passed", "", notes=notes)
+    finally:
+        forget(filename)
