@@ -242,6 +242,8 @@ def _expand(g: Any, ndim: int, axis: Any, keepdims: bool) -> Any:
 def reduce_grad(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Gradient of ``np.sum(x, axis, keepdims=keepdims)``: g broadcast back to x."""
     shape = np.shape(x)
+    if not shape:  # a number: a number, not a 0-d array
+        return np.asarray(g)[()]
     out = np.empty(shape, dtype=np.result_type(g))
     out[...] = _expand(g, len(shape), axis, keepdims)
     return out

@@ -46,7 +46,7 @@ class Forward:
         self.active = activity.active
         self.names: dict[str, str] = {}
         self.defined: set[str] = set()
-        self.scalars = _scalars(adj.forward)
+        self.scalars = _scalars(adj.forward, adj.fn.params)
 
     def tname(self, var: str) -> str:
         if var not in self.names:

@@ -105,6 +105,7 @@ class Normalizer:
         self.stored: set[str] = set()  # versions put into a list, tuple or dict
         self.views: set[str] = set()  # versions that may be views into another array
         self.partners: dict[str, set[str]] = {}  # version -> user names bound to the same object
+        self.sharing: dict[str, set[str]] = {}  # version -> versions that may share its memory
         self.callee = callee  # compiled for a caller: changes to arguments would be visible
         self.local_functions: dict[str, types.FunctionType] = {}  # nested defs and lambdas
 
@@ -646,6 +647,13 @@ class Normalizer:
             partners = sorted(p for p in self.partners.get(current, ()) if self.read_later(node, p))
             if partners:
                 why = f"'{name}' and '{partners[0]}' are the same object, and '{partners[0]}' is read later"
+            else:
+                users = {_user_name(v, self.res.locals) for v in self.sharing.get(current, ())} - {name}
+                shared = sorted(u for u in users if self.read_later(node, u))
+                if shared:
+                    why = (f"'{shared[0]}' may share memory with '{name}' (it is a view of it, "
+                           f"stop_gradient of it, or a function's result computed from it) and "
+                           f"'{shared[0]}' is read later")
         if why:
             raise self.unsupported(node, f"{why}: {what} would change it in place, which s2sad "
                                          f"does not follow; write {instead}")
@@ -687,7 +695,10 @@ class Normalizer:
         kind = self.inactive_kind(node)
         if kind is not None:
             opaque = Opaque(self.rename(_strip_parens(node)), reads, kind)
-            return self.emit(opaque, target, self.hint(node) if target is None else hint, node)
+            result = self.emit(opaque, target, self.hint(node) if target is None else hint, node)
+            if kind == "stopped":  # stop_gradient(b) is b itself
+                self.share(result.name, reads)
+            return result
         if isinstance(node, cst.Name):
             return self.emit_operand(Var(self.version.get(node.value, node.value)), target)
         if isinstance(node, cst.BinaryOperation):
@@ -869,8 +880,10 @@ class Normalizer:
             except ValueError as exc:
                 bound, problem = _positional(args, kwargs), str(exc)
         elif _python_function(key) is not None:
-            return self.emit(self.user_call(_python_function(key), callee, args, kwargs, primal),
-                             target, _name_hint(word, args, False), node)
+            result = self.emit(self.user_call(_python_function(key), callee, args, kwargs, primal),
+                               target, _name_hint(word, args, False), node)
+            self.share(result.name, [op.name for op in [*args, *kwargs.values()] if isinstance(op, Var)])
+            return result  # the function may return (a view of) an argument
         else:
             bound = _positional(args, kwargs)
             problem = _no_rule_message(key, callee)
@@ -878,7 +891,16 @@ class Normalizer:
         result = self.emit(call, target, _name_hint(word, args, isinstance(node, cst.BinaryOperation)), node)
         if rule is not None and rule.fun in _VIEWS:
             self.views.add(result.name)
+            self.share(result.name, [op.name for op in bound.values() if isinstance(op, Var)])
         return result
+
+    def share(self, name: str, sources: list[str] | tuple[str, ...]) -> None:
+        """Record that ``name`` may share memory with each of ``sources``."""
+        group = self.sharing.get(name, {name})
+        for source in sources:
+            group |= self.sharing.get(source, {source})
+        for member in group:
+            self.sharing[member] = group
 
     def user_call(self, function: types.FunctionType, callee: str, args: list[Operand],
                   kwargs: dict[str, Operand], primal: cst.BaseExpression) -> Call:
@@ -915,6 +937,7 @@ class Normalizer:
             self.copies.update((target, op.name))
             self.partners.setdefault(target, set()).add(_user_name(op.name, self.res.locals))
             self.partners.setdefault(op.name, set()).add(_user_name(target, self.res.locals))
+            self.share(target, [op.name])
         self.out.append(Assign(target, op, self.loc))
         return Var(target)
 
@@ -940,7 +963,8 @@ class Normalizer:
                 method = getattr(np.ndarray, func.attr.value, None)
                 if method is not None and self.registry.is_nondifferentiable(method):
                     return "nondiff"
-                return self.inactive_kind(func.value)
+                # a method of an inactive receiver is inactive only if its arguments are too
+                return self.combined_kind([func.value, *(a.value for a in node.args)])
             return None
         if isinstance(node, cst.Attribute):
             if node in self.res.objects:
@@ -953,11 +977,15 @@ class Normalizer:
                 return "nondiff"
             return self.inactive_kind(node.value)
         if isinstance(node, cst.BinaryOperation):
-            kinds = [self.inactive_kind(n) if self.local_reads(n) else "const" for n in (node.left, node.right)]
-            if None in kinds:
-                return None
-            return "stopped" if "stopped" in kinds else "nondiff"
+            return self.combined_kind([node.left, node.right])
         return None
+
+    def combined_kind(self, nodes: list[cst.BaseExpression]) -> str | None:
+        """The kind of a value computed from ``nodes``: inactive only if each of them is."""
+        kinds = [self.inactive_kind(n) if self.local_reads(n) else "const" for n in nodes]
+        if None in kinds:
+            return None
+        return "stopped" if "stopped" in kinds else "nondiff"
 
     def local_reads(self, node: cst.CSTNode) -> tuple[str, ...]:
         """Local variables ``node`` reads, in order, by their current version."""

@@ -35,6 +35,7 @@ def _control_reads(stmts: list[Stmt]) -> set[str]:
             names |= set(operand_reads(s.test)) | _control_reads(s.body) | _control_reads(s.orelse)
         elif isinstance(s, Loop):
             names |= set(s.reads) | set(s.saved) | {s.break_flag} | _control_reads(s.body)
+            names |= {last for _, last in s.carried}  # the phi copies run every iteration
     return names - {None}
 
 

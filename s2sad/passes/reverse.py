@@ -152,7 +152,9 @@ class Reverser:
         self.depth = 0  # loops around the statement being reversed
         self.owned: set[str] = set()  # adjoints holding a fresh array that may be updated in place
         self.structural = _structural(adj.forward, adj.fn.params)
-        self.scalars = _scalars(adj.forward)
+        self.scalars = _scalars(adj.forward, adj.fn.params)
+        self.bound: dict[int, frozenset[str]] = {}
+        _bound_before(adj.forward, set(adj.fn.params), self.bound)
 
     def dname(self, var: str) -> str:
         if var not in self.names:
@@ -214,6 +216,8 @@ class Reverser:
         if not isinstance(stmt.target, str) or stmt.target not in self.active:
             return
         g = self.dname(stmt.target)
+        if g not in self.defined:  # no later use on this path: its adjoint is zero
+            return
         v = stmt.value
         if isinstance(v, Var):
             if v.name in self.active:
@@ -307,7 +311,8 @@ class Reverser:
         return list(found)
 
     def branch(self, stmt: If) -> list[Out]:
-        local = assigned_names(stmt.body) | assigned_names(stmt.orelse)
+        # names bound before the if (a loop in the branch may reassign them) are not local
+        local = (assigned_names(stmt.body) | assigned_names(stmt.orelse)) - self.bound[id(stmt)]
         pre = [self.zero(v, stmt.loc) for v in self.touched(stmt.body + stmt.orelse)
                if v not in local and self.dname(v) not in self.defined]
         before = set(self.defined)
@@ -409,9 +414,10 @@ _FULL_REDUCTIONS = {id(f) for f in (np.sum, np.mean, np.max, np.min, np.amax, np
                                     np.ndarray.min, builtins.float)}
 
 
-def _scalars(stmts: list[Stmt]) -> set[str]:
+def _scalars(stmts: list[Stmt], params: tuple[str, ...]) -> set[str]:
     """Variables that certainly hold scalars: full reductions, numbers, and elementwise
-    functions of scalars (every definition of the name must qualify)."""
+    functions of scalars (every definition of the name must qualify; a parameter's value
+    is not known)."""
     definitions: dict[str, list[Any]] = {}
     for s in assigns(stmts):
         for t in s.targets:
@@ -439,7 +445,7 @@ def _scalars(stmts: list[Stmt]) -> set[str]:
                            isinstance(op, Var) and op.name in known for op in args.values())
         return False
 
-    known = set(definitions)
+    known = set(definitions) - set(params)
     while True:
         keep = {n for n in known if all(scalar(v, known) for v in definitions[n])}
         if keep == known:
@@ -485,6 +491,19 @@ def _structural(stmts: list[Stmt], params: tuple[str, ...]) -> set[str]:
             if len(names) == size:
                 break
     return used & maybe
+
+
+def _bound_before(stmts: list[Stmt], bound: set[str], found: dict[int, frozenset[str]]) -> set[str]:
+    """Record in ``found`` the names surely bound before each if; return those bound after ``stmts``."""
+    for s in stmts:
+        if isinstance(s, Assign):
+            bound |= set(s.targets)
+        elif isinstance(s, If):
+            found[id(s)] = frozenset(bound)
+            bound |= _bound_before(s.body, set(bound), found) & _bound_before(s.orelse, set(bound), found)
+        elif isinstance(s, Loop):
+            _bound_before(s.body, bound | set(s.targets), found)
+    return bound
 
 
 def _variant_order(loop: Loop) -> list[str]:

@@ -32,7 +32,6 @@ Programs are valid by construction:
 """
 from __future__ import annotations
 
-import ast
 import functools
 import itertools
 import math
@@ -47,46 +46,6 @@ EXP_MAX = 3.0  # np.exp only of arguments known to be below this
 ARG_SHAPES = ((3,), (4,), (2, 3), (3, 4), (2,), (3, 1), (1, 4), (4, 3), (2, 3, 4))
 RESHAPE_DIMS = (1, 2, 3, 4, 6, 12)
 DOMAINS = {"real": (-1.5, 1.5), "positive": (0.5, 2.0)}
-
-
-#: Constructs that trigger known s2sad bugs, each with its regression test in
-#: tests/test_fuzz_regressions.py.  ``programs(avoid=KNOWN_BUGS)`` steers clear of them, so that
-#: the CI run looks for new bugs; when one is fixed, delete its entry (and the xfail mark).
-KNOWN_BUGS: dict[str, str] = {
-    "dead-loop-carried": (
-        "a loop-carried variable whose value after the loop is never used: the generated code keeps "
-        "the loop's phi copy 'y = y_2' but drops the assignment of y_2 (NameError). Avoided by "
-        "carrying only variables of the function's top level and using them all in the result "
-        "(test_dead_loop_carried_variable)"),
-    "loop-after-early-return": (
-        "after an early return (or in a branch of an if), a loop carrying a variable that was read "
-        "before the if: the loop's contribution to that variable's gradient is overwritten, not "
-        "added to (test_loop_after_early_return_loses_gradient). Avoided by not carrying variables "
-        "read before an early return"),
-    "loop-carried-parameter": (
-        "a loop carrying a parameter that the function never reassigns outside the loop, "
-        "multiplied by (or added to) a full reduction such as np.sum(x): the reduction's adjoint "
-        "is not reduced back to a scalar (ValueError in reduce_grad/mean_grad), because the "
-        "analysis of which values are scalars takes the parameter, defined only by the loop's "
-        "elementwise updates, for a scalar (test_loop_carried_parameter_times_reduction). "
-        "Avoided by not carrying such parameters"),
-    "dead-branch-value": (
-        "a variable assigned in some branches of an if whose value after the if is not used: the "
-        "adjoint of the phi copy 'x_2 = x' in the other branch reads an undefined gradient "
-        "(UnboundLocalError; test_branch_reassignment_unused_after_if). Avoided by assigning "
-        "in branches only variables of the function's top level, and using them all in the "
-        "result"),
-    "loop-after-jump": (
-        "in a loop body, a break or continue followed by a nested loop and another assignment "
-        "to the variable that loop carries: the reversed body ends with 'dx = zeros_grad(x)' and "
-        "the gradient is lost (test_break_then_nested_loop_loses_gradient). Avoided by no "
-        "nested loop after a break/continue"),
-    "method-on-inactive-receiver": (
-        "a method call whose receiver is inactive by its form, with an active argument: "
-        "stop_gradient(a).dot(x) or np.sign(x).dot(x) is taken as inactive as a whole, so x gets "
-        "no gradient through it (test_method_call_on_stopped_receiver). Avoided by not writing "
-        "a.dot(b) when a is stop_gradient(...) or an index, reshape... of it"),
-}
 
 
 # --- programs -----------------------------------------------------------------------------------
@@ -210,12 +169,7 @@ class Scope:
     loops: list[str] = field(default_factory=list)  # "for" / "while", innermost last
     nest: int = 0
     helper: bool = False
-    keep: set[str] = field(default_factory=set)  # values that must stay live (see KNOWN_BUGS)
-    early_reads: set[str] = field(default_factory=set)  # read before an early return
-    branch_outer: list[set[str]] = field(default_factory=list)  # per enclosing if: names before it
-    assign_log: list[set[str]] = field(default_factory=list)  # per enclosing if: names it assigns
     stored: set[str] = field(default_factory=set)  # ever put into a tuple (s2sad's rule is global)
-    jumped: list[bool] = field(default_factory=list)  # per enclosing loop: a break/continue so far
 
 
 def hull(*ivs: tuple[float, float]) -> tuple[float, float]:
@@ -387,28 +341,6 @@ def reach(shapes: frozenset[tuple[int, ...]]) -> Reach:
                  {s: tuple(p) for s, p in matmuls.items()})
 
 
-def syntactically_inactive(text: str) -> bool:
-    """Whether an expression is, by its form alone, a constant for differentiation:
-    ``stop_gradient(...)``, a comparison, a literal, or an index, attribute, method call or
-    unary operation of one."""
-    def inactive(node: ast.AST) -> bool:
-        if isinstance(node, (ast.Constant, ast.Compare)):
-            return True
-        if isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Name):
-                return node.func.id == "stop_gradient"
-            return isinstance(node.func, ast.Attribute) and inactive(node.func.value)
-        if isinstance(node, (ast.Subscript, ast.Attribute)):
-            return inactive(node.value)
-        if isinstance(node, ast.UnaryOp):
-            return inactive(node.operand)
-        if isinstance(node, ast.BinOp):
-            return inactive(node.left) and inactive(node.right)
-        return False
-
-    return inactive(ast.parse(text, mode="eval").body)
-
-
 # --- the generator -----------------------------------------------------------------------------
 
 
@@ -421,7 +353,6 @@ class Gen:
         self.features: set[str] = set()
         self.sc: Scope = Scope({}, {}, [])
         self.helper_depth = 0
-        self.avoid: frozenset[str] = frozenset()
 
     # --- choices -------------------------------------------------------------------------------
     def pick(self, options: Iterable[Any]) -> Any:
@@ -471,7 +402,7 @@ class Gen:
 
     def inplace_ok(self, v: Var) -> bool:
         """Whether updating ``v`` in place is unobservable through other names."""
-        if v.caller or (v.base and not v.py) or v.name in self.sc.stored:
+        if v.caller or v.base or v.name in self.sc.stored:
             return False
         if any(v.name in w.base for w in self.sc.env.values() if w is not v):
             return False
@@ -877,8 +808,7 @@ class Gen:
         forms = [f"{a.p()} @ {b.p()}", f"np.matmul({a.text}, {b.text})"]
         if len(sa) <= 2:
             forms.append(f"np.dot({a.text}, {b.text})")
-            if "method-on-inactive-receiver" not in self.avoid or not syntactically_inactive(a.text):
-                forms.append(f"{a.p()}.dot({b.text})")
+            forms.append(f"{a.p()}.dot({b.text})")
         text = self.pick(forms)
         return E(text, s, n * lo, n * hi, False, "@" not in text)
 
@@ -933,7 +863,8 @@ class Gen:
         else:
             h, args = self.new_helper(d, [s], single=True)
         res = h.results[0]
-        base = frozenset().union(*(a.base for a in args)) if args else frozenset()
+        # the result may be (a view of) an argument: never updated in place
+        base = frozenset().union(*(a.base for a in args), {f"<{h.name}>"})
         return E(self.call_text(h, args), s, res.lo, res.hi, res.py, True, base)
 
     def callable(self, h: Helper) -> bool:
@@ -979,12 +910,6 @@ class Gen:
             results = []
             for rs in result_shapes:
                 results.append(self.moderate(self.exact(self.integer(0, 2), rs)))
-            keep = [self.sc.env[n] for n in sorted(self.sc.keep) if n in self.sc.env]
-            if keep:  # their values must reach the result (see KNOWN_BUGS)
-                r0 = results[0]
-                extra = " + ".join(f"0.01 * np.mean({v.name})" for v in keep)
-                m = sum(0.01 * max(abs(v.lo), abs(v.hi)) for v in keep)
-                results[0] = E(f"{r0.p()} + {extra}", r0.shape, r0.lo - m, r0.hi + m, False, False)
             if single:
                 ret = results[0].text
             else:
@@ -1016,8 +941,8 @@ class Gen:
             (5, "setitem"),
             (5, "tuple"),
             (8 if compound else 0, "if"),
-            (6 if compound and len(sc.loops) < 2 and not self.after_jump() else 0, "for"),
-            (3 if compound and len(sc.loops) < 2 and not self.after_jump() else 0, "while"),
+            (6 if compound and len(sc.loops) < 2 else 0, "for"),
+            (3 if compound and len(sc.loops) < 2 else 0, "while"),
             (3 if not sc.helper and sc.nest == 0 and self.helper_depth == 0 else 0, "early_return"),
             (10 if carried else 0, "carried"),
             (3 if in_loop and sc.loops[-1] == "for" else (1 if in_loop else 0), "jump"),
@@ -1040,25 +965,15 @@ class Gen:
         self.bind(name, e)
 
     def assignable_vars(self) -> list[Var]:
-        out = [v for v in self.sc.env.values() if self.assignable(v)]
-        if "dead-branch-value" in self.avoid and self.sc.branch_outer:
-            outer = self.sc.branch_outer[-1]
-            out = [v for v in out if v.top or v.name not in outer]
-        return out
+        return [v for v in self.sc.env.values() if self.assignable(v)]
 
     def note_assign(self, name: str) -> None:
         """Record that an existing variable is assigned (for the enclosing ifs)."""
-        for names in self.sc.assign_log:
-            names.add(name)
         if self.sc.nest == 0 and name in self.sc.env:
             self.sc.env[name].param = False
 
-    def overwritable(self) -> list[Var]:
-        """Variables a statement may assign without reading them."""
-        return [v for v in self.assignable_vars() if v.name not in self.sc.keep]
-
     def stmt_reassign(self) -> None:
-        cands = self.overwritable()
+        cands = self.assignable_vars()
         if not cands:
             return self.stmt_assign()
         v = self.pick(cands)
@@ -1175,7 +1090,7 @@ class Gen:
         self.features.add("tuple")
         kind = self.weighted([(3, "parallel"), (3, "pack"), (2, "swap"), (1, "sg")])
         if kind == "swap":
-            pairs = [(a, b) for a, b in itertools.combinations(self.overwritable(), 2)
+            pairs = [(a, b) for a, b in itertools.combinations(self.assignable_vars(), 2)
                      if a.shape == b.shape and self.sc.fixed.get(a.name) == self.sc.fixed.get(b.name)]
             if pairs:
                 a, b = self.pick(pairs)
@@ -1205,7 +1120,7 @@ class Gen:
             return
         targets = []
         for e in items:
-            existing = [v for v in self.overwritable() if v.shape == e.shape and v.name not in targets]
+            existing = [v for v in self.assignable_vars() if v.shape == e.shape and v.name not in targets]
             if existing and self.chance(30):
                 v = self.pick(existing)
                 if v.name in self.sc.fixed:
@@ -1231,7 +1146,7 @@ class Gen:
         shapes = [self.target_shape(), self.target_shape()]
         h, args = self.new_helper(self.integer(0, 2), shapes, single=False)
         call = self.call_text(h, args)
-        base = frozenset().union(*(a.base for a in args))
+        base = frozenset().union(*(a.base for a in args), {f"<{h.name}>"})  # results may share memory
         if self.chance(70):
             targets = [self.new_name(), self.new_name()]
             self.emit(f"{', '.join(targets)} = {call}")
@@ -1249,10 +1164,9 @@ class Gen:
         cond = self.condition(self.integer(0, 2))
         self.emit(f"if {cond}:")
         self.sc.indent += 1
-        text, chosen = self.result_expression(mark=False, names=True)
+        text = self.result_expression(mark=False)
         self.emit(f"return {text}")
         self.sc.indent -= 1
-        self.sc.early_reads |= {n for n, v in self.sc.env.items() if v.used} | set(chosen)
 
     def stmt_carried(self) -> None:
         names = [n for c in self.sc.carried for n in c if n in self.sc.env and n in self.sc.fixed]
@@ -1283,12 +1197,7 @@ class Gen:
             return
         v.py = False if not (v.py and other.py) else v.py
 
-    def after_jump(self) -> bool:
-        """Whether a known bug forbids a loop here: after a break/continue in the enclosing loop."""
-        return "loop-after-jump" in self.avoid and bool(self.sc.jumped) and self.sc.jumped[-1]
-
     def stmt_jump(self) -> None:
-        self.sc.jumped[-1] = True
         kind = "break" if self.sc.loops[-1] == "while" else self.pick(["continue", "break"])
         self.features.add(kind)
         cond = self.condition(self.integer(0, 1), data=self.chance(40) or not self.sc.indices)
@@ -1315,12 +1224,10 @@ class Gen:
         conds = [self.condition(self.integer(0, 1)) for _ in range(max(n_branches - 1, 1))]
         # new variables every branch assigns
         joined: list[tuple[str, tuple[int, ...]]] = []
-        if n_branches >= 2 and (sc.nest == 0 or "dead-branch-value" not in self.avoid):
+        if n_branches >= 2:
             for _ in range(self.integer(0, 1)):
                 joined.append((self.new_name(), self.target_shape()))
         outcomes: list[dict[str, Var]] = []
-        sc.branch_outer.append(set(before))
-        sc.assign_log.append(set())
         for k in range(n_branches):
             header = "if" if k == 0 else ("elif" if k < len(conds) else "else")
             self.emit(f"{header} {conds[k]}:" if header != "else" else "else:")
@@ -1336,10 +1243,6 @@ class Gen:
             sc.indent -= 1
             sc.nest -= 1
             outcomes.append(sc.env)
-        sc.branch_outer.pop()
-        assigned = sc.assign_log.pop()
-        if "dead-branch-value" in self.avoid:  # their values after the if must be used
-            sc.keep |= {n for n in assigned if n in before} | {n for n, _ in joined}
         if n_branches == 1:
             outcomes.append(before)
         env: dict[str, Var] = {}
@@ -1355,17 +1258,11 @@ class Gen:
         sc.env = env
         sc.tuples = tuples_before
 
-    def loop_setup(self) -> tuple[dict[str, Var], dict[str, float], set[str]]:
+    def loop_setup(self) -> tuple[tuple[dict[str, float], set[str]], set[str]]:
         """Choose the carried variables; returns what to restore after the loop."""
         sc = self.sc
         saved = (dict(sc.fixed), set(sc.protected))
         cands = [v for v in self.assignable_vars()]
-        if "dead-loop-carried" in self.avoid:
-            cands = [v for v in cands if v.top]
-        if "loop-after-early-return" in self.avoid:
-            cands = [v for v in cands if v.name not in sc.early_reads]
-        if "loop-carried-parameter" in self.avoid:
-            cands = [v for v in cands if not v.param]
         carried: set[str] = set()
         for _ in range(self.integer(1, 2)):
             if cands:
@@ -1377,12 +1274,13 @@ class Gen:
             m = sc.fixed.get(name, max(abs(v.lo), abs(v.hi), 1.0))
             sc.fixed[name] = m
             v.lo, v.hi = -m, m
-            self._loop_info[-1][name] = (m, v.base)
+            self._loop_info[-1][name] = (m, v.base, v.py)
         sc.protected |= {n for n in sc.env if n not in carried}
         sc.carried.append(carried)
-        return saved, carried  # type: ignore[return-value]
+        return saved, carried
 
     def loop_finish(self, saved: Any, carried: set[str], outer_names: set[str]) -> None:
+        """Close the loop's body."""
         sc = self.sc
         for name in sorted(carried):
             if name in sc.env:
@@ -1396,14 +1294,12 @@ class Gen:
         for name in carried:
             if name in sc.env:
                 v = sc.env[name]
-                m, base = info[name]
+                m, base, py = info[name]
                 v.lo, v.hi = -m, m  # the loop's invariant (it may run its body zero times)
-                v.base = v.base | base
-                if "dead-loop-carried" in self.avoid:
-                    sc.keep.add(name)
+                v.base, v.py = v.base | base, v.py or py
 
     _tuples_before: list[set[str]]
-    _loop_info: list[dict[str, tuple[float, frozenset[str]]]]
+    _loop_info: list[dict[str, Any]]
 
     def stmt_for(self) -> None:
         sc = self.sc
@@ -1431,13 +1327,11 @@ class Gen:
         sc.indent += 1
         sc.nest += 1
         sc.loops.append("for")
-        sc.jumped.append(False)
         sc.indices.append((index, start, start + k - 1))
         self.block(3)
         self.loop_finish(saved, carried, outer_names)
         sc.indices.pop()
         sc.loops.pop()
-        sc.jumped.pop()
         sc.indent -= 1
         sc.nest -= 1
 
@@ -1458,22 +1352,20 @@ class Gen:
         sc.indent += 1
         sc.nest += 1
         sc.loops.append("while")
-        sc.jumped.append(False)
         sc.indices.append((counter, 0, k - 1))
         self.block(3)
         self.loop_finish(saved, carried, outer_names)
         self.emit(self.pick([f"{counter} += 1", f"{counter} = {counter} + 1"]))
         sc.indices.pop()
         sc.loops.pop()
-        sc.jumped.pop()
         sc.indent -= 1
         sc.nest -= 1
 
     # --- the whole program --------------------------------------------------------------------------
-    def result_expression(self, mark: bool = True, names: bool = False) -> Any:
+    def result_expression(self, mark: bool = True) -> str:
         env = self.sc.env
         unused = [v for v in env.values() if not v.used]
-        chosen = unused[-3:] + [v for v in env.values() if v.name in self.sc.keep and v not in unused[-3:]]
+        chosen = unused[-3:]
         last = list(env.values())[-1]
         if last not in chosen:
             chosen.append(last)
@@ -1491,15 +1383,13 @@ class Gen:
         text = " + ".join(terms)
         if self.chance(15):
             text = f"0.5 * ({text})"
-        return (text, [v.name for v in chosen]) if names else text
+        return text
 
 
 @st.composite
-def programs(draw: Callable[[st.SearchStrategy[Any]], Any], max_statements: int = 6,
-             avoid: Iterable[str] = ()) -> Program:
+def programs(draw: Callable[[st.SearchStrategy[Any]], Any], max_statements: int = 6) -> Program:
     """A random program: helpers and ``def f(...)`` returning a float scalar."""
     g = Gen(draw)
-    g.avoid = frozenset(avoid)
     g._tuples_before = []
     g._loop_info = []
     n_args = g.integer(1, 3)

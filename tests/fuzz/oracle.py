@@ -142,17 +142,13 @@ def scalar(value: Any) -> float:
 def check(program: Program, s2sad_grad: Callable[..., Any] | None = None) -> Outcome:
     """Classify ``program`` (see the module docstring)."""
     start = time.perf_counter()
-    try:
-        out = _check(program, s2sad_grad)
-    finally:
-        pass
+    out = _check(program, s2sad_grad)
     out.seconds = time.perf_counter() - start
     return out
 
 
 def _check(program: Program, s2sad_grad: Callable[..., Any] | None) -> Outcome:
     args = program.inputs()
-    n = len(args)
 
     # --- the program itself, recording stop_gradient ------------------------------------------
     sg = StopGradient()

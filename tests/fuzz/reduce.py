@@ -3,12 +3,13 @@
 Hypothesis shrinks the *choices* that built a program; removing a statement often changes
 the draws after it, so a shrunk program can keep statements that do not matter.
 :func:`reduce_program` removes lines (a compound statement with its block) one at a time
-while the program still fails the same way, then tries to drop ``else``/``elif`` branches
-and to inline ``if`` bodies.
+(or replaces an ``if``/``else`` by its body) while the program still fails the same way and
+still reads only names it assigns somewhere, then drops helpers nobody calls.
 """
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from dataclasses import replace
 from typing import Callable
@@ -32,10 +33,21 @@ def _block_end(lines: list[str], i: int) -> int:
 
 
 def _valid(source: str) -> bool:
+    """Parses, and every function reads only names it assigns, its parameters and globals."""
     try:
-        ast.parse(source)
+        tree = ast.parse(source)
     except SyntaxError:
         return False
+    known = set(dir(builtins)) | {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            known |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+        local = {a.arg for a in fn.args.args}
+        local |= {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        loads = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        if loads - local - known:
+            return False
     return True
 
 

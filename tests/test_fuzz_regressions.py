@@ -1,0 +1,213 @@
+"""Bugs the differential fuzzer (tests/fuzz, issue 5) found, as small hand-written functions.
+
+Each is checked against central finite differences (or its exact expected gradient).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import s2sad
+
+from gradcheck import make_function, numerical_grad
+
+
+def check(source: str, *args: object) -> None:
+    """s2sad's gradient of the function in ``source`` w.r.t. every argument, against finite differences."""
+    f = make_function(source, {"np": np, "stop_gradient": s2sad.stop_gradient})
+    f = f.__globals__.get("f", f)  # the function named f, when helpers come first
+    wrt = tuple(range(len(args)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", s2sad.ZeroGradientWarning)
+        grads = s2sad.grad(f, wrt)(*args)
+    for k in wrt:
+        np.testing.assert_allclose(grads[k], numerical_grad(f, args, k), rtol=1e-6, atol=1e-8,
+                                   err_msg=f"gradient for argument {k}")
+
+
+X = np.array([0.6, -0.4, 1.3])
+
+
+def test_dead_loop_carried_variable():
+    check("""
+def f(x):
+    y = x
+    for i in range(2):
+        y = np.tanh(y * x)
+    return np.sum(x)
+""", X)
+
+
+def test_loop_after_early_return_loses_gradient():
+    check("""
+def f(y):
+    z = y * 3.0
+    if np.sum(z) > 100.0:
+        return np.mean(z)
+    for i in range(2):
+        y = y * 2.0
+    return np.mean(y)
+""", np.array([1.49, -0.14]))
+
+
+def test_loop_in_branch_loses_gradient():
+    check("""
+def f(x, y):
+    z = x * y
+    if np.sum(z) > 100.0:
+        out = np.mean(z)
+    else:
+        for i in range(2):
+            y = y * np.tanh(z)
+        out = np.mean(y)
+    return out
+""", np.array([1.85, 0.80]), np.array([1.49, -0.14]))
+
+
+def test_loop_carried_parameter_times_reduction():
+    check("""
+def f(x, w):
+    for i in range(2):
+        x = x * np.mean(w)
+    return np.sum(x)
+""", X, np.array([0.5, 1.5, -0.7, 0.9]))
+
+
+def test_branch_reassignment_unused_after_if():
+    check("""
+def f(x):
+    if np.sum(x) < 100.0:
+        z = x * 2.0
+    else:
+        x = np.tanh(x)
+        z = 2.0 * x
+    return np.sum(z)
+""", X)
+
+
+def test_break_then_nested_loop_loses_gradient():
+    check("""
+def f(x):
+    for i in range(2):
+        if i == 5:
+            break
+        for j in range(2):
+            x = x * 0.9
+        x = x * 2.0
+    return np.sum(x)
+""", X)
+
+
+def test_method_call_on_stopped_receiver():
+    # stop_gradient(x) holds x's value: the gradient of x_sg . x with respect to x is x_sg = x
+    f = make_function("""
+def f(x):
+    return stop_gradient(x * 2.0).dot(x)
+""", {"np": np, "stop_gradient": s2sad.stop_gradient})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", s2sad.ZeroGradientWarning)  # s2sad wrongly warns here
+        got = s2sad.grad(f)(X)
+    np.testing.assert_allclose(got, 2.0 * X)
+
+
+def test_method_call_on_nondifferentiable_receiver():
+    check("""
+def f(x):
+    return np.sign(x).dot(x)
+""", X)
+
+
+def test_loop_in_branch_unbound_gradient():
+    check("""
+def f(s):
+    v = s * 1.0
+    if s < 100.0:
+        v = np.tanh(s)
+    else:
+        for k in range(1):
+            v = v * 2.0
+    return v * 1.0
+""", 0.7)
+
+
+def test_early_return_then_loop_over_a_later_variable():
+    # found by the fuzzer in uncommitted work on loops in branches: the gradient of v was set
+    # to zeros_grad(v) before the if, where v is not yet assigned on the early-return path
+    check("""
+def f(x):
+    if np.sum(x) < 100.0:
+        return np.sum(x)
+    v = x * 2.0
+    for i in range(1):
+        v = np.tanh(v * np.sum(x))
+    return np.sum(v)
+""", X)
+
+
+def refused_at(source: str, line: int, column: int, *args: object) -> str:
+    """The message of the located error s2sad raises for the function in ``source``."""
+    with pytest.raises(s2sad.UnsupportedSyntaxError) as info:
+        check(source, *args)
+    loc = info.value.location
+    assert (loc.line, loc.column) == (line, column), str(info.value)
+    return info.value.message
+
+
+def test_inplace_update_of_an_array_with_a_live_view_is_refused():
+    # found by the fuzzer: 'b *= 2.0' also changes a = b[:], which s2sad used to miss
+    message = refused_at("""
+def f(x):
+    b = x * 1.0
+    a = b[:]
+    b *= 2.0
+    return np.sum(a * x)
+""", 5, 5, X)
+    assert "'a' may share memory with 'b'" in message and "write b = b * ..." in message
+
+
+def test_inplace_update_of_an_array_a_helper_returned_is_refused():
+    message = refused_at("""
+def h(p):
+    return p
+
+
+def f(x):
+    b = x * 1.0
+    a = h(b)
+    b *= 2.0
+    return np.sum(a * x)
+""", 9, 5, X)
+    assert "'a' may share memory with 'b'" in message
+
+
+def test_element_update_of_an_array_stop_gradient_returned_is_refused():
+    message = refused_at("""
+def f(x):
+    b = x * 1.0
+    a = stop_gradient(b)
+    b[0] = 2.0
+    return np.sum(a * x)
+""", 5, 5, X)
+    assert "'a' may share memory with 'b'" in message and "b = b.copy()" in message
+
+
+def test_inplace_update_after_the_view_is_dead_is_accepted():
+    check("""
+def f(x):
+    b = x * 1.0
+    a = b[:]
+    s = np.sum(a * x)
+    b *= 2.0
+    return np.sum(b * x) + s
+""", X)
+
+
+def test_loop_carried_parameter_times_its_own_sum():
+    check("""
+def f(x):
+    for i in range(1):
+        x = np.tanh(x * np.sum(x))
+    return np.sum(x)
+""", X)
