@@ -1999,8 +1999,8 @@ def builtin_max_of_active_scalars(x, y):
     return max(np.sum(x), np.sum(y)) + min(np.sum(x ** 2), 10.0)
 
 
-@case(Arr((5,), domain="positive"), label="returns", when=lambda x: np.sum(x ** 2) > 3.0,
-      xfail="return inside a loop", match="'return' inside a loop is not supported yet")
+@case(Arr((5,), domain="positive"), label="returns", when=lambda x: np.sum(x ** 2) > 3.0)
+@case(Arr((5,), scale=0.3), label="runs through", when=lambda x: np.sum(x ** 2) < 2.5)
 def return_inside_loop(x):
     s = 0.0
     for v in x:
@@ -2008,6 +2008,56 @@ def return_inside_loop(x):
         if s > 3.0:
             return s
     return s * 2.0
+
+
+@case((3,), (3,), label="inner return", when=lambda x, w: _nested_return_taken(x, w))
+@case(Arr((3,), scale=0.1), Arr((3,), scale=0.1), label="no return", when=lambda x, w: not _nested_return_taken(x, w))
+def return_inside_nested_loops(x, w):
+    s = 0.0
+    for i in range(3):
+        for j in range(3):
+            s = s + np.tanh(x[j] * w[i])
+            if s > 0.5:
+                return s * 2.0
+        s = s * 0.5
+    return s + np.sum(w)
+
+
+def _nested_return_taken(x, w):
+    s = 0.0
+    for i in range(3):
+        for j in range(3):
+            s = s + np.tanh(x[j] * w[i])
+            if s > 0.5:
+                return True
+        s = s * 0.5
+    return False
+
+
+@case((3,), label="while, then code after the loop")
+def return_inside_while_with_code_after(x):
+    t = 0.0
+    k = 0
+    while k < 6:
+        t = t + np.sin(x[k % 3])
+        if t < -0.5:
+            return t * np.sum(x)
+        k += 1
+    y = t * 3.0
+    return y + np.sum(np.cos(x))
+
+
+@case((3,), label="loop in a branch")
+def return_inside_loop_in_a_branch(x):
+    if np.sum(x) > -10.0:
+        for i in range(3):
+            x = np.cos(x)
+            if x[0] > 0.8:
+                return np.sum(x)
+        z = np.sum(x * x)
+    else:
+        z = np.sum(x)
+    return z + 1.0
 
 
 @case((4, 3))

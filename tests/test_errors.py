@@ -32,13 +32,6 @@ def for_else(x):
     return np.sum(s)
 
 
-def return_in_loop(x):
-    for i in range(3):
-        if i == 2:
-            return np.sum(x * i)
-    return np.sum(x)
-
-
 def uses_try(x):
     try:
         y = x * 2
@@ -129,7 +122,6 @@ def walrus(x):
 
 CASES = [
     (for_else, "else:", s2sad.UnsupportedSyntaxError, "'for ... else'"),
-    (return_in_loop, "return np.sum(x * i)", s2sad.UnsupportedSyntaxError, "'return' inside a loop"),
     (uses_try, "try:", s2sad.UnsupportedSyntaxError, "'try'"),
     (uses_with, "with np.errstate", s2sad.UnsupportedSyntaxError, "'with'"),
     (uses_yield, "yield x", s2sad.UnsupportedSyntaxError, "generators"),

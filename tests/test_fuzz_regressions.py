@@ -211,3 +211,34 @@ def f(x):
         x = np.tanh(x * np.sum(x))
     return np.sum(x)
 """, X)
+
+
+def test_branch_reassigning_a_loop_variable_after_the_loop():
+    # found by the fuzzer (through a return inside a loop): the phi copy 'y = y_3' at the end of
+    # the else branch and the loop's y share a name; y's gradient was counted twice
+    check("""
+def f(x):
+    if np.sum(x) > 100.0:
+        y = x * 2.0
+    else:
+        for i in range(2):
+            y = np.sin(x)
+        y = y * 3.0
+    return np.sum(y)
+""", X)
+
+
+def test_return_inside_a_loop_in_an_elif_branch():
+    check("""
+def f(x0):
+    v0 = x0 + x0[:1]
+    if np.sum(x0) > 0.0:
+        for i1 in range(1):
+            x0 = 0.5 * x0 + 0.5 * np.tanh(x0 * np.sum(x0))
+    elif np.sum(x0) > 0.0:
+        for i3 in range(1):
+            if np.sum(x0) > 0.0:
+                return np.sum(v0)
+            x0 = np.tanh(x0 * np.sum(x0))
+    return np.sum(v0)
+""", np.array([0.4108850619643629, -0.6906398587083891, -1.3770794281914158]))

@@ -24,12 +24,13 @@ import libcst as cst
 import numpy as np
 
 from .. import runtime
-from ..errors import Location, UnsupportedSyntaxError
+from ..errors import Location, S2SADError, UnsupportedSyntaxError
 from ..ir import Assign, Call, Const, Function, If, Loop, Opaque, Operand, Return, Stmt, Var
 from ..rules import NONDIFF_ATTRIBUTES
 from ..rules.registry import APPEND, RUNTIME_NAMES, SETITEM, Registry, pack_rule
-from .parse import Parsed, children
-from .resolve import MISSING, Resolution
+from .parse import Parsed, children, parse
+from .resolve import MISSING, Resolution, resolve
+from .source import read_source
 
 BINARY_OPS: dict[type, tuple[Any, str]] = {
     cst.Add: (operator.add, "add"),
@@ -101,11 +102,12 @@ class Normalizer:
         self.out: list[Stmt] = self.fn.body
         self.loops: list[tuple[str | None, str | None]] = []  # (break flag, continue flag)
         self.result = self.fn.fresh("value")  # the returned value, when returns are nested
+        self.returning: str | None = None  # set when a 'return' inside a loop has run
         self.copies: set[str] = set()  # versions assigned from another variable (aliases)
         self.stored: set[str] = set()  # versions put into a list, tuple or dict
         self.views: set[str] = set()  # versions that may be views into another array
         self.partners: dict[str, set[str]] = {}  # version -> user names bound to the same object
-        self.sharing: dict[str, set[str]] = {}  # version -> versions that may share its memory
+        self.bases: dict[str, frozenset[str]] = {}  # version -> earlier versions it may share memory with
         self.callee = callee  # compiled for a caller: changes to arguments would be visible
         self.local_functions: dict[str, types.FunctionType] = {}  # nested defs and lambdas
 
@@ -150,10 +152,16 @@ class Normalizer:
                 returns, took_rest = self.if_statement(stmt, rest)
                 if took_rest:
                     return returns
-            elif isinstance(stmt, cst.For):
-                self.for_loop(stmt)
-            elif isinstance(stmt, cst.While):
-                self.while_loop(stmt)
+            elif isinstance(stmt, (cst.For, cst.While)):
+                if not self.loops and _may_return([stmt]):
+                    self.returning = self.fn.fresh("returning")
+                    self.out.append(Assign(self.returning, Const("False"), self.loc, temporary=True))
+                self.for_loop(stmt) if isinstance(stmt, cst.For) else self.while_loop(stmt)
+                if _may_return([stmt]):
+                    if not self.loops:  # the loop returned, or the statements after it run
+                        return self.after_returning_loop(rest)
+                    returned = Opaque(cst.Name(self.returning), (self.returning,), "nondiff")
+                    self.out.append(Assign(self.loops[-1][0], returned, self.loc, temporary=True))
             else:
                 raise self.unsupported(stmt, UNSUPPORTED.get(type(stmt), f"'{_describe(stmt)}' is not supported"))
             if rest and self.loops and _may_jump(stmt):
@@ -165,6 +173,18 @@ class Normalizer:
                 self.out.append(If(guard, body, else_body, self.loc))
                 return False
         return False
+
+    def after_returning_loop(self, rest: list[cst.BaseStatement]) -> bool:
+        """``if returning: <the value is returned> else: rest``; True if every path returns."""
+        test = Var(self.returning)
+        before = dict(self.version)
+        else_body, else_ret = self.nested(lambda: self.block(rest))
+        branches = [([], before, True), (else_body, self.version, else_ret)]
+        if else_ret:  # only the returned value flows on, to the final return
+            branches = [(body, {self.result: v[self.result]}, ret) for body, v, ret in branches]
+        self.version = self.join(before, branches)
+        self.out.append(If(test, branches[0][0], else_body, self.loc))
+        return else_ret
 
     def nested(self, lower: Any) -> tuple[list[Stmt], Any]:
         """Lower into a fresh block; returns the block and what ``lower`` returned."""
@@ -321,6 +341,8 @@ class Normalizer:
         outside = self.loads_outside(node)
         live_out = {n for n in assigned if n in self.version or n in outside or (
             n not in {p for p, _, _ in prefix} and _read_before_assigned(body, n))}
+        if _may_return(body):  # the value returned inside flows out of the loop
+            live_out.add(self.result)
         for name in sorted(live_out - set(self.version)):
             # read after the loop (or by a later iteration) but first assigned inside it: it
             # starts as None, so that every iteration can hand it on
@@ -378,6 +400,10 @@ class Normalizer:
             self.augmented_assign(node)
         elif isinstance(node, cst.Return):
             self.return_statement(node)
+            if self.loops:  # leave every loop: the value is returned after the outermost one
+                self.out.append(Assign(self.returning, Const("True"), self.loc, temporary=True))
+                self.out.append(Assign(self.loops[-1][0], Const("True"), self.loc, temporary=True))
+                return "break"
             return "return"
         elif isinstance(node, (cst.Break, cst.Continue)) and self.loops:
             breaking, skipping = self.loops[-1]
@@ -396,9 +422,6 @@ class Normalizer:
     def return_statement(self, node: cst.Return) -> None:
         if node.value is None:
             raise self.unsupported(node, "'return' without a value; return the scalar to differentiate")
-        if self.loops:
-            raise self.unsupported(node, "'return' inside a loop is not supported yet; 'break' out of "
-                                         "the loop and return after it")
         self.check_expression(node.value)
         value = node.value
         nested = self.out is not self.fn.body
@@ -644,12 +667,11 @@ class Normalizer:
         elif self.callee and current in self.res.params:
             why = f"'{name}' is an argument, so the calling function would see the change"
         else:
-            partners = sorted(p for p in self.partners.get(current, ()) if self.read_later(node, p))
+            partners = sorted(p for p in self.partners.get(current, set()) - {name} if self.read_later(node, p))
             if partners:
                 why = f"'{name}' and '{partners[0]}' are the same object, and '{partners[0]}' is read later"
             else:
-                users = {_user_name(v, self.res.locals) for v in self.sharing.get(current, ())} - {name}
-                shared = sorted(u for u in users if self.read_later(node, u))
+                shared = sorted(u for u in self.sharers(current) - {name} if self.read_later(node, u))
                 if shared:
                     why = (f"'{shared[0]}' may share memory with '{name}' (it is a view of it, "
                            f"stop_gradient of it, or a function's result computed from it) and "
@@ -663,8 +685,9 @@ class Normalizer:
         line = self.location(node).line
         loops = [n for n in _walk(self.parsed.function.body) if isinstance(n, _LOOPS)
                  and any(x is node for x in _walk(n))]
+        stores = _store_names(self.parsed.function.body)
         for n in _walk(self.parsed.function.body):
-            if isinstance(n, cst.Name) and n.value == name and n in self.parsed.positions:
+            if isinstance(n, cst.Name) and n.value == name and id(n) not in stores and n in self.parsed.positions:
                 if self.location(n).line > line or any(any(x is n for x in _walk(loop)) for loop in loops):
                     return True
         return False
@@ -696,7 +719,7 @@ class Normalizer:
         if kind is not None:
             opaque = Opaque(self.rename(_strip_parens(node)), reads, kind)
             result = self.emit(opaque, target, self.hint(node) if target is None else hint, node)
-            if kind == "stopped":  # stop_gradient(b) is b itself
+            if kind == "stopped" and _may_alias(node, self.res):  # stop_gradient(b) is b itself
                 self.share(result.name, reads)
             return result
         if isinstance(node, cst.Name):
@@ -882,8 +905,9 @@ class Normalizer:
         elif _python_function(key) is not None:
             result = self.emit(self.user_call(_python_function(key), callee, args, kwargs, primal),
                                target, _name_hint(word, args, False), node)
-            self.share(result.name, [op.name for op in [*args, *kwargs.values()] if isinstance(op, Var)])
-            return result  # the function may return (a view of) an argument
+            if _returns_alias(_python_function(key)):  # it may return (a view of) an argument
+                self.share(result.name, [op.name for op in [*args, *kwargs.values()] if isinstance(op, Var)])
+            return result
         else:
             bound = _positional(args, kwargs)
             problem = _no_rule_message(key, callee)
@@ -895,12 +919,15 @@ class Normalizer:
         return result
 
     def share(self, name: str, sources: list[str] | tuple[str, ...]) -> None:
-        """Record that ``name`` may share memory with each of ``sources``."""
-        group = self.sharing.get(name, {name})
-        for source in sources:
-            group |= self.sharing.get(source, {source})
-        for member in group:
-            self.sharing[member] = group
+        """Record that ``name`` may share memory with each of ``sources`` (and what they share)."""
+        self.bases[name] = self.bases.get(name, frozenset()).union(
+            *({s} | self.bases.get(s, frozenset()) for s in sources))
+
+    def sharers(self, version: str) -> set[str]:
+        """User variables that may share memory with ``version``: views, aliases, results."""
+        mine = self.bases.get(version, frozenset()) | {version}
+        found = set(mine) | {w for w, b in self.bases.items() if (b | {w}) & mine}
+        return {_user_name(v, self.res.locals) for v in found} & self.res.locals
 
     def user_call(self, function: types.FunctionType, callee: str, args: list[Operand],
                   kwargs: dict[str, Operand], primal: cst.BaseExpression) -> Call:
@@ -1092,6 +1119,63 @@ _VIEWS = (operator.getitem, np.reshape, np.ndarray.reshape, np.ravel, np.ndarray
           np.expand_dims)
 
 
+_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "flat"})
+_VIEW_METHODS = frozenset({"reshape", "ravel", "transpose", "squeeze", "swapaxes", "view", "diagonal"})
+
+
+def _may_alias(node: cst.BaseExpression, res: Resolution) -> bool:
+    """Whether the value of ``node`` may share memory with a variable it reads, by its form:
+    a name, ``stop_gradient`` of one, or an index, view attribute or view method of one."""
+    node = _strip_parens(node)
+    if isinstance(node, cst.Name):
+        return True
+    if isinstance(node, cst.Subscript):
+        return _may_alias(node.value, res)
+    if isinstance(node, cst.Attribute):
+        return node.attr.value in _VIEW_ATTRIBUTES and _may_alias(node.value, res)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return any(_may_alias(e.value, res) for e in node.elements)
+    if isinstance(node, cst.IfExp):
+        return _may_alias(node.body, res) or _may_alias(node.orelse, res)
+    if isinstance(node, cst.Call):
+        func, obj = node.func, res.object(node.func)
+        if obj is runtime.stop_gradient or obj in _VIEWS or obj in (np.asarray, np.asanyarray):
+            return bool(node.args) and _may_alias(node.args[0].value, res)
+        if obj is MISSING and isinstance(func, cst.Attribute) and func.attr.value in _VIEW_METHODS:
+            return _may_alias(func.value, res)
+    return False
+
+
+def _returns_alias(function: types.FunctionType) -> bool:
+    """Whether ``function`` may return one of its arguments, or a view of one."""
+    try:
+        parsed = parse(read_source(function))
+    except S2SADError:  # no source: the call is refused elsewhere
+        return True
+    res = resolve(parsed)
+    returns = [n for n in _statements(list(_suite(parsed.function.body)), into_loops=True)
+               if isinstance(n, cst.Return) and n.value is not None]
+    return any(_may_alias(r.value, res) for r in returns)
+
+
+def _store_names(body: cst.CSTNode) -> set[int]:
+    """ids of the names that ``=`` and ``for`` only write to (not ``+=``, which also reads)."""
+    targets: list[cst.CSTNode] = []
+    for n in _walk(body):
+        if isinstance(n, cst.Assign):
+            targets += [t.target for t in n.targets]
+        elif isinstance(n, cst.For):
+            targets.append(n.target)
+    found: set[int] = set()
+    while targets:
+        t = targets.pop()
+        if isinstance(t, cst.Name):
+            found.add(id(t))
+        elif isinstance(t, (cst.Tuple, cst.List)):
+            targets += [e.value for e in t.elements]
+    return found
+
+
 def _user_name(version: str, user_names: frozenset[str] | set[str]) -> str:
     """The user's variable behind an SSA version (``h_2`` -> ``h``), as far as it can tell."""
     base = version
@@ -1197,17 +1281,18 @@ def _statements(stmts: list[cst.CSTNode], into_loops: bool = False) -> list[cst.
 
 
 def _jumps(body: list[cst.BaseStatement]) -> tuple[bool, bool]:
-    """Whether a loop body breaks and whether it continues (nested loops aside)."""
+    """Whether a loop body breaks (or returns, at any depth) and whether it continues."""
     nodes = [n for n in _statements(body) if not isinstance(n, _LOOPS)]
     inner = [n for n in _statements(body) if isinstance(n, _LOOPS)]
     inner_nodes = {id(x) for loop in inner for x in _walk(loop.body)}
     nodes = [n for n in nodes if id(n) not in inner_nodes]
-    return any(isinstance(n, cst.Break) for n in nodes), any(isinstance(n, cst.Continue) for n in nodes)
+    breaks = _may_return(body) or any(isinstance(n, cst.Break) for n in nodes)
+    return breaks, any(isinstance(n, cst.Continue) for n in nodes)
 
 
 def _may_jump(stmt: cst.BaseStatement) -> bool:
     if isinstance(stmt, _LOOPS):
-        return False
+        return _may_return([stmt])
     return any(_jumps([stmt]))
 
 

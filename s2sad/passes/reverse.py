@@ -218,6 +218,9 @@ class Reverser:
         g = self.dname(stmt.target)
         if g not in self.defined:  # no later use on this path: its adjoint is zero
             return
+        # earlier code on this path sees an earlier value of the name (a None placeholder or
+        # a phi target), whose adjoint starts afresh
+        self.defined.discard(g)
         v = stmt.value
         if isinstance(v, Var):
             if v.name in self.active:
@@ -257,6 +260,7 @@ class Reverser:
             return
         code = f"{self.adj.use('unpack_grad')}({source}, ({', '.join(grads)}{',' if len(grads) == 1 else ''}))"
         reads = frozenset({source, *(g for g in grads if g != "None")})
+        self.defined -= set(grads)
         self.contribute(source, code, reads, stmt.loc, out)
 
     def is_scalar(self, op: Operand) -> bool:

@@ -690,9 +690,8 @@ class Gen:
                 text = f"np.clip({e.text}, {lo!r}, {hi!r})"
             else:
                 text = f"{e.p()}.clip({lo!r}, {hi!r})"
-            clo = e.lo if lo is None else min(max(e.lo, lo), hi if hi is not None else math.inf)
-            chi = e.hi if hi is None else max(min(e.hi, hi), lo if lo is not None else -math.inf)
-            return E(text, s, clo, chi)
+            lower, upper = -math.inf if lo is None else lo, math.inf if hi is None else hi
+            return E(text, s, min(max(e.lo, lower), upper), min(max(e.hi, lower), upper))
         if kind == "call":
             return self.call(d1, s)
         raise AssertionError(kind)
@@ -943,7 +942,7 @@ class Gen:
             (8 if compound else 0, "if"),
             (6 if compound and len(sc.loops) < 2 else 0, "for"),
             (3 if compound and len(sc.loops) < 2 else 0, "while"),
-            (3 if not sc.helper and sc.nest == 0 and self.helper_depth == 0 else 0, "early_return"),
+            (3 if not sc.helper and (sc.nest == 0 or sc.loops) and self.helper_depth == 0 else 0, "early_return"),
             (10 if carried else 0, "carried"),
             (3 if in_loop and sc.loops[-1] == "for" else (1 if in_loop else 0), "jump"),
             (2 if self.helper_depth == 0 else 0, "call_tuple"),
@@ -1160,7 +1159,7 @@ class Gen:
             self.bind(name, E(name, res.shape, res.lo, res.hi, res.py, True, base))
 
     def stmt_early_return(self) -> None:
-        self.features.add("early-return")
+        self.features.add("return-in-loop" if self.sc.loops else "early-return")
         cond = self.condition(self.integer(0, 2))
         self.emit(f"if {cond}:")
         self.sc.indent += 1
