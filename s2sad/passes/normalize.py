@@ -276,14 +276,16 @@ class Normalizer:
             kind = "plain"
         elif func is not None and self.res.object(func) is range:
             kind = "plain"
-        elif func is not None and self.res.object(func) in (enumerate, zip):
+        elif func is not None and self.res.object(func) in (enumerate, zip, reversed):
             kind = self.res.object(func).__name__
         else:
             kind = "sequence"
         target = node.target
         names = _target_names(target)
-        if names is None:
-            raise self.unsupported(target, "loop targets must be a name or a tuple of names")
+        zipped = _enumerate_zip(iterable, target, self.res) if kind == "enumerate" else None
+        if names is None and zipped is None:
+            raise self.unsupported(target, "loop targets must be a name or a tuple of names "
+                                           "(or 'i, (a, b)' over enumerate(zip(xs, ys)))")
         if kind == "plain":
             header_iter = self.rename(iterable)
             targets = [self.new_version(n) for n in names]
@@ -291,8 +293,13 @@ class Normalizer:
             header = f"for {', '.join(targets)} in {_EMPTY.code_for_node(header_iter).strip()}"
             reads = self.local_reads(iterable)
         else:
-            if kind == "enumerate":
-                if len(names) != 2 or len(iterable.args) != 1 or iterable.args[0].keyword:
+            if zipped is not None:  # for i, (a, b) in enumerate(zip(xs, ys))
+                index_name, pairs = zipped
+                index = self.new_version(index_name)
+                self.version[index_name] = index
+                sequences = pairs
+            elif kind == "enumerate":
+                if names is None or len(names) != 2 or len(iterable.args) != 1 or iterable.args[0].keyword:
                     raise self.unsupported(iterable, "use 'for i, item in enumerate(sequence)'")
                 index = self.new_version(names[0])
                 self.version[names[0]] = index
@@ -307,6 +314,10 @@ class Normalizer:
                     raise self.unsupported(target, "unpacking the items of a sequence in a 'for' "
                                                    "header is not supported; unpack in the body")
                 index = self.fn.fresh("i")
+                if kind == "reversed":
+                    if len(iterable.args) != 1 or iterable.args[0].keyword or iterable.args[0].star:
+                        raise self.unsupported(iterable, "use 'for item in reversed(sequence)'")
+                    iterable = iterable.args[0].value
                 sequences = [(names[0], iterable)]
             seq_ops = []
             rebound = _assigned_in(_suite(node.body))
@@ -320,7 +331,8 @@ class Normalizer:
                 seq_ops.append((name, op, _EMPTY.code_for_node(seq_node).strip()))
             lengths = [f"len({code})" for _, _, code in seq_ops]
             bound = lengths[0] if len(lengths) == 1 else f"min({', '.join(lengths)})"
-            header = f"for {index} in range({bound})"
+            steps = f"{bound} - 1, -1, -1" if kind == "reversed" else bound
+            header = f"for {index} in range({steps})"
             targets = [index]
             reads = tuple(dict.fromkeys(n for _, op, _ in seq_ops for n in _reads(op)))
             prefix = [(name, op, index) for name, op, _ in seq_ops]
@@ -1257,6 +1269,22 @@ def _one_line(op: cst.CSTNode) -> cst.CSTNode:
 
 _EMPTY = cst.Module(body=[])
 _LOOPS = (cst.For, cst.While)
+
+
+def _enumerate_zip(iterable: cst.Call, target: cst.BaseExpression, res: Resolution
+                   ) -> tuple[str, list[tuple[str, cst.BaseExpression]]] | None:
+    """``(i, [(a, xs), (b, ys)])`` for ``for i, (a, b) in enumerate(zip(xs, ys))``, else None."""
+    if not (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2
+            and len(iterable.args) == 1 and not iterable.args[0].keyword):
+        return None
+    first, second = (e.value for e in target.elements)
+    inner = iterable.args[0].value
+    names = _target_names(second)
+    if not (isinstance(first, cst.Name) and names is not None and isinstance(second, (cst.Tuple, cst.List))
+            and isinstance(inner, cst.Call) and res.object(inner.func) is zip
+            and len(inner.args) == len(names) and not any(a.keyword or a.star for a in inner.args)):
+        return None
+    return first.value, [(name, a.value) for name, a in zip(names, inner.args)]
 
 
 def _target_names(target: cst.BaseExpression) -> list[str] | None:
