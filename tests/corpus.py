@@ -1532,6 +1532,17 @@ def sequence_rebound_in_loop(X):
     return total + np.sum(X)
 
 
+def _weighted_dot(a, b, scale=1.0):
+    return np.sum(a * b) * scale
+
+
+@case((3,), (3,))
+def star_arguments_of_a_tuple(x, y):
+    pair = (x, np.sin(y))
+    options = {"scale": np.sum(y ** 2)}
+    return _weighted_dot(*pair, **options) + _weighted_dot(*(x, x), **{"scale": 2.0})
+
+
 @case((3,), (3,))
 def enumerate_zip_nested_target(x, y):
     s = 0.0

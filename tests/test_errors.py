@@ -120,7 +120,16 @@ def walrus(x):
     return np.sum((y := x * 2))
 
 
+def star_of_an_argument(x, parts):
+    return helper_sum(x, *parts)
+
+
+def helper_sum(a, b):
+    return np.sum(a * b)
+
+
 CASES = [
+    (star_of_an_argument, "*parts", s2sad.UnsupportedSyntaxError, "needs a tuple or list whose length"),
     (for_else, "else:", s2sad.UnsupportedSyntaxError, "'for ... else'"),
     (uses_try, "try:", s2sad.UnsupportedSyntaxError, "'try'"),
     (uses_with, "with np.errstate", s2sad.UnsupportedSyntaxError, "'with'"),

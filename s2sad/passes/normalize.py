@@ -105,6 +105,9 @@ class Normalizer:
         self.returning: str | None = None  # set when a 'return' inside a loop has run
         self.copies: set[str] = set()  # versions assigned from another variable (aliases)
         self.stored: set[str] = set()  # versions put into a list, tuple or dict
+        # versions that certainly hold a tuple or list of this length: only those assigned in
+        # the function's straight-line top level, where a version is assigned once
+        self.sizes: dict[str, int | tuple[str, ...]] = {}  # a length, or a dict's keys
         self.views: set[str] = set()  # versions that may be views into another array
         self.partners: dict[str, set[str]] = {}  # version -> user names bound to the same object
         self.bases: dict[str, frozenset[str]] = {}  # version -> earlier versions it may share memory with
@@ -361,6 +364,8 @@ class Normalizer:
             self.out.append(Assign(name, Const("None"), loc, temporary=True))
             self.version[name] = name
         before = dict(self.version)
+        for name in live_out:  # a carried container may grow from one iteration to the next
+            self.sizes.pop(before[name], None)
         has_break, has_continue = _jumps(body)
         breaking = self.fn.fresh("breaking") if has_break else None
         skipping = self.fn.fresh("skipping") if has_continue else None
@@ -790,10 +795,8 @@ class Normalizer:
         return self.apply(key, [arg], {}, primal, node, target, word, [anode])
 
     def call(self, node: cst.Call, target: str | None) -> Operand:
-        for a in node.args:
-            if a.star:
-                raise self.unsupported(a, "'*args' and '**kwargs' in calls are not supported yet; "
-                                          "pass the arguments one by one")
+        if any(a.star for a in node.args):
+            node = node.with_changes(args=[b for a in node.args for b in self.unstar(a)])
         func = node.func
         args: list[Operand] = []
         nodes: list[cst.CSTNode | None] = []
@@ -824,6 +827,28 @@ class Normalizer:
         word = func.attr.value if isinstance(func, cst.Attribute) else (
             func.value if isinstance(func, cst.Name) else "call")
         return self.apply(key, args, kwargs, primal, node, target, word, nodes, kw_nodes)
+
+    def unstar(self, arg: cst.Arg) -> list[cst.Arg]:
+        """``*t`` as ``t[0], t[1], ...`` when t's length is known; ``**{"k": v}`` as ``k=v``."""
+        value = _strip_parens(arg.value)
+        if arg.star == "":
+            return [arg]
+        if arg.star == "*" and isinstance(value, (cst.Tuple, cst.List)) and not any(
+                isinstance(e, cst.StarredElement) for e in value.elements):
+            return [cst.Arg(e.value) for e in value.elements]
+        known = self.sizes.get(self.version.get(value.value, value.value)) if isinstance(
+            value, cst.Name) and value.value in self.res.locals else None
+        if arg.star == "*" and isinstance(known, int):
+            return [cst.Arg(_item(value, cst.Integer(str(k)))) for k in range(known)]
+        if arg.star == "**" and isinstance(value, cst.Dict) and all(
+                isinstance(e, cst.DictElement) and (_literal_key(e.key) or "").isidentifier() for e in value.elements):
+            return [cst.Arg(e.value, keyword=cst.Name(_literal_key(e.key))) for e in value.elements]
+        if arg.star == "**" and isinstance(known, tuple) and all(k.isidentifier() for k in known):
+            return [cst.Arg(_item(value, cst.SimpleString(repr(k))), keyword=cst.Name(k)) for k in known]
+        what = "a tuple or list whose length" if arg.star == "*" else "a dict display whose keys"
+        raise self.unsupported(arg, f"'{arg.star}' in a call needs {what} s2sad can see here (a "
+                                    f"display, or a name assigned one at the function's top level); "
+                                    f"pass the arguments one by one")
 
     def subscript(self, node: cst.Subscript, target: str | None) -> Operand:
         value, vnode = self.operand(node.value)
@@ -892,7 +917,10 @@ class Normalizer:
         slots = {p.name: e.value for p, e in zip(rule.params, elements)}
         call = Call(rule, "display", {p.name: op for p, op in zip(rule.params, operands)}, primal,
                     slots=slots)
-        return self.emit(call, target, self.hint(node), node)
+        result = self.emit(call, target, self.hint(node), node)
+        if self.out is self.fn.body:
+            self.sizes[result.name] = tuple(keys) if isinstance(node, cst.Dict) else len(elements)
+        return result
 
     def apply(self, key: Any, args: list[Operand], kwargs: dict[str, Operand],
               primal: cst.BaseExpression, node: cst.CSTNode, target: str | None, word: str,
@@ -977,6 +1005,8 @@ class Normalizer:
             self.partners.setdefault(target, set()).add(_user_name(op.name, self.res.locals))
             self.partners.setdefault(op.name, set()).add(_user_name(target, self.res.locals))
             self.share(target, [op.name])
+            if op.name in self.sizes and self.out is self.fn.body:
+                self.sizes[target] = self.sizes[op.name]
         self.out.append(Assign(target, op, self.loc))
         return Var(target)
 
@@ -1201,6 +1231,10 @@ def _is_pop(node: cst.BaseExpression, local_names: frozenset[str] | set[str]) ->
     return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
             and node.func.attr.value == "pop" and isinstance(node.func.value, cst.Name)
             and node.func.value.value in local_names and not node.args)
+
+
+def _item(value: cst.Name, index: cst.BaseExpression) -> cst.Subscript:
+    return cst.Subscript(value, [cst.SubscriptElement(cst.Index(index))])
 
 
 def _literal_key(node: cst.BaseExpression) -> str | None:
