@@ -25,6 +25,7 @@ __all__ = [
     "clip_mask",
     "reduce_grad",
     "mean_grad",
+    "own_grad",
     "extremum_grad",
     "getitem_grad",
     "add_at",
@@ -240,13 +241,29 @@ def _expand(g: Any, ndim: int, axis: Any, keepdims: bool) -> Any:
 
 
 def reduce_grad(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """Gradient of ``np.sum(x, axis, keepdims=keepdims)``: g broadcast back to x."""
+    """Gradient of ``np.sum(x, axis, keepdims=keepdims)``: g broadcast back to x.
+
+    The result is a read-only broadcast view, not a copy: generated code never
+    updates it in place, and wraps it in :func:`own_grad` before returning it.
+    """
     shape = np.shape(x)
     if not shape:  # a number: a number, not a 0-d array
         return np.asarray(g)[()]
-    out = np.empty(shape, dtype=np.result_type(g))
-    out[...] = _expand(g, len(shape), axis, keepdims)
-    return out
+    return np.broadcast_to(_expand(g, len(shape), axis, keepdims), shape)
+
+
+def own_grad(g: Any) -> Any:
+    """``g`` as a gradient the caller may keep and update: read-only views are copied.
+
+    Tuples, lists and dicts are copied leaf by leaf where a leaf is a view.
+    """
+    if type(g) is np.ndarray:
+        return g if g.flags.writeable else g.copy()
+    if isinstance(g, dict):
+        return {k: own_grad(v) for k, v in g.items()}
+    if isinstance(g, (list, tuple)):
+        return _rebuild(g, [own_grad(v) for v in g])
+    return g
 
 
 def mean_grad(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:

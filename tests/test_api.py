@@ -168,3 +168,26 @@ def test_float32_stays_float32():
 
 def test_stop_gradient_is_exported():
     assert s2sad.stop_gradient is stop_gradient
+
+
+def _sum_of(x, y):
+    return np.sum(x + y)
+
+
+def _tuple_sum(t):
+    a, b = t
+    return np.sum(a) + np.mean(b)
+
+
+def test_returned_gradients_are_owned_arrays():
+    """Sum gradients are broadcast views inside generated code; the caller gets writeable arrays."""
+    x, y = np.ones(3), np.ones(3)
+    dx, dy = grad(_sum_of, ("x", "y"))(x, y)
+    assert dx.flags.writeable and dy.flags.writeable and dx is not dy
+    dx *= 2.0
+    np.testing.assert_allclose(dy, np.ones(3))
+    value, (vx, _) = value_and_grad(_sum_of, ("x", "y"))(x, y)
+    assert value == 6.0 and vx.flags.writeable
+    da, db = grad(_tuple_sum)((np.ones(2), np.ones(4)))
+    assert da.flags.writeable and db.flags.writeable
+    np.testing.assert_allclose(db, np.full(4, 0.25))
