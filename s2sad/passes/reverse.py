@@ -315,11 +315,12 @@ class Reverser:
         local = (assigned_names(stmt.body) | assigned_names(stmt.orelse)) - self.bound[id(stmt)]
         pre = [self.zero(v, stmt.loc) for v in self.touched(stmt.body + stmt.orelse)
                if v not in local and self.dname(v) not in self.defined]
-        before = set(self.defined)
+        before, owned = set(self.defined), set(self.owned)
         body = self.block(stmt.body)
-        self.defined = set(before)
+        self.defined, owned_body, self.owned = set(before), self.owned, owned
         orelse = self.block(stmt.orelse)
         self.defined = before
+        self.owned &= owned_body  # in place after the if only what both branches own
         if not body and not orelse and not self.depth:
             return pre
         return pre + [Block(f"if {_code(stmt.test)}:", frozenset(_reads(stmt.test)), body, orelse,
@@ -332,7 +333,7 @@ class Reverser:
         pre = [self.zero(v, stmt.loc) for v in self.touched(stmt.body)
                if v not in local and v not in carried_names and self.dname(v) not in self.defined]
         pre += [self.zero(c, stmt.loc) for c, _ in carried if self.dname(c) not in self.defined]
-        after_loop = set(self.defined)
+        after_loop, owned = set(self.defined), set(self.owned)
         self.defined -= {self.names[v] for v in local if v in self.names and v not in carried_names}
         body: list[Out] = []
         for c, last in reversed(carried):
@@ -348,6 +349,7 @@ class Reverser:
             if self.dname(c) not in self.defined:
                 body.append(self.zero(c, stmt.loc))
         self.defined = after_loop
+        self.owned &= owned  # the loop may run no iteration
         if not body:
             return pre
         stmt.tape = self.fn.fresh("tape")
