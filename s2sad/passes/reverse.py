@@ -3,7 +3,9 @@
 Walks the normalized body backwards and, for every active variable, emits the
 adjoint statements its rule declares.  The first contribution to an adjoint
 assigns it and later ones add to it, so straight-line code never initialises
-an adjoint to zero.
+an adjoint to zero.  Later contributions are added in place (``+=``) when the
+adjoint holds an array only this code holds: one its first contribution made,
+or one a dead adjoint handed over to its sole alias.
 
 Control flow is reversed structurally: an ``if`` replays the recorded branch;
 a loop becomes a loop that runs its iterations backwards.  A loop saves, once
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import operator
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Union
@@ -181,14 +184,22 @@ class Reverser:
             else:
                 code = _plus(d, code)
             reads = reads | {d}
-        owned = d in self.defined or code.startswith(
-            (self.adj.use("getitem_grad") + "(", self.adj.use("zeros_grad") + "("))
+        owned = d in self.defined or self.fresh(code)
         self.defined.add(d)
         if owned:
             self.owned.add(d)
         else:
             self.owned.discard(d)
         out.append(Line(line or f"{d} = {code}", reads, stmt_loc.line, stmt_loc.source_line.strip()))
+
+    def fresh(self, code: str) -> bool:
+        """Whether ``code`` makes a new array that no other name holds."""
+        node = _expression(code)
+        runtime = self.adj.runtime
+        if _called(node) is not None and _called(node) == runtime.get("unbroadcast") and node.args:
+            node = node.args[0]  # unbroadcast(new, x) is new, or a sum of it
+        return isinstance(node, (ast.BinOp, ast.UnaryOp)) or _called(node) in {
+            runtime.get(n) for n in _FRESH} - {None}
 
     def zero(self, var: str, loc: object) -> Line:
         d = self.dname(var)
@@ -221,7 +232,9 @@ class Reverser:
         v = stmt.value
         if isinstance(v, Var):
             if v.name in self.active:
+                first = self.dname(v.name) not in self.defined
                 self.contribute(v.name, g, frozenset({g}), stmt.loc, out)
+                self.hand_over(stmt.target, [self.dname(v.name)] if first else [])
             return
         if isinstance(v, Call) and v.function is not None:
             self.user_call(stmt, v, g, out)
@@ -230,6 +243,7 @@ class Reverser:
             return
         values = {p: _code(op) for p, op in v.args.items()}
         values["g"], values["ans"] = g, stmt.target
+        aliases: list[str] = []  # adjoints this statement sets to g itself
         for p, op in v.args.items():
             template = v.rule.vjps.get(p)
             if template is None or not isinstance(op, Var) or op.name not in self.active:
@@ -244,7 +258,21 @@ class Reverser:
                 code = f"-{code}" if negated else code  # negate after reducing: a smaller array
                 reads.add(op.name)
             scatter = (values["index"], g) if v.rule.fun is operator.getitem else None
+            if self.dname(op.name) not in self.defined and code in (
+                    g, f"{self.adj.runtime.get('unbroadcast')}({g}, {op.name})"):
+                aliases.append(self.dname(op.name))
             self.contribute(op.name, code, frozenset(reads - {None}), stmt.loc, out, scatter)
+        self.hand_over(stmt.target, aliases)
+
+    def hand_over(self, target: str, aliases: list[str]) -> None:
+        """Once ``target``'s statement is reversed, its adjoint is dead: a sole alias of an
+        owned adjoint may update the array in place.  Straight-line code only, where every
+        statement is the one definition of its target."""
+        g = self.dname(target)
+        if (self.depth == 0 and len(aliases) == 1 and aliases[0] != g and g in self.owned
+                and target not in self.fn.params):
+            self.owned.add(aliases[0])
+            self.owned.discard(g)
 
     def unpack(self, stmt: Assign, out: list[Out]) -> None:
         """``a, b = t``: t's adjoint gathers those of the names (zero where there is none)."""
@@ -522,6 +550,16 @@ def _ifs_in(stmts: list[Stmt]) -> list[If]:
         if isinstance(s, If):
             out += [s] + _ifs_in(s.body) + _ifs_in(s.orelse)
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _expression(code: str) -> ast.expr:
+    return ast.parse(code, mode="eval").body
+
+
+def _called(node: ast.expr) -> str | None:
+    """The name a call expression calls, if it is a plain name."""
+    return node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
 
 
 _VIEWS = ("reduce_grad", "mean_grad")  # runtime helpers that return read-only broadcast views

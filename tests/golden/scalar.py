@@ -19,6 +19,6 @@ def grad_scalar(x):
     dx = -dneg_x
     dsin_x = unbroadcast(dsin_x_mul * x_pow_2, sin_x)
     dx_pow_2 = unbroadcast(dsin_x_mul * sin_x, x_pow_2)
-    dx = dx + dx_pow_2 * 2 * x
+    dx += dx_pow_2 * 2 * x
     dx += dsin_x * np.cos(x)
     return dx
