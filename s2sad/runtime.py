@@ -99,6 +99,9 @@ def stop_gradient(x: Any) -> Any:
     return x
 
 
+_ONE64, _ONE32 = np.float64(1.0), np.float32(1.0)  # NumPy scalars are immutable: shared
+
+
 def seed(ans: Any) -> Any:
     """The gradient of the output with respect to itself: a one of its type.
 
@@ -106,8 +109,10 @@ def seed(ans: Any) -> Any:
     """
     if type(ans) is float:
         return 1.0
-    if type(ans) is np.float64 or type(ans) is np.float32:
-        return type(ans)(1.0)
+    if type(ans) is np.float64:
+        return _ONE64
+    if type(ans) is np.float32:
+        return _ONE32
     if isinstance(ans, (bool, int)) or not isinstance(ans, (float, np.ndarray, np.generic)):
         raise NonScalarOutputError(
             f"the differentiated function must return a float scalar, got {type(ans).__name__} "
@@ -180,7 +185,11 @@ def add_grads(a: Any, b: Any) -> Any:
 
 def unbroadcast(g: Any, x: Any) -> Any:
     """Sum ``g`` over the axes along which ``x`` was broadcast, giving x's shape."""
-    if type(x) is float and type(g) is not np.ndarray:
+    kind = type(x)
+    if kind is np.ndarray:
+        if type(g) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype:
+            return g  # the commonest case, decided first
+    elif (kind is float or kind is np.float64) and type(g) is not np.ndarray:
         return g
     shape = getattr(x, "shape", None)
     if shape is None:
@@ -191,7 +200,6 @@ def unbroadcast(g: Any, x: Any) -> Any:
         shape = ()
     gshape = getattr(g, "shape", ())
     if gshape == shape:
-        kind = type(x)
         if kind is float or kind is np.float64 and type(g) is not np.ndarray or kind is type(g) and (
                 kind is not np.ndarray or g.dtype == x.dtype):
             return g  # the common cases, decided without a call
@@ -410,6 +418,11 @@ def _is_basic_index(index: Any) -> bool:
 
 def matmul_grad_lhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``a @ b`` with respect to ``a``."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and type(g) is np.ndarray and a.ndim == 2:
+        if b.ndim == 1 and g.ndim == 1:  # matrix times vector: the outer product
+            return g[:, None] * b
+        if b.ndim == 2 and g.ndim == 2:
+            return g @ b.T
     if np.ndim(a) == 2 and np.ndim(b) <= 2 and np.ndim(g) == np.ndim(b):  # matrix times vector or matrix
         return np.outer(g, b) if np.ndim(b) == 1 else g @ b.T
     if np.ndim(b) == 1:
@@ -423,6 +436,11 @@ def matmul_grad_lhs(g: Any, a: Any, b: Any) -> Any:
 
 def matmul_grad_rhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``a @ b`` with respect to ``b``."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and type(g) is np.ndarray and a.ndim == 2:
+        if b.ndim == 1 and g.ndim == 1:
+            return g @ a
+        if b.ndim == 2 and g.ndim == 2:
+            return a.T @ g
     if np.ndim(a) == 2 and np.ndim(b) <= 2 and np.ndim(g) == np.ndim(b):  # matrix times vector or matrix
         return g @ a if np.ndim(b) == 1 else a.T @ g
     if np.ndim(a) == 1:
