@@ -156,6 +156,7 @@ class Reverser:
         self.owned: set[str] = set()  # adjoints holding a fresh array that may be updated in place
         self.structural = _structural(adj.forward, adj.fn.params)
         self.scalars = _scalars(adj.forward, adj.fn.params)
+        self.shapes = _shape_classes(adj.forward, adj.fn.params, self.scalars)
         self.bound: dict[int, frozenset[str]] = {}
         _bound_before(adj.forward, set(adj.fn.params), self.bound)
 
@@ -252,7 +253,8 @@ class Reverser:
             reads = {g if h == "g" else stmt.target if h == "ans" else None for h in template.holes}
             reads |= {n for h in template.holes if h in v.args for n in _reads(v.args[h])}
             if p in v.rule.broadcast and not all(
-                    self.is_scalar(v.args[q]) for q in v.rule.broadcast if q != p and q in v.args):
+                    self.is_scalar(v.args[q]) for q in v.rule.broadcast if q != p and q in v.args
+            ) and not self.same_shape(op.name, stmt.target):
                 negated = code.startswith("-") and code[1:].isidentifier()
                 code = f"{self.adj.use('unbroadcast')}({code[1:] if negated else code}, {op.name})"
                 code = f"-{code}" if negated else code  # negate after reducing: a smaller array
@@ -286,6 +288,12 @@ class Reverser:
         code = f"{self.adj.use('unpack_grad')}({source}, ({', '.join(grads)}{',' if len(grads) == 1 else ''}))"
         reads = frozenset({source, *(g for g in grads if g != "None")})
         self.contribute(source, code, reads, stmt.loc, out)
+
+    def same_shape(self, operand: str, target: str) -> bool:
+        """Whether ``operand`` surely has the shape of ``target``, so its gradient needs no
+        unbroadcast (parameters keep theirs, which also gives their dtype back)."""
+        rep = self.shapes.get(operand)
+        return rep is not None and rep == self.shapes.get(target) and operand not in self.fn.params
 
     def is_scalar(self, op: Operand) -> bool:
         if isinstance(op, Var):
@@ -481,6 +489,45 @@ def _scalars(stmts: list[Stmt], params: tuple[str, ...]) -> set[str]:
         if keep == known:
             return known
         known = keep
+
+
+def _shape_classes(stmts: list[Stmt], params: tuple[str, ...], scalars: set[str]) -> dict[str, str]:
+    """For variables whose shape certainly equals another's: that variable (a representative).
+
+    A parameter or a variable assigned once represents itself; an elementwise function of
+    one operand, and a broadcasting operator whose operands share a representative (or are
+    numbers and scalars), has its operands' representative.  Variables assigned more than
+    once (loops, branches) have none, nor does anything computed from them.
+    """
+    definitions: dict[str, list[Any]] = {}
+    for s in assigns(stmts):
+        for t in s.targets:
+            definitions.setdefault(t, []).append(s.value if isinstance(s.target, str) else None)
+    classes: dict[str, str] = {p: p for p in params if p not in definitions}
+
+    def number(op: Operand) -> bool:
+        return isinstance(op, Const) and _is_number(op.code) or isinstance(op, Var) and op.name in scalars
+
+    def of(value: Any) -> str | None:
+        if isinstance(value, Var):
+            return classes.get(value.name)
+        if not isinstance(value, Call) or value.rule is None:
+            return None
+        rule = value.rule
+        if rule.broadcast:
+            operands = [value.args[p] for p in rule.broadcast if p in value.args]
+        elif rule.elementwise and (isinstance(rule.fun, np.ufunc) or rule.fun in (operator.neg, operator.pos)):
+            operands = list(value.args.values())
+        else:
+            return None
+        found = {classes.get(op.name) if isinstance(op, Var) else None
+                 for op in operands if not number(op)}
+        return found.pop() if len(found) == 1 else None
+
+    for s in assigns(stmts):
+        if isinstance(s.target, str) and len(definitions[s.target]) == 1:
+            classes[s.target] = of(s.value) or s.target
+    return classes
 
 
 def _structural(stmts: list[Stmt], params: tuple[str, ...]) -> set[str]:
