@@ -251,13 +251,23 @@ def _expand(g: Any, ndim: int, axis: Any, keepdims: bool) -> Any:
 def reduce_grad(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Gradient of ``np.sum(x, axis, keepdims=keepdims)``: g broadcast back to x.
 
-    The result is a read-only broadcast view, not a copy: generated code never
-    updates it in place, and wraps it in :func:`own_grad` before returning it.
+    For a large array whose rows are long (or a full sum), the result is a read-only
+    broadcast view, not a copy: generated code never updates it in place, and wraps it
+    in :func:`own_grad` before returning it.  Otherwise a copy is cheaper to make and
+    to compute with (NumPy loops over short rows of a view slowly).
     """
     shape = np.shape(x)
     if not shape:  # a number: a number, not a 0-d array
         return np.asarray(g)[()]
-    return np.broadcast_to(_expand(g, len(shape), axis, keepdims), shape)
+    g = _expand(g, len(shape), axis, keepdims)
+    if np.size(x) >= _VIEW_SIZE and (axis is None or shape[-1] >= _VIEW_ROW):
+        return np.broadcast_to(g, shape)
+    out = np.empty(shape, dtype=np.result_type(g))
+    out[...] = g
+    return out
+
+
+_VIEW_SIZE, _VIEW_ROW = 4096, 64  # reduce_grad returns views of at least so many entries, rows
 
 
 def own_grad(g: Any) -> Any:
