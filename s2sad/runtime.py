@@ -298,6 +298,8 @@ def own_grad(g: Any) -> Any:
 
 def mean_grad(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Gradient of ``np.mean(x, axis, keepdims=keepdims)``."""
+    if axis is None:
+        return reduce_grad(g / np.size(x), x, None, keepdims)
     shape = np.shape(x)
     count = 1
     for i, n in enumerate(shape):
