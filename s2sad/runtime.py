@@ -25,6 +25,7 @@ __all__ = [
     "clip_mask",
     "reduce_grad",
     "mean_grad",
+    "own_grad",
     "extremum_grad",
     "getitem_grad",
     "add_at",
@@ -98,6 +99,9 @@ def stop_gradient(x: Any) -> Any:
     return x
 
 
+_ONE64, _ONE32 = np.float64(1.0), np.float32(1.0)  # NumPy scalars are immutable: shared
+
+
 def seed(ans: Any) -> Any:
     """The gradient of the output with respect to itself: a one of its type.
 
@@ -105,8 +109,10 @@ def seed(ans: Any) -> Any:
     """
     if type(ans) is float:
         return 1.0
-    if type(ans) is np.float64 or type(ans) is np.float32:
-        return type(ans)(1.0)
+    if type(ans) is np.float64:
+        return _ONE64
+    if type(ans) is np.float32:
+        return _ONE32
     if isinstance(ans, (bool, int)) or not isinstance(ans, (float, np.ndarray, np.generic)):
         raise NonScalarOutputError(
             f"the differentiated function must return a float scalar, got {type(ans).__name__} "
@@ -179,7 +185,11 @@ def add_grads(a: Any, b: Any) -> Any:
 
 def unbroadcast(g: Any, x: Any) -> Any:
     """Sum ``g`` over the axes along which ``x`` was broadcast, giving x's shape."""
-    if type(x) is float and type(g) is not np.ndarray:
+    kind = type(x)
+    if kind is np.ndarray:
+        if type(g) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype:
+            return g  # the commonest case, decided first
+    elif (kind is float or kind is np.float64) and type(g) is not np.ndarray:
         return g
     shape = getattr(x, "shape", None)
     if shape is None:
@@ -190,7 +200,6 @@ def unbroadcast(g: Any, x: Any) -> Any:
         shape = ()
     gshape = getattr(g, "shape", ())
     if gshape == shape:
-        kind = type(x)
         if kind is float or kind is np.float64 and type(g) is not np.ndarray or kind is type(g) and (
                 kind is not np.ndarray or g.dtype == x.dtype):
             return g  # the common cases, decided without a call
@@ -240,17 +249,57 @@ def _expand(g: Any, ndim: int, axis: Any, keepdims: bool) -> Any:
 
 
 def reduce_grad(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """Gradient of ``np.sum(x, axis, keepdims=keepdims)``: g broadcast back to x."""
+    """Gradient of ``np.sum(x, axis, keepdims=keepdims)``: g broadcast back to x.
+
+    For a large array whose rows are long (or a full sum), the result is a read-only
+    broadcast view, not a copy: generated code never updates it in place, and wraps it
+    in :func:`own_grad` before returning it.  Otherwise a copy is cheaper to make and
+    to compute with (NumPy loops over short rows of a view slowly).
+    """
     shape = np.shape(x)
     if not shape:  # a number: a number, not a 0-d array
         return np.asarray(g)[()]
+    g = np.asarray(g) if axis is None and np.ndim(g) == 0 else _expand(g, len(shape), axis, keepdims)
+    if np.size(x) >= _VIEW_SIZE and (axis is None or shape[-1] >= _VIEW_ROW):
+        return _broadcast_view(g, shape)
     out = np.empty(shape, dtype=np.result_type(g))
-    out[...] = _expand(g, len(shape), axis, keepdims)
+    out[...] = g
     return out
+
+
+_VIEW_SIZE, _VIEW_ROW = 4096, 64  # reduce_grad returns views of at least so many entries, rows
+
+
+def _broadcast_view(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``np.broadcast_to(g, shape)`` (read-only), for g of no axes or of len(shape) axes,
+    made directly when g is contiguous (np.broadcast_to costs microseconds)."""
+    if g.ndim and g.ndim != len(shape) or not g.flags.c_contiguous:
+        return np.broadcast_to(g, shape)
+    strides = (0,) * len(shape) if not g.ndim else tuple(
+        [0 if n == 1 else step for n, step in zip(g.shape, g.strides)])
+    out = np.ndarray(shape, g.dtype, g, 0, strides)
+    out.flags.writeable = False
+    return out
+
+
+def own_grad(g: Any) -> Any:
+    """``g`` as a gradient the caller may keep and update: read-only views are copied.
+
+    Tuples, lists and dicts are copied leaf by leaf where a leaf is a view.
+    """
+    if type(g) is np.ndarray:
+        return g if g.flags.writeable else g.copy()
+    if isinstance(g, dict):
+        return {k: own_grad(v) for k, v in g.items()}
+    if isinstance(g, (list, tuple)):
+        return _rebuild(g, [own_grad(v) for v in g])
+    return g
 
 
 def mean_grad(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Gradient of ``np.mean(x, axis, keepdims=keepdims)``."""
+    if axis is None:
+        return reduce_grad(g / np.size(x), x, None, keepdims)
     shape = np.shape(x)
     count = 1
     for i, n in enumerate(shape):
@@ -393,6 +442,11 @@ def _is_basic_index(index: Any) -> bool:
 
 def matmul_grad_lhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``a @ b`` with respect to ``a``."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and type(g) is np.ndarray and a.ndim == 2:
+        if b.ndim == 1 and g.ndim == 1:  # matrix times vector: the outer product
+            return g[:, None] * b
+        if b.ndim == 2 and g.ndim == 2:
+            return g @ b.T
     if np.ndim(a) == 2 and np.ndim(b) <= 2 and np.ndim(g) == np.ndim(b):  # matrix times vector or matrix
         return np.outer(g, b) if np.ndim(b) == 1 else g @ b.T
     if np.ndim(b) == 1:
@@ -406,6 +460,11 @@ def matmul_grad_lhs(g: Any, a: Any, b: Any) -> Any:
 
 def matmul_grad_rhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``a @ b`` with respect to ``b``."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and type(g) is np.ndarray and a.ndim == 2:
+        if b.ndim == 1 and g.ndim == 1:
+            return g @ a
+        if b.ndim == 2 and g.ndim == 2:
+            return a.T @ g
     if np.ndim(a) == 2 and np.ndim(b) <= 2 and np.ndim(g) == np.ndim(b):  # matrix times vector or matrix
         return g @ a if np.ndim(b) == 1 else a.T @ g
     if np.ndim(a) == 1:

@@ -168,3 +168,31 @@ def test_float32_stays_float32():
 
 def test_stop_gradient_is_exported():
     assert s2sad.stop_gradient is stop_gradient
+
+
+def _sum_of(x, y):
+    return np.sum(x + y)
+
+
+def _tuple_sum(t):
+    a, b = t
+    return np.sum(a) + np.mean(b)
+
+
+def test_returned_gradients_are_owned_arrays():
+    """Sum gradients of large arrays are broadcast views inside generated code; the caller
+    gets writeable arrays of its own."""
+    from s2sad.runtime import reduce_grad
+
+    n = 5000
+    assert not reduce_grad(1.0, np.ones(n)).flags.writeable  # the view path is exercised
+    x, y = np.ones(n), np.ones(n)
+    dx, dy = grad(_sum_of, ("x", "y"))(x, y)
+    assert dx.flags.writeable and dy.flags.writeable and dx is not dy
+    dx *= 2.0
+    np.testing.assert_allclose(dy, np.ones(n))
+    value, (vx, _) = value_and_grad(_sum_of, ("x", "y"))(x, y)
+    assert value == 2.0 * n and vx.flags.writeable
+    da, db = grad(_tuple_sum)((np.ones(n), np.ones(2 * n)))
+    assert da.flags.writeable and db.flags.writeable
+    np.testing.assert_allclose(db, np.full(2 * n, 0.5 / n))

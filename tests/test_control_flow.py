@@ -47,3 +47,33 @@ def test_one_line_bodies():
     assert grad(one_line)(3.0) == 6.0
     assert grad(one_line_blocks)(2.0) == 36.0
     assert grad(one_line_blocks)(-2.0) == -12.0
+
+
+def added_to_in_one_branch(x, y, c):
+    z = x + y
+    if c > 0:
+        w = z * 2.0
+    else:
+        w = z * 3.0
+    return np.sum(w + z)
+
+
+def added_to_in_a_loop(x, y, n):
+    z = x + y
+    a = np.sin(z)
+    s = a
+    for i in range(n):
+        s = s + z * 2.0
+    return np.sum(s + z)
+
+
+def test_in_place_accumulation_only_where_every_path_owns_the_adjoint():
+    """An adjoint that one branch (or a loop's iterations) replaced by a new array may still
+    share the incoming gradient on the other path: no += into it after the if or loop."""
+    x, y = np.array([0.3, -0.5]), np.array([0.1, 0.4])
+    for c in (1.0, -1.0):
+        np.testing.assert_allclose(grad(added_to_in_one_branch)(x, y, c),
+                                   numerical_grad(added_to_in_one_branch, (x, y, c), 0), rtol=1e-6)
+    for n in (0, 2):
+        np.testing.assert_allclose(grad(added_to_in_a_loop)(x, y, n),
+                                   numerical_grad(added_to_in_a_loop, (x, y, n), 0), rtol=1e-6)

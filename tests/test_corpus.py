@@ -273,6 +273,22 @@ def test_gradient_call_does_not_mutate_inputs(case):
     _assert_same(before, args, "the gradient call changed its input")
 
 
+@pytest.mark.parametrize("case", _params(errors_only=True))
+def test_sum_gradients_as_views_give_the_same_owned_gradients(case, monkeypatch):
+    """reduce_grad returns read-only views only for large arrays; forced to return them for
+    every array, generated code must still never write into one, and return its own arrays."""
+    args = case.inputs()
+    wrt = case.wrt(args)
+    expected = _gradient(case, args, wrt)
+    monkeypatch.setattr(s2sad.runtime, "_VIEW_SIZE", 0)
+    monkeypatch.setattr(s2sad.runtime, "_VIEW_ROW", 0)
+    grads = _gradient(case, args, wrt)
+    for g, e in zip(grads, expected):
+        for path, leaf in _leaves(g):
+            np.testing.assert_allclose(leaf, _get(e, path), rtol=1e-12, atol=0)
+            assert not isinstance(leaf, np.ndarray) or leaf.flags.writeable, f"{path}: a read-only gradient"
+
+
 # --- deterministic generation -----------------------------------------------------------------------
 
 

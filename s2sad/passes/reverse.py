@@ -3,7 +3,9 @@
 Walks the normalized body backwards and, for every active variable, emits the
 adjoint statements its rule declares.  The first contribution to an adjoint
 assigns it and later ones add to it, so straight-line code never initialises
-an adjoint to zero.
+an adjoint to zero.  Later contributions are added in place (``+=``) when the
+adjoint holds an array only this code holds: one its first contribution made,
+or one a dead adjoint handed over to its sole alias.
 
 Control flow is reversed structurally: an ``if`` replays the recorded branch;
 a loop becomes a loop that runs its iterations backwards.  A loop saves, once
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import operator
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Union
@@ -153,6 +156,7 @@ class Reverser:
         self.owned: set[str] = set()  # adjoints holding a fresh array that may be updated in place
         self.structural = _structural(adj.forward, adj.fn.params)
         self.scalars = _scalars(adj.forward, adj.fn.params)
+        self.shapes = _shape_classes(adj.forward, adj.fn.params, self.scalars)
         self.bound: dict[int, frozenset[str]] = {}
         _bound_before(adj.forward, set(adj.fn.params), self.bound)
 
@@ -181,14 +185,22 @@ class Reverser:
             else:
                 code = _plus(d, code)
             reads = reads | {d}
-        owned = d in self.defined or code.startswith(
-            (self.adj.use("getitem_grad") + "(", self.adj.use("zeros_grad") + "("))
+        owned = d in self.defined or self.fresh(code)
         self.defined.add(d)
         if owned:
             self.owned.add(d)
         else:
             self.owned.discard(d)
         out.append(Line(line or f"{d} = {code}", reads, stmt_loc.line, stmt_loc.source_line.strip()))
+
+    def fresh(self, code: str) -> bool:
+        """Whether ``code`` makes a new array that no other name holds."""
+        node = _expression(code)
+        runtime = self.adj.runtime
+        if _called(node) is not None and _called(node) == runtime.get("unbroadcast") and node.args:
+            node = node.args[0]  # unbroadcast(new, x) is new, or a sum of it
+        return isinstance(node, (ast.BinOp, ast.UnaryOp)) or _called(node) in {
+            runtime.get(n) for n in _FRESH} - {None}
 
     def zero(self, var: str, loc: object) -> Line:
         d = self.dname(var)
@@ -224,7 +236,9 @@ class Reverser:
         v = stmt.value
         if isinstance(v, Var):
             if v.name in self.active:
+                first = self.dname(v.name) not in self.defined
                 self.contribute(v.name, g, frozenset({g}), stmt.loc, out)
+                self.hand_over(stmt.target, [self.dname(v.name)] if first else [])
             return
         if isinstance(v, Call) and v.function is not None:
             self.user_call(stmt, v, g, out)
@@ -233,6 +247,7 @@ class Reverser:
             return
         values = {p: _code(op) for p, op in v.args.items()}
         values["g"], values["ans"] = g, stmt.target
+        aliases: list[str] = []  # adjoints this statement sets to g itself
         for p, op in v.args.items():
             template = v.rule.vjps.get(p)
             if template is None or not isinstance(op, Var) or op.name not in self.active:
@@ -241,13 +256,28 @@ class Reverser:
             reads = {g if h == "g" else stmt.target if h == "ans" else None for h in template.holes}
             reads |= {n for h in template.holes if h in v.args for n in _reads(v.args[h])}
             if p in v.rule.broadcast and not all(
-                    self.is_scalar(v.args[q]) for q in v.rule.broadcast if q != p and q in v.args):
+                    self.is_scalar(v.args[q]) for q in v.rule.broadcast if q != p and q in v.args
+            ) and not self.same_shape(op.name, stmt.target):
                 negated = code.startswith("-") and code[1:].isidentifier()
                 code = f"{self.adj.use('unbroadcast')}({code[1:] if negated else code}, {op.name})"
                 code = f"-{code}" if negated else code  # negate after reducing: a smaller array
                 reads.add(op.name)
             scatter = (values["index"], g) if v.rule.fun is operator.getitem else None
+            if self.dname(op.name) not in self.defined and code in (
+                    g, f"{self.adj.runtime.get('unbroadcast')}({g}, {op.name})"):
+                aliases.append(self.dname(op.name))
             self.contribute(op.name, code, frozenset(reads - {None}), stmt.loc, out, scatter)
+        self.hand_over(stmt.target, aliases)
+
+    def hand_over(self, target: str, aliases: list[str]) -> None:
+        """Once ``target``'s statement is reversed, its adjoint is dead: a sole alias of an
+        owned adjoint may update the array in place.  Straight-line code only, where every
+        statement is the one definition of its target."""
+        g = self.dname(target)
+        if (self.depth == 0 and len(aliases) == 1 and aliases[0] != g and g in self.owned
+                and target not in self.fn.params):
+            self.owned.add(aliases[0])
+            self.owned.discard(g)
 
     def unpack(self, stmt: Assign, out: list[Out]) -> None:
         """``a, b = t``: t's adjoint gathers those of the names (zero where there is none)."""
@@ -262,6 +292,12 @@ class Reverser:
         reads = frozenset({source, *(g for g in grads if g != "None")})
         self.defined -= set(grads)
         self.contribute(source, code, reads, stmt.loc, out)
+
+    def same_shape(self, operand: str, target: str) -> bool:
+        """Whether ``operand`` surely has the shape of ``target``, so its gradient needs no
+        unbroadcast (parameters keep theirs, which also gives their dtype back)."""
+        rep = self.shapes.get(operand)
+        return rep is not None and rep == self.shapes.get(target) and operand not in self.fn.params
 
     def is_scalar(self, op: Operand) -> bool:
         if isinstance(op, Var):
@@ -319,11 +355,12 @@ class Reverser:
         local = (assigned_names(stmt.body) | assigned_names(stmt.orelse)) - self.bound[id(stmt)]
         pre = [self.zero(v, stmt.loc) for v in self.touched(stmt.body + stmt.orelse)
                if v not in local and self.dname(v) not in self.defined]
-        before = set(self.defined)
+        before, owned = set(self.defined), set(self.owned)
         body = self.block(stmt.body)
-        self.defined = set(before)
+        self.defined, owned_body, self.owned = set(before), self.owned, owned
         orelse = self.block(stmt.orelse)
         self.defined = before
+        self.owned &= owned_body  # in place after the if only what both branches own
         if not body and not orelse and not self.depth:
             return pre
         return pre + [Block(f"if {_code(stmt.test)}:", frozenset(_reads(stmt.test)), body, orelse,
@@ -336,7 +373,7 @@ class Reverser:
         pre = [self.zero(v, stmt.loc) for v in self.touched(stmt.body)
                if v not in local and v not in carried_names and self.dname(v) not in self.defined]
         pre += [self.zero(c, stmt.loc) for c, _ in carried if self.dname(c) not in self.defined]
-        after_loop = set(self.defined)
+        after_loop, owned = set(self.defined), set(self.owned)
         self.defined -= {self.names[v] for v in local if v in self.names and v not in carried_names}
         body: list[Out] = []
         for c, last in reversed(carried):
@@ -352,6 +389,7 @@ class Reverser:
             if self.dname(c) not in self.defined:
                 body.append(self.zero(c, stmt.loc))
         self.defined = after_loop
+        self.owned &= owned  # the loop may run no iteration
         if not body:
             return pre
         stmt.tape = self.fn.fresh("tape")
@@ -457,6 +495,45 @@ def _scalars(stmts: list[Stmt], params: tuple[str, ...]) -> set[str]:
         known = keep
 
 
+def _shape_classes(stmts: list[Stmt], params: tuple[str, ...], scalars: set[str]) -> dict[str, str]:
+    """For variables whose shape certainly equals another's: that variable (a representative).
+
+    A parameter or a variable assigned once represents itself; an elementwise function of
+    one operand, and a broadcasting operator whose operands share a representative (or are
+    numbers and scalars), has its operands' representative.  Variables assigned more than
+    once (loops, branches) have none, nor does anything computed from them.
+    """
+    definitions: dict[str, list[Any]] = {}
+    for s in assigns(stmts):
+        for t in s.targets:
+            definitions.setdefault(t, []).append(s.value if isinstance(s.target, str) else None)
+    classes: dict[str, str] = {p: p for p in params if p not in definitions}
+
+    def number(op: Operand) -> bool:
+        return isinstance(op, Const) and _is_number(op.code) or isinstance(op, Var) and op.name in scalars
+
+    def of(value: Any) -> str | None:
+        if isinstance(value, Var):
+            return classes.get(value.name)
+        if not isinstance(value, Call) or value.rule is None:
+            return None
+        rule = value.rule
+        if rule.broadcast:
+            operands = [value.args[p] for p in rule.broadcast if p in value.args]
+        elif rule.elementwise and (isinstance(rule.fun, np.ufunc) or rule.fun in (operator.neg, operator.pos)):
+            operands = list(value.args.values())
+        else:
+            return None
+        found = {classes.get(op.name) if isinstance(op, Var) else None
+                 for op in operands if not number(op)}
+        return found.pop() if len(found) == 1 else None
+
+    for s in assigns(stmts):
+        if isinstance(s.target, str) and len(definitions[s.target]) == 1:
+            classes[s.target] = of(s.value) or s.target
+    return classes
+
+
 def _structural(stmts: list[Stmt], params: tuple[str, ...]) -> set[str]:
     """Variables that may hold tuples, lists or dicts: their adjoints add leaf by leaf.
 
@@ -524,6 +601,58 @@ def _ifs_in(stmts: list[Stmt]) -> list[If]:
         if isinstance(s, If):
             out += [s] + _ifs_in(s.body) + _ifs_in(s.orelse)
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _expression(code: str) -> ast.expr:
+    return ast.parse(code, mode="eval").body
+
+
+def _called(node: ast.expr) -> str | None:
+    """The name a call expression calls, if it is a plain name."""
+    return node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
+
+
+_VIEWS = ("reduce_grad", "mean_grad")  # runtime helpers that return read-only broadcast views
+_FRESH = ("zeros_grad", "getitem_grad", "seed", "matmul_grad_lhs", "matmul_grad_rhs",
+          "dot_grad_lhs", "dot_grad_rhs")  # runtime helpers that return new arrays
+
+
+def _views(adj: Adjoint) -> set[str]:
+    """Adjoints that may hold a read-only view when the function returns.
+
+    A helper in ``_VIEWS`` makes one; arithmetic, the helpers in ``_FRESH`` and
+    generated vjps (whose results are owned) make new arrays; any other call
+    may pass on a view it gets as an argument.  Flow-insensitive.
+    """
+    views = {adj.runtime.get(n, n) for n in _VIEWS}
+    fresh = {adj.runtime.get(n, n) for n in _FRESH} | set(adj.callees)
+    found: set[str] = set()
+
+    def view(node: ast.expr) -> bool:
+        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant)):
+            return False
+        if isinstance(node, ast.Name):
+            return node.id in found
+        if isinstance(node, ast.Call):
+            name = node.func.id if isinstance(node.func, ast.Name) else None
+            if name in views or name in fresh:
+                return name in views
+            return any(view(a) for a in [*node.args, *(k.value for k in node.keywords)])
+        return any(isinstance(n, ast.Name) and n.id in found or isinstance(n, ast.Call) and view(n)
+                   for n in ast.walk(node) if n is not node)
+
+    assigned: list[tuple[str, ast.expr]] = []
+    for x in lines(adj.backward):
+        if isinstance(x, Line):
+            stmt = ast.parse(x.code).body[0]
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
+                assigned.append((stmt.targets[0].id, stmt.value))
+    while True:
+        size = len(found)
+        found.update(target for target, value in assigned if view(value))
+        if len(found) == size:
+            return found
 
 
 def _finish_loops(adj: Adjoint) -> None:
@@ -605,8 +734,14 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
         code = _code(value)
         adj.seed = f"{adj.use('seed')}({code if is_atomic(code) else '(' + code + ')'})"
     adj.backward = rev.block(adj.forward)
+    views = _views(adj)
     for p in wrt:
-        adj.results.append(rev.dname(p) if p in activity.active else f"{adj.use('zeros_grad')}({p})")
+        if p not in activity.active:
+            adj.results.append(f"{adj.use('zeros_grad')}({p})")
+        elif rev.dname(p) in views:
+            adj.results.append(f"{adj.use('own_grad')}({rev.dname(p)})")
+        else:
+            adj.results.append(rev.dname(p))
     _finish_loops(adj)
     restored = {n for b in lines(adj.backward) if isinstance(b, Block) and b.loop for n in b.loop.saved}
     if isinstance(value, Var) and value.name in restored:

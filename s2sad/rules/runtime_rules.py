@@ -18,6 +18,7 @@ defvjp(rt.reduce_grad, "ct, x, axis=None, keepdims=False", linear="joint",
        ct="np.sum(g, axis=axis, keepdims=keepdims)")
 defvjp(rt.mean_grad, "ct, x, axis=None, keepdims=False", linear="joint",
        ct="np.sum(g, axis=axis, keepdims=keepdims) * (np.size(ct) / np.size(x))")
+defvjp(rt.own_grad, "ct", linear="joint", ct="g")
 defvjp(rt.extremum_grad, "ct, x, ans, axis=None, keepdims=False", linear="joint",
        ct="extremum_jvp(g, x, ans, axis, keepdims)")
 defvjp(rt.getitem_grad, "ct, x, index", linear="joint", ct="g[index]")

@@ -26,7 +26,7 @@ def grad_reassigned(x, w):
     dT_h_3_matmul_h_3 = reduce_grad(dsum_2, T_h_3_matmul_h_3, None, False)
     dT_h_3 = matmul_grad_lhs(dT_h_3_matmul_h_3, T_h_3, h_3)
     dh_3 = matmul_grad_rhs(dT_h_3_matmul_h_3, T_h_3, h_3)
-    dh_3 = dh_3 + np.transpose(dT_h_3)
+    dh_3 += np.transpose(dT_h_3)
     ditem_h_3 = reduce_grad(dsum_item_h_3, item_h_3, None, False)
     dh_3 = add_at(dh_3, (slice(None), 0), ditem_h_3)
     # grad of line 26: h = h * w
@@ -36,5 +36,5 @@ def grad_reassigned(x, w):
     dh = dh_2 * (1 - h_2 ** 2)
     # grad of line 24: h = x * w
     dx = unbroadcast(dh * w, x)
-    dw = dw + unbroadcast(dh * x, w)
+    dw += unbroadcast(dh * x, w)
     return (dx, dw)

@@ -26,7 +26,7 @@ def grad_softmax_cross_entropy(logits, labels):
     dlog_sum_exp_z = -unbroadcast(dlog_p, log_sum_exp_z)
     dsum_exp_z = dlog_sum_exp_z / sum_exp_z
     dexp_z = reduce_grad(dsum_exp_z, exp_z, -1, True)
-    dz = dz + dexp_z * exp_z
+    dz += dexp_z * exp_z
     # grad of line 8: z = logits - stop_gradient(np.max(logits, axis=-1, keepdims=True))
     dlogits = unbroadcast(dz, logits)
     return dlogits
