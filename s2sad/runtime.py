@@ -200,7 +200,9 @@ def unbroadcast(g: Any, x: Any) -> Any:
         shape = ()
     gshape = getattr(g, "shape", ())
     if gshape == shape:
-        if kind is float or kind is np.float64 and type(g) is not np.ndarray or kind is type(g) and (
+        if kind is not np.ndarray and type(g) is np.ndarray:
+            return g[()]  # a number's gradient is a number, not a 0-d array
+        if kind is float or kind is np.float64 or kind is type(g) and (
                 kind is not np.ndarray or g.dtype == x.dtype):
             return g  # the common cases, decided without a call
         return _in_dtype_of(g, x)

@@ -242,3 +242,32 @@ def f(x0):
             x0 = np.tanh(x0 * np.sum(x0))
     return np.sum(v0)
 """, np.array([0.4108850619643629, -0.6906398587083891, -1.3770794281914158]))
+
+
+def test_break_before_a_value_the_loop_records():
+    # found by the fuzzer: on the break path 'v' was never assigned, but the loop's record of
+    # the iteration saved it (UnboundLocalError)
+    check("""
+def f(x):
+    s = 0.0
+    for i in range(2):
+        if i == 0:
+            if np.sum(x) > -100.0:
+                break
+            v = np.sin(x)
+        else:
+            v = x
+        s = s + np.sum(v * x)
+    return s + np.sum(x)
+""", X)
+
+
+def test_python_float_arguments_get_python_float_gradients():
+    f = make_function("""
+def f(s0, s1):
+    v0 = 0.5 - np.where((s0 * (s1 > 0.5)) > 0.5, s0, 3.0 * s1)
+    return np.mean(v0) + np.sum(s1)
+""", {"np": np})
+    grads = s2sad.grad(f, (0, 1))(1.85, 0.7)
+    assert all(isinstance(g, float) for g in grads), [type(g) for g in grads]
+    np.testing.assert_allclose(grads, [-1.0, 1.0])

@@ -171,7 +171,9 @@ class Normalizer:
                 guard = self.guard_condition()
                 before = dict(self.version)
                 body, _ = self.nested(lambda: self.block(rest))
-                else_body: list[Stmt] = []
+                # names the rest assigns first are None after a jump: a loop's tape may save them
+                else_body: list[Stmt] = [Assign(v, Const("None"), self.loc, temporary=True)
+                                         for n, v in self.version.items() if n not in before]
                 self.version = self.join(before, [(body, self.version, False), (else_body, before, False)])
                 self.out.append(If(guard, body, else_body, self.loc))
                 return False
