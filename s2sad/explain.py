@@ -5,7 +5,7 @@ import warnings
 from typing import Any, Callable
 
 from .api import Wrt, _unwrap, _wrt_names
-from .ir import Assign, If, Loop, Opaque, Return, Stmt, assigns
+from .ir import Assign, If, Loop, Opaque, Return, Stmt
 from .passes.source import read_source
 from .pipeline import PIPELINE, State
 

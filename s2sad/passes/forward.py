@@ -13,7 +13,7 @@ from typing import Any
 import libcst as cst
 
 from ..errors import NoGradientRuleError, S2SADError
-from ..ir import Assign, Call, Const, Function, If, Loop, Operand, Raw, Return, Stmt, Var
+from ..ir import Assign, Call, Function, If, Loop, Operand, Raw, Return, Stmt, Var
 from ..rules.registry import SETITEM
 from .activity import Activity
 from .reverse import Adjoint, _code, _reads, _scalars, _is_number

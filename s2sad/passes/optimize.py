@@ -12,7 +12,7 @@ from collections import Counter
 import libcst as cst
 
 from ..ir import Assign, Call, Const, If, Loop, Opaque, Raw, Stmt, Var, assigns, operand_reads, reads
-from .reverse import Adjoint, Block, Line, lines
+from .reverse import Adjoint, lines
 
 _LOOSE = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation,
           cst.IfExp, cst.Lambda)

@@ -32,7 +32,7 @@ from .. import runtime as runtime_module
 from ..errors import S2SADError
 from ..ir import (Assign, Call, Const, Function, If, Loop, Opaque, Operand, Return, Stmt, Var,
                   assigned_names, assigns)
-from ..rules.registry import APPEND, SETITEM, USER_OBJECTS, is_atomic
+from ..rules.registry import USER_OBJECTS, is_atomic
 
 
 from .activity import Activity
