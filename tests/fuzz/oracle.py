@@ -190,6 +190,9 @@ def _check(program: Program, s2sad_grad: Callable[..., Any] | None) -> Outcome:
                     fv = scalar(v)
             except FloatingPointError as exc:
                 raise Unusable(f"floating-point error: {exc}") from exc
+            except Exception as exc:  # noqa: BLE001 - replayed stop_gradient values off their path
+                raise Unusable("a perturbed input changes the control flow taken (and then "
+                               f"fails: {type(exc).__name__})") from exc
             if trace != trace0:
                 raise Unusable("a perturbed input changes the control flow taken")
             if sg.calls != n_sg:
