@@ -271,3 +271,21 @@ def f(s0, s1):
     grads = s2sad.grad(f, (0, 1))(1.85, 0.7)
     assert all(isinstance(g, float) for g in grads), [type(g) for g in grads]
     np.testing.assert_allclose(grads, [-1.0, 1.0])
+
+
+def test_return_in_a_branch_before_a_value_the_loop_records():
+    # found by the fuzzer (shrunk): on the path that returned, 'v7' was never assigned, but the
+    # loop's record of the iteration saved it (UnboundLocalError)
+    check("""
+def f(s0, x1):
+    k6 = 0
+    while k6 < 4:
+        if np.any(stop_gradient(np.reshape(x1, (1, 3, 1))) > 0.0):
+            v8 = np.sum(x1)
+        elif np.mean(x1) < 0.5:
+            return np.sum(x1)
+        v7 = np.tanh(x1.reshape(3, 1, -1)[:, :, 0].dot(np.matmul(x1, np.reshape(x1, (3, 1)))))
+        x1 = 0.5 * x1 + 0.5 * np.tanh(x1 + (-np.clip(np.expand_dims(v7, -1).dot(np.max(x1, keepdims=True)), -2.0, 0.3)))
+        k6 = k6 + 1
+    return np.mean(x1)
+""", 0.6005823191395527, np.array([-0.6245313678525762, -0.0016686604126157079, -1.3676543156546659]))

@@ -171,9 +171,7 @@ class Normalizer:
                 guard = self.guard_condition()
                 before = dict(self.version)
                 body, _ = self.nested(lambda: self.block(rest))
-                # names the rest assigns first are None after a jump: a loop's tape may save them
-                else_body: list[Stmt] = [Assign(v, Const("None"), self.loc, temporary=True)
-                                         for n, v in self.version.items() if n not in before]
+                else_body: list[Stmt] = []
                 self.version = self.join(before, [(body, self.version, False), (else_body, before, False)])
                 self.out.append(If(guard, body, else_body, self.loc))
                 return False
@@ -255,6 +253,11 @@ class Normalizer:
         joined = dict(before)
         for name in dict.fromkeys([*va, *vb]):
             a, b = va.get(name), vb.get(name)
+            if (a is None or b is None) and self.loops:
+                # bound on one path only (the other jumped out): None there, since the loop's
+                # record of the iteration may save it
+                (body_a if a is None else body_b).append(
+                    Assign(a or b, Const("None"), self.loc, temporary=True))
             if a == b or b is None:
                 joined[name] = a
             elif a is None:
