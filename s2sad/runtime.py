@@ -17,6 +17,7 @@ __all__ = [
     "seed",
     "check_wrt",
     "zeros_grad",
+    "stand_in",
     "unbroadcast",
     "broadcast_tangent",
     "extremum_jvp",
@@ -167,6 +168,18 @@ def zeros_grad(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return _rebuild(x, [zeros_grad(v) for v in x])
     return np.zeros_like(x)
+
+
+_NO_DATA = bytes(16)  # the buffer every stand-in views: no dtype stand_in takes is wider
+
+
+def stand_in(x: Any) -> Any:
+    """What the gradient keeps of an array it reads only for its type, shape and dtype:
+    a read-only array of all strides zero over 16 shared bytes, so ``x`` itself can be
+    freed.  Anything else (numbers, containers, object arrays) is returned as it is."""
+    if type(x) is np.ndarray and x.size > 1 and x.dtype.itemsize <= 16 and not x.dtype.hasobject:
+        return np.ndarray(x.shape, x.dtype, _NO_DATA, 0, (0,) * x.ndim)
+    return x
 
 
 def _rebuild(like: Any, items: list[Any]) -> Any:

@@ -3,16 +3,23 @@
 * forward statements whose values nothing reads are dropped (pure ones only);
 * a temporary that is read once, later in the same block, and never by the
   backward pass, is folded back into the expression that reads it, so the
-  forward pass reads like the user's code.
+  forward pass reads like the user's code;
+* an array the backward pass reads only for its type, shape and dtype (to sum a
+  gradient back to it, say) is replaced by a memoryless stand-in after its last
+  forward use, so the array is freed before the backward pass runs.
 """
 from __future__ import annotations
 
+import ast
+import operator
 from collections import Counter
 
 import libcst as cst
+import numpy as np
 
-from ..ir import Assign, Call, Const, If, Loop, Opaque, Raw, Stmt, Var, assigns, operand_reads, reads
-from .reverse import Adjoint, lines
+from ..ir import (Assign, Call, Const, If, Loop, Opaque, Raw, Stmt, Var, assigned_names, assigns,
+                  operand_reads, reads)
+from .reverse import Adjoint, Block, _scalars, lines
 
 _LOOSE = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation,
           cst.IfExp, cst.Lambda)
@@ -74,8 +81,105 @@ def optimize(adj: Adjoint) -> Adjoint:
     uses = Counter(n for s in assigns(adj.forward) for n in reads(s.value))
     uses.update(n for n in _control_reads(adj.forward))
     uses.update(n for s in _ifs(adj.forward) for n in operand_reads(s.test))
+    origin = {t: reads(s.value) for s in assigns(adj.forward) for t in s.targets}
     adj.forward = _fold(adj.forward, uses, pinned | _saved(adj.forward))
+    if adj.backward:
+        for name in assigned_names(adj.forward):
+            origin.pop(name, None)  # only folded temporaries stand for their reads
+        adj.forward = _release(adj, returned | set(adj.wrt) | set(adj.fn.params), origin)
     return adj
+
+
+_VIEWS = (operator.getitem, np.transpose, np.ndarray.T)
+
+# runtime helper -> the position of the argument it reads only for its type, shape and dtype
+_SHAPE_ARG = {"unbroadcast": 1, "reduce_grad": 1, "mean_grad": 1, "getitem_grad": 1,
+              "reshape_grad": 1, "zeros_grad": 0}
+
+
+def _shape_only(adj: Adjoint) -> set[str]:
+    """Names the backward pass reads, all of them only where a helper wants a shape."""
+    helpers = {adj.runtime[h]: i for h, i in _SHAPE_ARG.items() if h in adj.runtime}
+    shaped: set[str] = set()
+    valued: set[str] = set()
+    for x in lines(adj.backward):
+        if isinstance(x, Block):
+            valued |= x.reads
+            continue
+        if not any(h in x.code for h in helpers):
+            valued |= x.reads
+            continue
+        spots: set[int] = set()
+        tree = ast.parse(x.code)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in helpers and len(node.args) > helpers[node.func.id]):
+                arg = node.args[helpers[node.func.id]]
+                if isinstance(arg, ast.Name):
+                    spots.add(id(arg))
+                    shaped.add(arg.id)
+        valued |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in spots}
+    return shaped - valued
+
+
+def _names_in(s: Stmt, origin: dict[str, tuple[str, ...]]) -> set[str]:
+    """Every name a forward statement reads or assigns, tapes and loop headers included;
+    ``origin`` gives the reads of temporaries folded into it."""
+    if isinstance(s, Raw):
+        return set(s.reads)
+    if isinstance(s, Assign):
+        found, todo = set(s.targets), list(reads(s.value))
+        while todo:
+            n = todo.pop()
+            if n not in found:
+                found.add(n)
+                todo += origin.get(n, ())
+        return found
+    if isinstance(s, If):
+        names = set(operand_reads(s.test)) | {n for t in s.saves for n in t}
+        return names | {n for x in s.body + s.orelse for n in _names_in(x, origin)}
+    if isinstance(s, Loop):
+        names = set(s.reads) | set(s.targets) | set(s.saved) | {n for c in s.carried for n in c}
+        return names | {n for x in s.body for n in _names_in(x, origin)}
+    return set()
+
+
+def _line(s: Stmt) -> int | None:
+    return s.loc.line if isinstance(s, (Assign, Raw)) else None
+
+
+def _release(adj: Adjoint, kept: set[str], origin: dict[str, tuple[str, ...]]) -> list[Stmt]:
+    """After the last forward use of each array the backward pass reads only for its
+    shape, rebind its name to a stand-in (one line per source line).  Only names the top
+    level assigns once, and nothing else assigns, qualify."""
+    stmts = adj.forward
+    once = Counter(t for s in stmts if isinstance(s, Assign) for t in s.targets)
+    nested = {n for s in stmts if not isinstance(s, Assign) for n in assigned_names([s])}
+    small = _scalars(stmts, adj.fn.params) | {  # nothing to free: numbers, views
+        t for s in stmts if isinstance(s, Assign) and isinstance(s.value, Call) and s.value.rule
+        and s.value.rule.fun in _VIEWS for t in s.targets}
+    candidates = {n for n in _shape_only(adj) - kept - nested - small if once[n] == 1}
+    if not candidates:
+        return stmts
+    last: dict[str, int] = {}
+    for i, s in enumerate(stmts):
+        for n in _names_in(s, origin) & candidates:
+            last[n] = i
+    after: dict[int, list[str]] = {}
+    for n, i in last.items():
+        while i + 1 < len(stmts) and _line(stmts[i]) is not None and _line(stmts[i + 1]) == _line(stmts[i]):
+            i += 1  # at the end of the user's line: one stand-in line per source line
+        after.setdefault(i, []).append(n)
+    stand_in = adj.use("stand_in")
+    order = {t: k for k, t in enumerate(t for s in stmts if isinstance(s, Assign) for t in s.targets)}
+    out: list[Stmt] = []
+    for i, s in enumerate(stmts):
+        out.append(s)
+        names = sorted(after.get(i, ()), key=order.__getitem__)
+        if names:
+            code = f"{', '.join(names)} = {', '.join(f'{stand_in}({n})' for n in names)}"
+            out.append(Raw(code, frozenset(names), s.loc))
+    return out
 
 
 def _names(code: str) -> set[str]:
