@@ -171,15 +171,25 @@ def zeros_grad(x: Any) -> Any:
 
 
 _NO_DATA = bytes(16)  # the buffer every stand-in views: no dtype stand_in takes is wider
+_STAND_INS: dict[tuple[Any, ...], np.ndarray] = {}
 
 
 def stand_in(x: Any) -> Any:
     """What the gradient keeps of an array it reads only for its type, shape and dtype:
-    a read-only array of all strides zero over 16 shared bytes, so ``x`` itself can be
-    freed.  Anything else (numbers, containers, object arrays) is returned as it is."""
-    if type(x) is np.ndarray and x.size > 1 and x.dtype.itemsize <= 16 and not x.dtype.hasobject:
-        return np.ndarray(x.shape, x.dtype, _NO_DATA, 0, (0,) * x.ndim)
-    return x
+    a read-only array of all strides zero over 16 shared bytes (one per shape and dtype),
+    so ``x`` itself can be freed.  Anything else (numbers, containers, object arrays) is
+    returned as it is."""
+    if type(x) is not np.ndarray:
+        return x
+    key = (x.shape, x.dtype)
+    known = _STAND_INS.get(key)
+    if known is None:
+        if x.dtype.itemsize > 16 or x.dtype.hasobject:
+            return x
+        if len(_STAND_INS) >= 256:
+            _STAND_INS.clear()
+        known = _STAND_INS[key] = np.ndarray(x.shape, x.dtype, _NO_DATA, 0, (0,) * x.ndim)
+    return known
 
 
 def _rebuild(like: Any, items: list[Any]) -> Any:

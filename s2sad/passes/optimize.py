@@ -10,8 +10,8 @@
 """
 from __future__ import annotations
 
-import ast
 import operator
+import re
 from collections import Counter
 
 import libcst as cst
@@ -103,23 +103,48 @@ def _shape_only(adj: Adjoint) -> set[str]:
     shaped: set[str] = set()
     valued: set[str] = set()
     for x in lines(adj.backward):
-        if isinstance(x, Block):
+        if isinstance(x, Block) or not any(h in x.code for h in helpers):
             valued |= x.reads
             continue
-        if not any(h in x.code for h in helpers):
-            valued |= x.reads
-            continue
-        spots: set[int] = set()
-        tree = ast.parse(x.code)
-        for node in ast.walk(tree):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                    and node.func.id in helpers and len(node.args) > helpers[node.func.id]):
-                arg = node.args[helpers[node.func.id]]
-                if isinstance(arg, ast.Name):
-                    spots.add(id(arg))
-                    shaped.add(arg.id)
-        valued |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in spots}
+        spots = _shape_spots(x.code, helpers)
+        shaped |= {x.code[i:j] for i, j in spots}
+        valued |= {m.group() for m in _NAME.finditer(x.code) if m.span() not in spots}
     return shaped - valued
+
+
+_NAME = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*")
+_CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(")
+
+
+def _shape_spots(code: str, helpers: dict[str, int]) -> set[tuple[int, int]]:
+    """Where ``code`` passes a bare name as a helper's shape argument (none when the
+    code holds a string, whose brackets and commas would mislead the scan)."""
+    if "'" in code or '"' in code:
+        return set()
+    spots: set[tuple[int, int]] = set()
+    for call in _CALL.finditer(code):
+        want = helpers.get(call.group(1))
+        if want is None:
+            continue
+        depth, arg, start = 0, 0, call.end()
+        for j in range(call.end(), len(code)):
+            ch = code[j]
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}" and depth:
+                depth -= 1
+            elif ch == "," and not depth or ch == ")":
+                if arg == want:
+                    text = code[start:j]
+                    name = text.strip()
+                    if name.isidentifier():
+                        i = start + text.index(name)
+                        spots.add((i, i + len(name)))
+                    break
+                if ch == ")":
+                    break
+                arg, start = arg + 1, j + 1
+    return spots
 
 
 def _names_in(s: Stmt, origin: dict[str, tuple[str, ...]]) -> set[str]:
@@ -144,6 +169,16 @@ def _names_in(s: Stmt, origin: dict[str, tuple[str, ...]]) -> set[str]:
     return set()
 
 
+def _loops(stmts: list[Stmt]) -> list[Loop]:
+    out: list[Loop] = []
+    for s in stmts:
+        if isinstance(s, Loop):
+            out += [s] + _loops(s.body)
+        elif isinstance(s, If):
+            out += _loops(s.body) + _loops(s.orelse)
+    return out
+
+
 def _line(s: Stmt) -> int | None:
     return s.loc.line if isinstance(s, (Assign, Raw)) else None
 
@@ -151,14 +186,24 @@ def _line(s: Stmt) -> int | None:
 def _release(adj: Adjoint, kept: set[str], origin: dict[str, tuple[str, ...]]) -> list[Stmt]:
     """After the last forward use of each array the backward pass reads only for its
     shape, rebind its name to a stand-in (one line per source line).  Only names the top
-    level assigns once, and nothing else assigns, qualify."""
+    level assigns once, and nothing else assigns, qualify.  Loops push stand-ins of such
+    names on their tapes."""
     stmts = adj.forward
     once = Counter(t for s in stmts if isinstance(s, Assign) for t in s.targets)
     nested = {n for s in stmts if not isinstance(s, Assign) for n in assigned_names([s])}
-    small = _scalars(stmts, adj.fn.params) | {  # nothing to free: numbers, views
-        t for s in stmts if isinstance(s, Assign) and isinstance(s.value, Call) and s.value.rule
+    shape_only = _shape_only(adj) - kept
+    if not shape_only:
+        return stmts
+    shape_only -= _scalars(stmts, adj.fn.params) | {  # nothing to free: numbers, views
+        t for s in assigns(stmts) if isinstance(s.value, Call) and s.value.rule
         and s.value.rule.fun in _VIEWS for t in s.targets}
-    candidates = {n for n in _shape_only(adj) - kept - nested - small if once[n] == 1}
+    for loop in _loops(stmts):
+        carried = {last for name, last in loop.carried if name in loop.saved}  # saved anyway
+        if (shape_only - carried) & set(loop.saved):
+            stand_in = adj.use("stand_in")
+            loop.pushed = tuple(f"{stand_in}({n})" if n in shape_only - carried else n
+                                for n in loop.saved)
+    candidates = {n for n in shape_only - nested if once[n] == 1}
     if not candidates:
         return stmts
     last: dict[str, int] = {}
@@ -167,7 +212,8 @@ def _release(adj: Adjoint, kept: set[str], origin: dict[str, tuple[str, ...]]) -
             last[n] = i
     after: dict[int, list[str]] = {}
     for n, i in last.items():
-        while i + 1 < len(stmts) and _line(stmts[i]) is not None and _line(stmts[i + 1]) == _line(stmts[i]):
+        line = _line(stmts[i])
+        while line is not None and i + 1 < len(stmts) and _line(stmts[i + 1]) == line:
             i += 1  # at the end of the user's line: one stand-in line per source line
         after.setdefault(i, []).append(n)
     stand_in = adj.use("stand_in")

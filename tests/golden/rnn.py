@@ -17,7 +17,7 @@ def grad_rnn(W, U, b, xs, h0):
         U_matmul_item_xs = U @ item_xs
         W_matmul_h_add = W_matmul_h + U_matmul_item_xs
         h_2 = np.tanh(W_matmul_h_add + b)
-        tape.append((h, t, W_matmul_h, item_xs, U_matmul_item_xs, W_matmul_h_add, h_2))
+        tape.append((h, t, stand_in(W_matmul_h), item_xs, stand_in(U_matmul_item_xs), stand_in(W_matmul_h_add), h_2))
         h = h_2
     h_pow_2 = h ** 2
     value = np.sum(h_pow_2)
