@@ -171,24 +171,26 @@ def zeros_grad(x: Any) -> Any:
 
 
 _NO_DATA = bytes(16)  # the buffer every stand-in views: no dtype stand_in takes is wider
-_STAND_INS: dict[tuple[Any, ...], np.ndarray] = {}
+_STAND_INS: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # (shape, dtype number) -> one
 
 
 def stand_in(x: Any) -> Any:
     """What the gradient keeps of an array it reads only for its type, shape and dtype:
     a read-only array of all strides zero over 16 shared bytes (one per shape and dtype),
-    so ``x`` itself can be freed.  Anything else (numbers, containers, object arrays) is
-    returned as it is."""
+    so ``x`` itself can be freed.  Anything else (numbers, containers, arrays of objects or
+    of a non-native dtype) is returned as it is."""
     if type(x) is not np.ndarray:
         return x
-    key = (x.shape, x.dtype)
-    known = _STAND_INS.get(key)
-    if known is None:
-        if x.dtype.itemsize > 16 or x.dtype.hasobject:
-            return x
-        if len(_STAND_INS) >= 256:
-            _STAND_INS.clear()
-        known = _STAND_INS[key] = np.ndarray(x.shape, x.dtype, _NO_DATA, 0, (0,) * x.ndim)
+    try:
+        return _STAND_INS[x.shape, x.dtype.num]
+    except KeyError:
+        pass
+    dtype = x.dtype
+    if dtype.isbuiltin != 1 or dtype.hasobject or dtype.itemsize > 16:
+        return x
+    if len(_STAND_INS) >= 256:
+        _STAND_INS.clear()
+    known = _STAND_INS[x.shape, dtype.num] = np.ndarray(x.shape, dtype, _NO_DATA, 0, (0,) * x.ndim)
     return known
 
 
