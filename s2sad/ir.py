@@ -123,6 +123,7 @@ class Loop:
     tape: str | None = None
     saved: tuple[str, ...] = ()
     counter: str | None = None
+    pushed: tuple[str, ...] = ()  # what is pushed for ``saved``, when not the names themselves
 
 
 @dataclass

@@ -92,7 +92,7 @@ def render_forward(stmts: list[Stmt]) -> list[str]:
                 out.append(f"{s.counter} = 0")
             body = render_forward(s.body)
             if s.tape:
-                body += _push(s.tape, s.saved)
+                body += _push(s.tape, s.pushed or s.saved)
             elif s.counter:
                 body.append(f"{s.counter} += 1")
             body += [f"{name} = {last}" for name, last in s.carried if name != last]

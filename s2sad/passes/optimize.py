@@ -3,16 +3,23 @@
 * forward statements whose values nothing reads are dropped (pure ones only);
 * a temporary that is read once, later in the same block, and never by the
   backward pass, is folded back into the expression that reads it, so the
-  forward pass reads like the user's code.
+  forward pass reads like the user's code;
+* an array the backward pass reads only for its type, shape and dtype (to sum a
+  gradient back to it, say) is replaced by a memoryless stand-in after its last
+  forward use, so the array is freed before the backward pass runs.
 """
 from __future__ import annotations
 
+import operator
+import re
 from collections import Counter
 
 import libcst as cst
+import numpy as np
 
-from ..ir import Assign, Call, Const, If, Loop, Opaque, Raw, Stmt, Var, assigns, operand_reads, reads
-from .reverse import Adjoint, lines
+from ..ir import (Assign, Call, Const, If, Loop, Opaque, Raw, Stmt, Var, assigned_names, assigns,
+                  operand_reads, reads)
+from .reverse import Adjoint, Block, _scalars, lines
 
 _LOOSE = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation,
           cst.IfExp, cst.Lambda)
@@ -74,8 +81,151 @@ def optimize(adj: Adjoint) -> Adjoint:
     uses = Counter(n for s in assigns(adj.forward) for n in reads(s.value))
     uses.update(n for n in _control_reads(adj.forward))
     uses.update(n for s in _ifs(adj.forward) for n in operand_reads(s.test))
+    origin = {t: reads(s.value) for s in assigns(adj.forward) for t in s.targets}
     adj.forward = _fold(adj.forward, uses, pinned | _saved(adj.forward))
+    if adj.backward:
+        for name in assigned_names(adj.forward):
+            origin.pop(name, None)  # only folded temporaries stand for their reads
+        adj.forward = _release(adj, returned | set(adj.wrt) | set(adj.fn.params), origin)
     return adj
+
+
+_VIEWS = (operator.getitem, np.transpose, np.ndarray.T)
+
+# runtime helper -> the position of the argument it reads only for its type, shape and dtype
+_SHAPE_ARG = {"unbroadcast": 1, "reduce_grad": 1, "mean_grad": 1, "getitem_grad": 1,
+              "reshape_grad": 1, "zeros_grad": 0}
+
+
+def _shape_only(adj: Adjoint) -> set[str]:
+    """Names the backward pass reads, all of them only where a helper wants a shape."""
+    helpers = {adj.runtime[h]: i for h, i in _SHAPE_ARG.items() if h in adj.runtime}
+    shaped: set[str] = set()
+    valued: set[str] = set()
+    for x in lines(adj.backward):
+        if isinstance(x, Block) or not any(h in x.code for h in helpers):
+            valued |= x.reads
+            continue
+        spots = _shape_spots(x.code, helpers)
+        shaped |= {x.code[i:j] for i, j in spots}
+        valued |= {m.group() for m in _NAME.finditer(x.code) if m.span() not in spots}
+    return shaped - valued
+
+
+_NAME = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*")
+_CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(")
+
+
+def _shape_spots(code: str, helpers: dict[str, int]) -> set[tuple[int, int]]:
+    """Where ``code`` passes a bare name as a helper's shape argument (none when the
+    code holds a string, whose brackets and commas would mislead the scan)."""
+    if "'" in code or '"' in code:
+        return set()
+    spots: set[tuple[int, int]] = set()
+    for call in _CALL.finditer(code):
+        want = helpers.get(call.group(1))
+        if want is None:
+            continue
+        depth, arg, start = 0, 0, call.end()
+        for j in range(call.end(), len(code)):
+            ch = code[j]
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}" and depth:
+                depth -= 1
+            elif ch == "," and not depth or ch == ")":
+                if arg == want:
+                    text = code[start:j]
+                    name = text.strip()
+                    if name.isidentifier():
+                        i = start + text.index(name)
+                        spots.add((i, i + len(name)))
+                    break
+                if ch == ")":
+                    break
+                arg, start = arg + 1, j + 1
+    return spots
+
+
+def _names_in(s: Stmt, origin: dict[str, tuple[str, ...]]) -> set[str]:
+    """Every name a forward statement reads or assigns, tapes and loop headers included;
+    ``origin`` gives the reads of temporaries folded into it."""
+    if isinstance(s, Raw):
+        return set(s.reads)
+    if isinstance(s, Assign):
+        found, todo = set(s.targets), list(reads(s.value))
+        while todo:
+            n = todo.pop()
+            if n not in found:
+                found.add(n)
+                todo += origin.get(n, ())
+        return found
+    if isinstance(s, If):
+        names = set(operand_reads(s.test)) | {n for t in s.saves for n in t}
+        return names | {n for x in s.body + s.orelse for n in _names_in(x, origin)}
+    if isinstance(s, Loop):
+        names = set(s.reads) | set(s.targets) | set(s.saved) | {n for c in s.carried for n in c}
+        return names | {n for x in s.body for n in _names_in(x, origin)}
+    return set()
+
+
+def _loops(stmts: list[Stmt]) -> list[Loop]:
+    out: list[Loop] = []
+    for s in stmts:
+        if isinstance(s, Loop):
+            out += [s] + _loops(s.body)
+        elif isinstance(s, If):
+            out += _loops(s.body) + _loops(s.orelse)
+    return out
+
+
+def _line(s: Stmt) -> int | None:
+    return s.loc.line if isinstance(s, (Assign, Raw)) else None
+
+
+def _release(adj: Adjoint, kept: set[str], origin: dict[str, tuple[str, ...]]) -> list[Stmt]:
+    """After the last forward use of each array the backward pass reads only for its
+    shape, rebind its name to a stand-in (one line per source line).  Only names the top
+    level assigns once, and nothing else assigns, qualify.  Loops push stand-ins of such
+    names on their tapes."""
+    stmts = adj.forward
+    once = Counter(t for s in stmts if isinstance(s, Assign) for t in s.targets)
+    nested = {n for s in stmts if not isinstance(s, Assign) for n in assigned_names([s])}
+    shape_only = _shape_only(adj) - kept
+    if not shape_only:
+        return stmts
+    shape_only -= _scalars(stmts, adj.fn.params) | {  # nothing to free: numbers, views
+        t for s in assigns(stmts) if isinstance(s.value, Call) and s.value.rule
+        and s.value.rule.fun in _VIEWS for t in s.targets}
+    for loop in _loops(stmts):
+        carried = {last for name, last in loop.carried if name in loop.saved}  # saved anyway
+        if (shape_only - carried) & set(loop.saved):
+            stand_in = adj.use("stand_in")
+            loop.pushed = tuple(f"{stand_in}({n})" if n in shape_only - carried else n
+                                for n in loop.saved)
+    candidates = {n for n in shape_only - nested if once[n] == 1}
+    if not candidates:
+        return stmts
+    last: dict[str, int] = {}
+    for i, s in enumerate(stmts):
+        for n in _names_in(s, origin) & candidates:
+            last[n] = i
+    after: dict[int, list[str]] = {}
+    for n, i in last.items():
+        line = _line(stmts[i])
+        while line is not None and i + 1 < len(stmts) and _line(stmts[i + 1]) == line:
+            i += 1  # at the end of the user's line: one stand-in line per source line
+        after.setdefault(i, []).append(n)
+    stand_in = adj.use("stand_in")
+    order = {t: k for k, t in enumerate(t for s in stmts if isinstance(s, Assign) for t in s.targets)}
+    out: list[Stmt] = []
+    for i, s in enumerate(stmts):
+        out.append(s)
+        names = sorted(after.get(i, ()), key=order.__getitem__)
+        if names:
+            code = f"{', '.join(names)} = {', '.join(f'{stand_in}({n})' for n in names)}"
+            out.append(Raw(code, frozenset(names), s.loc))
+    return out
 
 
 def _names(code: str) -> set[str]:

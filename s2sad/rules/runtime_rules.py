@@ -40,5 +40,5 @@ defvjp(rt.matmul_grad_rhs, "ct, a, b", linear="each",
 defvjp(rt.dot_grad_lhs, "ct, a, b", linear="each", ct="np.dot(g, b)", b="dot_grad_rhs(ct, g, b)")
 defvjp(rt.dot_grad_rhs, "ct, a, b", linear="each", ct="np.dot(a, g)", a="dot_grad_lhs(ct, a, g)")
 
-REGISTRY.declare_nondifferentiable(rt.seed, rt.zeros_grad, rt.balanced_eq, rt.clip_mask,
+REGISTRY.declare_nondifferentiable(rt.seed, rt.zeros_grad, rt.stand_in, rt.balanced_eq, rt.clip_mask,
                                    rt.check_wrt)
