@@ -289,3 +289,14 @@ def f(s0, x1):
         k6 = k6 + 1
     return np.mean(x1)
 """, 0.6005823191395527, np.array([-0.6245313678525762, -0.0016686604126157079, -1.3676543156546659]))
+
+
+def test_augmented_assignment_of_a_compound_constant_keeps_its_precedence():
+    # found by the fuzzer: 's1 /= (-0.5) + c' was written 's1_2 = s1 / (-0.5) + c', a wrong
+    # value and a wrong gradient
+    check("""
+def f(s0, s1):
+    s1 /= (-0.5) + np.clip(1.5, -1.0, 1.0)
+    s0 *= 2.0 - 0.5
+    return np.tanh(s1) + s1 + s0
+""", 0.3, 0.7)

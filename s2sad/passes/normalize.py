@@ -533,7 +533,11 @@ class Normalizer:
         if op_type is None:
             raise self.unsupported(node, f"the operator '{self.parsed.code(node.operator).strip()}' "
                                          "is not supported")
-        expr = cst.BinaryOperation(left=node.target, operator=op_type(), right=node.value)
+        value = node.value  # x /= a + b is x / (a + b)
+        if not value.lpar and isinstance(value, (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison,
+                                                 cst.IfExp, cst.UnaryOperation, cst.Lambda)):
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        expr = cst.BinaryOperation(left=node.target, operator=op_type(), right=value)
         if isinstance(node.target, cst.Subscript):
             self.setitem(node.target, expr)
             return
