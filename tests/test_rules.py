@@ -26,6 +26,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import re
 import zlib
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -829,3 +830,41 @@ def test_readme_lists_the_registered_rules() -> None:
     block = readme.split(BEGIN + "\n", 1)[1].split(END, 1)[0]
     assert block == rules_markdown(), (
         "README.md's list of rules is stale: run python -m s2sad.rules.listing README.md")
+
+
+CONVERTING = [
+    ("np.sum(x, dtype=int)", "np.sum"),
+    ("x.sum(dtype=np.int32)", "x.sum"),
+    ("np.mean(x, dtype=int)", "np.mean"),
+    ("np.prod(x, dtype=int)", "np.prod"),
+    ("np.cumsum(x, dtype='int64')", "np.cumsum"),
+    ("np.asarray(x, dtype=int)", "np.asarray"),
+    ("np.array(x, dtype=bool)", "np.array"),
+    ("x.astype(np.int8)", "x.astype"),
+]
+
+
+@pytest.mark.parametrize("expr, callee", CONVERTING, ids=[c[0] for c in CONVERTING])
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_dtype_argument_to_a_non_float_dtype_is_refused_where_written(
+        expr: str, callee: str, mode: str) -> None:
+    """``dtype=int`` makes the function piecewise constant: a gradient of ones would be
+    silently wrong, so a gradient that reaches it is an error located at the call."""
+    f = make_function(f"def f(x):\n    return np.sum({expr}) * 1.0\n", {"np": np})
+    x = np.array([0.5, 1.5])
+    with pytest.raises(S2SADError, match=rf"{re.escape(callee)}\(\.\.\., dtype=.*conversion to") as info:
+        s2sad.grad(f)(x) if mode == "reverse" else s2sad.jvp(f)(x, np.ones(2))
+    assert (info.value.location.line, info.value.location.column) == (2, 19)
+
+
+def test_dtype_argument_known_only_at_run_time_is_checked_when_it_runs() -> None:
+    """A dtype held in a variable is checked by the generated code: float passes, int raises."""
+    f = make_function("def f(x, kind):\n    return np.sum(np.cumsum(x, dtype=kind) * x)\n", {"np": np})
+    x = np.array([0.5, 1.5, 2.0])
+    x0, x1, x2 = x
+    np.testing.assert_allclose(s2sad.grad(f)(x, np.float64),
+                               [2 * x0 + x1 + x2, x0 + 2 * x1 + x2, x0 + x1 + 2 * x2], rtol=1e-12)
+    with pytest.raises(S2SADError, match="conversion to int64"):
+        s2sad.grad(f)(x, np.int64)
+    with pytest.raises(S2SADError, match="conversion to int64"):
+        s2sad.jvp(f)(x, np.int64, np.ones(3))

@@ -16,7 +16,7 @@ from ..errors import NoGradientRuleError, S2SADError
 from ..ir import Assign, Call, Function, If, Loop, Operand, Raw, Return, Stmt, Var
 from ..rules.registry import SETITEM
 from .activity import Activity
-from .reverse import Adjoint, _code, _reads, _scalars, _is_number
+from .reverse import Adjoint, _code, _converts, _reads, _scalars, _is_number
 from .simplify import simplify
 from .source import FunctionSource
 
@@ -172,7 +172,11 @@ class Forward:
                         f"give jvp templates (s2sad.defvjp)", s.loc)
                 terms.append(simplify(code))
                 reads |= {n for op in v.args.values() for n in _reads(op)} | {tan, s.target}
-        return " + ".join(t if len(terms) == 1 or _safe_term(t) else f"({t})" for t in terms), reads
+        code = " + ".join(t if len(terms) == 1 or _safe_term(t) else f"({t})" for t in terms)
+        if _converts(s, v, self.fn):  # dtype=...: to an integer dtype, an error rather than a tangent
+            code = f"{self.adj.use('cast_grad')}({code}, {s.target}, {s.target})"
+            reads.add(s.target)
+        return code, reads
 
     def is_scalar(self, op: Operand) -> bool:
         return op.name in self.scalars if isinstance(op, Var) else _is_number(op.code)

@@ -247,6 +247,9 @@ class Reverser:
             return
         values = {p: _code(op) for p, op in v.args.items()}
         values["g"], values["ans"] = g, stmt.target
+        converts = _converts(stmt, v, self.fn)
+        if converts:  # dtype=...: to an integer dtype, an error rather than a gradient
+            values["g"] = f"{self.adj.use('cast_grad')}({g}, {stmt.target}, {stmt.target})"
         aliases: list[str] = []  # adjoints this statement sets to g itself
         for p, op in v.args.items():
             template = v.rule.vjps.get(p)
@@ -254,6 +257,8 @@ class Reverser:
                 continue
             code = simplify(template.render(values, {n: self.adj.use(n) for n in template.runtime}))
             reads = {g if h == "g" else stmt.target if h == "ans" else None for h in template.holes}
+            if converts:
+                reads.add(stmt.target)
             reads |= {n for h in template.holes if h in v.args for n in _reads(v.args[h])}
             if p in v.rule.broadcast and not all(
                     self.is_scalar(v.args[q]) for q in v.rule.broadcast if q != p and q in v.args
@@ -441,6 +446,28 @@ def _read_paths(outs: list[Out], path: Path, found: dict[str, list[Path]]) -> No
             for n in inner:
                 if n not in own:
                     found.setdefault(n, []).append(path)
+
+
+def _converts(stmt: Assign, v: Call, fn: Function) -> bool:
+    """Whether the call converts its result with a ``dtype=`` argument that may not be a
+    float dtype, so that the generated code must check the result's dtype before passing a
+    gradient through.  A dtype known at generation time is checked here: an integer,
+    boolean or complex one is an error where a gradient reaches it."""
+    dtype = v.args.get("dtype")
+    if dtype is None or isinstance(dtype, Const) and dtype.code == "None":
+        return False
+    if isinstance(dtype, Var) or dtype.reads:
+        return True
+    try:
+        to = np.dtype(eval(dtype.code, {"__builtins__": builtins}, dict(fn.free)))
+    except Exception:  # noqa: BLE001 - not a dtype known here: checked when the code runs
+        return True
+    if to.kind != "f":
+        raise S2SADError(
+            f"a gradient reaches {v.callee}(..., dtype={dtype.code}), a conversion to {to}, "
+            f"which is not differentiable; use a float dtype, or wrap the call in "
+            f"stop_gradient(...)", stmt.loc)
+    return False
 
 
 def _is_number(code: str) -> bool:
