@@ -6,6 +6,7 @@ generated code itself.
 """
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -15,9 +16,11 @@ from .errors import NonDifferentiableInputError, NonScalarOutputError, S2SADErro
 __all__ = [
     "stop_gradient",
     "seed",
+    "seed_for",
     "check_wrt",
     "zeros_grad",
     "stand_in",
+    "stand_in_for",
     "unbroadcast",
     "broadcast_tangent",
     "extremum_jvp",
@@ -27,6 +30,7 @@ __all__ = [
     "reduce_grad",
     "mean_grad",
     "own_grad",
+    "grad_like",
     "extremum_grad",
     "getitem_grad",
     "add_at",
@@ -132,6 +136,25 @@ def seed(ans: Any) -> Any:
     return np.ones_like(ans)
 
 
+def seed_for(*reduced: Any) -> float:
+    """The seed of an output that is a scalar by construction (full reductions of
+    ``reduced``, numbers and sizes), computed without the output: 1.0, after checking
+    that what is reduced is not complex."""
+    for a in reduced:
+        if type(a) is np.ndarray:
+            kind = a.dtype.kind
+        else:
+            try:
+                kind = np.asarray(a).dtype.kind
+            except (ValueError, TypeError):  # ragged: reducing it fails in the function itself
+                continue
+        if kind == "c":
+            raise NonScalarOutputError(
+                "the differentiated function must return a real floating-point scalar, but it "
+                "reduces complex values; take np.real(...) or np.abs(...) of them first")
+    return 1.0
+
+
 _CONTAINERS = (list, tuple, dict)
 
 
@@ -192,6 +215,67 @@ def stand_in(x: Any) -> Any:
         _STAND_INS.clear()
     known = _STAND_INS[x.shape, dtype.num] = np.ndarray(x.shape, dtype, _NO_DATA, 0, (0,) * x.ndim)
     return known
+
+
+def stand_in_for(fun: Any, *operands: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """A stand-in (see :func:`stand_in`) for ``fun(*operands)``, a ufunc or ``np.sum`` /
+    ``np.mean`` (with ``axis`` and ``keepdims``), made from the operands' shapes and dtypes
+    without computing it: for a result the gradient reads only for its type, shape and
+    dtype.  Numbers, and operands other than plain arrays, are computed."""
+    if not isinstance(fun, np.ufunc):
+        return _reduced_stand_in(fun, operands[0], axis, keepdims)
+    kinds = []
+    shape = None
+    for o in operands:
+        if type(o) is np.ndarray:
+            kinds.append(o.dtype)
+            shape = o.shape if shape is None or shape == o.shape else np.broadcast_shapes(shape, o.shape)
+        elif isinstance(o, (int, float, np.generic)):
+            kinds.append(o.dtype if isinstance(o, np.generic) else type(o))
+        else:
+            return _PYTHON_OPS.get(fun, fun)(*operands)  # lists: + concatenates
+    if shape is None:
+        return _PYTHON_OPS.get(fun, fun)(*operands)
+    key = (fun, *kinds)
+    dtype = _RESULT_DTYPES.get(key)
+    if dtype is None:
+        with np.errstate(all="ignore"):  # the dtype of the result, from one-element operands
+            dtype = fun(*[np.ones((), o.dtype) if type(o) is np.ndarray else o for o in operands]).dtype
+        if len(_RESULT_DTYPES) < 1024:
+            _RESULT_DTYPES[key] = dtype
+    if dtype.isbuiltin != 1 or dtype.hasobject or dtype.itemsize > 16:
+        return fun(*operands)
+    return stand_in(np.ndarray(shape, dtype, _NO_DATA, 0, (0,) * len(shape)))
+
+
+def _reduced_stand_in(fun: Any, a: Any, axis: Any, keepdims: bool) -> Any:
+    if type(a) is not np.ndarray or a.dtype.hasobject:
+        return fun(a, axis=axis, keepdims=keepdims)
+    ndim = a.ndim
+    try:
+        key = (fun, a.dtype, ndim, axis, keepdims)
+        dtype = _RESULT_DTYPES.get(key)
+    except TypeError:  # an axis given as a list
+        key, dtype = None, None
+    if dtype is None:  # from a one-element array: also checks the axes as the real call would
+        with np.errstate(all="ignore"):
+            dtype = np.result_type(fun(np.ones((1,) * ndim, a.dtype), axis=axis, keepdims=keepdims))
+        if key is not None and len(_RESULT_DTYPES) < 1024:
+            _RESULT_DTYPES[key] = dtype
+    if axis is None:
+        shape = (1,) * ndim if keepdims else ()
+    else:
+        axes = {i % ndim for i in ((axis,) if isinstance(axis, (int, np.integer)) else axis)}
+        shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape) if keepdims or i not in axes)
+    if dtype.isbuiltin != 1 or dtype.itemsize > 16:
+        return fun(a, axis=axis, keepdims=keepdims)
+    return stand_in(np.ndarray(shape, dtype, _NO_DATA, 0, (0,) * len(shape)))
+
+
+_RESULT_DTYPES: dict[tuple[Any, ...], np.dtype] = {}
+_PYTHON_OPS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+               np.true_divide: operator.truediv, np.negative: operator.neg,
+               np.positive: operator.pos}
 
 
 def _rebuild(like: Any, items: list[Any]) -> Any:
@@ -286,6 +370,8 @@ def reduce_grad(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any
     shape = np.shape(x)
     if not shape:  # a number: a number, not a 0-d array
         return np.asarray(g)[()]
+    if type(g) is float and type(x) is np.ndarray and x.dtype.kind == "f":
+        g = np.asarray(g, x.dtype)  # a plain number (the seed 1.0): the gradient takes x's dtype
     g = np.asarray(g) if axis is None and np.ndim(g) == 0 else _expand(g, len(shape), axis, keepdims)
     if np.size(x) >= _VIEW_SIZE and (axis is None or shape[-1] >= _VIEW_ROW):
         return _broadcast_view(g, shape)
@@ -307,6 +393,37 @@ def _broadcast_view(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     out = np.ndarray(shape, g.dtype, g, 0, strides)
     out.flags.writeable = False
     return out
+
+
+def grad_like(g: Any, x: Any) -> Any:
+    """``g``, the gradient of ``x``, in x's type and dtype, as a value the caller owns.
+
+    Generated gradients whose output is a scalar by construction start from a plain
+    ``1.0`` instead of computing the output; a plain number can widen a float32 gradient
+    or turn a float's gradient into a NumPy scalar, which this undoes.
+    """
+    kind = type(x)
+    if kind is np.ndarray:
+        if type(g) is np.ndarray and g.dtype == x.dtype:
+            return g if g.flags.writeable else g.copy()
+        return _real(np.asarray(g)).astype(x.dtype)
+    if isinstance(x, dict):
+        return {k: grad_like(g[k], v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)) and isinstance(g, (list, tuple)):
+        return _rebuild(x, [grad_like(u, v) for u, v in zip(g, x)])
+    if kind is float:
+        return g if type(g) is float else float(_real(np.asarray(g)))
+    if isinstance(x, np.generic) and type(g) is not kind:
+        return kind(_real(np.asarray(g)))
+    return g
+
+
+def _real(g: np.ndarray) -> np.ndarray:
+    if g.dtype.kind == "c":
+        raise NonScalarOutputError(
+            "the differentiated function must return a real floating-point scalar, but complex "
+            "values reach it; take np.real(...) or np.abs(...) of the complex part")
+    return g
 
 
 def own_grad(g: Any) -> Any:

@@ -45,24 +45,31 @@ def assert_grad_matches(f: Callable[..., Any], args: Sequence[Any], wrt: int | S
     For each argument in ``wrt`` the gradient must have the argument's shape
     and type (a float for a Python float, an array of the same dtype for an
     array), and match finite differences; the call must not change ``args``.
+    ``value_and_grad`` (whose code computes the value, and seeds from it) must
+    agree, in type and dtype too.
     """
     argnums = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
     before = copy.deepcopy(list(args))
     grads = s2sad.grad(f, wrt)(*args)
+    _, both = s2sad.value_and_grad(f, wrt)(*args)
     grads = grads if isinstance(wrt, (tuple, list)) else (grads,)
+    both = both if isinstance(wrt, (tuple, list)) else (both,)
     for arg, old in zip(args, before):
         assert type(arg) is type(old) and np.array_equal(arg, old), "the gradient call changed its input"
-    assert len(grads) == len(argnums)
-    for argnum, g in zip(argnums, grads):
+    assert len(grads) == len(argnums) == len(both)
+    for argnum, g, h in zip(argnums, grads, both):
         x = args[argnum]
+        for kind, grad in (("gradient", g), ("value_and_grad's gradient", h)):
+            where = f"{kind} for argument {argnum}"
+            if isinstance(x, float):
+                assert isinstance(grad, float), f"{where} is {type(grad).__name__}, not a float"
+            else:
+                assert np.shape(grad) == np.shape(x), f"{where} has shape {np.shape(grad)}, not {np.shape(x)}"
+                assert np.result_type(grad) == x.dtype, f"{where} has dtype {np.result_type(grad)}, not {x.dtype}"
         where = f"gradient for argument {argnum}"
-        if isinstance(x, float):
-            assert isinstance(g, float), f"{where} is {type(g).__name__}, not a float"
-        else:
-            assert np.shape(g) == np.shape(x), f"{where} has shape {np.shape(g)}, not {np.shape(x)}"
-            assert np.result_type(g) == x.dtype, f"{where} has dtype {np.result_type(g)}, not {x.dtype}"
         np.testing.assert_allclose(g, numerical_grad(f, args, argnum), rtol=rtol, atol=atol,
                                    err_msg=where)
+        np.testing.assert_allclose(h, g, rtol=1e-12, atol=1e-300, err_msg=f"value_and_grad's {where}")
 
 
 def make_function(source_text: str, globals_dict: dict[str, Any]) -> types.FunctionType:

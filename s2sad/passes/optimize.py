@@ -65,18 +65,17 @@ def _raws(stmts: list[Stmt]) -> list[Raw]:
 
 
 def optimize(adj: Adjoint) -> Adjoint:
-    returned = set(operand_reads(adj.value)) if adj.kind != "vjp" else set()
+    returned = set(operand_reads(adj.value)) if adj.kind != "vjp" and adj.value_needed else set()
     returned |= {n for r in adj.results for n in _names(r)}
-    pinned = returned | _backward_reads(adj) | set(adj.wrt)
-    needed = pinned | _control_reads(adj.forward)
+    pinned = returned | _backward_reads(adj) | set(adj.wrt) | _names(adj.seed or "")
+    control = _control_reads(adj.forward)
+    shaped = _shape_only(adj) - returned - set(adj.wrt) - control
     stmts = list(assigns(adj.forward))
-    while True:
-        size = len(needed)
-        for s in stmts:
-            if not _pure(s) or any(t in needed for t in s.targets):
-                needed.update(reads(s.value))
-        if len(needed) == size:
-            break
+    needed = _closure(pinned - shaped | control, stmts)
+    if shaped - needed:
+        adj.forward = _describe(adj, shaped - needed, needed, stmts)
+        pinned |= {n for s in _raws(adj.forward) for n in s.reads}
+        needed = _closure(pinned | control, list(assigns(adj.forward)))
     adj.forward = _drop_dead(adj.forward, needed)
     uses = Counter(n for s in assigns(adj.forward) for n in reads(s.value))
     uses.update(n for n in _control_reads(adj.forward))
@@ -88,6 +87,67 @@ def optimize(adj: Adjoint) -> Adjoint:
             origin.pop(name, None)  # only folded temporaries stand for their reads
         adj.forward = _release(adj, returned | set(adj.wrt) | set(adj.fn.params), origin)
     return adj
+
+
+def _closure(needed: set[str], stmts: list[Assign]) -> set[str]:
+    """``needed`` and every name the statements that compute them read, transitively."""
+    needed = set(needed)
+    while True:
+        size = len(needed)
+        for s in stmts:
+            if not _pure(s) or any(t in needed for t in s.targets):
+                needed.update(reads(s.value))
+        if len(needed) == size:
+            return needed
+
+
+_DESCRIBED = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
+              operator.truediv: np.true_divide, operator.neg: np.negative, operator.pos: np.positive}
+
+
+def _describe(adj: Adjoint, shaped: set[str], needed: set[str], stmts: list[Assign]) -> list[Stmt]:
+    """Top-level elementwise results the gradient reads only for their shape and dtype
+    (``Y * log_p`` in ``np.sum(Y * log_p)``) are described, not computed: a stand-in made
+    from the operands' shapes and dtypes (which may then be described in turn)."""
+    once = Counter(t for s in stmts for t in s.targets)
+    top = [s for s in adj.forward if isinstance(s, Assign)]
+    described: dict[int, Raw] = {}
+    for s in reversed(top):
+        name = s.target
+        if not isinstance(name, str) or name in needed or name not in shaped:
+            continue
+        call = _description(s.value)
+        if call is None or once[name] != 1:
+            needed |= _closure({name}, stmts)
+            continue
+        fun, operands, options = call
+        args = [op.name if isinstance(op, Var) else op.code for op in operands]
+        args += [f"{k}={op.name if isinstance(op, Var) else op.code}" for k, op in options.items()]
+        code = f"{name} = {adj.use('stand_in_for')}({adj.use('np')}.{fun.__name__}, {', '.join(args)})"
+        described[id(s)] = Raw(code, frozenset(reads(s.value)), s.loc)
+        shaped |= {n for n in reads(s.value) if n not in needed}
+    return [described.get(id(s), s) for s in adj.forward]
+
+
+_REDUCTIONS = {np.sum: np.sum, np.ndarray.sum: np.sum, np.mean: np.mean, np.ndarray.mean: np.mean}
+
+
+def _description(value: object) -> tuple[object, list, dict] | None:
+    """How :func:`stand_in_for` describes a call: the NumPy function, its operands and
+    options; None for a call it cannot describe."""
+    if not isinstance(value, Call) or value.rule is None or value.function is not None:
+        return None
+    fun = value.rule.fun
+    if fun in _REDUCTIONS:
+        args = value.args
+        if any(not isinstance(args.get(k), Const) or args[k].code != "None" for k in ("dtype", "out")):
+            return None
+        return _REDUCTIONS[fun], [args["a"]], {k: args[k] for k in ("axis", "keepdims")}
+    fun = _DESCRIBED.get(fun, fun)
+    if (not isinstance(fun, np.ufunc) or fun.signature is not None or fun.nout != 1
+            or fun.nin != len(value.args)):
+        return None
+    return fun, list(value.args.values()), {}
 
 
 _VIEWS = (operator.getitem, np.transpose, np.ndarray.T)

@@ -94,6 +94,7 @@ class Adjoint:
     seed_param: str | None = None  # for a vjp: the parameter that brings the output's gradient
     callees: dict[str, Any] = field(default_factory=dict)  # name -> generated vjp of a callee
     kind: str = "grad"
+    value_needed: bool = True  # whether the seed reads the output's value
 
     def callee(self, function: Any, wrt: tuple[str, ...], kind: str = "vjp") -> str:
         """The name under which this code calls the vjp (or jvp) of ``function``."""
@@ -448,6 +449,41 @@ def _read_paths(outs: list[Out], path: Path, found: dict[str, list[Path]]) -> No
                     found.setdefault(n, []).append(path)
 
 
+def _reduced_operands(stmts: list[Stmt], name: str, scalars: set[str],
+                      active: set[str]) -> list[str] | None:
+    """For an output that is a scalar by construction, computed by top-level statements
+    (so on every path): the arrays its full reductions reduce, all active (so the
+    gradient keeps them, at least as stand-ins); else None."""
+    definitions: dict[str, list[Any]] = {}
+    for s in assigns(stmts):
+        for t in s.targets:
+            definitions.setdefault(t, []).append(s)
+    top = {id(s) for s in stmts}
+    found: list[str] = []
+    todo, seen = [name], set()
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n not in scalars or len(definitions.get(n, ())) > 1 or any(
+                id(s) not in top for s in definitions.get(n, ())):
+            return None
+        for v in (s.value for s in definitions.get(n, ())):
+            if isinstance(v, Call) and v.rule is not None and v.rule.fun is builtins.float:
+                todo += [op.name for op in v.args.values() if isinstance(op, Var)]
+            elif isinstance(v, Call) and v.rule is not None and id(v.rule.fun) in _FULL_REDUCTIONS:
+                a = next(iter(v.args.values()))
+                if not isinstance(a, Var) or a.name not in active:
+                    return None
+                found.append(a.name)
+            elif isinstance(v, Call) and v.rule is not None:
+                todo += [op.name for op in v.args.values() if isinstance(op, Var)]
+            elif isinstance(v, Var):
+                todo.append(v.name)
+    return sorted(set(found)) or None
+
+
 def _converts(stmt: Assign, v: Call, fn: Function) -> bool:
     """Whether the call converts its result with a ``dtype=`` argument that may not be a
     float dtype, so that the generated code must check the result's dtype before passing a
@@ -755,7 +791,15 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
         adj.seed_param = rev.dname(value.name) if live else fn.fresh("g")
         rev.defined.add(adj.seed_param)
     elif isinstance(value, Var) and value.name in activity.active:
-        adj.seed = f"{rev.dname(value.name)} = {adj.use('seed')}({value.name})"
+        reduced = _reduced_operands(fn.body[:-1], value.name, rev.scalars, activity.active)
+        if kind == "grad" and reduced:
+            # a scalar by construction (full reductions, numbers, sizes): the seed needs no
+            # value, so the code that only computes it is left out; what is reduced must
+            # still be real (a complex constant could make the output complex)
+            adj.seed, adj.value_needed = (
+                f"{rev.dname(value.name)} = {adj.use('seed_for')}({', '.join(reduced)})", False)
+        else:
+            adj.seed = f"{rev.dname(value.name)} = {adj.use('seed')}({value.name})"
         rev.defined.add(rev.dname(value.name))
     else:
         code = _code(value)
@@ -765,6 +809,8 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
     for p in wrt:
         if p not in activity.active:
             adj.results.append(f"{adj.use('zeros_grad')}({p})")
+        elif not adj.value_needed:
+            adj.results.append(f"{adj.use('grad_like')}({rev.dname(p)}, {p})")
         elif rev.dname(p) in views:
             adj.results.append(f"{adj.use('own_grad')}({rev.dname(p)})")
         else:

@@ -19,6 +19,7 @@ defvjp(rt.reduce_grad, "ct, x, axis=None, keepdims=False", linear="joint",
 defvjp(rt.mean_grad, "ct, x, axis=None, keepdims=False", linear="joint",
        ct="np.sum(g, axis=axis, keepdims=keepdims) * (np.size(ct) / np.size(x))")
 defvjp(rt.own_grad, "ct", linear="joint", ct="g")
+defvjp(rt.grad_like, "ct, x", linear="joint", ct="grad_like(g, ct)")
 defvjp(rt.extremum_grad, "ct, x, ans, axis=None, keepdims=False", linear="joint",
        ct="extremum_jvp(g, x, ans, axis, keepdims)")
 defvjp(rt.getitem_grad, "ct, x, index", linear="joint", ct="g[index]")
@@ -40,5 +41,5 @@ defvjp(rt.matmul_grad_rhs, "ct, a, b", linear="each",
 defvjp(rt.dot_grad_lhs, "ct, a, b", linear="each", ct="np.dot(g, b)", b="dot_grad_rhs(ct, g, b)")
 defvjp(rt.dot_grad_rhs, "ct, a, b", linear="each", ct="np.dot(a, g)", a="dot_grad_lhs(ct, a, g)")
 
-REGISTRY.declare_nondifferentiable(rt.seed, rt.zeros_grad, rt.stand_in, rt.balanced_eq, rt.clip_mask,
-                                   rt.check_wrt)
+REGISTRY.declare_nondifferentiable(rt.seed, rt.seed_for, rt.zeros_grad, rt.stand_in, rt.stand_in_for,
+                                   rt.balanced_eq, rt.clip_mask, rt.check_wrt)

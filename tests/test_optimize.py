@@ -1,0 +1,129 @@
+"""The optimize pass: what a gradient leaves out, and that leaving it out changes nothing.
+
+``grad`` does not return the function's value, so when the value is a scalar by
+construction (full reductions, numbers, sizes) the generated code seeds with 1.0
+(``seed_for`` checks only that what is reduced is not complex) and does not compute it; results the gradient reads only for their shape and
+dtype are described by ``stand_in_for`` instead of computed.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad import NonScalarOutputError, stop_gradient
+from s2sad.runtime import grad_like, stand_in_for
+
+from gradcheck import assert_grad_matches
+
+
+def cross_entropy(logits, Y):
+    z = logits - stop_gradient(np.max(logits, axis=1, keepdims=True))
+    log_p = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+    return -np.mean(np.sum(Y * log_p, axis=1))
+
+
+def test_grad_leaves_out_the_value_and_describes_shape_only_results():
+    code = s2sad.adjoint_source(cross_entropy, wrt="logits")
+    forward = code.split("\ndef ", 1)[1].split("\n\n", 1)[0]
+    assert "dvalue = seed_for(sum_Y_mul_log_p)" in code and "seed(" not in code
+    assert "np.mean" not in forward  # the value itself
+    for described in ("log_p = stand_in_for(np.subtract, z, log_sum_exp_z)",
+                      "Y_mul_log_p = stand_in_for(np.multiply, Y, log_p)",
+                      "stand_in_for(np.sum, Y_mul_log_p, axis=1, keepdims=False)"):
+        assert described in forward
+    rng = np.random.default_rng(0)
+    logits, Y = rng.normal(size=(5, 7)), np.eye(7)[rng.integers(0, 7, 5)]
+    assert_grad_matches(cross_entropy, [logits, Y], wrt=0)
+
+
+def test_value_and_grad_still_computes_and_checks_the_value():
+    code = s2sad.adjoint_source(cross_entropy, wrt="logits")
+    vag = s2sad.api._build(cross_entropy, "logits", "value_and_grad").__s2sad_source__
+    assert "seed(" in vag and "seed(" not in code
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_plain_seed_keeps_the_arguments_dtype(dtype):
+    """A float32 argument gets a float32 gradient although the seed is a Python 1.0."""
+    x = np.linspace(0.5, 2.0, 6).astype(dtype)
+    g = s2sad.grad(cross_entropy)(x.reshape(2, 3), np.eye(3, dtype=dtype)[[0, 2]])
+    assert g.dtype == dtype
+
+
+def python_float_loss(x, w):
+    return np.sum(w * x) / 2.0
+
+
+def test_the_plain_seed_gives_a_float_for_a_float():
+    g = s2sad.grad(python_float_loss, wrt="x")(1.5, np.arange(3.0))
+    assert type(g) is float and g == 1.5
+    g32 = s2sad.grad(python_float_loss, wrt="x")(np.float32(1.5), np.arange(3.0, dtype=np.float32))
+    assert type(g32) is np.float32
+
+
+C = np.array([1.0 + 2.0j, 0.5j])
+
+
+def complex_valued(x):
+    return np.sum(x * C)
+
+
+def test_a_complex_output_is_still_refused():
+    with pytest.raises(NonScalarOutputError, match="real"):
+        s2sad.grad(complex_valued)(np.array([1.0, 2.0]))
+    with pytest.raises(NonScalarOutputError, match="real"):
+        s2sad.value_and_grad(complex_valued)(np.array([1.0, 2.0]))
+
+
+A = np.arange(6.0).reshape(2, 3)
+CASES = [
+    (np.multiply, (A, np.ones((2, 1), np.float32))),
+    (np.subtract, (A.astype(np.float32), 2.0)),
+    (np.true_divide, (np.arange(3), 2)),
+    (np.add, (np.ones((4, 1, 3), np.float32), np.float64(1.0))),
+    (np.log, (np.arange(1, 4),)),
+    (np.negative, (A[None],)),
+    (np.maximum, (np.ones(3, np.float32), np.ones((2, 1), np.float16))),
+]
+
+
+@pytest.mark.parametrize("fun, operands", CASES, ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(CASES)])
+def test_stand_in_for_a_ufunc_has_the_shape_and_dtype_of_the_result(fun, operands):
+    real = fun(*operands)
+    described = stand_in_for(fun, *operands)
+    assert described.shape == real.shape and described.dtype == real.dtype
+    assert described.nbytes == real.nbytes and not described.flags.writeable
+
+
+REDUCTIONS = [
+    (np.sum, A, None, False), (np.sum, A, 1, True), (np.sum, A, -1, False), (np.mean, A, (0, 1), True),
+    (np.sum, np.arange(6).reshape(2, 3), 0, False), (np.mean, np.arange(6).reshape(2, 3), 1, False),
+    (np.sum, np.ones((2, 3, 4), np.float32), (0, 2), False), (np.mean, np.ones((2, 3), bool), None, True),
+]
+
+
+@pytest.mark.parametrize("fun, a, axis, keepdims", REDUCTIONS)
+def test_stand_in_for_a_reduction_has_the_shape_and_dtype_of_the_result(fun, a, axis, keepdims):
+    real = np.asarray(fun(a, axis=axis, keepdims=keepdims))
+    described = stand_in_for(fun, a, axis=axis, keepdims=keepdims)
+    assert described.shape == real.shape and described.dtype == real.dtype
+
+
+def test_stand_in_for_numbers_and_lists_computes_them():
+    assert stand_in_for(np.multiply, 2.0, 3.0) == 6.0 and type(stand_in_for(np.multiply, 2.0, 3.0)) is float
+    assert stand_in_for(np.add, [1], [2]) == [1, 2]  # what + means for the operands given
+    with pytest.raises(np.exceptions.AxisError if hasattr(np, "exceptions") else Exception):
+        stand_in_for(np.sum, A, axis=2, keepdims=False)  # a bad axis fails as the real call would
+
+
+def test_grad_like_converts_to_the_arguments_type_and_copies_views():
+    x32 = np.ones(3, np.float32)
+    assert grad_like(np.ones(3), x32).dtype == np.float32
+    view = np.broadcast_to(np.float32(2.0), (3,))
+    owned = grad_like(view, x32)
+    assert owned.flags.writeable and owned.dtype == np.float32
+    assert type(grad_like(np.float64(2.0), 1.0)) is float
+    assert grad_like((np.ones(2), {"a": np.float64(1.0)}), (x32[:2], {"a": 0.5})) is not None
+    tree = grad_like((np.ones(2), {"a": np.float64(1.0)}), (x32[:2], {"a": 0.5}))
+    assert tree[0].dtype == np.float32 and type(tree[1]["a"]) is float
