@@ -275,7 +275,7 @@ def _reduced_stand_in(fun: Any, a: Any, axis: Any, keepdims: bool) -> Any:
 _RESULT_DTYPES: dict[tuple[Any, ...], np.dtype] = {}
 _PYTHON_OPS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
                np.true_divide: operator.truediv, np.negative: operator.neg,
-               np.positive: operator.pos}
+               np.positive: operator.pos, np.power: operator.pow}
 
 
 def _rebuild(like: Any, items: list[Any]) -> Any:

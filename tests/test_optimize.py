@@ -85,6 +85,7 @@ CASES = [
     (np.log, (np.arange(1, 4),)),
     (np.negative, (A[None],)),
     (np.maximum, (np.ones(3, np.float32), np.ones((2, 1), np.float16))),
+    (np.power, (A.astype(np.float32), 2)),
 ]
 
 

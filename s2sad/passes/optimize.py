@@ -102,7 +102,8 @@ def _closure(needed: set[str], stmts: list[Assign]) -> set[str]:
 
 
 _DESCRIBED = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
-              operator.truediv: np.true_divide, operator.neg: np.negative, operator.pos: np.positive}
+              operator.truediv: np.true_divide, operator.neg: np.negative, operator.pos: np.positive,
+              operator.pow: np.power}
 
 
 def _describe(adj: Adjoint, shaped: set[str], needed: set[str], stmts: list[Assign]) -> list[Stmt]:
