@@ -229,7 +229,7 @@ def stand_in_for(fun: Any, *operands: Any, axis: Any = None, keepdims: bool = Fa
     for o in operands:
         if type(o) is np.ndarray:
             kinds.append(o.dtype)
-            shape = o.shape if shape is None or shape == o.shape else np.broadcast_shapes(shape, o.shape)
+            shape = o.shape if shape is None or shape == o.shape else _broadcast_shapes(shape, o.shape)
         elif isinstance(o, (int, float, np.generic)):
             kinds.append(o.dtype if isinstance(o, np.generic) else type(o))
         else:
@@ -246,6 +246,12 @@ def stand_in_for(fun: Any, *operands: Any, axis: Any = None, keepdims: bool = Fa
     if dtype.isbuiltin != 1 or dtype.hasobject or dtype.itemsize > 16:
         return fun(*operands)
     return stand_in(np.ndarray(shape, dtype, _NO_DATA, 0, (0,) * len(shape)))
+
+
+def _broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    if len(a) == len(b) and all(m == n or m == 1 or n == 1 for m, n in zip(a, b)):
+        return tuple(n if m == 1 else m for m, n in zip(a, b))
+    return np.broadcast_shapes(a, b)
 
 
 def _reduced_stand_in(fun: Any, a: Any, axis: Any, keepdims: bool) -> Any:
@@ -319,6 +325,11 @@ def unbroadcast(g: Any, x: Any) -> Any:
     axes = tuple(range(extra)) + tuple(
         i + extra for i, n in enumerate(shape) if n == 1 and gshape[i + extra] != 1
     )
+    if not extra and type(g) is np.ndarray and g.dtype.kind in "fc":  # no reshape needed
+        g = np.add.reduce(g, axis=axes, keepdims=True) if axes else g
+        if kind is np.ndarray and g.dtype == x.dtype:
+            return g
+        return _in_dtype_of(g, x)
     g = np.sum(g, axis=axes) if axes else g
     return _in_dtype_of(np.reshape(g, shape), x)
 
