@@ -1,6 +1,10 @@
 """Pass 7: light cleanup of the generated function.
 
-* forward statements whose values nothing reads are dropped (pure ones only);
+* forward statements whose values nothing reads are dropped (pure ones only), the
+  output's own value too when the seed does not need it (``grad`` of a scalar by
+  construction);
+* a top-level elementwise result or sum/mean that the backward pass reads only for
+  its shape and dtype is described by ``stand_in_for`` instead of computed;
 * a temporary that is read once, later in the same block, and never by the
   backward pass, is folded back into the expression that reads it, so the
   forward pass reads like the user's code;
@@ -101,9 +105,11 @@ def _closure(needed: set[str], stmts: list[Assign]) -> set[str]:
             return needed
 
 
-_DESCRIBED = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
-              operator.truediv: np.true_divide, operator.neg: np.negative, operator.pos: np.positive,
-              operator.pow: np.power}
+# the ufunc of each operator, by id as in the rule registry
+_DESCRIBED = {id(op): ufunc for op, ufunc in (
+    (operator.add, np.add), (operator.sub, np.subtract), (operator.mul, np.multiply),
+    (operator.truediv, np.true_divide), (operator.neg, np.negative), (operator.pos, np.positive),
+    (operator.pow, np.power))}
 
 
 def _describe(adj: Adjoint, shaped: set[str], needed: set[str], stmts: list[Assign]) -> list[Stmt]:
@@ -130,7 +136,8 @@ def _describe(adj: Adjoint, shaped: set[str], needed: set[str], stmts: list[Assi
     return [described.get(id(s), s) for s in adj.forward]
 
 
-_REDUCTIONS = {np.sum: np.sum, np.ndarray.sum: np.sum, np.mean: np.mean, np.ndarray.mean: np.mean}
+_REDUCTIONS = {id(f): to for f, to in (
+    (np.sum, np.sum), (np.ndarray.sum, np.sum), (np.mean, np.mean), (np.ndarray.mean, np.mean))}
 
 
 def _description(value: object) -> tuple[object, list, dict] | None:
@@ -139,12 +146,12 @@ def _description(value: object) -> tuple[object, list, dict] | None:
     if not isinstance(value, Call) or value.rule is None or value.function is not None:
         return None
     fun = value.rule.fun
-    if fun in _REDUCTIONS:
+    if id(fun) in _REDUCTIONS:
         args = value.args
         if any(not isinstance(args.get(k), Const) or args[k].code != "None" for k in ("dtype", "out")):
             return None
-        return _REDUCTIONS[fun], [args["a"]], {k: args[k] for k in ("axis", "keepdims")}
-    fun = _DESCRIBED.get(fun, fun)
+        return _REDUCTIONS[id(fun)], [args["a"]], {k: args[k] for k in ("axis", "keepdims")}
+    fun = _DESCRIBED.get(id(fun), fun)
     if (not isinstance(fun, np.ufunc) or fun.signature is not None or fun.nout != 1
             or fun.nin != len(value.args)):
         return None
