@@ -31,6 +31,7 @@ __all__ = [
     "mean_grad",
     "own_grad",
     "grad_like",
+    "distinct",
     "extremum_grad",
     "getitem_grad",
     "add_at",
@@ -435,6 +436,26 @@ def _real(g: np.ndarray) -> np.ndarray:
             "the differentiated function must return a real floating-point scalar, but complex "
             "values reach it; take np.real(...) or np.abs(...) of the complex part")
     return g
+
+
+def distinct(*grads: Any) -> tuple[Any, ...]:
+    """The gradients of several arguments, as a tuple in which no array appears twice
+    (a later occurrence, in a container too, is copied)."""
+    seen: set[int] = set()
+
+    def one(g: Any) -> Any:
+        if type(g) is np.ndarray:
+            if id(g) in seen:
+                return g.copy()
+            seen.add(id(g))
+            return g
+        if isinstance(g, dict):
+            return {k: one(v) for k, v in g.items()}
+        if isinstance(g, (list, tuple)):
+            return _rebuild(g, [one(v) for v in g])
+        return g
+
+    return tuple([one(g) for g in grads])
 
 
 def own_grad(g: Any) -> Any:

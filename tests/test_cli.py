@@ -24,7 +24,7 @@ def test_prints_generated_gradient(capsys):
     code, out, err = run(capsys, f"{EXAMPLE}:loss", "--wrt", "W", "b")
     assert code == 0
     assert "def grad_loss(W, b, X, Y):" in out
-    assert "return (grad_like(dW, W), grad_like(db, b))" in out
+    assert "return distinct(grad_like(dW, W), grad_like(db, b))" in out
     assert "\x1b[" not in out  # not a terminal: no colour
     assert "stop_gradient(np.max(logits, axis=-1, keepdims=True))" in out
 

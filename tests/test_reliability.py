@@ -118,3 +118,20 @@ def test_explain_labels_each_line():
     assert lines["h"].split()[1] == "active"
     assert lines["n"].split()[1] == "inactive"
     assert "saves h, h_2 per iteration" in text or "saves h_2 per iteration" in text
+
+
+def tanh_of_sum(x, y):
+    return np.sum(np.tanh(x + y))
+
+
+@pytest.mark.parametrize("kind", ["grad", "value_and_grad"])
+def test_gradients_of_two_arguments_are_independent_arrays(kind):
+    """In np.tanh(x + y) one array is the gradient of both x and y; the caller gets two, so
+    that updating one in place (clipping, say) leaves the other alone."""
+    x, y = np.array([0.1, 0.2]), np.array([0.3, -0.1])
+    out = getattr(s2sad, kind)(tanh_of_sum, (0, 1))(x, y)
+    gx, gy = out if kind == "grad" else out[1]
+    assert not np.shares_memory(gx, gy)
+    expected = 1 - np.tanh(x + y) ** 2
+    gx *= 0.5
+    np.testing.assert_allclose(gy, expected, rtol=1e-12)

@@ -174,8 +174,13 @@ def render(adj: Adjoint, kind: str) -> tuple[str, str]:
     if kind != "vjp":
         body.append(adj.seed or "")
     body += render_backward(adj.backward)
-    grads = adj.results[0] if len(adj.results) == 1 and not adj.multiple else (
-        "(" + ", ".join(adj.results) + ("," if len(adj.results) == 1 else "") + ")")
+    if len(adj.results) > 1 and kind in ("grad", "value_and_grad"):
+        # one array can be the gradient of two arguments (x and y in np.sum(x + y)): the
+        # caller gets arrays it can update independently
+        grads = f"{adj.use('distinct')}({', '.join(adj.results)})"
+    else:
+        grads = adj.results[0] if len(adj.results) == 1 and not adj.multiple else (
+            "(" + ", ".join(adj.results) + ("," if len(adj.results) == 1 else "") + ")")
     body.append(f"return {value}, {grads}" if kind == "value_and_grad" else f"return {grads}")
     function = render_function(fn, name, body, adj.seed_param)
     callees = "".join("\n\n" + vjp.__s2sad_source__ for vjp in adj.callees.values())
