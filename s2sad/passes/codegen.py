@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import ast
 import builtins
-import io
 import linecache
 import os
 import sys
-import tokenize
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -249,15 +247,10 @@ def _ufunc() -> type:
     return np.ufunc
 
 
-def _names_in(text: str) -> set[str]:
-    names = set()
-    prev = None
-    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-        if tok.type == tokenize.NAME and (prev is None or prev.string != "."):
-            names.add(tok.string)
-        if tok.type not in (tokenize.NL, tokenize.COMMENT):
-            prev = tok
-    return names
+def _names_in(text: str | ast.AST) -> set[str]:
+    """The variable names the code reads or writes (not attributes, comments or strings)."""
+    tree = ast.parse(text) if isinstance(text, str) else text
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
 
 
 def compile_text(adj: Adjoint, text: str, name: str, kind: str) -> Generated:
@@ -271,7 +264,7 @@ def compile_text(adj: Adjoint, text: str, name: str, kind: str) -> Generated:
     fdef.returns = None
     runtime = {spelled: runtime_object(rt) for rt, spelled in sorted(adj.runtime.items())}
     runtime.update(sorted(adj.callees.items()))
-    cells = list(runtime) + sorted((fn.closure & _names_in(text)) - set(runtime))
+    cells = list(runtime) + sorted((fn.closure & _names_in(tree)) - set(runtime))
     factory = ast.FunctionDef(
         name=FACTORY,
         args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=c) for c in cells], vararg=None,

@@ -506,6 +506,7 @@ def _converts(stmt: Assign, v: Call, fn: Function) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_number(code: str) -> bool:
     try:
         value = ast.literal_eval(code)
