@@ -1489,11 +1489,10 @@ def _variable_names(node: cst.CSTNode) -> list[str]:
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Name):
+        kind = type(n)  # (libcst's classes are ABCs: isinstance is slow here)
+        if kind is cst.Name:
             names.append(n.value)
-        elif isinstance(n, cst.Attribute):
-            stack.append(n.value)
-        elif isinstance(n, cst.Arg):
+        elif kind is cst.Attribute or kind is cst.Arg:
             stack.append(n.value)
         else:
             stack.extend(reversed(children(n)))

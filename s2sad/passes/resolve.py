@@ -61,19 +61,20 @@ def resolve(parsed: Parsed) -> Resolution:
         return FreeName(name, "unbound", MISSING)
 
     def visit(node: cst.CSTNode) -> None:
-        if isinstance(node, cst.Name):
+        kind = type(node)  # (libcst's classes are ABCs: isinstance is slow, and walks are hot)
+        if kind is cst.Name:
             if node.value not in res.locals:
                 free = res.free.get(node.value) or lookup(node.value)
                 res.free.setdefault(node.value, free)
                 res.objects[node] = free.value
-        elif isinstance(node, cst.Attribute):
+        elif kind is cst.Attribute:
             visit(node.value)
             base = res.objects.get(node.value)
             if base is not None:
                 res.objects[node] = MISSING if base is MISSING else getattr(base, node.attr.value, MISSING)
-        elif isinstance(node, cst.Arg):
+        elif kind is cst.Arg:
             visit(node.value)
-        elif not isinstance(node, cst.Param):
+        elif kind is not cst.Param:
             for child in children(node):
                 visit(child)
 
@@ -93,15 +94,20 @@ def _bound_names(node: cst.CSTNode) -> set[str]:
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+        kind = type(n)
+        if kind is cst.FunctionDef or kind is cst.ClassDef:
             names.add(n.name.value)
             continue
-        if isinstance(n, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+        if kind in _SCOPES:
             continue
-        if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+        if kind in _BINDERS:
             names.update(_target_names(n.target))
         stack.extend(children(n))
     return names
+
+
+_SCOPES = frozenset([cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp])
+_BINDERS = frozenset([cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr])
 
 
 def _target_names(target: cst.CSTNode) -> list[str]:
