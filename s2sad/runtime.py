@@ -543,7 +543,7 @@ def unpack_grad(x: Any, grads: tuple[Any, ...]) -> Any:
     """Gradient of ``a, b, ... = x`` from the gradients of the names (None: zero)."""
     parts = [zeros_grad(v) if g is None else g for v, g in zip(x, grads)]
     if isinstance(x, (list, tuple)):
-        return _rebuild(x, parts)
+        return _rebuild(x, list(distinct(*parts)))  # a, b in np.sum(a + b) share one array
     return np.stack([np.broadcast_to(p, np.shape(x)[1:]) for p in parts])
 
 

@@ -135,3 +135,15 @@ def test_gradients_of_two_arguments_are_independent_arrays(kind):
     expected = 1 - np.tanh(x + y) ** 2
     gx *= 0.5
     np.testing.assert_allclose(gy, expected, rtol=1e-12)
+
+
+def tanh_of_unpacked(p):
+    a, b = p
+    return np.sum(np.tanh(a + b))
+
+
+def test_gradient_of_a_tuple_argument_has_independent_leaves():
+    x, y = np.array([0.1, 0.2]), np.array([0.3, -0.1])
+    ga, gb = s2sad.grad(tanh_of_unpacked)((x, y))
+    assert not np.shares_memory(ga, gb)
+    np.testing.assert_allclose(ga, 1 - np.tanh(x + y) ** 2, rtol=1e-12)
