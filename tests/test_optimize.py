@@ -17,6 +17,11 @@ from s2sad.runtime import grad_like, stand_in_for
 from gradcheck import assert_grad_matches
 
 
+def forward_of(code: str) -> str:
+    """The forward half of a generated gradient function: up to its blank line."""
+    return code.split("\ndef ", 1)[1].split("\n\n", 1)[0]
+
+
 def cross_entropy(logits, Y):
     z = logits - stop_gradient(np.max(logits, axis=1, keepdims=True))
     log_p = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
@@ -128,3 +133,59 @@ def test_grad_like_converts_to_the_arguments_type_and_copies_views():
     assert grad_like((np.ones(2), {"a": np.float64(1.0)}), (x32[:2], {"a": 0.5})) is not None
     tree = grad_like((np.ones(2), {"a": np.float64(1.0)}), (x32[:2], {"a": 0.5}))
     assert tree[0].dtype == np.float32 and type(tree[1]["a"]) is float
+
+
+def free_energy_like(W, v):
+    Wc = stop_gradient(W)
+    h = 1.0 / (1.0 + np.exp(-(v @ Wc)))           # the Gibbs step's product...
+    sample = stop_gradient(h)
+    return np.sum(np.log(1.0 + np.exp(v @ W))) - np.sum(sample)   # ...computed again
+
+
+def test_a_product_repeated_through_stop_gradient_is_computed_once():
+    forward = forward_of(s2sad.adjoint_source(free_energy_like, wrt="W"))
+    assert forward.count("v @ W") == 1 and "v_matmul_W = v_matmul_Wc" in forward
+    rng = np.random.default_rng(1)
+    W, v = rng.normal(size=(4, 3)) * 0.3, rng.random((5, 4))
+    expected = v.T @ (1.0 / (1.0 + np.exp(-(v @ W))))  # d/dW of the softplus sum; the rest is stopped
+    np.testing.assert_allclose(s2sad.grad(free_energy_like)(W, v), expected, rtol=1e-12)
+
+
+@s2sad.nondifferentiable
+def zero_first(a):
+    """Changes its argument in place: a value it reads must not be shared with another."""
+    a[0] = 0.0
+    return 0.0
+
+
+def twins_one_changed(x, w):
+    a = x * 2.0
+    b = x * 2.0
+    t = zero_first(b)
+    return np.sum(a * w) + t
+
+
+CALLS = [0]
+
+
+def noisy(x):
+    """A user function with a rule of its own: not known to give the same result twice."""
+    CALLS[0] += 1
+    return x * CALLS[0]
+
+
+s2sad.defvjp(noisy, lambda g, ans, x: g * (ans / x))
+
+
+def called_twice(x):
+    return np.sum(noisy(x) * noisy(x))
+
+
+def test_values_that_may_change_or_differ_are_not_shared():
+    assert forward_of(s2sad.adjoint_source(twins_one_changed, wrt="x")).count("x * 2.0") == 2
+    assert forward_of(s2sad.adjoint_source(called_twice)).count("noisy(x)") == 2
+    x = np.array([0.5, 1.5, 2.5])
+    CALLS[0] = 0
+    np.testing.assert_allclose(s2sad.grad(called_twice)(x), 4.0 * x)  # d/dx sum(x * 2x)
+    w = np.array([1.0, -2.0, 3.0])
+    np.testing.assert_allclose(s2sad.grad(twins_one_changed)(x, w), 2.0 * w)

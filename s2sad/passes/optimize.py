@@ -21,6 +21,8 @@ from collections import Counter
 import libcst as cst
 import numpy as np
 
+from .. import runtime as runtime_module
+
 from ..ir import (Assign, Call, Const, If, Loop, Opaque, Raw, Stmt, Var, assigned_names, assigns,
                   operand_reads, reads)
 from .reverse import Adjoint, Block, _scalars, lines
@@ -69,6 +71,7 @@ def _raws(stmts: list[Stmt]) -> list[Raw]:
 
 
 def optimize(adj: Adjoint) -> Adjoint:
+    _share_repeated(adj)
     returned = set(operand_reads(adj.value)) if adj.kind != "vjp" and adj.value_needed else set()
     returned |= {n for r in adj.results for n in _names(r)}
     pinned = returned | _backward_reads(adj) | set(adj.wrt) | _names(adj.seed or "")
@@ -91,6 +94,77 @@ def optimize(adj: Adjoint) -> Adjoint:
             origin.pop(name, None)  # only folded temporaries stand for their reads
         adj.forward = _release(adj, returned | set(adj.wrt) | set(adj.fn.params), origin)
     return adj
+
+
+def _share_repeated(adj: Adjoint) -> None:
+    """A top-level NumPy call repeated with the same operands is computed once: the later
+    statement takes the earlier value.  ``stop_gradient(W)`` counts as ``W`` (it is the same
+    array when the code runs), so the forward pass of ``v @ stop_gradient(W)`` and ``v @ W``
+    shares one product while the backward pass still tells them apart.  Only values that
+    nothing can change in place qualify: each read by NumPy rules, ``stop_gradient``, copies,
+    control flow and tapes alone (an opaque call such as ``np.random.shuffle(a)`` could)."""
+    stmts = list(assigns(adj.forward))
+    once = Counter(t for s in stmts for t in s.targets)
+    safe = {n for n in once if once[n] == 1} | set(adj.fn.params)
+    for s in stmts:
+        v = s.value
+        if isinstance(v, Call) and v.rule is not None and v.function is None and _numpy_level(v.rule.fun):
+            continue
+        if isinstance(v, Var) or isinstance(v, Opaque) and _stopped_name(v, adj) is not None:
+            continue
+        safe -= set(reads(v))
+    same: dict[str, str] = {}  # name -> the name whose value it certainly is
+    seen: dict[tuple, str] = {}
+    for s in adj.forward:
+        if not isinstance(s, Assign) or not isinstance(s.target, str) or s.target not in safe:
+            continue
+        v = s.value
+        if isinstance(v, Var) and v.name in safe:
+            same[s.target] = same.get(v.name, v.name)
+        elif isinstance(v, Opaque):
+            name = _stopped_name(v, adj)
+            if name in safe:
+                same[s.target] = same.get(name, name)
+        elif (isinstance(v, Call) and v.rule is not None and v.function is None
+              and _numpy_level(v.rule.fun)
+              and all(isinstance(op, Var) and op.name in safe or isinstance(op, Const) and not op.reads
+                      for op in v.args.values())):
+            key = (id(v.rule.fun), tuple((p, same.get(op.name, op.name) if isinstance(op, Var)
+                                          else ("code", op.code)) for p, op in v.args.items()))
+            if key in seen:
+                s.value = Var(seen[key])
+                same[s.target] = same.get(seen[key], seen[key])
+            else:
+                seen[key] = s.target
+
+
+def _stopped_name(v: Opaque, adj: Adjoint) -> str | None:
+    """The variable ``x`` if ``v`` is exactly ``stop_gradient(x)``."""
+    node = v.node
+    if (v.kind != "stopped" or not isinstance(node, cst.Call) or len(node.args) != 1
+            or node.args[0].keyword is not None or node.args[0].star
+            or not isinstance(node.args[0].value, cst.Name)):
+        return None
+    func, path = node.func, []
+    while isinstance(func, cst.Attribute):
+        path.append(func.attr.value)
+        func = func.value
+    if not isinstance(func, cst.Name):
+        return None
+    obj = adj.fn.free.get(func.value)
+    for attr in reversed(path):
+        obj = getattr(obj, attr, None)
+    return node.args[0].value.value if obj is runtime_module.stop_gradient else None
+
+
+def _numpy_level(fun: object) -> bool:
+    """Whether ``fun`` is NumPy's, an operator or a math function: deterministic, and free
+    of side effects (a rule a user declared for their own function may be neither)."""
+    if isinstance(fun, np.ufunc):
+        return True
+    owner = getattr(fun, "__objclass__", None)
+    module = getattr(fun, "__module__", None) or getattr(owner, "__module__", None) or ""
+    return module.split(".")[0] in ("numpy", "_operator", "operator", "math")
 
 
 def _closure(needed: set[str], stmts: list[Assign]) -> set[str]:
