@@ -205,16 +205,21 @@ def stand_in(x: Any) -> Any:
     of a non-native dtype) is returned as it is."""
     if type(x) is not np.ndarray:
         return x
+    known = _stand_in_of(x.shape, x.dtype)
+    return x if known is None else known
+
+
+def _stand_in_of(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray | None:
+    """The stand-in of an array of this shape and dtype; None for a dtype it cannot be."""
     try:
-        return _STAND_INS[x.shape, x.dtype.num]
+        return _STAND_INS[shape, dtype.num]
     except KeyError:
         pass
-    dtype = x.dtype
     if dtype.isbuiltin != 1 or dtype.hasobject or dtype.itemsize > 16:
-        return x
+        return None
     if len(_STAND_INS) >= 256:
         _STAND_INS.clear()
-    known = _STAND_INS[x.shape, dtype.num] = np.ndarray(x.shape, dtype, _NO_DATA, 0, (0,) * x.ndim)
+    known = _STAND_INS[shape, dtype.num] = np.ndarray(shape, dtype, _NO_DATA, 0, (0,) * len(shape))
     return known
 
 
@@ -234,19 +239,14 @@ def stand_in_for(fun: Any, *operands: Any, axis: Any = None, keepdims: bool = Fa
         elif isinstance(o, (int, float, np.generic)):
             kinds.append(o.dtype if isinstance(o, np.generic) else type(o))
         else:
-            return _PYTHON_OPS.get(fun, fun)(*operands)  # lists: + concatenates
+            shape = None  # lists: + concatenates
+            break
     if shape is None:
-        return _PYTHON_OPS.get(fun, fun)(*operands)
-    key = (fun, *kinds)
-    dtype = _RESULT_DTYPES.get(key)
-    if dtype is None:
-        with np.errstate(all="ignore"):  # the dtype of the result, from one-element operands
-            dtype = fun(*[np.ones((), o.dtype) if type(o) is np.ndarray else o for o in operands]).dtype
-        if len(_RESULT_DTYPES) < 1024:
-            _RESULT_DTYPES[key] = dtype
-    if dtype.isbuiltin != 1 or dtype.hasobject or dtype.itemsize > 16:
-        return fun(*operands)
-    return stand_in(np.ndarray(shape, dtype, _NO_DATA, 0, (0,) * len(shape)))
+        return OPERATORS.get(fun, fun)(*operands)
+    dtype = _result_dtype((fun, *kinds), lambda: fun(
+        *[np.ones((), o.dtype) if type(o) is np.ndarray else o for o in operands]))
+    known = _stand_in_of(shape, dtype)
+    return fun(*operands) if known is None else known
 
 
 def _broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
@@ -260,29 +260,37 @@ def _reduced_stand_in(fun: Any, a: Any, axis: Any, keepdims: bool) -> Any:
         return fun(a, axis=axis, keepdims=keepdims)
     ndim = a.ndim
     try:
-        key = (fun, a.dtype, ndim, axis, keepdims)
-        dtype = _RESULT_DTYPES.get(key)
+        key: tuple[Any, ...] | None = (fun, a.dtype, ndim, axis, keepdims)
+        hash(key)
     except TypeError:  # an axis given as a list
-        key, dtype = None, None
-    if dtype is None:  # from a one-element array: also checks the axes as the real call would
-        with np.errstate(all="ignore"):
-            dtype = np.result_type(fun(np.ones((1,) * ndim, a.dtype), axis=axis, keepdims=keepdims))
-        if key is not None and len(_RESULT_DTYPES) < 1024:
-            _RESULT_DTYPES[key] = dtype
+        key = None
+    # from a one-element array: which also checks the axes as the real call would
+    dtype = _result_dtype(key, lambda: fun(np.ones((1,) * ndim, a.dtype), axis=axis, keepdims=keepdims))
     if axis is None:
         shape = (1,) * ndim if keepdims else ()
     else:
         axes = {i % ndim for i in ((axis,) if isinstance(axis, (int, np.integer)) else axis)}
         shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape) if keepdims or i not in axes)
-    if dtype.isbuiltin != 1 or dtype.itemsize > 16:
-        return fun(a, axis=axis, keepdims=keepdims)
-    return stand_in(np.ndarray(shape, dtype, _NO_DATA, 0, (0,) * len(shape)))
+    known = _stand_in_of(shape, dtype)
+    return fun(a, axis=axis, keepdims=keepdims) if known is None else known
+
+
+def _result_dtype(key: tuple[Any, ...] | None, compute: Any) -> np.dtype:
+    """The dtype of ``compute()`` (a call on one-element operands), remembered by ``key``."""
+    dtype = _RESULT_DTYPES.get(key) if key is not None else None
+    if dtype is None:
+        with np.errstate(all="ignore"):
+            dtype = np.result_type(compute())
+        if key is not None and len(_RESULT_DTYPES) < 1024:
+            _RESULT_DTYPES[key] = dtype
+    return dtype
 
 
 _RESULT_DTYPES: dict[tuple[Any, ...], np.dtype] = {}
-_PYTHON_OPS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
-               np.true_divide: operator.truediv, np.negative: operator.neg,
-               np.positive: operator.pos, np.power: operator.pow}
+#: Python's operator for each ufunc that one stands for (numbers keep Python's types).
+OPERATORS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+             np.true_divide: operator.truediv, np.negative: operator.neg,
+             np.positive: operator.pos, np.power: operator.pow}
 
 
 def _rebuild(like: Any, items: list[Any]) -> Any:

@@ -22,7 +22,6 @@ import libcst as cst
 import numpy as np
 
 from .. import runtime as runtime_module
-
 from ..ir import (Assign, Call, Const, If, Loop, Opaque, Raw, Stmt, Var, assigned_names, assigns,
                   operand_reads, reads)
 from .reverse import Adjoint, Block, _scalars, lines
@@ -119,12 +118,9 @@ def _share_repeated(adj: Adjoint) -> None:
         if not isinstance(s, Assign) or not isinstance(s.target, str) or s.target not in safe:
             continue
         v = s.value
-        if isinstance(v, Var) and v.name in safe:
-            same[s.target] = same.get(v.name, v.name)
-        elif isinstance(v, Opaque):
-            name = _stopped_name(v, adj)
-            if name in safe:
-                same[s.target] = same.get(name, name)
+        copied = v.name if isinstance(v, Var) else _stopped_name(v, adj) if isinstance(v, Opaque) else None
+        if copied in safe:
+            same[s.target] = same.get(copied, copied)
         elif (isinstance(v, Call) and v.rule is not None and v.function is None
               and _numpy_level(v.rule.fun)
               and all(isinstance(op, Var) and op.name in safe or isinstance(op, Const) and not op.reads
@@ -180,10 +176,7 @@ def _closure(needed: set[str], stmts: list[Assign]) -> set[str]:
 
 
 # the ufunc of each operator, by id as in the rule registry
-_DESCRIBED = {id(op): ufunc for op, ufunc in (
-    (operator.add, np.add), (operator.sub, np.subtract), (operator.mul, np.multiply),
-    (operator.truediv, np.true_divide), (operator.neg, np.negative), (operator.pos, np.positive),
-    (operator.pow, np.power))}
+_DESCRIBED = {id(op): ufunc for ufunc, op in runtime_module.OPERATORS.items()}
 
 
 def _describe(adj: Adjoint, shaped: set[str], needed: set[str], stmts: list[Assign]) -> list[Stmt]:
@@ -192,6 +185,7 @@ def _describe(adj: Adjoint, shaped: set[str], needed: set[str], stmts: list[Assi
     from the operands' shapes and dtypes (which may then be described in turn)."""
     once = Counter(t for s in stmts for t in s.targets)
     top = [s for s in adj.forward if isinstance(s, Assign)]
+    needed = set(needed)
     described: dict[int, Raw] = {}
     for s in reversed(top):
         name = s.target

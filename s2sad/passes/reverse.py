@@ -470,17 +470,17 @@ def _reduced_operands(stmts: list[Stmt], name: str, scalars: set[str],
                 id(s) not in top for s in definitions.get(n, ())):
             return None
         for v in (s.value for s in definitions.get(n, ())):
-            if isinstance(v, Call) and v.rule is not None and v.rule.fun is builtins.float:
-                todo += [op.name for op in v.args.values() if isinstance(op, Var)]
-            elif isinstance(v, Call) and v.rule is not None and id(v.rule.fun) in _FULL_REDUCTIONS:
+            if isinstance(v, Var):
+                todo.append(v.name)
+            elif not isinstance(v, Call) or v.rule is None:
+                continue
+            elif id(v.rule.fun) in _FULL_REDUCTIONS and v.rule.fun is not builtins.float:
                 a = next(iter(v.args.values()))
                 if not isinstance(a, Var) or a.name not in active:
                     return None
                 found.append(a.name)
-            elif isinstance(v, Call) and v.rule is not None:
+            else:  # elementwise, or float(): what it reads decides
                 todo += [op.name for op in v.args.values() if isinstance(op, Var)]
-            elif isinstance(v, Var):
-                todo.append(v.name)
     return sorted(set(found)) or None
 
 
