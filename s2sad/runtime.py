@@ -205,8 +205,11 @@ def stand_in(x: Any) -> Any:
     of a non-native dtype) is returned as it is."""
     if type(x) is not np.ndarray:
         return x
-    known = _stand_in_of(x.shape, x.dtype)
-    return x if known is None else known
+    try:
+        return _STAND_INS[x.shape, x.dtype.num]  # the commonest case, without a call
+    except KeyError:
+        known = _stand_in_of(x.shape, x.dtype)
+        return x if known is None else known
 
 
 def _stand_in_of(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray | None:
@@ -627,10 +630,11 @@ def _is_basic_index(index: Any) -> bool:
 def matmul_grad_lhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``a @ b`` with respect to ``a``."""
     if type(a) is np.ndarray and type(b) is np.ndarray and type(g) is np.ndarray and a.ndim == 2:
+        # ndarray.dot is matmul for these ranks, with less per-call overhead on small arrays
         if b.ndim == 1 and g.ndim == 1:  # matrix times vector: the outer product
-            return g[:, None] * b
+            return g[:, None].dot(b[None])
         if b.ndim == 2 and g.ndim == 2:
-            return g @ b.T
+            return g.dot(b.T)
     if np.ndim(a) == 2 and np.ndim(b) <= 2 and np.ndim(g) == np.ndim(b):  # matrix times vector or matrix
         return np.outer(g, b) if np.ndim(b) == 1 else g @ b.T
     if np.ndim(b) == 1:
@@ -646,9 +650,9 @@ def matmul_grad_rhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``a @ b`` with respect to ``b``."""
     if type(a) is np.ndarray and type(b) is np.ndarray and type(g) is np.ndarray and a.ndim == 2:
         if b.ndim == 1 and g.ndim == 1:
-            return g @ a
+            return g.dot(a)
         if b.ndim == 2 and g.ndim == 2:
-            return a.T @ g
+            return a.T.dot(g)
     if np.ndim(a) == 2 and np.ndim(b) <= 2 and np.ndim(g) == np.ndim(b):  # matrix times vector or matrix
         return g @ a if np.ndim(b) == 1 else a.T @ g
     if np.ndim(a) == 1:

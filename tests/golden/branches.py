@@ -45,5 +45,5 @@ def grad_branches(x, w):
             # grad of line 58: y = np.tanh(x) - w
             dtanh_x = unbroadcast(dy, tanh_x)
             dw += -unbroadcast(dy, w)
-            dx += dtanh_x * (1 - tanh_x ** 2)
+            dx += dtanh_x * (1.0 - tanh_x ** 2)
     return distinct(dx, dw)

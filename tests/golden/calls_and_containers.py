@@ -83,7 +83,7 @@ def vjp__layer(dvalue, h, W, b):
     h_matmul_W = stand_in(h_matmul_W)
 
     # grad of line 82: return np.tanh(h @ W + b)
-    dh_matmul_W_add_b = dvalue * (1 - value ** 2)
+    dh_matmul_W_add_b = dvalue * (1.0 - value ** 2)
     dh_matmul_W = unbroadcast(dh_matmul_W_add_b, h_matmul_W)
     db = unbroadcast(dh_matmul_W_add_b, b)
     dh = matmul_grad_lhs(dh_matmul_W, h, W)

@@ -32,7 +32,7 @@ def grad_mlp(W1, b1, W2, b2, x, y):
     dh = matmul_grad_lhs(dh_matmul_W2, h, W2)
     dW2 = matmul_grad_rhs(dh_matmul_W2, h, W2)
     # grad of line 14: h = np.tanh(x @ W1 + b1)
-    dx_matmul_W1_add = dh * (1 - h ** 2)
+    dx_matmul_W1_add = dh * (1.0 - h ** 2)
     dx_matmul_W1 = unbroadcast(dx_matmul_W1_add, x_matmul_W1)
     db1 = unbroadcast(dx_matmul_W1_add, b1)
     dW1 = matmul_grad_rhs(dx_matmul_W1, x, W1)

@@ -34,7 +34,7 @@ def grad_reassigned(x, w):
     dh_2 = unbroadcast(dh_3 * w, h_2)
     dw = unbroadcast(dh_3 * h_2, w)
     # grad of line 25: h = np.tanh(h)
-    dh = dh_2 * (1 - h_2 ** 2)
+    dh = dh_2 * (1.0 - h_2 ** 2)
     # grad of line 24: h = x * w
     dx = unbroadcast(dh * w, x)
     dw += unbroadcast(dh * x, w)

@@ -35,7 +35,7 @@ def grad_rnn(W, U, b, xs, h0):
         # grad of line 39: for t in range(xs.shape[0]):
         dh_2 = dh
         # grad of line 40: h = np.tanh(W @ h + U @ xs[t] + b)
-        dadd_b = dh_2 * (1 - h_2 ** 2)
+        dadd_b = dh_2 * (1.0 - h_2 ** 2)
         dW_matmul_h_add = unbroadcast(dadd_b, W_matmul_h_add)
         db += unbroadcast(dadd_b, b)
         dW_matmul_h = unbroadcast(dW_matmul_h_add, W_matmul_h)
