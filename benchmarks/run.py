@@ -349,6 +349,22 @@ def time_entries(entries: dict[str, Entry], s: Settings) -> None:
             e.ratios_plain.append(this_round[e.key] / this_round[plain.key])
 
 
+def gemm_note(w: Workload, inputs: dict[str, Any], torch: Any, s: Settings) -> str:
+    """NumPy's and PyTorch's matrix product on the workload's dominant GEMM, timed
+    interleaved: when the peer is faster there, that is its BLAS, not its AD."""
+    a, b = (inputs[k] for k in w.gemm)
+    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+    calls = {"numpy": lambda: a @ b, "torch": lambda: ta @ tb}
+    number = max(1, math.ceil(s.sample_s / max(_batch(calls["numpy"], 3)[1], 1e-9)))
+    ratios = []
+    for _ in range(s.rounds):
+        times = {k: _batch(c, number, CLOCK[s.clock])[0] for k, c in calls.items()}
+        ratios.append(times["torch"] / times["numpy"])
+    return (f"{w.gemm[0]} @ {w.gemm[1]} ({'x'.join(map(str, a.shape))} @ {'x'.join(map(str, b.shape))}): "
+            f"torch's matmul takes {statistics.median(ratios):.2f}x NumPy's time (median of {s.rounds} "
+            "interleaved rounds; a BLAS difference, not an AD one)")
+
+
 def measure_memory(entries: dict[str, Entry]) -> None:
     for e in entries.values():
         if e.status != "ok" or e.call is None or not e.tracked:
@@ -789,6 +805,8 @@ def main(argv: list[str] | None = None) -> int:
         notes = list(w.notes)
         if s.quick and name == "rnn_loop":
             notes.append(f"quick mode: {QUICK_RNN_STEPS} steps instead of 200")
+        if w.gemm and "torch" in peers:
+            notes.append(gemm_note(w, inputs, peers["torch"].torch, s))
         results[name] = {"kind": "gradient", "entries": entries, "notes": notes}
         print_workload(w, entries, notes)
         print(f"  ({time.perf_counter() - workload_start:.1f} s)")

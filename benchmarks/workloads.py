@@ -31,6 +31,7 @@ class Workload:
     handwritten: Callable[..., tuple[Any, ...]] | None   # same signature; a tuple, one per wrt
     notes: list[str] = field(default_factory=list)
     kind: str = "gradient"            # "gradient" or "compile"
+    gemm: tuple[str, str] | None = None   # the inputs whose matrix product dominates the time
 
     @property
     def s2sad_wrt(self) -> Any:
@@ -386,7 +387,7 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in [
     Workload("softmax_ce", "stable softmax cross-entropy, logits 64x1000, stop_gradient on the row max; d/d logits",
              softmax_ce, ("logits",), softmax_ce_inputs, softmax_ce_hand),
     Workload("mlp", "tanh MLP 784-256-10, batch 128, softmax cross-entropy; d/d W1, b1, W2, b2",
-             mlp, ("W1", "b1", "W2", "b2"), mlp_inputs, mlp_hand),
+             mlp, ("W1", "b1", "W2", "b2"), mlp_inputs, mlp_hand, gemm=("X", "W1")),
     Workload("rbm_cd1", "RBM 784x128, batch 64, CD-1 free-energy difference, Gibbs step under "
              "stop_gradient (uniforms drawn outside); d/d W",
              rbm_cd1, ("W",), rbm_cd1_inputs, rbm_cd1_hand,
