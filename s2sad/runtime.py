@@ -36,6 +36,7 @@ __all__ = [
     "getitem_grad",
     "add_at",
     "add_grads",
+    "mul_into",
     "unpack_grad",
     "setitem_grad_x",
     "setitem_grad_value",
@@ -625,6 +626,24 @@ def _is_basic_index(index: Any) -> bool:
     return all(
         p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer)) for p in parts
     )
+
+
+def mul_into(g: Any, dead: Any) -> Any:
+    """``g * dead``, written into ``dead``'s buffer when ``dead`` is a writeable array of the
+    product's shape and dtype that ``g`` does not overlap (no new array, and memory the
+    cache already holds).  Generated code passes as ``dead`` only an array it made and
+    never reads again; s2sad differentiates this call as the product ``g * dead``."""
+    if type(dead) is np.ndarray and dead.flags.writeable:
+        kind = type(g)
+        if kind is np.ndarray:
+            fits = (g.shape == dead.shape and g.dtype == dead.dtype
+                    and not np.may_share_memory(g, dead))
+        else:
+            fits = kind is float and dead.dtype.kind == "f" or (
+                kind is np.float64 and dead.dtype == np.float64)
+        if fits:
+            return np.multiply(g, dead, out=dead)
+    return g * dead
 
 
 def matmul_grad_lhs(g: Any, a: Any, b: Any) -> Any:

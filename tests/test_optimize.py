@@ -12,7 +12,7 @@ import pytest
 
 import s2sad
 from s2sad import NonScalarOutputError, stop_gradient
-from s2sad.runtime import grad_like, stand_in_for
+from s2sad.runtime import grad_like, mul_into, stand_in_for
 
 from gradcheck import assert_grad_matches
 
@@ -189,3 +189,90 @@ def test_values_that_may_change_or_differ_are_not_shared():
     np.testing.assert_allclose(s2sad.grad(called_twice)(x), 4.0 * x)  # d/dx sum(x * 2x)
     w = np.array([1.0, -2.0, 3.0])
     np.testing.assert_allclose(s2sad.grad(twins_one_changed)(x, w), 2.0 * w)
+
+
+def test_a_product_with_a_dead_forward_array_is_computed_in_its_buffer():
+    code = s2sad.adjoint_source(cross_entropy, wrt="logits")
+    assert "dz += mul_into(dexp_z, exp_z)" in code
+    rng = np.random.default_rng(2)
+    logits, Y = rng.normal(size=(6, 9)), np.eye(9)[rng.integers(0, 9, 6)]
+    assert_grad_matches(cross_entropy, [logits, Y], wrt=0)  # inputs unchanged, too
+    # forward over reverse replays the gradient code: there mul_into is the plain product
+    v = rng.normal(size=logits.shape)
+    eps = 1e-5
+    gradient = s2sad.grad(cross_entropy)
+    expected = (gradient(logits + eps * v, Y) - gradient(logits - eps * v, Y)) / (2 * eps)
+    np.testing.assert_allclose(s2sad.hvp(cross_entropy)(logits, Y, v), expected, rtol=1e-6, atol=1e-9)
+
+
+def exp_times_sin(x):
+    k = np.arange(1.0, 4.0)
+    v = np.sin(x * k)
+    e = np.exp(v)
+    return np.sum(e * v)
+
+
+def test_reverse_over_reverse_through_mul_into():
+    assert "dv += mul_into(de, e)" in s2sad.adjoint_source(exp_times_sin)
+    k, x = np.arange(1.0, 4.0), 0.3
+    v, dv, d2v = np.sin(x * k), k * np.cos(x * k), -k * k * np.sin(x * k)
+    # d/dv (e^v v) = e^v (1 + v), d2/dv2 = e^v (2 + v)
+    second = np.sum(np.exp(v) * (2 + v) * dv ** 2 + np.exp(v) * (1 + v) * d2v)
+    assert s2sad.grad(s2sad.grad(exp_times_sin))(x) == pytest.approx(second, rel=1e-12)
+
+
+def reads_the_exp_again(x):
+    y = np.sin(x)
+    e = np.exp(y)
+    s = np.sum(e, axis=1, keepdims=True)
+    m = y * e
+    return np.sum(np.log(s)) + np.sum(m * y)
+
+
+def exp_through_a_view(x):
+    y = np.sin(x)
+    e = np.exp(y)
+    first = e[0]
+    s = np.sum(e, axis=1, keepdims=True)
+    m = y * e
+    return np.sum(np.log(s)) + np.sum(m * y) + np.sum(first * y[0])
+
+
+def test_an_array_read_later_or_through_a_view_is_not_overwritten():
+    code = s2sad.adjoint_source(reads_the_exp_again)
+    # the reverse of m = y * e reads e, which the reverse of e = np.exp(y) reads again
+    assert "dy += dm * e\n" in code and code.count("mul_into(") == 1
+    assert "dy += mul_into(de, e)" in code
+    viewed = s2sad.adjoint_source(exp_through_a_view)
+    assert "dy += de * e\n" in viewed and "mul_into(de, e)" not in viewed  # e[0] is a view of e
+    x = np.random.default_rng(3).normal(size=(4, 5))
+    assert_grad_matches(reads_the_exp_again, [x], wrt=0)
+    assert_grad_matches(exp_through_a_view, [x], wrt=0)
+
+
+@pytest.mark.parametrize("g, dead, in_place", [
+    (np.full((2, 3), 2.0), np.ones((2, 3)), True),
+    (2.0, np.ones((2, 3), np.float32), True),
+    (np.float64(2.0), np.ones(3), True),
+    (np.full((4, 2, 3), 2.0), np.ones((2, 3)), False),          # the product is larger
+    (np.full((2, 3), 2.0), np.ones((2, 3), np.float32), False),  # and of another dtype
+    (np.float64(2.0), np.ones(3, np.float32), False),
+    (np.full((2, 3), 2.0), np.broadcast_to(1.0, (2, 3)), False),  # read-only
+    (np.full((2, 3), 2.0), 1.5, False),
+])
+def test_mul_into_writes_into_the_dead_array_only_when_the_product_fits(g, dead, in_place):
+    expected = g * dead
+    got = mul_into(g, dead)
+    assert (got is dead) == in_place
+    assert type(got) is type(expected) and np.result_type(got) == np.result_type(expected)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_mul_into_leaves_an_overlapping_factor_intact():
+    dead = np.arange(6.0).reshape(2, 3)
+    g = dead[::-1]  # a view of the same memory
+    expected = g * dead
+    got = mul_into(g, dead)
+    assert got is not dead
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(dead, np.arange(6.0).reshape(2, 3))

@@ -10,10 +10,13 @@
   forward pass reads like the user's code;
 * an array the backward pass reads only for its type, shape and dtype (to sum a
   gradient back to it, say) is replaced by a memoryless stand-in after its last
-  forward use, so the array is freed before the backward pass runs.
+  forward use, so the array is freed before the backward pass runs;
+* ``d += g * a``, where ``a`` is a forward array this code made and nothing reads
+  afterwards, computes the product in ``a``'s buffer (``mul_into``).
 """
 from __future__ import annotations
 
+import ast
 import operator
 import re
 from collections import Counter
@@ -24,7 +27,7 @@ import numpy as np
 from .. import runtime as runtime_module
 from ..ir import (Assign, Call, Const, If, Loop, Opaque, Raw, Stmt, Var, assigned_names, assigns,
                   operand_reads, reads)
-from .reverse import Adjoint, Block, _scalars, lines
+from .reverse import Adjoint, Block, Line, _scalars, lines
 
 _LOOSE = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation,
           cst.IfExp, cst.Lambda)
@@ -92,6 +95,7 @@ def optimize(adj: Adjoint) -> Adjoint:
         for name in assigned_names(adj.forward):
             origin.pop(name, None)  # only folded temporaries stand for their reads
         adj.forward = _release(adj, returned | set(adj.wrt) | set(adj.fn.params), origin)
+    _reuse_dead_factors(adj, returned | _names(adj.seed or "") | set(operand_reads(adj.value)))
     return adj
 
 
@@ -498,3 +502,71 @@ class _Inliner(cst.CSTTransformer):
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
         return updated.with_changes(attr=original.attr)
+
+
+def _reuse_dead_factors(adj: Adjoint, kept: set[str]) -> None:
+    """``d += g * a`` becomes ``d += mul_into(g, a)`` when ``a`` is a top-level forward
+    array made by an elementwise call or a sum (so no other name can hold it or a view
+    of it), read before only by such calls and for its shape, and never after."""
+    top = [s for s in adj.forward if isinstance(s, Assign)]
+    made = Counter(t for s in assigns(adj.forward) for t in s.targets)
+    candidates = {s.target for s in top if isinstance(s.target, str) and made[s.target] == 1
+                  and _description(s.value) is not None}
+    candidates -= kept | set(adj.fn.params) | _control_reads(adj.forward) | _saved(adj.forward)
+    candidates -= {n for s in adj.forward if not isinstance(s, Assign) for n in assigned_names([s])}
+    for s in assigns(adj.forward):
+        if _description(s.value) is None:
+            candidates -= set(reads(s.value))
+    stand_in_for = adj.runtime.get("stand_in_for")
+    for raw in _raws(adj.forward):
+        if not (stand_in_for and re.match(rf"\w+ = {stand_in_for}\(", raw.code)):
+            candidates -= raw.reads
+    if not candidates:
+        return
+    shape_helpers = {adj.runtime[h]: i for h, i in _SHAPE_ARG.items() if h in adj.runtime}
+    read_before: set[str] = set()
+    for i, out in enumerate(adj.backward):
+        if isinstance(out, Block):
+            read_before |= {n for x in lines([out]) for n in x.reads}
+            continue
+        tree = ast.parse(out.code).body[0]
+        factor = _dead_factor(tree, candidates - read_before, {
+            n for later in adj.backward[i + 1:] for x in lines([later]) for n in x.reads})
+        if factor is not None:
+            g = tree.value.left if tree.value.right.id == factor else tree.value.right
+            code = f"{tree.target.id} += {adj.use('mul_into')}({g.id}, {factor})"
+            adj.backward[i] = Line(code, out.reads, out.group, out.source)
+            candidates.discard(factor)
+        read_before |= {n for n in out.reads if not _keeps_no_alias(tree, n, shape_helpers)}
+
+
+def _dead_factor(tree: ast.stmt, candidates: set[str], read_later: set[str]) -> str | None:
+    """The factor of ``d += g * a`` (all names) that may take the product: a candidate
+    read by nothing later."""
+    if not (isinstance(tree, ast.AugAssign) and isinstance(tree.op, ast.Add)
+            and isinstance(tree.target, ast.Name) and isinstance(tree.value, ast.BinOp)
+            and isinstance(tree.value.op, ast.Mult)
+            and isinstance(tree.value.left, ast.Name) and isinstance(tree.value.right, ast.Name)):
+        return None
+    names = (tree.value.right.id, tree.value.left.id)
+    if names[0] == names[1] or tree.target.id in names:
+        return None
+    return next((n for n in names if n in candidates and n not in read_later), None)
+
+
+def _keeps_no_alias(tree: ast.stmt, name: str, helpers: dict[str, int]) -> bool:
+    """Whether ``tree`` reads ``name`` in a way that leaves no name holding it or a view
+    of it: in arithmetic (``x = g * a``, ``x += g * a``: a new array), or as the
+    shape-giving argument of a helper (``x = unbroadcast(g, a)``, ``x += reduce_grad(g, a)``)."""
+    if isinstance(tree, ast.AugAssign) or isinstance(tree, ast.Assign) and len(tree.targets) == 1:
+        if isinstance(tree.value, (ast.BinOp, ast.UnaryOp)):
+            return True
+    if not (isinstance(tree, (ast.Assign, ast.AugAssign)) and isinstance(tree.value, ast.Call)
+            and isinstance(tree.value.func, ast.Name) and tree.value.func.id in helpers):
+        return False
+    at = helpers[tree.value.func.id]
+    call = tree.value
+    spots = [a for k, a in enumerate(call.args) if k != at] + [k.value for k in call.keywords]
+    shape_arg = call.args[at] if at < len(call.args) else None
+    return (isinstance(shape_arg, ast.Name) and shape_arg.id == name
+            and not any(isinstance(n, ast.Name) and n.id == name for a in spots for n in ast.walk(a)))
