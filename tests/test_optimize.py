@@ -14,7 +14,7 @@ import s2sad
 from s2sad import NonScalarOutputError, stop_gradient
 from s2sad.runtime import grad_like, mul_into, stand_in_for
 
-from gradcheck import assert_grad_matches
+from gradcheck import assert_grad_matches, make_function
 
 
 def forward_of(code: str) -> str:
@@ -276,3 +276,35 @@ def test_mul_into_leaves_an_overlapping_factor_intact():
     assert got is not dead
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(dead, np.arange(6.0).reshape(2, 3))
+
+
+def _exp_program(seed: int) -> str:
+    """A random straight-line function of x (4x5) whose values feed several later
+    statements: exponentials, products, sums over rows, and their broadcasts."""
+    rng = np.random.default_rng(seed)
+    names, lines = ["x"], []
+    for k in range(int(rng.integers(3, 8))):
+        a, b = (names[int(i)] for i in rng.integers(0, len(names), 2))
+        form = rng.choice(["np.exp(0.3 * {a})", "np.sin({a})", "{a} * {b}", "{a} + {b}",
+                           "{a} - np.sum({b}, axis=1, keepdims=True) * 0.2", "np.tanh({a}) * {b}",
+                           "np.log(1.0 + np.exp(0.2 * {a}))"])
+        lines.append(f"    v{k} = {form.format(a=a, b=b)}")
+        names.append(f"v{k}")
+    picked = sorted({names[int(i)] for i in rng.integers(1, len(names), 3)})
+    result = " + ".join(f"np.sum(np.log(np.sum(np.exp(0.2 * {n}), axis=1)))" if j % 2 else f"np.sum({n} * x)"
+                        for j, n in enumerate(picked))
+    return "def program(x):\n" + "\n".join(lines) + f"\n    return {result}\n"
+
+
+def test_random_programs_with_reused_arrays_match_finite_differences():
+    used = 0
+    for seed in range(300):
+        f = make_function(_exp_program(seed), {"np": np})
+        x, v = np.random.default_rng(seed).normal(size=(2, 4, 5))
+        assert_grad_matches(f, [x], wrt=0)
+        if "mul_into(" in s2sad.adjoint_source(f):
+            used += 1
+            gradient, eps = s2sad.grad(f), 1e-5
+            expected = (gradient(x + eps * v) - gradient(x - eps * v)) / (2 * eps)
+            np.testing.assert_allclose(s2sad.hvp(f)(x, v), expected, rtol=1e-5, atol=1e-7)
+    assert used >= 15  # the programs do exercise mul_into
