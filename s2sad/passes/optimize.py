@@ -525,19 +525,22 @@ def _reuse_dead_factors(adj: Adjoint, kept: set[str]) -> None:
         return
     shape_helpers = {adj.runtime[h]: i for h, i in _SHAPE_ARG.items() if h in adj.runtime}
     read_before: set[str] = set()
+    last_read = {n: i for i, out in enumerate(adj.backward) for x in lines([out]) for n in x.reads}
     for i, out in enumerate(adj.backward):
         if isinstance(out, Block):
             read_before |= {n for x in lines([out]) for n in x.reads}
             continue
+        touched = out.reads & candidates
+        if not touched:
+            continue
         tree = ast.parse(out.code).body[0]
-        factor = _dead_factor(tree, candidates - read_before, {
-            n for later in adj.backward[i + 1:] for x in lines([later]) for n in x.reads})
+        factor = _dead_factor(tree, candidates - read_before, {n for n in touched if last_read[n] > i})
         if factor is not None:
             g = tree.value.left if tree.value.right.id == factor else tree.value.right
             code = f"{tree.target.id} += {adj.use('mul_into')}({g.id}, {factor})"
             adj.backward[i] = Line(code, out.reads, out.group, out.source)
             candidates.discard(factor)
-        read_before |= {n for n in out.reads if not _keeps_no_alias(tree, n, shape_helpers)}
+        read_before |= {n for n in touched if not _keeps_no_alias(tree, n, shape_helpers)}
 
 
 def _dead_factor(tree: ast.stmt, candidates: set[str], read_later: set[str]) -> str | None:
