@@ -310,19 +310,22 @@ class Reverser:
             return op.name in self.scalars
         return _is_number(op.code)
 
-    def user_call(self, stmt: Assign, v: Call, g: str, out: list[Out]) -> None:
-        """``da, db = vjp_f(dy, a, b)``: the callee's own adjoint, for the active arguments."""
+    def user_call(self, stmt: Assign, v: Call, g: str | None, out: list[Out]) -> None:
+        """``da, db = vjp_f(dy, a, b)``: the callee's own adjoint, for the active arguments;
+        with no ``g``, ``da, db = grad_f(a, b)``, the callee's gradient, seeded by itself."""
         active = [(p, op.name) for p, op in v.args.items()
                   if isinstance(op, Var) and op.name in self.active and not p.startswith("*")]
         if not active:
             return
         try:
-            vjp = self.adj.callee(v.function, tuple(p for p, _ in active))
+            vjp = self.adj.callee(v.function, tuple(p for p, _ in active),
+                                  "vjp" if g is not None else "callee_grad")
         except S2SADError as exc:
             if exc.location is None:
                 exc.location = stmt.loc
             raise
-        call = v.node.with_changes(func=cst.Name(vjp), args=[cst.Arg(cst.Name(g)), *v.node.args])
+        seed = [cst.Arg(cst.Name(g))] if g is not None else []
+        call = v.node.with_changes(func=cst.Name(vjp), args=[*seed, *v.node.args])
         code = _EMPTY.code_for_node(call).strip()
         targets, adds = [], []
         for _, var in active:
@@ -333,7 +336,7 @@ class Reverser:
                 adds.append((var, temp))
             else:
                 targets.append(d)
-        reads = frozenset({g} | {n for op in v.args.values() for n in _reads(op)})
+        reads = frozenset({g} - {None} | {n for op in v.args.values() for n in _reads(op)})
         out.append(Line(f"{', '.join(targets)} = {code}", reads, stmt.loc.line,
                         stmt.loc.source_line.strip()))
         self.defined.update(t for t in targets if t not in {temp for _, temp in adds})
@@ -447,6 +450,22 @@ def _read_paths(outs: list[Out], path: Path, found: dict[str, list[Path]]) -> No
             for n in inner:
                 if n not in own:
                     found.setdefault(n, []).append(path)
+
+
+def _returned_call(fn: Function, stmts: list[Stmt], value: Operand, activity: Activity
+                   ) -> Assign | None:
+    """``value = f(...)``, the last statement, when ``value`` (active, and no parameter)
+    is what is returned, f is a Python function differentiated by its own adjoint, and
+    no other statement assigns ``value`` (so none can read it)."""
+    last = stmts[-1] if stmts else None
+    if not (isinstance(value, Var) and value.name in activity.active and isinstance(last, Assign)
+            and last.target == value.name and isinstance(last.value, Call)
+            and last.value.function is not None and last.value.rule is None
+            and last.value.problem is None):
+        return None
+    if value.name in fn.params or value.name in assigned_names(stmts[:-1]):
+        return None
+    return last
 
 
 def _reduced_operands(stmts: list[Stmt], name: str, scalars: set[str],
@@ -780,20 +799,28 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
              kind: str, activity: Activity) -> Adjoint:
     ret = fn.body[-1]
     assert isinstance(ret, Return)
-    name = f"{kind}_{fn.name}"
-    if kind == "vjp" and set(wrt) != set(fn.params):
+    name = f"{'grad' if kind == 'callee_grad' else kind}_{fn.name}"
+    if kind in ("vjp", "callee_grad") and set(wrt) != set(fn.params):
         name += "_wrt_" + "_".join(wrt)
     adj = Adjoint(fn, source, wrt, multiple, fn.fresh(name), fn.body[:-1],
                   ret.value, None, [], [], kind=kind)
     rev = Reverser(adj, activity)
     value = ret.value
-    if kind == "vjp":
+    returned_call = _returned_call(fn, adj.forward, value, activity) if kind in ("grad", "callee_grad") else None
+    head: list[Out] = []
+    if returned_call is not None:
+        # return f(...): f's own gradient, which seeds itself, instead of its value (the
+        # seed) and then its vjp (which would compute f's forward pass a second time)
+        adj.forward = adj.forward[:-1]
+        adj.value_needed = False
+        rev.user_call(returned_call, returned_call.value, None, head)
+    elif kind == "vjp":
         live = isinstance(value, Var) and value.name in activity.active
         adj.seed_param = rev.dname(value.name) if live else fn.fresh("g")
         rev.defined.add(adj.seed_param)
     elif isinstance(value, Var) and value.name in activity.active:
         reduced = _reduced_operands(fn.body[:-1], value.name, rev.scalars, activity.active)
-        if kind == "grad" and reduced:
+        if kind in ("grad", "callee_grad") and reduced:
             # a scalar by construction (full reductions, numbers, sizes): the seed needs no
             # value, so the code that only computes it is left out; what is reduced must
             # still be real (a complex constant could make the output complex)
@@ -805,7 +832,7 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
     else:
         code = _code(value)
         adj.seed = f"{adj.use('seed')}({code if is_atomic(code) else '(' + code + ')'})"
-    adj.backward = rev.block(adj.forward)
+    adj.backward = head + rev.block(adj.forward)
     views = _views(adj)
     for p in wrt:
         if p not in activity.active:
