@@ -89,7 +89,7 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
             in_progress.append(fn.__code__)
             try:
                 with warnings.catch_warnings():
-                    if kind in ("vjp", "callee_grad"):  # the caller decided what is active
+                    if kind.startswith(("vjp", "callee_")):  # the caller decided what is active
                         warnings.simplefilter("ignore", ZeroGradientWarning)
                     generated = run(State(fn, names, multiple, kind), show).generated
             finally:

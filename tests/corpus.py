@@ -1776,6 +1776,26 @@ def helper_called_several_times(a, y):
 
 
 @case((5,), (5,))
+def returns_a_helper_call(a, y):
+    pred = _sigmoid(a * 2.0)
+    return _mse(pred, y)
+
+
+@case((5,), (5,))
+def returns_a_helper_call_with_one_argument_twice(a, y):
+    return _weighted_dot(a, a, scale=np.sum(y))
+
+
+@case((4, 3), (3,))
+def returns_a_helper_returning_a_helper(X, w):
+    return _mse_of_sigmoid(X @ w, w[0])
+
+
+def _mse_of_sigmoid(z, target):
+    return _mse(_sigmoid(z), target)
+
+
+@case((5,), (5,))
 def helper_result_stopped(x, y):
     baseline = stop_gradient(_mse(x, y))
     return np.sum((x - y) ** 2) - baseline * np.sum(x)

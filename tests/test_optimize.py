@@ -340,6 +340,13 @@ def test_a_returned_call_runs_the_callees_forward_pass_once(capsys):
     capsys.readouterr()
     dx, dy = s2sad.grad(returns_a_call, wrt=(0, 1))(x, y)
     assert capsys.readouterr().out == "forward of loss_of\n"  # not a second time for the seed
+    value, (dx2, dy2) = s2sad.value_and_grad(returns_a_call, wrt=(0, 1))(x, y)
+    assert capsys.readouterr().out == "forward of loss_of\n"
+    assert "value, (dz, dy) = value_and_grad_loss_of(z, y)" in s2sad.value_and_grad(
+        returns_a_call, wrt=(0, 1)).__s2sad_source__
+    assert value == pytest.approx(np.sum(np.sin(2.0 * x) * y), rel=1e-12)
+    np.testing.assert_array_equal(dx2, dx)
+    np.testing.assert_array_equal(dy2, dy)
     np.testing.assert_allclose(dx, 2.0 * np.cos(2.0 * x) * y, rtol=1e-12)
     np.testing.assert_allclose(dy, np.sin(2.0 * x), rtol=1e-12)
     assert_grad_matches(returns_a_call, [x, y], wrt=(0, 1))

@@ -310,16 +310,18 @@ class Reverser:
             return op.name in self.scalars
         return _is_number(op.code)
 
-    def user_call(self, stmt: Assign, v: Call, g: str | None, out: list[Out]) -> None:
+    def user_call(self, stmt: Assign, v: Call, g: str | None, out: list[Out],
+                  value: str | None = None) -> None:
         """``da, db = vjp_f(dy, a, b)``: the callee's own adjoint, for the active arguments;
-        with no ``g``, ``da, db = grad_f(a, b)``, the callee's gradient, seeded by itself."""
+        with no ``g``, ``da, db = grad_f(a, b)``, the callee's gradient, seeded by itself (and
+        with ``value``, ``value, (da, db) = value_and_grad_f(a, b)``)."""
         active = [(p, op.name) for p, op in v.args.items()
                   if isinstance(op, Var) and op.name in self.active and not p.startswith("*")]
         if not active:
             return
         try:
-            vjp = self.adj.callee(v.function, tuple(p for p, _ in active),
-                                  "vjp" if g is not None else "callee_grad")
+            vjp = self.adj.callee(v.function, tuple(p for p, _ in active), "vjp" if g is not None
+                                  else "callee_value_and_grad" if value else "callee_grad")
         except S2SADError as exc:
             if exc.location is None:
                 exc.location = stmt.loc
@@ -337,8 +339,10 @@ class Reverser:
             else:
                 targets.append(d)
         reads = frozenset({g} - {None} | {n for op in v.args.values() for n in _reads(op)})
-        out.append(Line(f"{', '.join(targets)} = {code}", reads, stmt.loc.line,
-                        stmt.loc.source_line.strip()))
+        lhs = ", ".join(targets)
+        if value:
+            lhs = f"{value}, {lhs if len(targets) == 1 else '(' + lhs + ')'}"
+        out.append(Line(f"{lhs} = {code}", reads, stmt.loc.line, stmt.loc.source_line.strip()))
         self.defined.update(t for t in targets if t not in {temp for _, temp in adds})
         for var, temp in adds:
             self.contribute(var, temp, frozenset({temp}), stmt.loc, out)
@@ -799,21 +803,23 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
              kind: str, activity: Activity) -> Adjoint:
     ret = fn.body[-1]
     assert isinstance(ret, Return)
-    name = f"{'grad' if kind == 'callee_grad' else kind}_{fn.name}"
-    if kind in ("vjp", "callee_grad") and set(wrt) != set(fn.params):
+    name = f"{kind.removeprefix('callee_')}_{fn.name}"
+    if kind.startswith(("vjp", "callee_")) and set(wrt) != set(fn.params):
         name += "_wrt_" + "_".join(wrt)
     adj = Adjoint(fn, source, wrt, multiple, fn.fresh(name), fn.body[:-1],
                   ret.value, None, [], [], kind=kind)
     rev = Reverser(adj, activity)
     value = ret.value
-    returned_call = _returned_call(fn, adj.forward, value, activity) if kind in ("grad", "callee_grad") else None
+    returned_call = _returned_call(fn, adj.forward, value, activity) if kind != "vjp" else None
     head: list[Out] = []
     if returned_call is not None:
         # return f(...): f's own gradient, which seeds itself, instead of its value (the
         # seed) and then its vjp (which would compute f's forward pass a second time)
         adj.forward = adj.forward[:-1]
-        adj.value_needed = False
-        rev.user_call(returned_call, returned_call.value, None, head)
+        with_value = kind.endswith("value_and_grad")
+        adj.value_needed = with_value
+        rev.user_call(returned_call, returned_call.value, None, head,
+                      value=value.name if with_value else None)
     elif kind == "vjp":
         live = isinstance(value, Var) and value.name in activity.active
         adj.seed_param = rev.dname(value.name) if live else fn.fresh("g")
