@@ -300,3 +300,15 @@ def f(s0, s1):
     s0 *= 2.0 - 0.5
     return np.tanh(s1) + s1 + s0
 """, 0.3, 0.7)
+
+
+def test_a_call_repeated_after_a_loop_rebinds_its_argument_is_computed_again():
+    # found by the fuzzer (shrunk): the second np.reshape(x2, ...) took the first one's value,
+    # though the loop had rebound the parameter x2 in between
+    check("""
+def f(x1, x2):
+    a = np.reshape(x2, (6, 2))
+    for i in range(2):
+        x2 = np.tanh(x2 * 0.5)
+    return np.sum(np.reshape(x2, (6, 2)) @ x1) + np.sum(np.tanh(a))
+""", np.array([0.3, -0.7]), np.linspace(-1.0, 1.0, 12).reshape(3, 4))

@@ -108,7 +108,10 @@ def _share_repeated(adj: Adjoint) -> None:
     control flow and tapes alone (an opaque call such as ``np.random.shuffle(a)`` could)."""
     stmts = list(assigns(adj.forward))
     once = Counter(t for s in stmts for t in s.targets)
-    safe = {n for n in once if once[n] == 1} | set(adj.fn.params)
+    assigned = assigned_names(adj.forward)  # loop targets and phi copies included
+    loop_targets = {t for loop in _loops(adj.forward) for t in loop.targets}
+    safe = {n for n in once if once[n] == 1 and n not in adj.fn.params and n not in loop_targets}
+    safe |= set(adj.fn.params) - assigned  # a parameter a loop or a statement rebinds is not one value
     for s in stmts:
         v = s.value
         if isinstance(v, Call) and v.rule is not None and v.function is None and _numpy_level(v.rule.fun):
