@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence, Union
 import numpy as np
 
 from .errors import UnsupportedSyntaxError, WrtError, ZeroGradientWarning
+from .ir import CALLEE_KINDS
 from .passes.codegen import Generated, instantiate
 from .pipeline import State, run
 from .passes.source import read_source
@@ -89,7 +90,7 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
             in_progress.append(fn.__code__)
             try:
                 with warnings.catch_warnings():
-                    if kind.startswith(("vjp", "callee_")):  # the caller decided what is active
+                    if kind in CALLEE_KINDS:  # the caller decided what is active
                         warnings.simplefilter("ignore", ZeroGradientWarning)
                     generated = run(State(fn, names, multiple, kind), show).generated
             finally:

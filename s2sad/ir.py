@@ -16,6 +16,13 @@ from .errors import Location
 from .rules.registry import Rule
 
 
+#: What generated code calls for a caller, which decides what is active and checks the
+#: arguments: a vjp, or the gradient (and value) of a function whose result is returned.
+CALLEE_KINDS = frozenset({"vjp", "callee_grad", "callee_value_and_grad"})
+#: Adjoints that return the function's value with its gradient.
+VALUE_KINDS = frozenset({"value_and_grad", "callee_value_and_grad"})
+
+
 @dataclass(frozen=True)
 class Var:
     """A local variable (a parameter, a user variable or a temporary)."""

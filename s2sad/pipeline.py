@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .errors import S2SADError
-from .ir import Assign, Function, If, Loop, Opaque, Return, Var
+from .ir import CALLEE_KINDS, Assign, Function, If, Loop, Opaque, Return, Var
 from .passes import activity as activity_pass
 from .passes import codegen, forward, normalize, optimize, parse, resolve, reverse, source
 from .rules import REGISTRY
@@ -26,7 +26,7 @@ class State:
     fn: types.FunctionType
     wrt: tuple[str, ...]
     multiple: bool
-    kind: str  # "grad", "value_and_grad", "vjp", "jvp", or "callee_grad"/"callee_value_and_grad" (for a caller)
+    kind: str  # "grad", "value_and_grad", "jvp", or one of ir.CALLEE_KINDS
     source: source.FunctionSource | None = None
     parsed: parse.Parsed | None = None
     resolution: resolve.Resolution | None = None
@@ -100,7 +100,7 @@ PIPELINE: tuple[Pass, ...] = (
          lambda s: "\n".join(f"{f.name}: {f.kind} {f.value!r:.70}" for f in s.resolution.free.values())
          + f"\nlocals: {', '.join(sorted(s.resolution.locals))}\n"),
     Pass("normalize", lambda s: setattr(s, "ir", normalize.normalize(
-        s.parsed, s.resolution, REGISTRY, callee=s.kind in ("vjp", "jvp") or s.kind.startswith("callee_"))),
+        s.parsed, s.resolution, REGISTRY, callee=s.kind in CALLEE_KINDS or s.kind == "jvp")),
          _show_ir),
     Pass("activity", _run_activity, lambda s: _show_ir(s, annotate=True)),
     Pass("reverse", lambda s: setattr(s, "adjoint", reverse.generate(s.ir, s.source, s.wrt, s.multiple, s.kind, s.activity)),

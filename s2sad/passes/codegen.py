@@ -20,7 +20,7 @@ from typing import Any
 import libcst as cst
 
 from ..rules.registry import SETITEM, is_atomic
-from ..ir import Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var
+from ..ir import VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var
 from .reverse import Adjoint, Line, Out, runtime_object
 
 _EMPTY = cst.Module(body=[])
@@ -160,7 +160,7 @@ def render(adj: Adjoint, kind: str) -> tuple[str, str]:
         body += [f'{adj.use("check_wrt")}({p}, "{p}")' for p in adj.wrt]
     body += render_forward(adj.forward)
     value = _operand_code(adj.value)
-    if adj.value_copy and kind.endswith("value_and_grad"):
+    if adj.value_copy and kind in VALUE_KINDS:
         body.append(f"{adj.value_copy} = {value}")
         value = adj.value_copy
     if kind == "jvp":
@@ -179,7 +179,7 @@ def render(adj: Adjoint, kind: str) -> tuple[str, str]:
     else:
         grads = adj.results[0] if len(adj.results) == 1 and not adj.multiple else (
             "(" + ", ".join(adj.results) + ("," if len(adj.results) == 1 else "") + ")")
-    body.append(f"return {value}, {grads}" if kind.endswith("value_and_grad") else f"return {grads}")
+    body.append(f"return {value}, {grads}" if kind in VALUE_KINDS else f"return {grads}")
     function = render_function(fn, name, body, adj.seed_param)
     callees = "".join("\n\n" + vjp.__s2sad_source__ for vjp in adj.callees.values())
     return _header(adj, kind, function) + "\n\n" + function + callees, name

@@ -106,12 +106,11 @@ def _share_repeated(adj: Adjoint) -> None:
     shares one product while the backward pass still tells them apart.  Only values that
     nothing can change in place qualify: each read by NumPy rules, ``stop_gradient``, copies,
     control flow and tapes alone (an opaque call such as ``np.random.shuffle(a)`` could)."""
-    stmts = list(assigns(adj.forward))
-    once = Counter(t for s in stmts for t in s.targets)
-    assigned = assigned_names(adj.forward)  # loop targets and phi copies included
-    loop_targets = {t for loop in _loops(adj.forward) for t in loop.targets}
-    safe = {n for n in once if once[n] == 1 and n not in adj.fn.params and n not in loop_targets}
-    safe |= set(adj.fn.params) - assigned  # a parameter a loop or a statement rebinds is not one value
+    stmts = list(assigns(adj.forward))  # loop phi copies included
+    bound = Counter(t for s in stmts for t in s.targets)
+    bound.update(adj.fn.params)
+    bound.update(t for loop in _loops(adj.forward) for t in loop.targets)
+    safe = {n for n, times in bound.items() if times == 1}  # bound once: one value wherever read
     for s in stmts:
         v = s.value
         if isinstance(v, Call) and v.rule is not None and v.function is None and _numpy_level(v.rule.fun):
@@ -543,7 +542,8 @@ def _reuse_dead_factors(adj: Adjoint, kept: set[str]) -> None:
             code = f"{tree.target.id} += {adj.use('mul_into')}({g.id}, {factor})"
             adj.backward[i] = Line(code, out.reads, out.group, out.source)
             candidates.discard(factor)
-        read_before |= {n for n in touched if not _keeps_no_alias(tree, n, shape_helpers)}
+        spots = _shape_spots(out.code, shape_helpers)
+        read_before |= {n for n in touched if not _keeps_no_alias(tree, out.code, n, spots)}
 
 
 def _dead_factor(tree: ast.stmt, candidates: set[str], read_later: set[str]) -> str | None:
@@ -560,19 +560,11 @@ def _dead_factor(tree: ast.stmt, candidates: set[str], read_later: set[str]) -> 
     return next((n for n in names if n in candidates and n not in read_later), None)
 
 
-def _keeps_no_alias(tree: ast.stmt, name: str, helpers: dict[str, int]) -> bool:
-    """Whether ``tree`` reads ``name`` in a way that leaves no name holding it or a view
-    of it: in arithmetic (``x = g * a``, ``x += g * a``: a new array), or as the
-    shape-giving argument of a helper (``x = unbroadcast(g, a)``, ``x += reduce_grad(g, a)``)."""
+def _keeps_no_alias(tree: ast.stmt, code: str, name: str, spots: set[tuple[int, int]]) -> bool:
+    """Whether ``tree`` (the line ``code``) reads ``name`` in a way that leaves no name
+    holding it or a view of it: in arithmetic (``x = g * a``, ``x += g * a``: a new array),
+    or only where a helper wants a shape (``spots``, as :func:`_shape_spots` finds them)."""
     if isinstance(tree, ast.AugAssign) or isinstance(tree, ast.Assign) and len(tree.targets) == 1:
         if isinstance(tree.value, (ast.BinOp, ast.UnaryOp)):
             return True
-    if not (isinstance(tree, (ast.Assign, ast.AugAssign)) and isinstance(tree.value, ast.Call)
-            and isinstance(tree.value.func, ast.Name) and tree.value.func.id in helpers):
-        return False
-    at = helpers[tree.value.func.id]
-    call = tree.value
-    spots = [a for k, a in enumerate(call.args) if k != at] + [k.value for k in call.keywords]
-    shape_arg = call.args[at] if at < len(call.args) else None
-    return (isinstance(shape_arg, ast.Name) and shape_arg.id == name
-            and not any(isinstance(n, ast.Name) and n.id == name for a in spots for n in ast.walk(a)))
+    return all(m.span() in spots for m in _NAME.finditer(code) if m.group() == name)

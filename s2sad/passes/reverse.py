@@ -30,8 +30,8 @@ import numpy as np
 
 from .. import runtime as runtime_module
 from ..errors import S2SADError
-from ..ir import (Assign, Call, Const, Function, If, Loop, Opaque, Operand, Return, Stmt, Var,
-                  assigned_names, assigns)
+from ..ir import (CALLEE_KINDS, VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Opaque, Operand,
+                  Return, Stmt, Var, assigned_names, assigns)
 from ..rules.registry import USER_OBJECTS, is_atomic
 
 
@@ -804,7 +804,7 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
     ret = fn.body[-1]
     assert isinstance(ret, Return)
     name = f"{kind.removeprefix('callee_')}_{fn.name}"
-    if kind.startswith(("vjp", "callee_")) and set(wrt) != set(fn.params):
+    if kind in CALLEE_KINDS and set(wrt) != set(fn.params):
         name += "_wrt_" + "_".join(wrt)
     adj = Adjoint(fn, source, wrt, multiple, fn.fresh(name), fn.body[:-1],
                   ret.value, None, [], [], kind=kind)
@@ -816,7 +816,7 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
         # return f(...): f's own gradient, which seeds itself, instead of its value (the
         # seed) and then its vjp (which would compute f's forward pass a second time)
         adj.forward = adj.forward[:-1]
-        with_value = kind.endswith("value_and_grad")
+        with_value = kind in VALUE_KINDS
         adj.value_needed = with_value
         rev.user_call(returned_call, returned_call.value, None, head,
                       value=value.name if with_value else None)
