@@ -27,7 +27,11 @@ _bound: "weakref.WeakKeyDictionary[types.FunctionType, dict[tuple[Any, ...], Cal
 
 
 def _unwrap(f: Any) -> Any:
-    return f.__wrapped__ if isinstance(f, Differentiable) else f
+    f = f.__wrapped__ if isinstance(f, Differentiable) else f
+    replay = getattr(f, "__s2sad_replay__", None)
+    # generated code that keeps a callee's forward values for its backward pass, when it is
+    # differentiated itself, is read in its replayable form (each callee's vjp recomputes)
+    return replay() if replay is not None else f
 
 
 def _wrt_names(fn: types.FunctionType, wrt: Wrt) -> tuple[tuple[str, ...], bool]:
@@ -63,9 +67,12 @@ def _wrt_names(fn: types.FunctionType, wrt: Wrt) -> tuple[tuple[str, ...], bool]
     return tuple(names), multiple
 
 
-def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None = None) -> Callable[..., Any]:
+def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None = None,
+           split: bool = True) -> Callable[..., Any]:
+    """The generated ``kind`` of ``f``; ``split=False`` for code that will itself be
+    differentiated: a callee's vjp then recomputes the callee's forward pass."""
     fn = _unwrap(f)
-    fast = (tuple(wrt) if isinstance(wrt, list) else wrt, kind)
+    fast = (tuple(wrt) if isinstance(wrt, list) else wrt, kind, split)
     if show is None:
         try:
             return _bound[fn][fast]  # the cached call path: one dictionary lookup
@@ -74,7 +81,7 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
     if not isinstance(fn, types.FunctionType):
         read_source(fn)  # raises the appropriate SourceError
     names, multiple = _wrt_names(fn, wrt)
-    key = (names, multiple, kind)
+    key = (names, multiple, kind, split)
     in_progress = _compiling.__dict__.setdefault("codes", [])
     if fn.__code__ in in_progress:
         raise UnsupportedSyntaxError(
@@ -92,11 +99,13 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
                 with warnings.catch_warnings():
                     if kind in CALLEE_KINDS:  # the caller decided what is active
                         warnings.simplefilter("ignore", ZeroGradientWarning)
-                    generated = run(State(fn, names, multiple, kind), show).generated
+                    generated = run(State(fn, names, multiple, kind, split), show).generated
             finally:
                 in_progress.pop()
             _compiled[code_key] = generated
         out = instantiate(generated, fn)
+        if generated.splits:
+            out.__s2sad_replay__ = functools.partial(_build, fn, wrt, kind, None, False)
         cache = _bound.setdefault(fn, {})
         cache[key] = out
         try:

@@ -17,8 +17,9 @@ from .rules.registry import Rule
 
 
 #: What generated code calls for a caller, which decides what is active and checks the
-#: arguments: a vjp, or the gradient (and value) of a function whose result is returned.
-CALLEE_KINDS = frozenset({"vjp", "callee_grad", "callee_value_and_grad"})
+#: arguments: a vjp, a forward/backward pair ("split": the forward pass also returns what
+#: the backward pass reads), or the gradient (and value) of a function whose result is returned.
+CALLEE_KINDS = frozenset({"vjp", "split", "callee_grad", "callee_value_and_grad"})
 #: Adjoints that return the function's value with its gradient.
 VALUE_KINDS = frozenset({"value_and_grad", "callee_value_and_grad"})
 

@@ -27,6 +27,7 @@ class State:
     wrt: tuple[str, ...]
     multiple: bool
     kind: str  # "grad", "value_and_grad", "jvp", or one of ir.CALLEE_KINDS
+    split: bool = True  # a callee's forward values kept for its backward pass (not replayed)
     source: source.FunctionSource | None = None
     parsed: parse.Parsed | None = None
     resolution: resolve.Resolution | None = None
@@ -103,7 +104,7 @@ PIPELINE: tuple[Pass, ...] = (
         s.parsed, s.resolution, REGISTRY, callee=s.kind in CALLEE_KINDS or s.kind == "jvp")),
          _show_ir),
     Pass("activity", _run_activity, lambda s: _show_ir(s, annotate=True)),
-    Pass("reverse", lambda s: setattr(s, "adjoint", reverse.generate(s.ir, s.source, s.wrt, s.multiple, s.kind, s.activity)),
+    Pass("reverse", lambda s: setattr(s, "adjoint", reverse.generate(s.ir, s.source, s.wrt, s.multiple, s.kind, s.activity, s.split)),
          lambda s: codegen.render(s.adjoint, s.kind)[0]),
     Pass("optimize", lambda s: setattr(s, "adjoint", optimize.optimize(s.adjoint)),
          lambda s: codegen.render(s.adjoint, s.kind)[0]),

@@ -95,12 +95,15 @@ class Adjoint:
     callees: dict[str, Any] = field(default_factory=dict)  # name -> generated vjp of a callee
     kind: str = "grad"
     value_needed: bool = True  # whether the seed reads the output's value
+    split: bool = True  # callees called mid-expression keep their forward values (kind "split")
+    backward_name: str | None = None  # kind "split": the closure that runs the backward pass
+    split_calls: dict[int, tuple[Assign, str]] = field(default_factory=dict)  # id -> (call, closure)
 
     def callee(self, function: Any, wrt: tuple[str, ...], kind: str = "vjp") -> str:
-        """The name under which this code calls the vjp (or jvp) of ``function``."""
+        """The name under which this code calls the vjp (or jvp, ...) of ``function``."""
         from ..api import _build
 
-        vjp = _build(function, wrt if len(wrt) > 1 else wrt[0], kind)
+        vjp = _build(function, wrt if len(wrt) > 1 else wrt[0], kind, split=self.split)
         for name, known in self.callees.items():
             if known is vjp:
                 return name
@@ -319,16 +322,25 @@ class Reverser:
                   if isinstance(op, Var) and op.name in self.active and not p.startswith("*")]
         if not active:
             return
+        split = g is not None and self.adj.split
         try:
-            vjp = self.adj.callee(v.function, tuple(p for p, _ in active), "vjp" if g is not None
+            vjp = self.adj.callee(v.function, tuple(p for p, _ in active),
+                                  "split" if split else "vjp" if g is not None
                                   else "callee_value_and_grad" if value else "callee_grad")
         except S2SADError as exc:
             if exc.location is None:
                 exc.location = stmt.loc
             raise
-        seed = [cst.Arg(cst.Name(g))] if g is not None else []
-        call = v.node.with_changes(func=cst.Name(vjp), args=[*seed, *v.node.args])
-        code = _EMPTY.code_for_node(call).strip()
+        if split:
+            # the forward pass calls forward_f, which also returns its backward pass
+            saved = self.adj.split_calls.get(id(stmt), (None, None))[1] or self.fn.fresh(
+                f"{stmt.target}_backward")
+            self.adj.split_calls[id(stmt)] = (stmt, saved)
+            v.node = v.node.with_changes(func=cst.Name(vjp))
+            code = f"{saved}({g})"
+        else:
+            seed = [cst.Arg(cst.Name(g))] if g is not None else []
+            code = _EMPTY.code_for_node(v.node.with_changes(func=cst.Name(vjp), args=[*seed, *v.node.args])).strip()
         targets, adds = [], []
         for _, var in active:
             d = self.dname(var)
@@ -338,7 +350,8 @@ class Reverser:
                 adds.append((var, temp))
             else:
                 targets.append(d)
-        reads = frozenset({g} - {None} | {n for op in v.args.values() for n in _reads(op)})
+        reads = frozenset({g, saved} if split else
+                          {g} - {None} | {n for op in v.args.values() for n in _reads(op)})
         lhs = ", ".join(targets)
         if value:
             lhs = f"{value}, {lhs if len(targets) == 1 else '(' + lhs + ')'}"
@@ -709,11 +722,12 @@ def _views(adj: Adjoint) -> set[str]:
     """Adjoints that may hold a read-only view when the function returns.
 
     A helper in ``_VIEWS`` makes one; arithmetic, the helpers in ``_FRESH`` and
-    generated vjps (whose results are owned) make new arrays; any other call
+    generated vjps and backward closures (whose results are owned) make new arrays; any other call
     may pass on a view it gets as an argument.  Flow-insensitive.
     """
     views = {adj.runtime.get(n, n) for n in _VIEWS}
-    fresh = {adj.runtime.get(n, n) for n in _FRESH} | set(adj.callees)
+    fresh = {adj.runtime.get(n, n) for n in _FRESH} | set(adj.callees) | {
+        closure for _, closure in adj.split_calls.values()}
     found: set[str] = set()
 
     def view(node: ast.expr) -> bool:
@@ -800,17 +814,19 @@ def _path_of(stmts: list[Stmt], target: If, path: Path = ()) -> Path:
 
 
 def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multiple: bool,
-             kind: str, activity: Activity) -> Adjoint:
+             kind: str, activity: Activity, split: bool = True) -> Adjoint:
     ret = fn.body[-1]
     assert isinstance(ret, Return)
-    name = f"{kind.removeprefix('callee_')}_{fn.name}"
-    if kind in CALLEE_KINDS and set(wrt) != set(fn.params):
-        name += "_wrt_" + "_".join(wrt)
-    adj = Adjoint(fn, source, wrt, multiple, fn.fresh(name), fn.body[:-1],
-                  ret.value, None, [], [], kind=kind)
+    suffix = "_wrt_" + "_".join(wrt) if kind in CALLEE_KINDS and set(wrt) != set(fn.params) else ""
+    prefix = "forward" if kind == "split" else kind.removeprefix("callee_")
+    adj = Adjoint(fn, source, wrt, multiple, fn.fresh(f"{prefix}_{fn.name}{suffix}"), fn.body[:-1],
+                  ret.value, None, [], [], kind=kind, split=split)
+    if kind == "split":
+        adj.backward_name = fn.fresh("backward")
     rev = Reverser(adj, activity)
     value = ret.value
-    returned_call = _returned_call(fn, adj.forward, value, activity) if kind != "vjp" else None
+    returned_call = (_returned_call(fn, adj.forward, value, activity)
+                     if kind not in ("vjp", "split") else None)
     head: list[Out] = []
     if returned_call is not None:
         # return f(...): f's own gradient, which seeds itself, instead of its value (the
@@ -820,7 +836,7 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
         adj.value_needed = with_value
         rev.user_call(returned_call, returned_call.value, None, head,
                       value=value.name if with_value else None)
-    elif kind == "vjp":
+    elif kind in ("vjp", "split"):
         live = isinstance(value, Var) and value.name in activity.active
         adj.seed_param = rev.dname(value.name) if live else fn.fresh("g")
         rev.defined.add(adj.seed_param)
@@ -839,6 +855,8 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
         code = _code(value)
         adj.seed = f"{adj.use('seed')}({code if is_atomic(code) else '(' + code + ')'})"
     adj.backward = head + rev.block(adj.forward)
+    for stmt, saved in adj.split_calls.values():
+        stmt.target = (stmt.target, saved)
     views = _views(adj)
     for p in wrt:
         if p not in activity.active:
