@@ -153,14 +153,21 @@ def vjp(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
     """Reverse mode for any output: ``vjp(f)(*args) -> (f(*args), pullback)``.
 
     ``pullback(cotangent)`` (a cotangent shaped like the output) returns the
-    gradient(s) of ``<cotangent, f(*args)>`` with respect to ``wrt``.
+    gradient(s) of ``<cotangent, f(*args)>`` with respect to ``wrt``.  The forward
+    pass runs once, keeping what the first pullback reads; a later call recomputes it.
     """
-    fn = _unwrap(f)
-    generated = _build(f, wrt, "vjp")
+    forward = _build(f, wrt, "split")
 
     def vjp_call(*args: Any, **kwargs: Any) -> tuple[Any, Callable[[Any], Any]]:
-        value = fn(*args, **kwargs)
-        return value, lambda cotangent: generated(cotangent, *args, **kwargs)
+        value, backward = forward(*args, **kwargs)
+        fresh = [backward]  # runs once: its backward pass consumes what it kept
+
+        def pullback(cotangent: Any) -> Any:
+            if fresh:
+                return fresh.pop()(cotangent)
+            return _build(f, wrt, "vjp")(cotangent, *args, **kwargs)
+
+        return value, pullback
 
     return vjp_call
 

@@ -124,6 +124,29 @@ def test_vjp_pullback_and_dot_product_test():
     np.testing.assert_allclose(pullback(u), pullback(u))  # a pullback can be called again
 
 
+def looped_map(x, n):
+    print("looped_map")
+    h = x
+    for _ in range(n):
+        h = np.tanh(h) * 1.5
+    return h * h
+
+
+def test_vjp_runs_the_forward_pass_once_and_its_pullback_can_be_reused(capsys):
+    x = rng.normal(size=3)
+    value, pullback = vjp(looped_map)(x, 3)
+    assert capsys.readouterr().out == "looped_map\n"
+    np.testing.assert_allclose(value, looped_map(x, 3), rtol=1e-15)
+    capsys.readouterr()
+    u, v = rng.normal(size=3), rng.normal(size=3)
+    first = pullback(u)
+    assert capsys.readouterr().out == ""  # the kept values, not a second forward pass
+    _, Jv = jvp(looped_map)(x, 3, v)
+    assert np.dot(Jv, u) == pytest.approx(np.dot(v, first), rel=1e-12)
+    np.testing.assert_allclose(pullback(u), first, rtol=1e-15)  # the tape was consumed: recomputed
+    np.testing.assert_allclose(pullback(2.0 * u), 2.0 * first, rtol=1e-14)
+
+
 def scalar_fn(x):
     return np.sin(x) * x ** 2 + np.exp(-x)
 
