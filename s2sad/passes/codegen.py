@@ -180,11 +180,17 @@ def render(adj: Adjoint, kind: str) -> tuple[str, str]:
         # caller gets arrays it can update independently
         grads = f"{adj.use('distinct')}({', '.join(adj.results)})"
     else:
-        grads = adj.results[0] if len(adj.results) == 1 and not adj.multiple else (
-            "(" + ", ".join(adj.results) + ("," if len(adj.results) == 1 else "") + ")")
+        grads = _returned_grads(adj)
     body.append(f"return {value}, {grads}" if kind in VALUE_KINDS else f"return {grads}")
     function = render_function(fn, name, body, adj.seed_param)
     return _header(adj, kind, function) + "\n\n" + function + _callees(adj), name
+
+
+def _returned_grads(adj: Adjoint) -> str:
+    """The gradient, or a tuple of them when ``wrt`` was a tuple."""
+    if len(adj.results) == 1 and not adj.multiple:
+        return adj.results[0]
+    return "(" + ", ".join(adj.results) + ("," if len(adj.results) == 1 else "") + ")"
 
 
 def _callees(adj: Adjoint) -> str:
@@ -196,8 +202,7 @@ def _render_split(adj: Adjoint, forward: list[str], value: str) -> tuple[str, st
     values that runs the backward pass once: ``backward(g) -> gradients``."""
     backward = render_backward(adj.backward)
     rebound = set(_stores("\n".join(backward))) & ({*adj.fn.params, *_stores("\n".join(forward))})
-    grads = adj.results[0] if len(adj.results) == 1 and not adj.multiple else (
-        "(" + ", ".join(adj.results) + ("," if len(adj.results) == 1 else "") + ")")
+    grads = _returned_grads(adj)
     inner = [f"nonlocal {', '.join(sorted(rebound))}"] if rebound else []
     body = [*forward, *([""] if forward else []), f"def {adj.backward_name}({adj.seed_param}):",
             *_indent([*inner, *backward, f"return {grads}"]), "", f"return {value}, {adj.backward_name}"]
