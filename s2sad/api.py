@@ -27,11 +27,7 @@ _bound: "weakref.WeakKeyDictionary[types.FunctionType, dict[tuple[Any, ...], Cal
 
 
 def _unwrap(f: Any) -> Any:
-    f = f.__wrapped__ if isinstance(f, Differentiable) else f
-    replay = getattr(f, "__s2sad_replay__", None)
-    # generated code that keeps a callee's forward values for its backward pass, when it is
-    # differentiated itself, is read in its replayable form (each callee's vjp recomputes)
-    return replay() if replay is not None else f
+    return f.__wrapped__ if isinstance(f, Differentiable) else f
 
 
 def _wrt_names(fn: types.FunctionType, wrt: Wrt) -> tuple[tuple[str, ...], bool]:
@@ -78,6 +74,11 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
             return _bound[fn][fast]  # the cached call path: one dictionary lookup
         except (KeyError, TypeError):
             pass
+    replay = getattr(fn, "__s2sad_replay__", None)
+    if replay is not None:
+        # generated code that keeps a callee's forward values for its backward pass, when it
+        # is differentiated itself, is read in its replayable form (each callee's vjp recomputes)
+        return _build(replay(), wrt, kind, show, split)
     if not isinstance(fn, types.FunctionType):
         read_source(fn)  # raises the appropriate SourceError
     names, multiple = _wrt_names(fn, wrt)

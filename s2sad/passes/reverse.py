@@ -97,7 +97,7 @@ class Adjoint:
     value_needed: bool = True  # whether the seed reads the output's value
     split: bool = True  # callees called mid-expression keep their forward values (kind "split")
     backward_name: str | None = None  # kind "split": the closure that runs the backward pass
-    split_calls: dict[int, tuple[Assign, str]] = field(default_factory=dict)  # id -> (call, closure)
+    split_calls: list[tuple[Assign, str]] = field(default_factory=list)  # (call, its closure's name)
 
     def callee(self, function: Any, wrt: tuple[str, ...], kind: str = "vjp") -> str:
         """The name under which this code calls the vjp (or jvp, ...) of ``function``."""
@@ -333,9 +333,8 @@ class Reverser:
             raise
         if split:
             # the forward pass calls forward_f, which also returns its backward pass
-            saved = self.adj.split_calls.get(id(stmt), (None, None))[1] or self.fn.fresh(
-                f"{stmt.target}_backward")
-            self.adj.split_calls[id(stmt)] = (stmt, saved)
+            saved = self.fn.fresh(f"{stmt.target}_backward")
+            self.adj.split_calls.append((stmt, saved))
             v.node = v.node.with_changes(func=cst.Name(vjp))
             code = f"{saved}({g})"
         else:
@@ -727,7 +726,7 @@ def _views(adj: Adjoint) -> set[str]:
     """
     views = {adj.runtime.get(n, n) for n in _VIEWS}
     fresh = {adj.runtime.get(n, n) for n in _FRESH} | set(adj.callees) | {
-        closure for _, closure in adj.split_calls.values()}
+        closure for _, closure in adj.split_calls}
     found: set[str] = set()
 
     def view(node: ast.expr) -> bool:
@@ -825,8 +824,8 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
         adj.backward_name = fn.fresh("backward")
     rev = Reverser(adj, activity)
     value = ret.value
-    returned_call = (_returned_call(fn, adj.forward, value, activity)
-                     if kind not in ("vjp", "split") else None)
+    seeded = kind in ("vjp", "split")  # the caller passes the output's gradient
+    returned_call = None if seeded else _returned_call(fn, adj.forward, value, activity)
     head: list[Out] = []
     if returned_call is not None:
         # return f(...): f's own gradient, which seeds itself, instead of its value (the
@@ -836,7 +835,7 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
         adj.value_needed = with_value
         rev.user_call(returned_call, returned_call.value, None, head,
                       value=value.name if with_value else None)
-    elif kind in ("vjp", "split"):
+    elif seeded:
         live = isinstance(value, Var) and value.name in activity.active
         adj.seed_param = rev.dname(value.name) if live else fn.fresh("g")
         rev.defined.add(adj.seed_param)
@@ -855,7 +854,7 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
         code = _code(value)
         adj.seed = f"{adj.use('seed')}({code if is_atomic(code) else '(' + code + ')'})"
     adj.backward = head + rev.block(adj.forward)
-    for stmt, saved in adj.split_calls.values():
+    for stmt, saved in adj.split_calls:
         stmt.target = (stmt.target, saved)
     views = _views(adj)
     for p in wrt:
