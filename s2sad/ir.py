@@ -72,6 +72,7 @@ class Opaque:
     node: cst.BaseExpression
     reads: tuple[str, ...]
     kind: str
+    copy_of: str | None = None  # x, for exactly ``stop_gradient(x)``: the same array at run time
 
 
 @dataclass

@@ -743,7 +743,7 @@ class Normalizer:
             return self.emit_operand(Const(self.parsed.code(_strip_parens(node)).strip()), target)
         kind = self.inactive_kind(node)
         if kind is not None:
-            opaque = Opaque(self.rename(_strip_parens(node)), reads, kind)
+            opaque = Opaque(self.rename(_strip_parens(node)), reads, kind, self.stopped_copy(node))
             result = self.emit(opaque, target, self.hint(node) if target is None else hint, node)
             if kind == "stopped" and _may_alias(node, self.res):  # stop_gradient(b) is b itself
                 self.share(result.name, reads)
@@ -1062,6 +1062,16 @@ class Normalizer:
             return self.inactive_kind(node.value)
         if isinstance(node, cst.BinaryOperation):
             return self.combined_kind([node.left, node.right])
+        return None
+
+    def stopped_copy(self, node: cst.BaseExpression) -> str | None:
+        """The local variable ``x`` (its current version) if ``node`` is exactly ``stop_gradient(x)``."""
+        node = _strip_parens(node)
+        if (isinstance(node, cst.Call) and self.res.object(node.func) is runtime.stop_gradient
+                and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star):
+            arg = _strip_parens(node.args[0].value)
+            if isinstance(arg, cst.Name) and self.local_reads(arg):
+                return self.version.get(arg.value, arg.value)
         return None
 
     def combined_kind(self, nodes: list[cst.BaseExpression]) -> str | None:

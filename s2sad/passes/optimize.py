@@ -115,7 +115,7 @@ def _share_repeated(adj: Adjoint) -> None:
         v = s.value
         if isinstance(v, Call) and v.rule is not None and v.function is None and _numpy_level(v.rule.fun):
             continue
-        if isinstance(v, Var) or isinstance(v, Opaque) and _stopped_name(v, adj) is not None:
+        if isinstance(v, Var) or isinstance(v, Opaque) and v.copy_of is not None:
             continue
         safe -= set(reads(v))
     same: dict[str, str] = {}  # name -> the name whose value it certainly is
@@ -124,7 +124,7 @@ def _share_repeated(adj: Adjoint) -> None:
         if not isinstance(s, Assign) or not isinstance(s.target, str) or s.target not in safe:
             continue
         v = s.value
-        copied = v.name if isinstance(v, Var) else _stopped_name(v, adj) if isinstance(v, Opaque) else None
+        copied = v.name if isinstance(v, Var) else v.copy_of if isinstance(v, Opaque) else None
         if copied in safe:
             same[s.target] = same.get(copied, copied)
         elif (isinstance(v, Call) and v.rule is not None and v.function is None
@@ -138,25 +138,6 @@ def _share_repeated(adj: Adjoint) -> None:
                 same[s.target] = same.get(seen[key], seen[key])
             else:
                 seen[key] = s.target
-
-
-def _stopped_name(v: Opaque, adj: Adjoint) -> str | None:
-    """The variable ``x`` if ``v`` is exactly ``stop_gradient(x)``."""
-    node = v.node
-    if (v.kind != "stopped" or not isinstance(node, cst.Call) or len(node.args) != 1
-            or node.args[0].keyword is not None or node.args[0].star
-            or not isinstance(node.args[0].value, cst.Name)):
-        return None
-    func, path = node.func, []
-    while isinstance(func, cst.Attribute):
-        path.append(func.attr.value)
-        func = func.value
-    if not isinstance(func, cst.Name):
-        return None
-    obj = adj.fn.free.get(func.value)
-    for attr in reversed(path):
-        obj = getattr(obj, attr, None)
-    return node.args[0].value.value if obj is runtime_module.stop_gradient else None
 
 
 def _numpy_level(fun: object) -> bool:
