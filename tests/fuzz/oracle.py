@@ -11,8 +11,10 @@
 ``invalid``
     the oracle is unusable for the program: a non-finite or overflowing value, a perturbed
     input that changes the control flow taken (the sequence of executed lines) or the number
-    of ``stop_gradient`` calls, or finite differences that disagree between step sizes (the
-    point is at or near a kink).  ``bad program`` (the program itself raised) is a generator bug.
+    of ``stop_gradient`` calls, finite differences that disagree between step sizes (the
+    point is at or near a kink), or, for a mismatch, finite differences that jump when the
+    frozen ``stop_gradient`` values move by ``SHIFT`` (a live value ties with a frozen one, as
+    in ``np.maximum(stop_gradient(x), x)``, where any tie convention is as good as another).  ``bad program`` (the program itself raised) is a generator bug.
 ``wrong``
     a gradient that does not match reliable finite differences, a gradient of the wrong shape
     or dtype, a changed input, an internal compiler error, or any other exception from s2sad
@@ -45,6 +47,8 @@ ATOL = 1e-6
 H1 = 1e-5  # the step of the finite differences compared against
 H2 = 1e-6  # a second step: kinks and instability show as disagreement
 EPS = np.finfo(float).eps
+SHIFT = 1e-5  # how far the tie check moves the frozen stop_gradient values, each way
+H3 = 1e-7  # the tie check's step: well inside SHIFT
 
 _counter = itertools.count()
 
@@ -87,6 +91,7 @@ class StopGradient:
         self.recorded: list[Any] | None = None
         self.values: list[Any] = []
         self.calls = 0
+        self.shift = 0.0  # added to replayed floats (the tie check)
 
     def record(self) -> None:
         self.recorded, self.values, self.calls = None, [], 0
@@ -102,6 +107,8 @@ class StopGradient:
             raise Unusable("stop_gradient called more often than at the unperturbed point")
         value = self.recorded[self.calls]
         self.calls += 1
+        if self.shift and (isinstance(value, float) or isinstance(value, np.ndarray) and value.dtype.kind == "f"):
+            return value + self.shift
         return copy.deepcopy(value)
 
 
@@ -232,6 +239,9 @@ def _check(program: Program, s2sad_grad: Callable[..., Any] | None) -> Outcome:
                     unusable.append("finite differences disagree between step sizes")
                     continue
                 got = float(np.asarray(g)[index] if index is not None else g)
+                if not abs(got - c1) <= tol and n_sg and _ties_frozen_value(moved, sg, tol, f0):
+                    unusable.append("a live value ties with a frozen stop_gradient value")
+                    continue
                 if not abs(got - c1) <= tol:
                     where = f"{program.args[k].name}{list(index) if index is not None else ''}"
                     mismatches.append(f"d/d{where}: s2sad {got!r}, finite differences {c1!r}")
@@ -246,6 +256,24 @@ def _check(program: Program, s2sad_grad: Callable[..., Any] | None) -> Outcome:
         return out
     finally:
         forget(filename)
+
+
+def _ties_frozen_value(moved: Callable[[float], float], sg: StopGradient, tol: float, f0: float) -> bool:
+    """Whether the derivative jumps when the frozen stop_gradient values move by -SHIFT and
+    +SHIFT: smooth functions change by about SHIFT times a second derivative, a tie by a
+    whole term of the gradient.  False if the moved values change the control flow taken:
+    the mismatch then stands."""
+    slopes = []
+    try:
+        for shift in (-SHIFT, SHIFT):
+            sg.shift = shift
+            slopes.append((moved(H3) - moved(-H3)) / (2 * H3))
+    except Unusable:
+        return False
+    finally:
+        sg.shift = 0.0
+    noise = 64 * EPS * max(abs(f0), 1.0) / H3
+    return abs(slopes[0] - slopes[1]) > tol + 2 * noise
 
 
 def run_s2sad(program: Program, args: list[Any], s2sad_grad: Callable[..., Any] | None
