@@ -312,3 +312,26 @@ def f(x1, x2):
         x2 = np.tanh(x2 * 0.5)
     return np.sum(np.reshape(x2, (6, 2)) @ x1) + np.sum(np.tanh(a))
 """, np.array([0.3, -0.7]), np.linspace(-1.0, 1.0, 12).reshape(3, 4))
+
+
+def test_a_value_saved_for_both_branches_is_bound_when_the_first_iteration_returns():
+    # found by the fuzzer (10,000 programs, seed 5; shrunk by hand): the loop saved v, which
+    # both branches assign before reassigning it, once per iteration at the body's end; an
+    # iteration that returned before either assignment pushed an unbound v (UnboundLocalError
+    # in the generated code)
+    source = """
+def f(x, bound):
+    for i in range(3):
+        if i < 5:
+            if np.sum(x) > bound:
+                return np.sum(x ** 2)
+            v = x * 2.0
+            v = np.sin(v)
+        else:
+            v = x * 3.0
+            v = np.cos(v)
+        x = x * v
+    return np.sum(x)
+"""
+    check(source, X, -100.0)  # returns in the first iteration
+    check(source, X, 100.0)  # never returns

@@ -787,6 +787,12 @@ def _finish_loops(adj: Adjoint) -> None:
             else:
                 continue
             saves.setdefault(where, []).append(name)
+        for where, names in saves.items():
+            # a name some paths through its block leave unbound is None on those (the push
+            # at the block's end reads it; the reversed block reads it only where it was bound)
+            stmts = _block_at(loop.body, where)
+            bound = _surely_bound(stmts) | carried | set(loop.targets)
+            stmts[:0] = [Assign(n, Const("None"), loop.loc, temporary=True) for n in names if n not in bound]
         loop.saved = tuple(saves.get((), ()))
         for branch in _ifs_in(loop.body):
             branch.saves = (tuple(saves.get(_path_of(loop.body, branch) + ((id(branch), 0),), ())),
@@ -798,6 +804,27 @@ def _finish_loops(adj: Adjoint) -> None:
             loop.tape = None
         for branch in _ifs_in(loop.body):
             branch.tape = loop.tape
+
+
+def _block_at(stmts: list[Stmt], path: Path) -> list[Stmt]:
+    """The statements of the branch at ``path`` in a loop body."""
+    for if_id, side in path:
+        branch = next(s for s in stmts if isinstance(s, If) and id(s) == if_id)
+        stmts = branch.orelse if side else branch.body
+    return stmts
+
+
+def _surely_bound(stmts: list[Stmt]) -> set[str]:
+    """Names that every path through ``stmts`` assigns (a nested loop may run no iteration)."""
+    bound: set[str] = set()
+    for s in stmts:
+        if isinstance(s, Assign):
+            bound.update(s.targets)
+        elif isinstance(s, If):
+            bound |= _surely_bound(s.body) & _surely_bound(s.orelse)
+        elif isinstance(s, Loop):
+            bound.update(n for n in (s.tape, s.counter) if n)
+    return bound
 
 
 def _path_of(stmts: list[Stmt], target: If, path: Path = ()) -> Path:
