@@ -21,6 +21,7 @@ import ast
 import builtins
 import functools
 import operator
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Union
 
@@ -163,6 +164,11 @@ class Reverser:
         self.shapes = _shape_classes(adj.forward, adj.fn.params, self.scalars)
         self.bound: dict[int, frozenset[str]] = {}
         _bound_before(adj.forward, set(adj.fn.params), self.bound)
+        self.once = {t for t, times in Counter(t for s in assigns(adj.forward) for t in s.targets).items()
+                     if times == 1}
+        # in a loop body, adjoints defined as exactly ``unbroadcast(e, y)`` (e an adjoint's
+        # name): their line, and e
+        self.reduced: dict[str, tuple[Line, str]] = {}
 
     def dname(self, var: str) -> str:
         if var not in self.names:
@@ -177,6 +183,7 @@ class Reverser:
         code owns take the contribution in place, without a zero array per read.
         """
         d = self.dname(var)
+        self.reduced.pop(d, None)
         owned = d in self.owned
         line = None
         if d in self.defined:
@@ -208,6 +215,7 @@ class Reverser:
 
     def zero(self, var: str, loc: object) -> Line:
         d = self.dname(var)
+        self.reduced.pop(d, None)
         self.defined.add(d)
         self.owned.add(d)
         return Line(f"{d} = {self.adj.use('zeros_grad')}({var})", frozenset({var}), loc.line,
@@ -255,27 +263,43 @@ class Reverser:
         if converts:  # dtype=...: to an integer dtype, an error rather than a gradient
             values["g"] = f"{self.adj.use('cast_grad')}({g}, {stmt.target}, {stmt.target})"
         aliases: list[str] = []  # adjoints this statement sets to g itself
-        for p, op in v.args.items():
-            template = v.rule.vjps.get(p)
-            if template is None or not isinstance(op, Var) or op.name not in self.active:
-                continue
+        differentiated = [p for p, op in v.args.items() if p in v.rule.vjps and isinstance(op, Var)
+                          and op.name in self.active]
+        chained = self.reduced.pop(g, None)
+        if chained is not None and (len(differentiated) != 1 or converts
+                                    or not any(x is chained[0] for x in out)):
+            chained = None
+        for p in differentiated:
+            op, template = v.args[p], v.rule.vjps[p]
             code = simplify(template.render(values, {n: self.adj.use(n) for n in template.runtime}))
             reads = {g if h == "g" else stmt.target if h == "ans" else None for h in template.holes}
             if converts:
                 reads.add(stmt.target)
             reads |= {n for h in template.holes if h in v.args for n in _reads(v.args[h])}
+            reduced_from = None
             if p in v.rule.broadcast and not all(
                     self.is_scalar(v.args[q]) for q in v.rule.broadcast if q != p and q in v.args
             ) and not self.same_shape(op.name, stmt.target):
                 negated = code.startswith("-") and code[1:].isidentifier()
-                code = f"{self.adj.use('unbroadcast')}({code[1:] if negated else code}, {op.name})"
+                reduced_from = code[1:] if negated else code
+                if chained is not None and reduced_from == g:
+                    # g = unbroadcast(e, ans), and op broadcasts to ans's shape: reduce e to
+                    # op's shape at once (one call and one saved shape less per iteration)
+                    out[:] = [x for x in out if x is not chained[0]]
+                    reduced_from = chained[1]
+                    reads = {reduced_from}
+                code = f"{self.adj.use('unbroadcast')}({reduced_from}, {op.name})"
                 code = f"-{code}" if negated else code  # negate after reducing: a smaller array
                 reads.add(op.name)
+                if negated or not reduced_from.isidentifier():
+                    reduced_from = None
             scatter = (values["index"], g) if v.rule.fun is operator.getitem else None
-            if self.dname(op.name) not in self.defined and code in (
-                    g, f"{self.adj.runtime.get('unbroadcast')}({g}, {op.name})"):
+            first = self.dname(op.name) not in self.defined
+            if first and code in (g, f"{self.adj.runtime.get('unbroadcast')}({g}, {op.name})"):
                 aliases.append(self.dname(op.name))
             self.contribute(op.name, code, frozenset(reads - {None}), stmt.loc, out, scatter)
+            if first and reduced_from is not None and self.depth and op.name in self.once:
+                self.reduced[self.dname(op.name)] = (out[-1], reduced_from)
         self.hand_over(stmt.target, aliases)
 
     def hand_over(self, target: str, aliases: list[str]) -> None:
