@@ -178,6 +178,19 @@ def assigned_names(stmts: list[Stmt]) -> set[str]:
     return names
 
 
+def surely_assigned(stmts: list[Stmt]) -> set[str]:
+    """Names that every path through ``stmts`` assigns (a nested loop may run no iteration)."""
+    names: set[str] = set()
+    for s in stmts:
+        if isinstance(s, Assign):
+            names.update(s.targets)
+        elif isinstance(s, If):
+            names |= surely_assigned(s.body) & surely_assigned(s.orelse)
+        elif isinstance(s, Loop):
+            names |= {n for n in (s.tape, s.counter) if n}
+    return names
+
+
 @dataclass
 class Function:
     """A normalized function."""

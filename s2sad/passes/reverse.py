@@ -32,7 +32,7 @@ import numpy as np
 from .. import runtime as runtime_module
 from ..errors import S2SADError
 from ..ir import (CALLEE_KINDS, VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Opaque, Operand,
-                  Return, Stmt, Var, assigned_names, assigns)
+                  Return, Stmt, Var, assigned_names, assigns, surely_assigned)
 from ..rules.registry import USER_OBJECTS, is_atomic
 
 
@@ -815,7 +815,7 @@ def _finish_loops(adj: Adjoint) -> None:
             # a name some paths through its block leave unbound is None on those (the push
             # at the block's end reads it; the reversed block reads it only where it was bound)
             stmts = _block_at(loop.body, where)
-            bound = _surely_bound(stmts) | carried | set(loop.targets)
+            bound = surely_assigned(stmts) | carried | set(loop.targets)
             stmts[:0] = [Assign(n, Const("None"), loop.loc, temporary=True) for n in names if n not in bound]
         loop.saved = tuple(saves.get((), ()))
         for branch in _ifs_in(loop.body):
@@ -836,19 +836,6 @@ def _block_at(stmts: list[Stmt], path: Path) -> list[Stmt]:
         branch = next(s for s in stmts if isinstance(s, If) and id(s) == if_id)
         stmts = branch.orelse if side else branch.body
     return stmts
-
-
-def _surely_bound(stmts: list[Stmt]) -> set[str]:
-    """Names that every path through ``stmts`` assigns (a nested loop may run no iteration)."""
-    bound: set[str] = set()
-    for s in stmts:
-        if isinstance(s, Assign):
-            bound.update(s.targets)
-        elif isinstance(s, If):
-            bound |= _surely_bound(s.body) & _surely_bound(s.orelse)
-        elif isinstance(s, Loop):
-            bound.update(n for n in (s.tape, s.counter) if n)
-    return bound
 
 
 def _path_of(stmts: list[Stmt], target: If, path: Path = ()) -> Path:
