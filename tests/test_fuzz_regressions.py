@@ -335,3 +335,18 @@ def f(x, bound):
 """
     check(source, X, -100.0)  # returns in the first iteration
     check(source, X, 100.0)  # never returns
+
+
+def test_a_view_taken_again_keeps_the_array_it_views_alive():
+    # found by the fuzzer (3,000 programs of up to 10 statements, seed 7; shrunk by hand): the
+    # second v[:, :] reused the first one's temporary, whose line was then dropped as dead and
+    # folded into 'v_2 = v[:, :]' without its reads; v was replaced by a zero stand-in before
+    # that line, and the gradient through v silently came out zero
+    check("""
+def f(x):
+    y = x + 1.0
+    v = y
+    unused = np.tanh(np.sum(y) - v[:, :])
+    v = v[:, :]
+    return np.sum(np.dot(x[:, 1:], v[:, 1:].T)) + np.sum(np.tanh(y[0]))
+""", np.array([[0.3, -0.4, 0.8], [0.1, 0.5, -0.7]]))

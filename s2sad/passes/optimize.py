@@ -436,8 +436,8 @@ def _substitute(stmt: Assign, pending: dict[str, Assign], out: list[Stmt]) -> As
     if not hits:
         return stmt
     if isinstance(value, Var):
-        node = pending.pop(value.name).value.node
-        return Assign(stmt.target, Opaque(node, (), "folded"), stmt.loc, stmt.temporary)
+        folded = pending.pop(value.name).value
+        return Assign(stmt.target, Opaque(folded.node, reads(folded), "folded"), stmt.loc, stmt.temporary)
     inliner = _Inliner({n: pending[n].value.node for n in hits})
     new_node = value.node.visit(inliner)
     for n in hits:
