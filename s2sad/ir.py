@@ -58,6 +58,7 @@ class Call:
     problem: str | None = None  # why this call cannot be differentiated, if it must be
     function: Any = None  # a Python function called here: differentiated by its own adjoint
     slots: dict[str, cst.CSTNode] = field(default_factory=dict)  # parameter -> its node in ``node``
+    overlap: str | None = None  # x[i] = v with v maybe a view of x: where, for the run-time check
 
 
 @dataclass

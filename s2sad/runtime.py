@@ -18,6 +18,7 @@ __all__ = [
     "seed",
     "seed_for",
     "check_wrt",
+    "check_assignment_order",
     "zeros_grad",
     "stand_in",
     "stand_in_for",
@@ -158,6 +159,49 @@ def seed_for(*reduced: Any) -> float:
 
 
 _CONTAINERS = (list, tuple, dict)
+
+
+def check_assignment_order(x: Any, index: Any, v: Any, where: str) -> None:
+    """Refuse ``x[index] = v``, with ``v`` a view of ``x``, when NumPy's in-place assignment
+    differs from assigning a copy of ``v`` (what s2sad differentiates).
+
+    NumPy copies some overlapping one-dimensional assignments element by element, so that
+    later elements read values it has already overwritten (``x[::2] = x[:3]``).  The check
+    repeats the assignment on numbered elements laid out like ``x``'s memory.
+    """
+    if type(x) is not np.ndarray or type(v) is not np.ndarray or not np.shares_memory(x, v):
+        return
+    low, high = _byte_bounds(x)
+    v_low, v_high = _byte_bounds(v)
+    if x.dtype != v.dtype or x.dtype.kind not in "fc" or v_low < low or v_high > high:
+        why = "s2sad cannot tell whether NumPy's in-place assignment reads elements it has already overwritten"
+    else:
+        scratch = np.zeros(high - low, np.uint8)
+
+        def laid_out(a: np.ndarray) -> np.ndarray:
+            return np.ndarray(a.shape, a.dtype, scratch, a.ctypes.data - low, a.strides)
+
+        numbered, value = laid_out(x), laid_out(v)
+        numbered[...] = np.arange(x.size).reshape(x.shape)
+        copied = numbered.copy()
+        copied[index] = value.copy()
+        numbered[index] = value
+        if np.array_equal(numbered, copied):
+            return
+        why = "NumPy's in-place assignment reads elements it has already overwritten, which s2sad does not follow"
+    raise S2SADError(f"{where}: the value assigned shares memory with the array it is assigned "
+                     f"into, and {why}; assign a copy of the value (... = (...).copy())")
+
+
+def _byte_bounds(a: np.ndarray) -> tuple[int, int]:
+    """The first and one-past-the-last byte addresses of ``a``'s elements."""
+    low = high = a.ctypes.data
+    for n, stride in zip(a.shape, a.strides):
+        if stride < 0:
+            low += (n - 1) * stride
+        else:
+            high += (n - 1) * stride
+    return low, high + a.itemsize
 
 
 def check_wrt(x: Any, name: str) -> None:

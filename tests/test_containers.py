@@ -1,6 +1,8 @@
 """Tuples, lists and dicts as values and arguments; x.append(v); x[i] = v."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -185,3 +187,68 @@ def test_element_assignment_never_writes_to_the_callers_array():
 def test_append_is_written_as_a_new_list():
     code = adjoint_source(append_in_loop)
     assert "hs_2 = hs + [h_2]" in code
+
+
+# --- x[i] = v where v is a view of x: NumPy's copying order ----------------------------------
+
+def every_other_from_the_front(x):
+    x = x.copy()
+    x[::2] = x[:3]          # NumPy writes x[2] before it reads it for x[4]
+    return np.sum(x * np.arange(6.0))
+
+
+def every_other_from_a_copy(x):
+    x = x.copy()
+    x[::2] = x[:3].copy()
+    return np.sum(x * np.arange(6.0))
+
+
+def shift_right(x):
+    x = x.copy()
+    x[1:] = x[:-1]          # overlapping, but NumPy copies as if through a buffer
+    return np.sum(x * np.arange(6.0))
+
+
+def column_from_a_reshape(x):
+    x = x.copy()
+    x[:, -1] = x.reshape((1, 12))[-1, 2:6]
+    return np.sum(x * np.arange(12.0).reshape(4, 3))
+
+
+@pytest.mark.parametrize("f", [every_other_from_a_copy, shift_right])
+def test_assigning_a_view_of_the_array_follows_numpy(f):
+    x = rng.normal(size=6)
+    np.testing.assert_allclose(grad(f)(x), numerical_grad(f, (x,), 0), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("f, shape, spelled", [
+    (every_other_from_the_front, (6,), "x[::2] = x[:3]"),
+    (column_from_a_reshape, (4, 3), "x[:, -1] = x.reshape((1, 12))[-1, 2:6]")])
+def test_assigning_a_view_that_numpy_copies_in_order_is_refused_where_it_is_written(f, shape, spelled):
+    import inspect
+
+    from s2sad import S2SADError
+
+    line = inspect.getsourcelines(f)[1] + 2
+    with pytest.raises(S2SADError, match=rf"test_containers.py:{line}:5: {re.escape(spelled)}: the value "
+                                         r"assigned shares memory .* assign a copy of the value"):
+        grad(f)(rng.normal(size=shape))
+
+
+@pytest.mark.parametrize("index, view, refused", [
+    (slice(None, None, 2), lambda x: x[:3], True),     # reads x[2] after writing it
+    (slice(1, None), lambda x: x[:-1], False),          # a shift: NumPy copies as memmove does
+    (slice(None, 3), lambda x: x[::2], False),          # writes only what it has read
+    (slice(None), lambda x: x[::-1], False),            # opposite strides: NumPy buffers the value
+    (slice(None), lambda x: x, False)])
+def test_the_run_time_check_repeats_numpys_assignment(index, view, refused):
+    from s2sad import S2SADError
+    from s2sad.runtime import check_assignment_order
+
+    x = np.arange(6.0)
+    if refused:
+        with pytest.raises(S2SADError, match="here: the value assigned shares memory"):
+            check_assignment_order(x, index, view(x), "here")
+    else:
+        check_assignment_order(x, index, view(x), "here")
+    np.testing.assert_array_equal(x, np.arange(6.0))  # the check changes nothing

@@ -15,7 +15,7 @@ import os
 import sys
 import types
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import libcst as cst
 
@@ -43,12 +43,16 @@ def expression_code(node: cst.CSTNode) -> str:
     return _EMPTY.code_for_node(node).strip()
 
 
-def statement_code(stmt: Assign) -> str:
-    """One forward statement as Python source."""
+def statement_code(stmt: Assign, use: Callable[[str], str] | None = None) -> str:
+    """One forward statement as Python source; ``use`` spells runtime names (for checks)."""
     v = stmt.value
     if isinstance(v, Call) and v.rule is not None and v.rule.fun is SETITEM:
         x, value = _operand_code(v.args["x"]), _operand_code(v.args["v"])
-        return f"{stmt.target} = {x}.copy()\n{expression_code(v.node)} = {value}"
+        code = f"{stmt.target} = {x}.copy()\n{expression_code(v.node)} = {value}"
+        if v.overlap and use is not None:
+            index = _operand_code(v.args["index"])
+            code = f"{use('check_assignment_order')}({x}, {index}, {value}, {v.overlap!r})\n{code}"
+        return code
     code = v.name if isinstance(v, Var) else v.code if isinstance(v, Const) else expression_code(v.node)
     if stmt.target is None:
         return code
@@ -66,16 +70,16 @@ def render_function(fn: Function, name: str, body: list[str], first: str | None 
     return "\n".join(lines) + "\n"
 
 
-def render_forward(stmts: list[Stmt]) -> list[str]:
+def render_forward(stmts: list[Stmt], use: Callable[[str], str]) -> list[str]:
     """Forward statements as source lines (loops with their tape pushes and phi copies)."""
     out: list[str] = []
     for s in stmts:
         if isinstance(s, Raw):
             out.append(s.code)
         elif isinstance(s, Assign):
-            out += statement_code(s).split("\n")
+            out += statement_code(s, use).split("\n")
         elif isinstance(s, If):
-            body, orelse = render_forward(s.body), render_forward(s.orelse)
+            body, orelse = render_forward(s.body, use), render_forward(s.orelse, use)
             if s.tape:
                 body += _push(s.tape, s.saves[0])
                 orelse += _push(s.tape, s.saves[1])
@@ -89,7 +93,7 @@ def render_forward(stmts: list[Stmt]) -> list[str]:
                 out.append(f"{s.tape} = []")
             elif s.counter:
                 out.append(f"{s.counter} = 0")
-            body = render_forward(s.body)
+            body = render_forward(s.body, use)
             if s.tape:
                 body += _push(s.tape, s.pushed or s.saved)
             elif s.counter:
@@ -159,7 +163,7 @@ def render(adj: Adjoint, kind: str) -> tuple[str, str]:
     body: list[str] = []
     if kind in ("grad", "value_and_grad"):  # a callee's arguments come from generated code
         body += [f'{adj.use("check_wrt")}({p}, "{p}")' for p in adj.wrt]
-    body += render_forward(adj.forward)
+    body += render_forward(adj.forward, adj.use)
     value = _operand_code(adj.value)
     if adj.value_copy and kind in VALUE_KINDS:
         body.append(f"{adj.value_copy} = {value}")

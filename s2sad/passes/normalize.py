@@ -15,8 +15,9 @@ import ast
 import builtins
 import inspect
 import linecache
-import textwrap
 import operator
+import os
+import textwrap
 import types
 from typing import Any
 
@@ -637,6 +638,11 @@ class Normalizer:
         node = target.with_changes(value=cst.Name(new), slice=slice_nodes)
         call = Call(self.registry.rule(SETITEM), f"{name}[...] =",
                     {"x": Var(current), "index": index_op, "v": v}, node)
+        if isinstance(v, Var) and self.sharers(v.name) & self.sharers(current):
+            # NumPy may copy a view of x into x element by element: the generated code checks
+            loc = self.location(target)
+            call.overlap = (f"{os.path.basename(loc.filename)}:{loc.line}:{loc.column}: "
+                            f"{self.parsed.code(target).strip()} = {self.parsed.code(value).strip()}")
         self.out.append(Assign(new, call, self.location(target)))
         self.version[name] = new
 
