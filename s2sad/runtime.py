@@ -167,19 +167,23 @@ def check_assignment_order(x: Any, index: Any, v: Any, where: str) -> None:
 
     NumPy copies some overlapping one-dimensional assignments element by element, so that
     later elements read values it has already overwritten (``x[::2] = x[:3]``).  The check
-    repeats the assignment on numbered elements laid out like ``x``'s memory.
+    repeats the assignment on numbered elements laid out like ``x``'s memory (NumPy copies
+    elements of one dtype as bytes, so unsigned integers of the same size stand in).
     """
     if type(x) is not np.ndarray or type(v) is not np.ndarray or not np.shares_memory(x, v):
         return
     low, high = _byte_bounds(x)
     v_low, v_high = _byte_bounds(v)
-    if x.dtype != v.dtype or x.dtype.kind not in "fc" or v_low < low or v_high > high:
+    numbers = np.dtype(f"u{x.itemsize}") if x.itemsize in (1, 2, 4, 8) else x.dtype
+    fits = numbers.kind == "u" and x.size - 1 <= np.iinfo(numbers).max or (
+        numbers.kind in "fc" and x.size <= 2 ** (np.finfo(numbers).nmant + 1))
+    if x.dtype != v.dtype or x.dtype.hasobject or not fits or v_low < low or v_high > high:
         why = "s2sad cannot tell whether NumPy's in-place assignment reads elements it has already overwritten"
     else:
         scratch = np.zeros(high - low, np.uint8)
 
         def laid_out(a: np.ndarray) -> np.ndarray:
-            return np.ndarray(a.shape, a.dtype, scratch, a.ctypes.data - low, a.strides)
+            return np.ndarray(a.shape, numbers, scratch, a.ctypes.data - low, a.strides)
 
         numbered, value = laid_out(x), laid_out(v)
         numbered[...] = np.arange(x.size).reshape(x.shape)
