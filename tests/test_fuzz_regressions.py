@@ -350,3 +350,24 @@ def f(x):
     v = v[:, :]
     return np.sum(np.dot(x[:, 1:], v[:, 1:].T)) + np.sum(np.tanh(y[0]))
 """, np.array([[0.3, -0.4, 0.8], [0.1, 0.5, -0.7]]))
+
+
+def test_assigning_a_view_numpy_copies_in_order_is_refused():
+    # found by the fuzzer (10,000 programs, seed 6; shrunk by hand): NumPy copies
+    # x.reshape((1, 12))[-1, 2:6] into x[:, -1] element by element, reading x[1, 2] after
+    # writing it; s2sad differentiated a copy of the value, a silently different function
+    f = make_function("""
+def f(x):
+    x = x.copy()
+    x[:, -1] = x.reshape((1, 12))[-1, 2:6]
+    return np.sum(x * np.arange(12.0).reshape(4, 3))
+""", {"np": np})
+    with pytest.raises(s2sad.S2SADError, match=r":4:5: x\[:, -1\] = x\.reshape\(\(1, 12\)\)\[-1, 2:6\]: "
+                                               r"the value assigned shares memory"):
+        s2sad.grad(f)(np.linspace(-1.0, 1.0, 12).reshape(4, 3))
+    check("""
+def f(x):
+    x = x.copy()
+    x[:, -1] = x.reshape((1, 12))[-1, 2:6].copy()
+    return np.sum(x * np.arange(12.0).reshape(4, 3))
+""", np.linspace(-1.0, 1.0, 12).reshape(4, 3))
