@@ -276,23 +276,23 @@ class Reverser:
             if converts:
                 reads.add(stmt.target)
             reads |= {n for h in template.holes if h in v.args for n in _reads(v.args[h])}
-            reduced_from = None
+            reduced_from = None  # an adjoint's name this operand's adjoint is reduced from
             if p in v.rule.broadcast and not all(
                     self.is_scalar(v.args[q]) for q in v.rule.broadcast if q != p and q in v.args
             ) and not self.same_shape(op.name, stmt.target):
                 negated = code.startswith("-") and code[1:].isidentifier()
-                reduced_from = code[1:] if negated else code
-                if chained is not None and reduced_from == g:
+                reduced = code[1:] if negated else code
+                if chained is not None and reduced == g:
                     # g = unbroadcast(e, ans), and op broadcasts to ans's shape: reduce e to
                     # op's shape at once (one call and one saved shape less per iteration)
                     out[:] = [x for x in out if x is not chained[0]]
-                    reduced_from = chained[1]
-                    reads = {reduced_from}
-                code = f"{self.adj.use('unbroadcast')}({reduced_from}, {op.name})"
+                    reduced = chained[1]
+                    reads = {reduced}
+                code = f"{self.adj.use('unbroadcast')}({reduced}, {op.name})"
                 code = f"-{code}" if negated else code  # negate after reducing: a smaller array
                 reads.add(op.name)
-                if negated or not reduced_from.isidentifier():
-                    reduced_from = None
+                if not negated and reduced.isidentifier():
+                    reduced_from = reduced
             scatter = (values["index"], g) if v.rule.fun is operator.getitem else None
             first = self.dname(op.name) not in self.defined
             if first and code in (g, f"{self.adj.runtime.get('unbroadcast')}({g}, {op.name})"):
