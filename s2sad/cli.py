@@ -5,6 +5,7 @@
     s2sad explain examples/stable_softmax.py:loss --wrt W
 
 Errors print one ``file:line:col: message`` block and exit 1; usage errors exit 2.
+Module paths are imported with the current directory on ``sys.path``, as ``python -m`` does.
 """
 from __future__ import annotations
 
@@ -27,15 +28,40 @@ from .errors import S2SADError
 class CLIError(Exception):
     """A user error found by the command line itself (bad file, missing function)."""
 
+    exit_code = 1
+
+
+class UsageError(CLIError):
+    """The command line itself is malformed (a target without ``:FUNCTION``, say)."""
+
+    exit_code = 2
+
+
+_EPILOG = """\
+subcommand:
+  s2sad explain FILE.py:FUNCTION [--wrt NAME ...]
+                        show, line by line, what is active, inactive or cut by
+                        stop_gradient, and what each loop saves per iteration
+
+exit codes: 0 success, 1 an error in the target (with its file:line:col), 2 a usage error"""
+
+
+def _version() -> str:
+    from . import __version__
+
+    return f"s2sad {__version__}"
+
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="s2sad",
+        prog="s2sad", epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Print the gradient code s2sad generates for a Python function.")
+    p.add_argument("--version", action="version", version=_version())
     p.add_argument("target", metavar="FILE.py:FUNCTION",
                    help="a Python file (or an importable module path) and a function in it")
-    p.add_argument("--wrt", nargs="+", metavar="NAME_OR_INDEX",
-                   help="the parameters to differentiate with respect to (default: the first)")
+    p.add_argument("--wrt", nargs="+", action="extend", metavar="NAME_OR_INDEX",
+                   help="the parameters to differentiate with respect to (default: the first); "
+                        "several names, or --wrt repeated")
     p.add_argument("--output", "-o", metavar="OUT.py", help="write the code to this file")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                    help="syntax highlighting (default: auto, on a terminal only)")
@@ -51,7 +77,7 @@ def load_function(target: str) -> Any:
     """Import ``FILE.py:FUNCTION`` or ``module.path:FUNCTION`` and return the function."""
     where, sep, name = target.rpartition(":")
     if not sep or not where or not name:
-        raise CLIError(f"expected FILE.py:FUNCTION or module.path:FUNCTION, got '{target}'")
+        raise UsageError(f"expected FILE.py:FUNCTION or module.path:FUNCTION, got '{target}'")
     if where.endswith(".py") or os.sep in where or "/" in where:
         path = os.path.abspath(where)
         if not os.path.isfile(path):
@@ -70,6 +96,8 @@ def load_function(target: str) -> Any:
         except Exception as exc:  # noqa: BLE001 - the user's module failed to import
             raise CLIError(f"{where}: importing it failed: {type(exc).__name__}: {exc}") from exc
     else:
+        if os.getcwd() not in sys.path and "" not in sys.path:
+            sys.path.insert(0, os.getcwd())
         try:
             module = importlib.import_module(where)
         except SyntaxError as exc:
@@ -158,17 +186,19 @@ def _explain_parser() -> argparse.ArgumentParser:
         description="Show, line by line, what s2sad differentiates: active, inactive, or "
                     "cut by stop_gradient, and what the gradient saves per loop iteration.")
     p.add_argument("target", metavar="FILE.py:FUNCTION")
-    p.add_argument("--wrt", nargs="+", metavar="NAME_OR_INDEX")
+    p.add_argument("--wrt", nargs="+", action="extend", metavar="NAME_OR_INDEX")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
     return p
 
 
-def _report(exc: Exception, debug: bool) -> int:
+def _report(exc: Exception, debug: bool, prog: str = "s2sad") -> int:
     if debug:
         traceback.print_exc()
-    print(f"s2sad: error: {exc}" if isinstance(exc, CLIError) or exc.location is None else str(exc),
+    if isinstance(exc, UsageError):
+        print(f"usage: {prog} FILE.py:FUNCTION [--wrt NAME ...] (see {prog} --help)", file=sys.stderr)
+    print(f"{prog}: error: {exc}" if isinstance(exc, CLIError) or exc.location is None else str(exc),
           file=sys.stderr)
-    return 1
+    return exc.exit_code if isinstance(exc, CLIError) else 1
 
 
 def explain_main(argv: Sequence[str]) -> int:
@@ -180,7 +210,7 @@ def explain_main(argv: Sequence[str]) -> int:
         fn = load_function(args.target)
         text = explain(fn, _wrt(args.wrt, fn))
     except (S2SADError, CLIError) as exc:
-        return _report(exc, args.debug)
+        return _report(exc, args.debug, "s2sad explain")
     sys.stdout.write(text)
     return 0
 
@@ -218,8 +248,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.stages:
         return 0
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(code)
+        try:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                fh.write(code)
+        except OSError as exc:
+            return _report(CLIError(f"cannot write {args.output}: {exc.strerror}"), args.debug)
         print(f"wrote {args.output}", file=sys.stderr)
         return 0
     sys.stdout.write(highlight(code) if color else code)

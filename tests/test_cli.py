@@ -76,7 +76,6 @@ def test_module_path_target(capsys, monkeypatch):
     ("nope.py:f", "no such file"),
     (f"{EXAMPLE}:missing", "has no function 'missing'"),
     ("no_such_module_xyz:f", "cannot import module"),
-    ("justafile", "expected FILE.py:FUNCTION"),
 ])
 def test_bad_targets_exit_1(capsys, target, words):
     code, out, err = run(capsys, target)
@@ -110,6 +109,57 @@ def test_debug_shows_traceback(capsys, tmp_path):
 def test_bad_wrt_exit_1(capsys):
     code, _, err = run(capsys, f"{EXAMPLE}:loss", "--wrt", "nope")
     assert code == 1 and "names no parameter" in err
+
+
+@pytest.mark.parametrize("target", ["justafile", "mod.py", "m.py:", ":f"])
+def test_malformed_target_is_a_usage_error(capsys, target):
+    code, out, err = run(capsys, target)
+    assert code == 2 and "expected FILE.py:FUNCTION" in err and err.startswith("usage: s2sad")
+    assert "Traceback" not in err
+
+
+def test_wrt_repeated_or_several(capsys):
+    _, several, _ = run(capsys, f"{EXAMPLE}:loss", "--wrt", "W", "b")
+    code, repeated, _ = run(capsys, f"{EXAMPLE}:loss", "--wrt", "W", "--wrt", "b")
+    assert code == 0 and repeated == several and "def grad_loss(W, b, X, Y):" in repeated
+    assert "gradient with respect to W, b." in repeated
+
+
+def test_version_and_help(capsys):
+    import s2sad
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0 and capsys.readouterr().out.strip() == f"s2sad {s2sad.__version__}"
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert info.value.code == 0 and "s2sad explain FILE.py:FUNCTION" in out
+
+
+def test_output_into_missing_folder(capsys, tmp_path):
+    target = tmp_path / "no" / "such" / "dloss.py"
+    code, out, err = run(capsys, f"{EXAMPLE}:loss", "--output", str(target))
+    assert code == 1 and err.startswith(f"s2sad: error: cannot write {target}: No such file")
+    assert "Traceback" not in err
+
+
+def test_console_script_imports_from_current_directory(tmp_path):
+    """``s2sad pkg.sub.m:f`` finds the package in the current directory, as ``python -m`` does."""
+    pkg = tmp_path / "pkg" / "sub"
+    pkg.mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "m.py").write_text("import numpy as np\n\ndef f(x):\n    return np.sum(x ** 2)\n")
+    script = "import sys\nfrom s2sad.cli import main\nsys.exit(main())\n"
+    # run as an installed console script runs: sys.path[0] is the script's folder, not the cwd
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "s2sad_script.py").write_text(script)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, str(tmp_path / "bin" / "s2sad_script.py"), "pkg.sub.m:f"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "def grad_f(x):" in done.stdout
 
 
 def test_usage_error_exit_2(capsys):
