@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ..errors import Location, NoGradientRuleError, ZeroGradientWarning
 from ..ir import Assign, Call, Const, Function, Opaque, Return, Var, assigns, operand_reads, reads
+from ..tracebacks import user_stacklevel
 
 
 @dataclass
@@ -117,4 +118,4 @@ def warn_zero_gradients(fn: Function, wrt: tuple[str, ...], activity: Activity) 
         reason = f" the path is cut at {where}" if where else " it does not reach the return value"
         warnings.warn(ZeroGradientWarning(
             f"the output of {fn.name} does not depend on '{name}' through differentiable "
-            f"operations, so its gradient is zero:{reason}"), stacklevel=4)
+            f"operations, so its gradient is zero:{reason}"), stacklevel=user_stacklevel())
