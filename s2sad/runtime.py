@@ -28,6 +28,7 @@ __all__ = [
     "invert_axes",
     "balanced_eq",
     "clip_mask",
+    "branch_mask",
     "reduce_grad",
     "mean_grad",
     "own_grad",
@@ -419,6 +420,19 @@ def clip_mask(a: Any, a_min: Any, a_max: Any) -> Any:
     lo = True if a_min is None else np.greater(a, a_min)
     hi = True if a_max is None else np.less(a, a_max)
     return np.logical_and(lo, hi)
+
+
+def branch_mask(mask: Any, x: Any) -> Any:
+    """Where ``x``'s gradient may be nonzero when the output reads ``x`` only where ``mask``
+    holds (``np.where``'s branches): the mask in a shape that broadcasts to x's, reduced by
+    ``any`` over the axes along which ``x`` was broadcast against it."""
+    shape, mshape = np.shape(x), np.shape(mask)
+    extra = len(mshape) - len(shape)
+    if extra <= 0 and all(m == 1 or m == n for m, n in zip(mshape[::-1], shape[::-1])):
+        return mask
+    axes = tuple(range(extra)) + tuple(
+        i + extra for i, n in enumerate(shape) if n == 1 and mshape[i + extra] != 1)
+    return np.any(mask, axis=axes, keepdims=False).reshape(shape) if axes else mask
 
 
 def _expand(g: Any, ndim: int, axis: Any, keepdims: bool) -> Any:
