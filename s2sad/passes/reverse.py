@@ -816,47 +816,8 @@ def _called(node: ast.expr) -> str | None:
     return node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
 
 
-_VIEWS = ("reduce_grad", "mean_grad")  # runtime helpers that return read-only broadcast views
 _FRESH = ("zeros_grad", "getitem_grad", "seed", "matmul_grad_lhs", "matmul_grad_rhs",
           "dot_grad_lhs", "dot_grad_rhs")  # runtime helpers that return new arrays
-
-
-def _views(adj: Adjoint) -> set[str]:
-    """Adjoints that may hold a read-only view when the function returns.
-
-    A helper in ``_VIEWS`` makes one; arithmetic, the helpers in ``_FRESH`` and
-    generated vjps and backward closures (whose results are owned) make new arrays; any other call
-    may pass on a view it gets as an argument.  Flow-insensitive.
-    """
-    views = {adj.runtime.get(n, n) for n in _VIEWS}
-    fresh = {adj.runtime.get(n, n) for n in _FRESH} | set(adj.callees) | {
-        closure for _, closure in adj.split_calls}
-    found: set[str] = set()
-
-    def view(node: ast.expr) -> bool:
-        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant)):
-            return False
-        if isinstance(node, ast.Name):
-            return node.id in found
-        if isinstance(node, ast.Call):
-            name = node.func.id if isinstance(node.func, ast.Name) else None
-            if name in views or name in fresh:
-                return name in views
-            return any(view(a) for a in [*node.args, *(k.value for k in node.keywords)])
-        return any(isinstance(n, ast.Name) and n.id in found or isinstance(n, ast.Call) and view(n)
-                   for n in ast.walk(node) if n is not node)
-
-    assigned: list[tuple[str, ast.expr]] = []
-    for x in lines(adj.backward):
-        if isinstance(x, Line):
-            stmt = ast.parse(x.code).body[0]
-            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
-                assigned.append((stmt.targets[0].id, stmt.value))
-    while True:
-        size = len(found)
-        found.update(target for target, value in assigned if view(value))
-        if len(found) == size:
-            return found
 
 
 def _finish_loops(adj: Adjoint) -> None:
@@ -974,16 +935,11 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
     adj.backward = head + rev.block(adj.forward)
     for stmt, saved in adj.split_calls:
         stmt.target = (stmt.target, saved)
-    views = _views(adj)
-    for p in wrt:
+    for p in wrt:  # each gradient in its argument's type, shape and dtype, owned by the caller
         if p not in activity.active:
             adj.results.append(f"{adj.use('zeros_grad')}({p})")
-        elif not adj.value_needed:
-            adj.results.append(f"{adj.use('grad_like')}({rev.dname(p)}, {p})")
-        elif rev.dname(p) in views:
-            adj.results.append(f"{adj.use('own_grad')}({rev.dname(p)})")
         else:
-            adj.results.append(rev.dname(p))
+            adj.results.append(f"{adj.use('grad_like')}({rev.dname(p)}, {p})")
     _finish_loops(adj)
     restored = {n for b in lines(adj.backward) if isinstance(b, Block) and b.loop for n in b.loop.saved}
     if isinstance(value, Var) and value.name in restored:
