@@ -493,13 +493,18 @@ def grad_like(g: Any, x: Any) -> Any:
 
     Generated gradients whose output is a scalar by construction start from a plain
     ``1.0`` instead of computing the output; a plain number can widen a float32 gradient
-    or turn a float's gradient into a NumPy scalar, which this undoes.
+    or turn a float's gradient into a NumPy scalar, which this undoes (as NumPy scalars
+    that widen float32 arithmetic).  A float gradient narrower than x is left as it is:
+    NumPy's promotion only widens, so only a wrong rule narrows, which tests must see.
     """
     kind = type(x)
     if kind is np.ndarray:
         if type(g) is np.ndarray and g.dtype == x.dtype:
             return g if g.flags.writeable else g.copy()
-        return _real(np.asarray(g)).astype(x.dtype)
+        g = _real(np.asarray(g))
+        if g.dtype.kind == "f" and x.dtype.kind == "f" and g.dtype.itemsize < x.dtype.itemsize:
+            return g
+        return g.astype(x.dtype)
     if isinstance(x, dict):
         return {k: grad_like(g[k], v) for k, v in x.items()}
     if isinstance(x, (list, tuple)) and isinstance(g, (list, tuple)):

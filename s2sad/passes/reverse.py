@@ -14,6 +14,11 @@ plain Python list used as a stack); when the adjoint reads none, it only counts
 iterations.  An adjoint that receives contributions inside a branch or a loop
 but was not yet assigned is set to zero first (``zeros_grad``), because a
 branch or a loop may not run.
+
+An adjoint that is zero outside a mask (``np.where``'s branches, and what only
+feeds one through elementwise functions) keeps that mask as its support: the
+local derivatives it multiplies are masked too, so the untaken branch's inf or
+NaN never reaches the gradient (no 0 * inf).
 """
 from __future__ import annotations
 
