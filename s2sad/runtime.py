@@ -28,6 +28,7 @@ __all__ = [
     "invert_axes",
     "balanced_eq",
     "clip_mask",
+    "branch_mask",
     "reduce_grad",
     "mean_grad",
     "own_grad",
@@ -234,8 +235,10 @@ def check_wrt(x: Any, name: str) -> None:
 
 def zeros_grad(x: Any) -> Any:
     """A zero gradient shaped like ``x``; of the same structure for tuples, lists, dicts."""
-    if isinstance(x, float) or x is None:  # None: a loop variable no iteration assigned
+    if type(x) is float or x is None:  # None: a loop variable no iteration assigned
         return 0.0
+    if isinstance(x, np.generic):  # a NumPy scalar: one of its type
+        return x.dtype.type(0)
     if isinstance(x, dict):
         return {k: zeros_grad(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
@@ -351,9 +354,14 @@ def _rebuild(like: Any, items: list[Any]) -> Any:
 
 
 def add_grads(a: Any, b: Any) -> Any:
-    """``a + b`` for gradients, leaf by leaf for tuples, lists and dicts."""
+    """``a + b`` for gradients, leaf by leaf for tuples, lists and dicts.
+
+    A key only one dict has is zero in the other: the gradient of a dict before
+    ``d[key] = v`` added the key has that key too (``grad_like`` drops it from results).
+    """
     if isinstance(a, dict):
-        return {k: add_grads(v, b[k]) for k, v in a.items()}
+        out = {k: add_grads(v, b[k]) if k in b else v for k, v in a.items()}
+        return {**out, **{k: v for k, v in b.items() if k not in a}}
     if isinstance(a, (list, tuple)):
         return _rebuild(a, [add_grads(u, v) for u, v in zip(a, b)])
     return a + b
@@ -421,6 +429,19 @@ def clip_mask(a: Any, a_min: Any, a_max: Any) -> Any:
     return np.logical_and(lo, hi)
 
 
+def branch_mask(mask: Any, x: Any) -> Any:
+    """Where ``x``'s gradient may be nonzero when the output reads ``x`` only where ``mask``
+    holds (``np.where``'s branches): the mask in a shape that broadcasts to x's, reduced by
+    ``any`` over the axes along which ``x`` was broadcast against it."""
+    shape, mshape = np.shape(x), np.shape(mask)
+    extra = len(mshape) - len(shape)
+    if extra <= 0 and all(m == 1 or m == n for m, n in zip(mshape[::-1], shape[::-1])):
+        return mask
+    axes = tuple(range(extra)) + tuple(
+        i + extra for i, n in enumerate(shape) if n == 1 and mshape[i + extra] != 1)
+    return np.any(mask, axis=axes, keepdims=False).reshape(shape) if axes else mask
+
+
 def _expand(g: Any, ndim: int, axis: Any, keepdims: bool) -> Any:
     """Give a reduced gradient back the axes that the reduction removed."""
     if keepdims or axis is None and np.ndim(g) == ndim:
@@ -436,7 +457,7 @@ def reduce_grad(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any
 
     For a large array whose rows are long (or a full sum), the result is a read-only
     broadcast view, not a copy: generated code never updates it in place, and wraps it
-    in :func:`own_grad` before returning it.  Otherwise a copy is cheaper to make and
+    in :func:`grad_like` before returning it.  Otherwise a copy is cheaper to make and
     to compute with (NumPy loops over short rows of a view slowly).
     """
     shape = np.shape(x)
@@ -472,13 +493,18 @@ def grad_like(g: Any, x: Any) -> Any:
 
     Generated gradients whose output is a scalar by construction start from a plain
     ``1.0`` instead of computing the output; a plain number can widen a float32 gradient
-    or turn a float's gradient into a NumPy scalar, which this undoes.
+    or turn a float's gradient into a NumPy scalar, which this undoes (as NumPy scalars
+    that widen float32 arithmetic).  A float gradient narrower than x is left as it is:
+    NumPy's promotion only widens, so only a wrong rule narrows, which tests must see.
     """
     kind = type(x)
     if kind is np.ndarray:
         if type(g) is np.ndarray and g.dtype == x.dtype:
             return g if g.flags.writeable else g.copy()
-        return _real(np.asarray(g)).astype(x.dtype)
+        g = _real(np.asarray(g))
+        if g.dtype.kind == "f" and x.dtype.kind == "f" and g.dtype.itemsize < x.dtype.itemsize:
+            return g
+        return g.astype(x.dtype)
     if isinstance(x, dict):
         return {k: grad_like(g[k], v) for k, v in x.items()}
     if isinstance(x, (list, tuple)) and isinstance(g, (list, tuple)):
@@ -551,8 +577,14 @@ def _reduced(i: int, ndim: int, axis: Any) -> bool:
     return any(a % ndim == i for a in axes)
 
 
+def _as_array(x: Any) -> Any:
+    """A list or tuple (``np.max([a, 2 * b])``) as the array NumPy makes of it; else ``x``."""
+    return np.asarray(x) if isinstance(x, (list, tuple)) else x
+
+
 def extremum_grad(g: Any, x: Any, ans: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Gradient of max/min: shared equally among the entries that tie for it."""
+    x = _as_array(x)
     ndim = np.ndim(x)
     ans = _expand(ans, ndim, axis, keepdims)
     mask = np.asarray(x == ans, dtype=np.result_type(g, x))
@@ -960,11 +992,14 @@ def rollaxis_grad(g: Any, x: Any, axis: int, start: int = 0) -> Any:
 def diff_grad(g: Any, x: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None,
               part: str = "a") -> Any:
     """Gradient of ``np.diff(a, n, axis, prepend, append)`` w.r.t. part "a", "prepend" or "append"."""
-    for _ in range(n):
-        edge = np.zeros_like(np.take(g, [0], axis=axis))
-        g = np.concatenate([edge, g], axis=axis) - np.concatenate([g, edge], axis=axis)
     before = 0 if prepend is None else (np.shape(prepend)[axis] if np.ndim(prepend) else 1)
+    after = 0 if append is None else (np.shape(append)[axis] if np.ndim(append) else 1)
     size = np.shape(x)[axis]
+    g = np.asarray(g)
+    for k in reversed(range(n)):  # the k-th difference shortened the axis by one, unless empty
+        if before + size + after - k > 0:
+            edge = np.zeros(g.shape[:axis % g.ndim] + (1,) + g.shape[axis % g.ndim + 1:], g.dtype)
+            g = np.concatenate([edge, g], axis=axis) - np.concatenate([g, edge], axis=axis)
     if part == "prepend":
         return unbroadcast(np.take(g, np.arange(before), axis=axis), prepend)
     if part == "append":
@@ -999,6 +1034,7 @@ def linspace_grad(g: Any, end: Any, num: int = 50, endpoint: bool = True, retste
 def norm_grad(g: Any, x: Any, ans: Any, ord: Any = None, axis: Any = None,
               keepdims: bool = False) -> Any:
     """Gradient of ``np.linalg.norm(x, ord, axis, keepdims)``; ties share, 0 where the norm is 0."""
+    x = _as_array(x)
     ndim = np.ndim(x)
     axes = tuple(range(ndim)) if axis is None else tuple(int(a) % ndim for a in np.atleast_1d(axis))
     g = _expand(g, ndim, axes, keepdims)
@@ -1253,6 +1289,7 @@ def choice_grad(g: Any, items: Any, ans: Any, other: Any = None) -> Any:
 
 def extremum_jvp(t: Any, x: Any, ans: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Tangent of max/min: the mean of the tangent over the entries that tie for it."""
+    x, t = _as_array(x), _as_array(t)
     ndim = np.ndim(x)
     mask = np.asarray(x == _expand(ans, ndim, axis, keepdims), dtype=np.result_type(t, x))
     count = np.sum(mask, axis=axis, keepdims=keepdims)

@@ -291,6 +291,10 @@ class Normalizer:
             kind = "sequence"
         target = node.target
         names = _target_names(target)
+        mapping = _dict_iteration(iterable, names, node.body) if kind == "sequence" else None
+        if mapping is not None:  # keys carry no gradient: a loop over them, values by key
+            self.dict_loop(node, *mapping)
+            return
         zipped = _enumerate_zip(iterable, target, self.res) if kind == "enumerate" else None
         if names is None and zipped is None:
             raise self.unsupported(target, "loop targets must be a name or a tuple of names "
@@ -329,7 +333,8 @@ class Normalizer:
                     iterable = iterable.args[0].value
                 sequences = [(names[0], iterable)]
             seq_ops = []
-            rebound = _assigned_in(_suite(node.body))
+            # the loop's own names are rebound each iteration too (``for x in x``)
+            rebound = _assigned_in(_suite(node.body)) | {name for name, _ in sequences} | set(names or ())
             for name, seq in sequences:
                 op, seq_node = self.operand(seq)
                 if isinstance(op, Var) and _user_name(op.name, self.res.locals) in rebound:
@@ -346,6 +351,23 @@ class Normalizer:
             reads = tuple(dict.fromkeys(n for _, op, _ in seq_ops for n in _reads(op)))
             prefix = [(name, op, index) for name, op, _ in seq_ops]
         self.loop(node, header, reads, targets, prefix, _suite(node.body))
+
+    def dict_loop(self, node: cst.For, mapping: cst.BaseExpression, key: str | None,
+                  value: str | None) -> None:
+        """``for k in d``, ``for k in d.keys()``, ``for v in d.values()``, ``for k, v in d.items()``:
+        ``for k in d`` over the keys, and ``v = d[k]`` first in the body."""
+        op, seq_node = self.operand(mapping)
+        rebound = _assigned_in(_suite(node.body)) | {key, value}
+        if isinstance(op, Var) and _user_name(op.name, self.res.locals) in rebound:
+            snapshot = self.fn.fresh(f"{op.name}_items")  # the dict as it was when the loop started
+            self.out.append(Assign(snapshot, op, self.loc, temporary=True))
+            op, seq_node = Var(snapshot), cst.Name(snapshot)
+        index = self.fn.fresh("k") if key is None else self.new_version(key)
+        if key is not None:
+            self.version[key] = index
+        header = f"for {index} in {_EMPTY.code_for_node(seq_node).strip()}"
+        prefix = [] if value is None else [(value, op, index)]
+        self.loop(node, header, _reads(op), [index], prefix, _suite(node.body))
 
     def while_loop(self, node: cst.While) -> None:
         if node.orelse is not None:
@@ -561,6 +583,9 @@ class Normalizer:
                                          "the function at module level")
         if name in self.version or name in self.local_functions:
             raise self.unsupported(node, f"'{name}' is defined twice; use another name")
+        declared = [n for n in _walk(node.body) if isinstance(n, (cst.Nonlocal, cst.Global))]
+        if declared:  # the nested function is compiled on its own: it has no enclosing scope
+            raise self.unsupported(declared[0], UNSUPPORTED[type(declared[0])])
         own = {n.value for n in _walk(node.params) if isinstance(n, cst.Name)} | _assigned_in(
             _suite(node.body) if isinstance(node, cst.FunctionDef) else [])
         outer = sorted({n.value for n in _walk(node.body) if isinstance(n, cst.Name)}
@@ -1350,6 +1375,33 @@ def _enumerate_zip(iterable: cst.Call, target: cst.BaseExpression, res: Resoluti
             and len(inner.args) == len(names) and not any(a.keyword or a.star for a in inner.args)):
         return None
     return first.value, [(name, a.value) for name, a in zip(names, inner.args)]
+
+
+def _dict_iteration(iterable: cst.BaseExpression, names: list[str] | None,
+                    body: cst.BaseSuite) -> tuple[cst.BaseExpression, str | None, str | None] | None:
+    """For a loop over a dict's keys, values or items: (the dict, the key's name, the
+    value's name).  A loop over a name ``d`` is one when its body reads ``d[k]`` with k
+    the loop variable (the items of a list or an array cannot index it)."""
+    if names is None:
+        return None
+    if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
+            and not iterable.args):
+        method, mapping = iterable.func.attr.value, iterable.func.value
+        if method == "keys" and len(names) == 1:
+            return mapping, names[0], None
+        if method == "values" and len(names) == 1:
+            return mapping, None, names[0]
+        if method == "items" and len(names) == 2:
+            return mapping, names[0], names[1]
+        return None
+    if isinstance(iterable, cst.Name) and len(names) == 1 and any(
+            isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name)
+            and n.value.value == iterable.value and len(n.slice) == 1
+            and isinstance(n.slice[0].slice, cst.Index)
+            and isinstance(n.slice[0].slice.value, cst.Name)
+            and n.slice[0].slice.value.value == names[0] for n in _walk(body)):
+        return iterable, names[0], None
+    return None
 
 
 def _target_names(target: cst.BaseExpression) -> list[str] | None:

@@ -217,7 +217,7 @@ _VIEWS = (operator.getitem, np.transpose, np.ndarray.T)
 
 # runtime helper -> the position of the argument it reads only for its type, shape and dtype
 _SHAPE_ARG = {"unbroadcast": 1, "reduce_grad": 1, "mean_grad": 1, "getitem_grad": 1,
-              "reshape_grad": 1, "zeros_grad": 0}
+              "reshape_grad": 1, "zeros_grad": 0, "branch_mask": 1, "grad_like": 1}
 
 
 def _shape_only(adj: Adjoint) -> set[str]:

@@ -14,6 +14,11 @@ plain Python list used as a stack); when the adjoint reads none, it only counts
 iterations.  An adjoint that receives contributions inside a branch or a loop
 but was not yet assigned is set to zero first (``zeros_grad``), because a
 branch or a loop may not run.
+
+An adjoint that is zero outside a mask (``np.where``'s branches, and what only
+feeds one through elementwise functions) keeps that mask as its support: the
+local derivatives it multiplies are masked too, so the untaken branch's inf or
+NaN never reaches the gradient (no 0 * inf).
 """
 from __future__ import annotations
 
@@ -74,6 +79,23 @@ class Block:
 
 
 Out = Union[Line, Block]
+
+
+@dataclass(eq=False)
+class Support:
+    """Where an adjoint may be nonzero: a boolean mask in a shape that broadcasts to the
+    variable's, computed by a backward line (after ``anchor``) the first time it is needed.
+
+    An adjoint has one when every contribution to it is zero outside the mask: the branch of
+    an ``np.where``, and what only feeds one through elementwise functions.
+    """
+
+    code: str | None  # a rule's mask ("condition" for np.where's x)
+    reads: frozenset[str]
+    operand: str  # the variable whose shape the mask takes
+    anchor: tuple[list[Out], Line] | None  # the contribution the mask is computed after
+    parent: "Support | None" = None  # the output adjoint's support, which the mask narrows
+    name: str | None = None  # the backward variable holding it, once computed
 
 
 @dataclass
@@ -169,6 +191,7 @@ class Reverser:
         # in a loop body, adjoints defined as exactly ``unbroadcast(e, y)`` (e an adjoint's
         # name): their line, and e
         self.reduced: dict[str, tuple[Line, str]] = {}
+        self.support: dict[str, Support] = {}  # adjoint name -> where it may be nonzero
 
     def dname(self, var: str) -> str:
         if var not in self.names:
@@ -176,14 +199,21 @@ class Reverser:
         return self.names[var]
 
     def contribute(self, var: str, code: str, reads: frozenset[str], stmt_loc: object,
-                   out: list[Out], scatter: tuple[str, str] | None = None) -> None:
+                   out: list[Out], scatter: tuple[str, str] | None = None,
+                   support: Support | None = None) -> None:
         """Add ``code`` to the adjoint of ``var``.
 
         ``scatter`` (the index and the gradient of ``x[index]``) lets an adjoint this
         code owns take the contribution in place, without a zero array per read.
+        ``support``: where ``code`` may be nonzero, if known; the adjoint keeps it while
+        every contribution has it.
         """
         d = self.dname(var)
         self.reduced.pop(d, None)
+        if support is not None and (d not in self.defined or self.support.get(d) is support):
+            self.support[d] = support
+        else:
+            self.support.pop(d, None)
         owned = d in self.owned
         line = None
         if d in self.defined:
@@ -213,9 +243,25 @@ class Reverser:
         return isinstance(node, (ast.BinOp, ast.UnaryOp)) or _called(node) in {
             runtime.get(n) for n in _FRESH} - {None}
 
+    def mask(self, support: Support) -> str:
+        """The name of the backward variable holding ``support``'s mask, computed at first use."""
+        if support.name is None:
+            code, reads = support.code, support.reads
+            if support.parent is not None:
+                outer = self.mask(support.parent)
+                code = outer if code is None else f"{self.adj.use('np')}.logical_and({outer}, {code})"
+                reads |= {outer}
+            support.name = self.fn.fresh(f"{support.operand}_taken")
+            outs, anchor = support.anchor
+            line = Line(f"{support.name} = {self.adj.use('branch_mask')}({code}, {support.operand})",
+                        reads | {support.operand}, anchor.group, anchor.source)
+            outs.insert(next(i for i, x in enumerate(outs) if x is anchor) + 1, line)
+        return support.name
+
     def zero(self, var: str, loc: object) -> Line:
         d = self.dname(var)
         self.reduced.pop(d, None)
+        self.support.pop(d, None)
         self.defined.add(d)
         self.owned.add(d)
         return Line(f"{d} = {self.adj.use('zeros_grad')}({var})", frozenset({var}), loc.line,
@@ -245,11 +291,12 @@ class Reverser:
         # earlier code on this path sees an earlier value of the name (a None placeholder or
         # a phi target), whose adjoint starts afresh
         self.defined.discard(g)
+        support = self.support.pop(g, None)
         v = stmt.value
         if isinstance(v, Var):
             if v.name in self.active:
                 first = self.dname(v.name) not in self.defined
-                self.contribute(v.name, g, frozenset({g}), stmt.loc, out)
+                self.contribute(v.name, g, frozenset({g}), stmt.loc, out, support=support)
                 self.hand_over(stmt.target, [self.dname(v.name)] if first else [])
             return
         if isinstance(v, Call) and v.function is not None:
@@ -276,6 +323,14 @@ class Reverser:
             if converts:
                 reads.add(stmt.target)
             reads |= {n for h in template.holes if h in v.args for n in _reads(v.args[h])}
+            # g is zero outside the support: so is the contribution, also where the local
+            # derivative is inf or NaN (0 * inf would be NaN)
+            passes_support = support is not None and v.rule.elementwise
+            if passes_support and any(h == "ans" or h in v.args and not (
+                    isinstance(v.args[h], Const) and _is_number(v.args[h].code)) for h in template.holes):
+                mask = self.mask(support)
+                code = f"{self.adj.use('np')}.where({mask}, {code}, 0)"
+                reads.add(mask)
             reduced_from = None  # an adjoint's name this operand's adjoint is reduced from
             if p in v.rule.broadcast and not all(
                     self.is_scalar(v.args[q]) for q in v.rule.broadcast if q != p and q in v.args
@@ -291,16 +346,36 @@ class Reverser:
                 code = f"{self.adj.use('unbroadcast')}({reduced}, {op.name})"
                 code = f"-{code}" if negated else code  # negate after reducing: a smaller array
                 reads.add(op.name)
+                passes_support = passes_support and "reduced"
                 if not negated and reduced.isidentifier():
                     reduced_from = reduced
             scatter = (values["index"], g) if v.rule.fun is operator.getitem else None
             first = self.dname(op.name) not in self.defined
             if first and code in (g, f"{self.adj.runtime.get('unbroadcast')}({g}, {op.name})"):
                 aliases.append(self.dname(op.name))
-            self.contribute(op.name, code, frozenset(reads - {None}), stmt.loc, out, scatter)
-            if first and reduced_from is not None and self.depth and op.name in self.once:
+            chain = first and reduced_from is not None and self.depth and op.name in self.once
+            narrowed = None if chain else self.narrow(p, v, values, support, passes_support)
+            self.contribute(op.name, code, frozenset(reads - {None}), stmt.loc, out, scatter, narrowed)
+            if narrowed is not None and narrowed.anchor is None:
+                narrowed.anchor = (out, out[-1])
+            if chain:
                 self.reduced[self.dname(op.name)] = (out[-1], reduced_from)
         self.hand_over(stmt.target, aliases)
+
+    def narrow(self, p: str, v: Call, values: dict[str, str], support: Support | None,
+               passes: bool | str) -> Support | None:
+        """Where the contribution through parameter ``p`` may be nonzero: the rule's mask for
+        ``p``, or the output adjoint's ``support`` that an elementwise function passes on
+        (reduced to the operand's shape where its contribution was, ``passes == "reduced"``)."""
+        operand = v.args[p].name
+        template = v.rule.masks.get(p)
+        if template is not None:  # np.where(c, x, y) under a support s: x's is s & c
+            code = template.render(values, {n: self.adj.use(n) for n in template.runtime})
+            reads = frozenset(n for h in template.holes for n in _reads(v.args[h]))
+            return Support(code, reads, operand, None, parent=support)
+        if passes == "reduced":
+            return Support(None, frozenset(), operand, None, parent=support)
+        return support if passes else None
 
     def hand_over(self, target: str, aliases: list[str]) -> None:
         """Once ``target``'s statement is reversed, its adjoint is dead: a sole alias of an
@@ -380,6 +455,8 @@ class Reverser:
             lhs = f"{value}, {lhs if len(targets) == 1 else '(' + lhs + ')'}"
         out.append(Line(f"{lhs} = {code}", reads, stmt.loc.line, stmt.loc.source_line.strip()))
         self.defined.update(t for t in targets if t not in {temp for _, temp in adds})
+        for t in targets:
+            self.support.pop(t, None)
         for var, temp in adds:
             self.contribute(var, temp, frozenset({temp}), stmt.loc, out)
 
@@ -404,11 +481,15 @@ class Reverser:
         local = (assigned_names(stmt.body) | assigned_names(stmt.orelse)) - self.bound[id(stmt)]
         pre = [self.zero(v, stmt.loc) for v in self.touched(stmt.body + stmt.orelse)
                if v not in local and self.dname(v) not in self.defined]
-        before, owned = set(self.defined), set(self.owned)
+        before, owned, support = set(self.defined), set(self.owned), dict(self.support)
         body = self.block(stmt.body)
         self.defined, owned_body, self.owned = set(before), self.owned, owned
+        support_body, self.support = self.support, dict(support)
         orelse = self.block(stmt.orelse)
         self.defined = before
+        # after the if, what both branches kept
+        self.support = {d: s for d, s in support.items()
+                        if support_body.get(d) is s and self.support.get(d) is s}
         self.owned &= owned_body  # in place after the if only what both branches own
         if not body and not orelse and not self.depth:
             return pre
@@ -423,6 +504,8 @@ class Reverser:
                if v not in local and v not in carried_names and self.dname(v) not in self.defined]
         pre += [self.zero(c, stmt.loc) for c, _ in carried if self.dname(c) not in self.defined]
         after_loop, owned = set(self.defined), set(self.owned)
+        # iterations share names: a mask read in the body holds one iteration's value
+        support, self.support = self.support, {}
         self.defined -= {self.names[v] for v in local if v in self.names and v not in carried_names}
         body: list[Out] = []
         for c, last in reversed(carried):
@@ -439,6 +522,8 @@ class Reverser:
                 body.append(self.zero(c, stmt.loc))
         self.defined = after_loop
         self.owned &= owned  # the loop may run no iteration
+        changed = {self.dname(v) for v in [*self.touched(stmt.body), *carried_names]}
+        self.support = {d: s for d, s in support.items() if d not in changed}
         if not body:
             return pre
         stmt.tape = self.fn.fresh("tape")
@@ -736,47 +821,8 @@ def _called(node: ast.expr) -> str | None:
     return node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
 
 
-_VIEWS = ("reduce_grad", "mean_grad")  # runtime helpers that return read-only broadcast views
 _FRESH = ("zeros_grad", "getitem_grad", "seed", "matmul_grad_lhs", "matmul_grad_rhs",
           "dot_grad_lhs", "dot_grad_rhs")  # runtime helpers that return new arrays
-
-
-def _views(adj: Adjoint) -> set[str]:
-    """Adjoints that may hold a read-only view when the function returns.
-
-    A helper in ``_VIEWS`` makes one; arithmetic, the helpers in ``_FRESH`` and
-    generated vjps and backward closures (whose results are owned) make new arrays; any other call
-    may pass on a view it gets as an argument.  Flow-insensitive.
-    """
-    views = {adj.runtime.get(n, n) for n in _VIEWS}
-    fresh = {adj.runtime.get(n, n) for n in _FRESH} | set(adj.callees) | {
-        closure for _, closure in adj.split_calls}
-    found: set[str] = set()
-
-    def view(node: ast.expr) -> bool:
-        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant)):
-            return False
-        if isinstance(node, ast.Name):
-            return node.id in found
-        if isinstance(node, ast.Call):
-            name = node.func.id if isinstance(node.func, ast.Name) else None
-            if name in views or name in fresh:
-                return name in views
-            return any(view(a) for a in [*node.args, *(k.value for k in node.keywords)])
-        return any(isinstance(n, ast.Name) and n.id in found or isinstance(n, ast.Call) and view(n)
-                   for n in ast.walk(node) if n is not node)
-
-    assigned: list[tuple[str, ast.expr]] = []
-    for x in lines(adj.backward):
-        if isinstance(x, Line):
-            stmt = ast.parse(x.code).body[0]
-            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
-                assigned.append((stmt.targets[0].id, stmt.value))
-    while True:
-        size = len(found)
-        found.update(target for target, value in assigned if view(value))
-        if len(found) == size:
-            return found
 
 
 def _finish_loops(adj: Adjoint) -> None:
@@ -894,16 +940,11 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
     adj.backward = head + rev.block(adj.forward)
     for stmt, saved in adj.split_calls:
         stmt.target = (stmt.target, saved)
-    views = _views(adj)
-    for p in wrt:
+    for p in wrt:  # each gradient in its argument's type, shape and dtype, owned by the caller
         if p not in activity.active:
             adj.results.append(f"{adj.use('zeros_grad')}({p})")
-        elif not adj.value_needed:
-            adj.results.append(f"{adj.use('grad_like')}({rev.dname(p)}, {p})")
-        elif rev.dname(p) in views:
-            adj.results.append(f"{adj.use('own_grad')}({rev.dname(p)})")
         else:
-            adj.results.append(rev.dname(p))
+            adj.results.append(f"{adj.use('grad_like')}({rev.dname(p)}, {p})")
     _finish_loops(adj)
     restored = {n for b in lines(adj.backward) if isinstance(b, Block) and b.loop for n in b.loop.saved}
     if isinstance(value, Var) and value.name in restored:

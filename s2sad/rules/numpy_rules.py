@@ -88,6 +88,7 @@ for absolute in (np.abs, builtins.abs):
 binary(np.maximum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 binary(np.minimum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 defvjp(np.where, "condition, x, y", linear="joint",
+       masks={"x": "condition", "y": "np.logical_not(condition)"},
        x="unbroadcast(np.where(condition, g, 0), x)", y="unbroadcast(np.where(condition, 0, g), y)")
 defvjp(np.clip, "a, a_min=None, a_max=None", jvp={"a": "t * clip_mask(a, a_min, a_max)"},
        a="unbroadcast(g * clip_mask(a, a_min, a_max), a)")
@@ -150,8 +151,10 @@ for var in (np.var, np.ndarray.var):
            jvp={"a": _SUM_T.format("var_grad(np.ones_like(ans), a, axis, ddof, keepdims)")},
            a="var_grad(g, a, axis, ddof, keepdims)")
 for std in (np.std, np.ndarray.std):
-    defvjp(std, _MOMENT, jvp={"a": _SUM_T.format("var_grad(0.5 / ans, a, axis, ddof, keepdims)")},
-           a="var_grad(g * 0.5 / ans, a, axis, ddof, keepdims)")
+    # 0 where the deviation is 0 (one entry: identically constant), as norms at the origin
+    defvjp(std, _MOMENT,
+           jvp={"a": _SUM_T.format("var_grad(safe_divide(0.5, ans), a, axis, ddof, keepdims)")},
+           a="var_grad(g * safe_divide(0.5, ans), a, axis, ddof, keepdims)")
 defvjp(np.ptp, "a, axis=None, out=None, keepdims=False",
        jvp={"a": _SUM_T.format("ptp_grad(np.ones_like(ans), a, axis, keepdims)")},
        a="ptp_grad(g, a, axis, keepdims)")

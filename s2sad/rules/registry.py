@@ -158,6 +158,11 @@ class Rule:
     containers: tuple[str, ...] = ()
     #: Whether the result may be a tuple, list or dict.
     returns_container: bool = False
+    #: For a parameter the output reads only where a mask holds (``np.where``'s branches): the
+    #: mask, in terms of the parameters.  The parameter's adjoint is zero elsewhere, and what
+    #: only feeds it is differentiated with the mask applied to its local derivatives too, so
+    #: an untaken branch's NaN or inf never reaches the gradient.
+    masks: dict[str, Template] = field(default_factory=dict)
 
     def differentiable(self) -> set[str]:
         """The parameters a gradient or a tangent flows through."""
@@ -209,12 +214,13 @@ class Registry:
                broadcast: tuple[str, ...] = (), elementwise: bool = False,
                linear: str | None = None, jvp: dict[str, str] | None = None,
                forward_only: tuple[str, ...] = (), containers: tuple[str, ...] = (),
-               returns_container: bool = False, **vjps: str) -> Rule:
+               returns_container: bool = False, masks: dict[str, str] | None = None,
+               **vjps: str) -> Rule:
         """Declare how ``fun`` differentiates: one adjoint template per differentiable
         parameter, and what forward mode needs (elementwise, linear, or ``jvp`` templates)."""
         plist = parse_params(params)
         names = {p.name for p in plist}
-        unknown = set(vjps) - names
+        unknown = (set(vjps) | set(masks or ())) - names
         if unknown:
             raise RuleError(f"rule for {name or fun!r} has templates for unknown parameters {sorted(unknown)}")
         holes = names | {"g", "ans"}
@@ -223,7 +229,8 @@ class Registry:
         rule = Rule(fun, name or _display_name(fun), plist,
                     {p: compile_template(t, holes) for p, t in vjps.items()}, broadcast, elementwise,
                     linear, {p: compile_template(t, names | {"t", "ans"}) for p, t in (jvp or {}).items()},
-                    forward_only, containers, returns_container)
+                    forward_only, containers, returns_container,
+                    {p: compile_template(t, names) for p, t in (masks or {}).items()})
         self.rules[id(fun)] = rule
         self.nondiff.pop(id(fun), None)
         return rule

@@ -42,4 +42,4 @@ defvjp(rt.dot_grad_lhs, "ct, a, b", linear="each", ct="np.dot(g, b)", b="dot_gra
 defvjp(rt.dot_grad_rhs, "ct, a, b", linear="each", ct="np.dot(a, g)", a="dot_grad_lhs(ct, a, g)")
 
 REGISTRY.declare_nondifferentiable(rt.seed, rt.seed_for, rt.zeros_grad, rt.stand_in, rt.stand_in_for,
-                                   rt.balanced_eq, rt.clip_mask, rt.check_wrt)
+                                   rt.balanced_eq, rt.clip_mask, rt.branch_mask, rt.check_wrt)
