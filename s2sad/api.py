@@ -7,15 +7,17 @@ import threading
 import types
 import warnings
 import weakref
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
-from .errors import UnsupportedSyntaxError, WrtError, ZeroGradientWarning
+from .errors import HasAuxError, SourceError, UnsupportedSyntaxError, WrtError, ZeroGradientWarning
 from .ir import CALLEE_KINDS
 from .passes.codegen import Generated, instantiate
+from .runtime import seed, zeros_grad
 from .pipeline import State, run
-from .passes.source import read_source
+from .passes.source import no_source_message, read_source
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
@@ -30,8 +32,9 @@ def _unwrap(f: Any) -> Any:
     return f.__wrapped__ if isinstance(f, Differentiable) else f
 
 
-def _wrt_names(fn: types.FunctionType, wrt: Wrt) -> tuple[tuple[str, ...], bool]:
-    """Normalize ``wrt`` to parameter names; the flag says a tuple was asked for."""
+def _wrt_names(fn: Callable[..., Any], wrt: Wrt) -> tuple[tuple[str, ...], bool]:
+    """Normalize ``wrt`` to parameter names of ``fn`` as it is called (a bound method's or a
+    partial's remaining parameters); the flag says a tuple was asked for."""
     multiple = isinstance(wrt, (tuple, list))
     items = list(wrt) if multiple else [wrt]
     try:
@@ -40,6 +43,7 @@ def _wrt_names(fn: types.FunctionType, wrt: Wrt) -> tuple[tuple[str, ...], bool]
         params = []
     allowed = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    what = _describe(fn)
     names = []
     for item in items:
         if isinstance(item, bool) or not isinstance(item, (int, str)):
@@ -47,13 +51,13 @@ def _wrt_names(fn: types.FunctionType, wrt: Wrt) -> tuple[tuple[str, ...], bool]
         if isinstance(item, int):
             if not -len(positional) <= item < len(positional):
                 raise WrtError(
-                    f"wrt={item} is out of range: {fn.__qualname__} has {len(positional)} positional "
+                    f"wrt={item} is out of range: {what} has {len(positional)} positional "
                     f"parameter(s) ({', '.join(positional) or 'none'})")
             names.append(positional[item])
         elif item not in allowed:
             raise WrtError(
-                f"wrt={item!r} names no parameter of {fn.__qualname__}; its parameters are "
-                f"{', '.join(allowed) or 'none'}")
+                f"wrt={item!r} names no parameter of {what}; its parameters are "
+                f"{', '.join(allowed) or 'none'}" + _bound_note(fn, item))
         else:
             names.append(item)
     if len(set(names)) != len(names):
@@ -61,6 +65,94 @@ def _wrt_names(fn: types.FunctionType, wrt: Wrt) -> tuple[tuple[str, ...], bool]
     if not names:
         raise WrtError("wrt is empty; name at least one parameter")
     return tuple(names), multiple
+
+
+def _describe(f: Any) -> str:
+    """How messages name the callable ``f``."""
+    if isinstance(f, types.MethodType):
+        return f"{f.__func__.__qualname__} (bound to a {type(f.__self__).__name__})"
+    if isinstance(f, functools.partial):
+        return f"functools.partial({_describe(f.func)}, ...)"
+    if isinstance(f, (types.FunctionType, type)):
+        return f.__qualname__
+    return getattr(f, "__qualname__", None) or f"a {type(f).__name__} object"
+
+
+def _bound_note(fn: Any, name: str) -> str:
+    """Why ``name`` may be missing from ``fn``'s parameters: bound by a method or a partial."""
+    if name == "self" and (isinstance(fn, types.MethodType) or not isinstance(
+            fn, (types.FunctionType, functools.partial))):
+        return ("; the instance of a bound method is a constant: to differentiate with respect to "
+                "it, pass the unbound function (type(obj).method) and the instance as an argument")
+    if isinstance(fn, functools.partial):
+        return "; arguments that functools.partial binds are constants"
+    return ""
+
+
+# ---- what to differentiate: the Python function behind a callable -----------------------
+
+@dataclass(frozen=True)
+class _Target:
+    """``f(*a, **k)`` is ``fn(*args, *a, **{**kwargs, **k})``; ``wrt`` names ``fn``'s parameters."""
+
+    fn: types.FunctionType
+    wrt: Any  # a name, or a tuple of names
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+def _target(f: Any, wrt: Wrt) -> _Target:
+    """The Python function behind ``f`` (a function, lambda, bound method, functools.partial or
+    object with ``__call__``), with what is bound to it: constants of the differentiation."""
+    names, multiple = _wrt_names(_unwrap(f), wrt)
+    fn, args, kwargs = _parts(f, f)
+    return _Target(fn, names if multiple else names[0], args, kwargs)
+
+
+def _parts(f: Any, given: Any) -> tuple[types.FunctionType, tuple[Any, ...], dict[str, Any]]:
+    f = _unwrap(f)
+    if isinstance(f, types.FunctionType):
+        return f, (), {}
+    if isinstance(f, types.MethodType):
+        fn, args, kwargs = _parts(f.__func__, given)
+        return fn, (*args, f.__self__), kwargs
+    if isinstance(f, functools.partial):
+        fn, args, kwargs = _parts(f.func, given)
+        return fn, (*args, *f.args), {**kwargs, **f.keywords}
+    call = getattr(type(f), "__call__", None)
+    if not isinstance(f, type) and isinstance(call, types.FunctionType):
+        fn, args, kwargs = _parts(call, given)
+        return fn, (*args, f), kwargs
+    raise SourceError(no_source_message(f, given))
+
+
+def _generate(f: Any, wrt: Wrt, kind: str) -> Callable[..., Any]:
+    """``_build`` for any callable: the generated code, with ``f``'s bound arguments bound."""
+    t = _target(f, wrt)
+    out = _build(t.fn, t.wrt, kind)
+    if not t.args and not t.kwargs:
+        return out
+    if kind == "vjp":  # the cotangent comes first
+        def bound(cotangent: Any, *args: Any, **kwargs: Any) -> Any:
+            return out(cotangent, *t.args, *args, **{**t.kwargs, **kwargs})
+    else:
+        bound = functools.partial(out, *t.args, **t.kwargs)
+    bound.__s2sad_source__ = out.__s2sad_source__  # type: ignore[attr-defined]
+    return bound
+
+
+def _argnums(wrt: Wrt | None, argnums: int | Sequence[int] | None) -> Wrt:
+    """``wrt``, or JAX's ``argnums`` (parameter indices) in its place; by default the first."""
+    if argnums is None:
+        return 0 if wrt is None else wrt
+    if wrt is not None:
+        raise WrtError(f"give either wrt={wrt!r} or argnums={argnums!r}, not both (argnums is "
+                       f"JAX's name for wrt)")
+    items = argnums if isinstance(argnums, (tuple, list)) else [argnums]
+    if any(isinstance(i, bool) or not isinstance(i, int) for i in items):
+        raise WrtError(f"argnums takes a parameter index or a tuple of them, got {argnums!r}; "
+                       f"use wrt= to name parameters")
+    return tuple(argnums) if isinstance(argnums, (tuple, list)) else argnums
 
 
 def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None = None,
@@ -116,75 +208,137 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
         return out
 
 
-def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
+def grad(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequence[int] | None = None,
+         has_aux: bool = False) -> Callable[..., Any]:
     """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``.
 
-    ``wrt`` is a parameter index, a parameter name, or a tuple of them (then a
-    tuple of gradients is returned).  The result is a generated Python function
-    with ``f``'s signature; ``adjoint_source(f, wrt)`` shows its code.
+    ``f`` is a function, a lambda, a bound method, a ``functools.partial`` or an object
+    with ``__call__``; what a method or partial binds is a constant.  ``wrt`` is a
+    parameter index, a parameter name, or a tuple of them (then a tuple of gradients is
+    returned); ``argnums`` is JAX's name for it.  The result is a generated Python
+    function with ``f``'s signature; ``adjoint_source(f, wrt)`` shows its code.  With
+    ``has_aux=True``, ``f`` returns ``(output, aux)`` and the gradient function returns
+    ``(gradient, aux)``.
     """
-    return _build(f, wrt, "grad")
+    wrt = _argnums(wrt, argnums)
+    if has_aux:
+        return _with_aux(f, wrt, value=False)
+    return _generate(f, wrt, "grad")
 
 
-def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
-    """Like :func:`grad`, but the function returns ``(f(...), gradient)`` from one pass."""
-    return _build(f, wrt, "value_and_grad")
+def value_and_grad(f: Callable[..., Any], wrt: Wrt | None = None, *,
+                   argnums: int | Sequence[int] | None = None, has_aux: bool = False) -> Callable[..., Any]:
+    """Like :func:`grad`, but the function returns ``(f(...), gradient)`` from one pass
+    (``((output, aux), gradient)`` with ``has_aux=True``)."""
+    wrt = _argnums(wrt, argnums)
+    if has_aux:
+        return _with_aux(f, wrt, value=True)
+    return _generate(f, wrt, "value_and_grad")
 
 
-def jvp(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
+def _with_aux(f: Callable[..., Any], wrt: Wrt, value: bool) -> Callable[..., Any]:
+    """``f`` returns ``(output, aux)``: one forward pass, then the backward pass of the output
+    alone (aux gets a zero cotangent)."""
+    forward = _generate(f, wrt, "split")
+
+    def aux_call(*args: Any, **kwargs: Any) -> Any:
+        out, backward = forward(*args, **kwargs)
+        output, aux = _output_and_aux(f, out)
+        g = backward((seed(output), zeros_grad(aux)))
+        return ((output, aux), g) if value else (g, aux)
+
+    aux_call.__s2sad_source__ = forward.__s2sad_source__  # type: ignore[attr-defined]
+    return aux_call
+
+
+def _output_and_aux(f: Any, out: Any) -> tuple[Any, Any]:
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise HasAuxError(
+            f"has_aux=True, but {_describe(_unwrap(f))} returned a {type(out).__name__}, not a pair "
+            f"(output, aux); return 'loss, aux', or drop has_aux=True")
+    return out
+
+
+def jvp(f: Callable[..., Any], wrt: Wrt | None = None, *,
+        argnums: int | Sequence[int] | None = None) -> Callable[..., Any]:
     """Forward mode: a function ``(*args, tangent) -> (f(*args), directional derivative)``.
 
     ``tangent`` has the shape of the ``wrt`` argument (a tuple of them when ``wrt`` is a
-    tuple).  The code is generated by source transformation, tangent statements
-    interleaved with the original ones; ``jvp_source(f, wrt)`` shows it.
+    tuple); it is the last positional argument, or the keyword ``tangent=``.  The code is
+    generated by source transformation, tangent statements interleaved with the original
+    ones; ``jvp_source(f, wrt)`` shows it, with the same parameter order.
     """
-    generated = _build(f, wrt, "jvp")
-
-    def jvp_call(*args: Any, **kwargs: Any) -> Any:
-        if not args:
-            raise TypeError("jvp: pass the arguments, then the tangent")
-        return generated(args[-1], *args[:-1], **kwargs)
-
-    jvp_call.__s2sad_source__ = generated.__s2sad_source__  # type: ignore[attr-defined]
-    jvp_call.__wrapped__ = generated  # type: ignore[attr-defined]
-    return jvp_call
+    generated = _generate(f, _argnums(wrt, argnums), "jvp")
+    return _with_tangent(generated, "jvp", "tangent")
 
 
-def vjp(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
+def _with_tangent(generated: Callable[..., Any], what: str, word: str) -> Callable[..., Any]:
+    """``generated`` (whose last parameter is the tangent) called as ``(*args, tangent)`` or
+    ``(*args, tangent=...)``: the tangent is passed by keyword, which works after defaults
+    and ``*args`` too."""
+    name = _tangent_parameter(generated)
+
+    def tangent_call(*args: Any, **kwargs: Any) -> Any:
+        if name not in kwargs:
+            if not args:
+                raise TypeError(f"{what}: pass the arguments, then the {word}")
+            args, kwargs = args[:-1], {**kwargs, name: args[-1]}
+        return generated(*args, **kwargs)
+
+    tangent_call.__s2sad_source__ = generated.__s2sad_source__  # type: ignore[attr-defined]
+    tangent_call.__wrapped__ = generated  # type: ignore[attr-defined]
+    return tangent_call
+
+
+def _tangent_parameter(generated: Callable[..., Any]) -> str:
+    """The generated jvp's tangent parameter: its last one before a ``**kwargs``."""
+    params = [p for p in inspect.signature(generated).parameters.values() if p.kind != p.VAR_KEYWORD]
+    return params[-1].name
+
+
+def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequence[int] | None = None,
+        has_aux: bool = False) -> Callable[..., Any]:
     """Reverse mode for any output: ``vjp(f)(*args) -> (f(*args), pullback)``.
 
     ``pullback(cotangent)`` (a cotangent shaped like the output) returns the
     gradient(s) of ``<cotangent, f(*args)>`` with respect to ``wrt``.  The forward
     pass runs once, keeping what the first pullback reads; a later call recomputes it.
+    With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the call returns
+    ``(output, pullback, aux)``, the cotangent being shaped like the output alone.
     """
-    forward = _build(f, wrt, "split")
+    wrt = _argnums(wrt, argnums)
+    forward = _generate(f, wrt, "split")
 
-    def vjp_call(*args: Any, **kwargs: Any) -> tuple[Any, Callable[[Any], Any]]:
+    def vjp_call(*args: Any, **kwargs: Any) -> Any:
         value, backward = forward(*args, **kwargs)
+        aux = None
+        if has_aux:
+            value, aux = _output_and_aux(f, value)
         fresh = [backward]  # runs once: its backward pass consumes what it kept
 
         def pullback(cotangent: Any) -> Any:
+            if has_aux:
+                cotangent = (cotangent, zeros_grad(aux))
             if fresh:
                 return fresh.pop()(cotangent)
-            return _build(f, wrt, "vjp")(cotangent, *args, **kwargs)
+            return _generate(f, wrt, "vjp")(cotangent, *args, **kwargs)
 
-        return value, pullback
+        return (value, pullback, aux) if has_aux else (value, pullback)
 
     return vjp_call
 
 
-def hvp(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
+def hvp(f: Callable[..., Any], wrt: Wrt | None = None, *,
+        argnums: int | Sequence[int] | None = None) -> Callable[..., Any]:
     """Hessian-vector product ``hvp(f)(*args, v)``, forward over reverse: the generated
     gradient code is itself differentiated in forward mode."""
-    fn = _unwrap(f)
-    names, multiple = _wrt_names(fn, wrt)
-    gradient = _build(f, wrt, "grad")
-    forward = _build(gradient, names if multiple else names[0], "jvp")
+    wrt = _argnums(wrt, argnums)
+    names, multiple = _wrt_names(_unwrap(f), wrt)
+    gradient = _generate(f, wrt, "grad")
+    forward = _with_tangent(_generate(gradient, names if multiple else names[0], "jvp"), "hvp", "vector")
 
     def hvp_call(*args: Any, **kwargs: Any) -> Any:
-        if not args:
-            raise TypeError("hvp: pass the arguments, then the vector")
-        return forward(args[-1], *args[:-1], **kwargs)[1]
+        return forward(*args, **kwargs)[1]
 
     hvp_call.__s2sad_source__ = forward.__s2sad_source__  # type: ignore[attr-defined]
     return hvp_call
@@ -225,7 +379,7 @@ def jacobian(f: Callable[..., Any], wrt: Wrt = 0, mode: str = "auto") -> Callabl
             push = jvp(f, name)
             columns = [np.asarray(push(*args, v, **kwargs)[1]) for v in _basis(x)]
             return np.moveaxis(np.stack(columns), 0, -1).reshape(out.shape + np.shape(x))
-        pull = _build(f, name, "vjp")
+        pull = _generate(f, name, "vjp")
         rows = [np.asarray(pull(u, *args, **kwargs)) for u in _basis(out)]
         return np.stack(rows).reshape(out.shape + np.shape(x))
 
@@ -248,7 +402,7 @@ def hessian(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
 
 def jvp_source(f: Callable[..., Any], wrt: Wrt = 0) -> str:
     """The source of the generated forward-mode (Jacobian-vector product) function."""
-    return _build(f, wrt, "jvp").__s2sad_source__
+    return _generate(f, wrt, "jvp").__s2sad_source__
 
 
 def adjoint_source(f: Callable[..., Any], wrt: Wrt = 0) -> str:

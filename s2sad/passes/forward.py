@@ -8,6 +8,7 @@ Control flow keeps its shape: a loop carries tangents like values.  No tape.
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import libcst as cst
@@ -201,8 +202,11 @@ class Forward:
                 exc.location = s.loc
             raise
         tangents = active[0][1] if len(active) == 1 else "(" + ", ".join(t for _, t in active) + ")"
-        call = v.node.with_changes(func=cst.Name(jvp), args=[cst.Arg(cst.parse_expression(tangents)),
-                                                             *v.node.args])
+        # the tangent is the callee's last parameter, passed by keyword (it may be keyword-only)
+        keyword = [p for p in inspect.signature(self.adj.callees[jvp]).parameters.values()
+                   if p.kind != p.VAR_KEYWORD][-1].name
+        call = v.node.with_changes(func=cst.Name(jvp), args=[
+            *v.node.args, cst.Arg(cst.parse_expression(tangents), keyword=cst.Name(keyword))])
         self.defined.add(self.tname(s.target))
         reads = frozenset({n for op in v.args.values() for n in _reads(op)} | {t for _, t in active})
         return Raw(f"{s.target}, {self.tname(s.target)} = {_EMPTY.code_for_node(call).strip()}",

@@ -1179,9 +1179,6 @@ def _no_rule_message(key: Any, callee: str) -> str:
     if isinstance(key, _UnknownMethod):
         return (f"'.{key.name}' is not a NumPy array method or attribute s2sad can differentiate; "
                 f"wrap the value in stop_gradient(...) if no gradient should flow through it")
-    if isinstance(key, types.FunctionType):
-        return (f"'{callee}' is a lambda: s2sad cannot read its source on its own; define it with "
-                f"'def' at module level")
     return (f"no gradient rule for '{callee}'; register one with s2sad.defvjp, or wrap the call "
             f"in stop_gradient(...) if no gradient should flow through it")
 
@@ -1280,7 +1277,7 @@ def _python_function(key: Any) -> types.FunctionType | None:
 
     if isinstance(key, Differentiable):
         key = key.__wrapped__
-    return key if isinstance(key, types.FunctionType) and key.__name__ != "<lambda>" else None
+    return key if isinstance(key, types.FunctionType) else None
 
 
 def _positional(args: list[Operand], kwargs: dict[str, Operand]) -> dict[str, Operand]:
