@@ -75,7 +75,7 @@ def _describe(f: Any) -> str:
         return f"functools.partial({_describe(f.func)}, ...)"
     if isinstance(f, (types.FunctionType, type)):
         return f.__qualname__
-    return getattr(f, "__qualname__", None) or f"a {type(f).__name__} object"
+    return getattr(f, "__qualname__", None) or f"{type(f).__name__} object"
 
 
 def _bound_note(fn: Any, name: str) -> str:
@@ -104,8 +104,8 @@ class _Target:
 def _target(f: Any, wrt: Wrt) -> _Target:
     """The Python function behind ``f`` (a function, lambda, bound method, functools.partial or
     object with ``__call__``), with what is bound to it: constants of the differentiation."""
-    names, multiple = _wrt_names(_unwrap(f), wrt)
     fn, args, kwargs = _parts(f, f)
+    names, multiple = _wrt_names(_unwrap(f), wrt)
     return _Target(fn, names if multiple else names[0], args, kwargs)
 
 
@@ -128,6 +128,8 @@ def _parts(f: Any, given: Any) -> tuple[types.FunctionType, tuple[Any, ...], dic
 
 def _generate(f: Any, wrt: Wrt, kind: str) -> Callable[..., Any]:
     """``_build`` for any callable: the generated code, with ``f``'s bound arguments bound."""
+    if isinstance(_unwrap(f), types.FunctionType):
+        return _build(f, wrt, kind)  # (the cached path: no signature to read)
     t = _target(f, wrt)
     out = _build(t.fn, t.wrt, kind)
     if not t.args and not t.kwargs:

@@ -61,17 +61,19 @@ def no_source_message(obj: object, given: object = None) -> str:
     if given is not None and given is not obj:
         what = f"{given!r} calls {what}, which"
     if not callable(obj):
-        return f"{what} is a {type(obj).__name__}, not a function; pass the function to differentiate"
+        return f"{what} is not a function (its type is {type(obj).__name__}); pass the function to differentiate"
     from ..rules import REGISTRY
 
-    if REGISTRY.rule(obj) is not None:
+    owner = getattr(obj, "__self__", None)  # a built-in method such as x.sum: its class's method
+    method = getattr(type(owner), getattr(obj, "__name__", ""), None) if owner is not None else None
+    if REGISTRY.rule(obj) is not None or method is not None and REGISTRY.rule(method) is not None:
         advice = ("s2sad knows its gradient where Python code calls it: differentiate a "
                   "function that calls it, such as 'lambda x: <the call>'")
     else:
         advice = ("register a gradient rule for it with s2sad.defvjp, then differentiate a "
                   "Python function that calls it")
     return (f"s2sad differentiates Python functions (def, lambda, bound methods, functools.partial, "
-            f"objects with __call__) by reading their source; {what} has no Python source (it is a "
+            f"objects with __call__) by reading their source; {what} has no Python source (its type is "
             f"{type(obj).__name__}): {advice}")
 
 
