@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
-from .errors import HasAuxError, SourceError, UnsupportedSyntaxError, WrtError, ZeroGradientWarning
+from .errors import HasAuxError, Location, SourceError, UnsupportedSyntaxError, WrtError, ZeroGradientWarning
 from .ir import CALLEE_KINDS
 from .passes.codegen import Generated, instantiate
 from .runtime import seed, zeros_grad
@@ -141,6 +141,66 @@ def _generate(f: Any, wrt: Wrt, kind: str) -> Callable[..., Any]:
         bound = functools.partial(out, *t.args, **t.kwargs)
     bound.__s2sad_source__ = out.__s2sad_source__  # type: ignore[attr-defined]
     return bound
+
+
+class MethodOfSelf:
+    """``self.name(...)`` in a method: the function is the instance's class's, known at run time.
+
+    Generated code calls a :class:`_Dispatch`, which reads ``type(self).name`` and calls the
+    code generated for it (cached like any callee's).  ``chain`` lists the transformations
+    (wrt, kind, split) applied in turn: code that calls a dispatcher can be differentiated
+    again, and its dispatcher then transforms the generated code once more."""
+
+    def __init__(self, name: str, where: Location, chain: tuple[tuple[Any, str, bool], ...] = ()) -> None:
+        self.__name__ = name
+        self.where = where
+        self.chain = chain
+
+    def adjoint(self, wrt: tuple[str, ...], kind: str, split: bool) -> "_Dispatch":
+        # the callee's parameters, by name or by position in the call ("1": the first after self)
+        items = tuple(int(p) if p.isdigit() else p for p in wrt)
+        chain = (*self.chain, (items if len(items) > 1 else items[0], kind, split))
+        key = (self.__name__, str(self.where), chain)
+        known = _dispatchers.get(key)
+        if known is None:
+            known = _dispatchers[key] = _Dispatch(MethodOfSelf(self.__name__, self.where, chain))
+        return known
+
+    def generated_for(self, receiver: Any) -> Callable[..., Any]:
+        """The generated code for ``receiver``'s method, transformed by ``chain``."""
+        out = inspect.getattr_static(type(receiver), self.__name__, None)
+        if not isinstance(out, types.FunctionType):
+            raise UnsupportedSyntaxError(
+                f"self.{self.__name__} is not a method defined with 'def' in "
+                f"{type(receiver).__qualname__} (it is {type(out).__name__}); call a module-level "
+                f"function instead", self.where)
+        for wrt, kind, split in self.chain:
+            out = _build(out, wrt, kind, split=split)
+        return out
+
+
+class _Dispatch:
+    """What generated code calls for ``self.name(...)``: the code generated for the
+    instance's method, chosen at each call."""
+
+    def __init__(self, method: MethodOfSelf) -> None:
+        self.method = method
+        kinds = [kind for _, kind, _ in method.chain]
+        self.receiver = kinds.count("vjp")  # a vjp's first argument is the cotangent
+        last = kinds[-1]
+        prefix = "forward" if last == "split" else last.removeprefix("callee_")
+        self.__name__ = f"{prefix}_{method.__name__}"
+        self.__s2sad_source__ = (f"# {self.__name__}: calls the code generated for "
+                                 f"type(self).{method.__name__}, chosen when it is called\n")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        out = self.method.generated_for(args[self.receiver])
+        if self.method.chain[-1][1] == "jvp":  # the tangent, passed by keyword
+            kwargs[_tangent_parameter(out)] = kwargs.pop("tangent")
+        return out(*args, **kwargs)
+
+
+_dispatchers: dict[tuple[Any, ...], _Dispatch] = {}
 
 
 def _argnums(wrt: Wrt | None, argnums: int | Sequence[int] | None) -> Wrt:
@@ -294,6 +354,8 @@ def _with_tangent(generated: Callable[..., Any], what: str, word: str) -> Callab
 
 def _tangent_parameter(generated: Callable[..., Any]) -> str:
     """The generated jvp's tangent parameter: its last one before a ``**kwargs``."""
+    if isinstance(generated, _Dispatch):
+        return "tangent"
     params = [p for p in inspect.signature(generated).parameters.values() if p.kind != p.VAR_KEYWORD]
     return params[-1].name
 

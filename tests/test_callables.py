@@ -177,6 +177,102 @@ def test_callable_object():
                                rtol=1e-6)
 
 
+class Layers:
+    def __init__(self, a):
+        self.a = a
+
+    def layer(self, x, W):
+        return np.tanh(x @ W) * self.a
+
+    def loss(self, W1, W2, x):
+        h = self.layer(x, W1)
+        return np.sum(self.layer(h, W2) ** 2)
+
+    def total(self, h, power=2):
+        return np.sum(h ** power)
+
+    def returns_method(self, W1, x):
+        return self.total(h=np.tanh(x @ W1))
+
+
+class SineLayers(Layers):
+    def layer(self, x, W):
+        return np.sin(x @ W) * self.a
+
+
+class StaticLayers(Layers):
+    layer = staticmethod(lambda x, W: x @ W)
+
+
+class Scaler:
+    k = 2.0
+
+    def __init__(self):
+        self.k = 1.5
+
+    def scaled(self, z):
+        return np.sin(z) * self.k
+
+    @classmethod
+    def class_scaled(cls, z):
+        return np.sin(z) * cls.k
+
+
+scaler = Scaler()
+scaled = scaler.scaled
+
+
+def calls_global_method(x):
+    return np.sum(scaler.scaled(x) ** 2) + np.sum(Scaler.class_scaled(x) * x)
+
+
+def calls_method_by_name(x):
+    return np.sum(scaled(x * 2.0))
+
+
+def calls_method_of_argument(x, model):
+    return model.total(x)
+
+
+@pytest.mark.parametrize("cls", [Layers, SineLayers], ids=["Layers", "SineLayers"])
+def test_method_called_on_self(cls):
+    # the class of self is known when the code runs: a subclass's override is differentiated
+    model = cls(0.7)
+    W1, W2, x = rng.normal(size=(3, 4)), rng.normal(size=(4, 2)), rng.normal(size=(5, 3))
+    assert_grad_matches(model.loss, (W1, W2, x), (0, 1, 2))
+    assert_grad_matches(model.returns_method, (W1, x), (0, 1))
+    V = rng.normal(size=(3, 4))
+    assert jvp(model.loss)(W1, W2, x, V)[1] == pytest.approx(
+        directional(model.loss, (W1, W2, x), 0, V), rel=1e-6)
+    g = grad(model.loss)
+    np.testing.assert_allclose(hvp(model.loss)(W1, W2, x, V),
+                               (g(W1 + 1e-6 * V, W2, x) - g(W1 - 1e-6 * V, W2, x)) / 2e-6,
+                               rtol=1e-5, atol=1e-8)
+
+
+def test_method_of_self_that_is_not_a_def_is_refused_where_called():
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="self.layer is not a method defined with 'def'") as info:
+        grad(StaticLayers(1.0).loss)(rng.normal(size=(3, 4)), rng.normal(size=(4, 2)),
+                                     rng.normal(size=(5, 3)))
+    assert info.value.location.line == Layers.loss.__code__.co_firstlineno + 1
+
+
+def test_method_of_a_module_level_object():
+    x = rng.normal(size=3)
+    assert_grad_matches(calls_global_method, (x,), 0)
+    assert_grad_matches(calls_method_by_name, (x,), 0)
+    np.testing.assert_allclose(grad(calls_method_by_name)(x), 3.0 * np.cos(2.0 * x))
+    v = rng.normal(size=3)
+    assert jvp(calls_global_method)(x, v)[1] == pytest.approx(
+        directional(calls_global_method, (x,), 0, v), rel=1e-6)
+
+
+def test_method_of_an_argument_is_refused_with_advice():
+    with pytest.raises(s2sad.NoGradientRuleError, match="followed when called on self") as info:
+        grad(calls_method_of_argument)(rng.normal(size=3), Layers(1.0))
+    assert "defvjp" not in str(info.value)
+
+
 # ---- functools.partial ---------------------------------------------------------------------
 
 def weighted(a, b, c=1.0):
