@@ -15,7 +15,7 @@ import numpy as np
 from .errors import HasAuxError, Location, SourceError, UnsupportedSyntaxError, WrtError, ZeroGradientWarning
 from .ir import CALLEE_KINDS
 from .passes.codegen import Generated, instantiate
-from .runtime import seed, zeros_grad
+from .runtime import check_wrt, seed, zeros_grad
 from .pipeline import State, run
 from .passes.source import no_source_message, read_source
 
@@ -302,8 +302,14 @@ def _with_aux(f: Callable[..., Any], wrt: Wrt, value: bool) -> Callable[..., Any
     """``f`` returns ``(output, aux)``: one forward pass, then the backward pass of the output
     alone (aux gets a zero cotangent)."""
     forward = _generate(f, wrt, "split")
+    names, _ = _wrt_names(_unwrap(f), wrt)
+    signature = inspect.signature(_unwrap(f))
 
     def aux_call(*args: Any, **kwargs: Any) -> Any:
+        given = signature.bind(*args, **kwargs).arguments
+        for name in names:  # as grad checks them (the split form leaves that to its caller)
+            if name in given:
+                check_wrt(given[name], name)
         out, backward = forward(*args, **kwargs)
         output, aux = _output_and_aux(f, out)
         g = backward((seed(output), zeros_grad(aux)))

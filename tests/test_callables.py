@@ -417,3 +417,18 @@ def test_readme_section_runs_as_written(tmp_path):
     script.write_text(section[start:section.index("```", start)], encoding="utf-8")
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_has_aux_checks_wrt_like_grad():
+    with pytest.raises(s2sad.NonDifferentiableInputError, match="'w'"):
+        grad(with_aux, has_aux=True)(np.arange(3), np.ones((2, 3)))
+
+
+def test_explain_a_method_a_partial_and_a_lambda():
+    model = Model(rng.normal(size=(3, 2)))
+    text = s2sad.explain(model.loss, "y")
+    assert "Model.loss, gradient with respect to y" in text
+    assert "active" in text
+    assert "weighted, gradient with respect to b" in s2sad.explain(
+        functools.partial(weighted, rng.normal(size=3)), "b")
+    assert "square_sum = lambda x: np.sum(x ** 2)" in s2sad.explain(square_sum)

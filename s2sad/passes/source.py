@@ -84,10 +84,7 @@ def _lambda_source(fn: types.FunctionType) -> FunctionSource:
     filename, line = code.co_filename, code.co_firstlineno
     lines = linecache.getlines(filename, fn.__globals__)
     where = Location(filename, line, 1, lines[line - 1] if 0 < line <= len(lines) else "")
-    try:
-        tree = ast.parse("".join(lines), filename)
-    except (SyntaxError, ValueError):
-        tree = None
+    tree = _tree(filename, lines)
     if not lines or tree is None:
         raise SourceError(
             f"cannot read the source of the lambda defined at {filename}:{line}. s2sad reads "
@@ -123,6 +120,22 @@ def _lambda_source(fn: types.FunctionType) -> FunctionSource:
         text = file_lines[0][column:] + "".join(file_lines[1:-1]) + file_lines[-1][:end]
     return FunctionSource(fn, text, filename, node.lineno, 0, tuple(file_lines),
                           lambda_name=names.get(id(node), "lambda"), first_column=column)
+
+
+_TREES: dict[str, tuple[list[str], ast.Module | None]] = {}  # file -> (its lines, their tree)
+
+
+def _tree(filename: str, lines: list[str]) -> ast.Module | None:
+    """The syntax tree of a file's ``lines`` (linecache's list: the same while the file is)."""
+    known = _TREES.get(filename)
+    if known is not None and known[0] is lines:
+        return known[1]
+    try:
+        tree: ast.Module | None = ast.parse("".join(lines), filename)
+    except (SyntaxError, ValueError):
+        tree = None
+    _TREES[filename] = (lines, tree)
+    return tree
 
 
 def _same_parameters(node: ast.Lambda, code: types.CodeType) -> bool:
