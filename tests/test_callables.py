@@ -432,3 +432,37 @@ def test_explain_a_method_a_partial_and_a_lambda():
     assert "weighted, gradient with respect to b" in s2sad.explain(
         functools.partial(weighted, rng.normal(size=3)), "b")
     assert "square_sum = lambda x: np.sum(x ** 2)" in s2sad.explain(square_sum)
+
+
+class Activation:
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, z):
+        return np.tanh(self.k * z)
+
+
+activation = Activation(1.5)
+bound_weighted = functools.partial(weighted, c=2.0)
+
+
+def calls_callable_object(x):
+    return np.sum(activation(x) ** 2)
+
+
+def calls_partial(x):
+    return bound_weighted(x, x)
+
+
+def test_callable_object_called_inside():
+    x, v = rng.normal(size=3), rng.normal(size=3)
+    assert_grad_matches(calls_callable_object, (x,), 0)
+    assert jvp(calls_callable_object)(x, v)[1] == pytest.approx(
+        directional(calls_callable_object, (x,), 0, v), rel=1e-6)
+
+
+def test_partial_called_inside_is_refused_with_advice():
+    with pytest.raises(s2sad.NoGradientRuleError, match="is a functools.partial") as info:
+        grad(calls_partial)(rng.normal(size=3))
+    assert "call the function it wraps" in str(info.value) and "defvjp" not in str(info.value)
+    assert info.value.location.line == calls_partial.__code__.co_firstlineno + 1

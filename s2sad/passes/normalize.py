@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import linecache
 import operator
@@ -840,6 +841,11 @@ class Normalizer:
                 args.append(Const(self.parsed.code(func.value).strip()))
                 nodes.append(None)
                 key = getattr(np.ndarray, func.attr.value, _UnknownMethod(func.attr.value))
+            elif self.registry.rule(key) is None and _callable_object(key):
+                # an object whose __call__ is written in Python: that method, the object first
+                args.append(Const(_EMPTY.code_for_node(fnode).strip()))
+                nodes.append(None)
+                key = types.MethodType(type(key).__call__, key)
             elif isinstance(key, types.MethodType) and isinstance(key.__func__, types.FunctionType):
                 # a method of a constant object (a global, a closure, a class for a classmethod):
                 # the object is the first argument of the method's function
@@ -1201,6 +1207,9 @@ def _no_rule_message(key: Any, callee: str) -> str:
                 f"wrap the value in stop_gradient(...) if no gradient should flow through it (a "
                 f"method of your own class is followed when called on self, or on an object "
                 f"bound at module level)")
+    if isinstance(key, functools.partial):
+        return (f"'{callee}' is a functools.partial: inside the differentiated function, call the "
+                f"function it wraps, with the arguments it binds written out")
     return (f"no gradient rule for '{callee}'; register one with s2sad.defvjp, or wrap the call "
             f"in stop_gradient(...) if no gradient should flow through it")
 
@@ -1307,6 +1316,15 @@ def _python_function(key: Any) -> Any:
     if isinstance(key, types.MethodType):
         key = key.__func__
     return key if isinstance(key, (types.FunctionType, MethodOfSelf)) else None
+
+
+def _callable_object(key: Any) -> bool:
+    """Whether ``key`` is an instance of a class whose ``__call__`` is a Python function."""
+    from ..api import Differentiable, _Dispatch
+
+    return not isinstance(key, (type, types.FunctionType, types.MethodType, functools.partial,
+                                Differentiable, _Dispatch)) and isinstance(
+        getattr(type(key), "__call__", None), types.FunctionType)
 
 
 def _method_of_self(name: str, where: Location) -> Any:
