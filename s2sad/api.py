@@ -20,6 +20,7 @@ from .pipeline import State, run
 from .passes.source import no_source_message, read_source
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
+_FUNCTION = types.FunctionType
 
 _lock = threading.RLock()
 _compiling = threading.local()  # the functions this thread is generating code for
@@ -282,6 +283,8 @@ def grad(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequen
     ``has_aux=True``, ``f`` returns ``(output, aux)`` and the gradient function returns
     ``(gradient, aux)``.
     """
+    if argnums is None and not has_aux and type(f) is _FUNCTION:  # the common, cached call
+        return _build(f, 0 if wrt is None else wrt, "grad")
     wrt = _argnums(wrt, argnums)
     if has_aux:
         return _with_aux(f, wrt, value=False)
@@ -292,6 +295,8 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt | None = None, *,
                    argnums: int | Sequence[int] | None = None, has_aux: bool = False) -> Callable[..., Any]:
     """Like :func:`grad`, but the function returns ``(f(...), gradient)`` from one pass
     (``((output, aux), gradient)`` with ``has_aux=True``)."""
+    if argnums is None and not has_aux and type(f) is _FUNCTION:
+        return _build(f, 0 if wrt is None else wrt, "value_and_grad")
     wrt = _argnums(wrt, argnums)
     if has_aux:
         return _with_aux(f, wrt, value=True)

@@ -466,3 +466,10 @@ def test_partial_called_inside_is_refused_with_advice():
         grad(calls_partial)(rng.normal(size=3))
     assert "call the function it wraps" in str(info.value) and "defvjp" not in str(info.value)
     assert info.value.location.line == calls_partial.__code__.co_firstlineno + 1
+
+
+def test_check_grad_takes_any_callable():
+    s2sad.check_grad(functools.partial(weighted, rng.normal(size=3)), rng.normal(size=3))
+    s2sad.check_grad(Model(rng.normal(size=(3, 2))).loss, rng.normal(size=(5, 3)), rng.normal(size=(5, 2)),
+                     wrt=(0, 1))
+    s2sad.check_grad(lambda x: np.sum(np.cos(x)), rng.normal(size=3))
