@@ -435,7 +435,8 @@ def _basis(x: Any) -> Any:
     return [row.reshape(x.shape) if x.shape else row[0] for row in eye]
 
 
-def jacobian(f: Callable[..., Any], wrt: Wrt = 0, mode: str = "auto") -> Callable[..., Any]:
+def jacobian(f: Callable[..., Any], wrt: Wrt | None = None, mode: str = "auto", *,
+             argnums: int | None = None) -> Callable[..., Any]:
     """The dense Jacobian of ``f`` with respect to one argument, shaped ``out.shape + x.shape``.
 
     ``mode="forward"`` builds it column by column with :func:`jvp`, ``"reverse"`` row by
@@ -444,7 +445,7 @@ def jacobian(f: Callable[..., Any], wrt: Wrt = 0, mode: str = "auto") -> Callabl
     if mode not in ("auto", "forward", "reverse"):
         raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}")
     fn = _unwrap(f)
-    name, index = _single_position(fn, wrt, "jacobian")
+    name, index = _single_position(fn, _argnums(wrt, argnums), "jacobian")
 
     def jacobian_call(*args: Any, **kwargs: Any) -> Any:
         out = np.asarray(fn(*args, **kwargs))
@@ -461,10 +462,10 @@ def jacobian(f: Callable[..., Any], wrt: Wrt = 0, mode: str = "auto") -> Callabl
     return jacobian_call
 
 
-def hessian(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
+def hessian(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | None = None) -> Callable[..., Any]:
     """The dense Hessian of scalar ``f`` with respect to one argument (forward over reverse)."""
     fn = _unwrap(f)
-    name, index = _single_position(fn, wrt, "hessian")
+    name, index = _single_position(fn, _argnums(wrt, argnums), "hessian")
     product = hvp(f, name)
 
     def hessian_call(*args: Any, **kwargs: Any) -> Any:

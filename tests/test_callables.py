@@ -473,3 +473,9 @@ def test_check_grad_takes_any_callable():
     s2sad.check_grad(Model(rng.normal(size=(3, 2))).loss, rng.normal(size=(5, 3)), rng.normal(size=(5, 2)),
                      wrt=(0, 1))
     s2sad.check_grad(lambda x: np.sum(np.cos(x)), rng.normal(size=3))
+
+
+def test_jacobian_and_hessian_take_argnums():
+    x, y = rng.normal(size=3), rng.normal(size=3)
+    np.testing.assert_allclose(s2sad.jacobian(lambda x, y: np.sin(x) * y, argnums=1)(x, y), np.diag(np.sin(x)))
+    np.testing.assert_allclose(hessian(two, argnums=1)(x, y), np.diag(2 * np.sin(x)))
