@@ -14,6 +14,7 @@ from .custom import defvjp, nondifferentiable
 from .explain import explain
 from .errors import (
     Location,
+    HasAuxError,
     NoGradientRuleError,
     NonDifferentiableInputError,
     NonScalarOutputError,
@@ -51,6 +52,7 @@ __all__ = [
     "NoGradientRuleError",
     "WrtError",
     "NonScalarOutputError",
+    "HasAuxError",
     "NonDifferentiableInputError",
     "RuleError",
     "ZeroGradientWarning",

@@ -7,17 +7,20 @@ import threading
 import types
 import warnings
 import weakref
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
-from .errors import UnsupportedSyntaxError, WrtError, ZeroGradientWarning
+from .errors import HasAuxError, Location, SourceError, UnsupportedSyntaxError, WrtError, ZeroGradientWarning
 from .ir import CALLEE_KINDS
 from .passes.codegen import Generated, instantiate
+from .runtime import check_wrt, seed, zeros_grad
 from .pipeline import State, run
-from .passes.source import read_source
+from .passes.source import no_source_message, read_source
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
+_FUNCTION = types.FunctionType
 
 _lock = threading.RLock()
 _compiling = threading.local()  # the functions this thread is generating code for
@@ -30,8 +33,9 @@ def _unwrap(f: Any) -> Any:
     return f.__wrapped__ if isinstance(f, Differentiable) else f
 
 
-def _wrt_names(fn: types.FunctionType, wrt: Wrt) -> tuple[tuple[str, ...], bool]:
-    """Normalize ``wrt`` to parameter names; the flag says a tuple was asked for."""
+def _wrt_names(fn: Callable[..., Any], wrt: Wrt) -> tuple[tuple[str, ...], bool]:
+    """Normalize ``wrt`` to parameter names of ``fn`` as it is called (a bound method's or a
+    partial's remaining parameters); the flag says a tuple was asked for."""
     multiple = isinstance(wrt, (tuple, list))
     items = list(wrt) if multiple else [wrt]
     try:
@@ -40,6 +44,7 @@ def _wrt_names(fn: types.FunctionType, wrt: Wrt) -> tuple[tuple[str, ...], bool]
         params = []
     allowed = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    what = _describe(fn)
     names = []
     for item in items:
         if isinstance(item, bool) or not isinstance(item, (int, str)):
@@ -47,13 +52,13 @@ def _wrt_names(fn: types.FunctionType, wrt: Wrt) -> tuple[tuple[str, ...], bool]
         if isinstance(item, int):
             if not -len(positional) <= item < len(positional):
                 raise WrtError(
-                    f"wrt={item} is out of range: {fn.__qualname__} has {len(positional)} positional "
+                    f"wrt={item} is out of range: {what} has {len(positional)} positional "
                     f"parameter(s) ({', '.join(positional) or 'none'})")
             names.append(positional[item])
         elif item not in allowed:
             raise WrtError(
-                f"wrt={item!r} names no parameter of {fn.__qualname__}; its parameters are "
-                f"{', '.join(allowed) or 'none'}")
+                f"wrt={item!r} names no parameter of {what}; its parameters are "
+                f"{', '.join(allowed) or 'none'}" + _bound_note(fn, item))
         else:
             names.append(item)
     if len(set(names)) != len(names):
@@ -61,6 +66,156 @@ def _wrt_names(fn: types.FunctionType, wrt: Wrt) -> tuple[tuple[str, ...], bool]
     if not names:
         raise WrtError("wrt is empty; name at least one parameter")
     return tuple(names), multiple
+
+
+def _describe(f: Any) -> str:
+    """How messages name the callable ``f``."""
+    if isinstance(f, types.MethodType):
+        return f"{f.__func__.__qualname__} (bound to a {type(f.__self__).__name__})"
+    if isinstance(f, functools.partial):
+        return f"functools.partial({_describe(f.func)}, ...)"
+    if isinstance(f, (types.FunctionType, type)):
+        return f.__qualname__
+    return getattr(f, "__qualname__", None) or f"{type(f).__name__} object"
+
+
+def _bound_note(fn: Any, name: str) -> str:
+    """Why ``name`` may be missing from ``fn``'s parameters: bound by a method or a partial."""
+    if name == "self" and (isinstance(fn, types.MethodType) or not isinstance(
+            fn, (types.FunctionType, functools.partial))):
+        return ("; the instance of a bound method is a constant: to differentiate with respect to "
+                "it, pass the unbound function (type(obj).method) and the instance as an argument")
+    if isinstance(fn, functools.partial):
+        return "; arguments that functools.partial binds are constants"
+    return ""
+
+
+# ---- what to differentiate: the Python function behind a callable -----------------------
+
+@dataclass(frozen=True)
+class _Target:
+    """``f(*a, **k)`` is ``fn(*args, *a, **{**kwargs, **k})``; ``wrt`` names ``fn``'s parameters."""
+
+    fn: types.FunctionType
+    wrt: Any  # a name, or a tuple of names
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+def _target(f: Any, wrt: Wrt) -> _Target:
+    """The Python function behind ``f`` (a function, lambda, bound method, functools.partial or
+    object with ``__call__``), with what is bound to it: constants of the differentiation."""
+    fn, args, kwargs = _parts(f, f)
+    names, multiple = _wrt_names(_unwrap(f), wrt)
+    return _Target(fn, names if multiple else names[0], args, kwargs)
+
+
+def _parts(f: Any, given: Any) -> tuple[types.FunctionType, tuple[Any, ...], dict[str, Any]]:
+    f = _unwrap(f)
+    if isinstance(f, types.FunctionType):
+        return f, (), {}
+    if isinstance(f, types.MethodType):
+        fn, args, kwargs = _parts(f.__func__, given)
+        return fn, (*args, f.__self__), kwargs
+    if isinstance(f, functools.partial):
+        fn, args, kwargs = _parts(f.func, given)
+        return fn, (*args, *f.args), {**kwargs, **f.keywords}
+    call = getattr(type(f), "__call__", None)
+    if not isinstance(f, type) and isinstance(call, types.FunctionType):
+        fn, args, kwargs = _parts(call, given)
+        return fn, (*args, f), kwargs
+    raise SourceError(no_source_message(f, given))
+
+
+def _generate(f: Any, wrt: Wrt, kind: str) -> Callable[..., Any]:
+    """``_build`` for any callable: the generated code, with ``f``'s bound arguments bound."""
+    if isinstance(_unwrap(f), types.FunctionType):
+        return _build(f, wrt, kind)  # (the cached path: no signature to read)
+    t = _target(f, wrt)
+    out = _build(t.fn, t.wrt, kind)
+    if not t.args and not t.kwargs:
+        return out
+    if kind == "vjp":  # the cotangent comes first
+        def bound(cotangent: Any, *args: Any, **kwargs: Any) -> Any:
+            return out(cotangent, *t.args, *args, **{**t.kwargs, **kwargs})
+    else:
+        bound = functools.partial(out, *t.args, **t.kwargs)
+    bound.__s2sad_source__ = out.__s2sad_source__  # type: ignore[attr-defined]
+    return bound
+
+
+class MethodOfSelf:
+    """``self.name(...)`` in a method: the function is the instance's class's, known at run time.
+
+    Generated code calls a :class:`_Dispatch`, which reads ``type(self).name`` and calls the
+    code generated for it (cached like any callee's).  ``chain`` lists the transformations
+    (wrt, kind, split) applied in turn: code that calls a dispatcher can be differentiated
+    again, and its dispatcher then transforms the generated code once more."""
+
+    def __init__(self, name: str, where: Location, chain: tuple[tuple[Any, str, bool], ...] = ()) -> None:
+        self.__name__ = name
+        self.where = where
+        self.chain = chain
+
+    def adjoint(self, wrt: tuple[str, ...], kind: str, split: bool) -> "_Dispatch":
+        # the callee's parameters, by name or by position in the call ("1": the first after self)
+        items = tuple(int(p) if p.isdigit() else p for p in wrt)
+        chain = (*self.chain, (items if len(items) > 1 else items[0], kind, split))
+        key = (self.__name__, str(self.where), chain)
+        known = _dispatchers.get(key)
+        if known is None:
+            known = _dispatchers[key] = _Dispatch(MethodOfSelf(self.__name__, self.where, chain))
+        return known
+
+    def generated_for(self, receiver: Any) -> Callable[..., Any]:
+        """The generated code for ``receiver``'s method, transformed by ``chain``."""
+        out = inspect.getattr_static(type(receiver), self.__name__, None)
+        if not isinstance(out, types.FunctionType):
+            raise UnsupportedSyntaxError(
+                f"self.{self.__name__} is not a method defined with 'def' in "
+                f"{type(receiver).__qualname__} (it is {type(out).__name__}); call a module-level "
+                f"function instead", self.where)
+        for wrt, kind, split in self.chain:
+            out = _build(out, wrt, kind, split=split)
+        return out
+
+
+class _Dispatch:
+    """What generated code calls for ``self.name(...)``: the code generated for the
+    instance's method, chosen at each call."""
+
+    def __init__(self, method: MethodOfSelf) -> None:
+        self.method = method
+        kinds = [kind for _, kind, _ in method.chain]
+        self.receiver = kinds.count("vjp")  # a vjp's first argument is the cotangent
+        last = kinds[-1]
+        prefix = "forward" if last == "split" else last.removeprefix("callee_")
+        self.__name__ = f"{prefix}_{method.__name__}"
+        self.__s2sad_source__ = (f"# {self.__name__}: calls the code generated for "
+                                 f"type(self).{method.__name__}, chosen when it is called\n")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        out = self.method.generated_for(args[self.receiver])
+        if self.method.chain[-1][1] == "jvp":  # the tangent, passed by keyword
+            kwargs[_tangent_parameter(out)] = kwargs.pop("tangent")
+        return out(*args, **kwargs)
+
+
+_dispatchers: dict[tuple[Any, ...], _Dispatch] = {}
+
+
+def _argnums(wrt: Wrt | None, argnums: int | Sequence[int] | None) -> Wrt:
+    """``wrt``, or JAX's ``argnums`` (parameter indices) in its place; by default the first."""
+    if argnums is None:
+        return 0 if wrt is None else wrt
+    if wrt is not None:
+        raise WrtError(f"give either wrt={wrt!r} or argnums={argnums!r}, not both (argnums is "
+                       f"JAX's name for wrt)")
+    items = argnums if isinstance(argnums, (tuple, list)) else [argnums]
+    if any(isinstance(i, bool) or not isinstance(i, int) for i in items):
+        raise WrtError(f"argnums takes a parameter index or a tuple of them, got {argnums!r}; "
+                       f"use wrt= to name parameters")
+    return tuple(argnums) if isinstance(argnums, (tuple, list)) else argnums
 
 
 def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None = None,
@@ -116,75 +271,149 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
         return out
 
 
-def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
+def grad(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequence[int] | None = None,
+         has_aux: bool = False) -> Callable[..., Any]:
     """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``.
 
-    ``wrt`` is a parameter index, a parameter name, or a tuple of them (then a
-    tuple of gradients is returned).  The result is a generated Python function
-    with ``f``'s signature; ``adjoint_source(f, wrt)`` shows its code.
+    ``f`` is a function, a lambda, a bound method, a ``functools.partial`` or an object
+    with ``__call__``; what a method or partial binds is a constant.  ``wrt`` is a
+    parameter index, a parameter name, or a tuple of them (then a tuple of gradients is
+    returned); ``argnums`` is JAX's name for it.  The result is a generated Python
+    function with ``f``'s signature; ``adjoint_source(f, wrt)`` shows its code.  With
+    ``has_aux=True``, ``f`` returns ``(output, aux)`` and the gradient function returns
+    ``(gradient, aux)``.
     """
-    return _build(f, wrt, "grad")
+    if argnums is None and not has_aux and type(f) is _FUNCTION:  # the common, cached call
+        return _build(f, 0 if wrt is None else wrt, "grad")
+    wrt = _argnums(wrt, argnums)
+    if has_aux:
+        return _with_aux(f, wrt, value=False)
+    return _generate(f, wrt, "grad")
 
 
-def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
-    """Like :func:`grad`, but the function returns ``(f(...), gradient)`` from one pass."""
-    return _build(f, wrt, "value_and_grad")
+def value_and_grad(f: Callable[..., Any], wrt: Wrt | None = None, *,
+                   argnums: int | Sequence[int] | None = None, has_aux: bool = False) -> Callable[..., Any]:
+    """Like :func:`grad`, but the function returns ``(f(...), gradient)`` from one pass
+    (``((output, aux), gradient)`` with ``has_aux=True``)."""
+    if argnums is None and not has_aux and type(f) is _FUNCTION:
+        return _build(f, 0 if wrt is None else wrt, "value_and_grad")
+    wrt = _argnums(wrt, argnums)
+    if has_aux:
+        return _with_aux(f, wrt, value=True)
+    return _generate(f, wrt, "value_and_grad")
 
 
-def jvp(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
+def _with_aux(f: Callable[..., Any], wrt: Wrt, value: bool) -> Callable[..., Any]:
+    """``f`` returns ``(output, aux)``: one forward pass, then the backward pass of the output
+    alone (aux gets a zero cotangent)."""
+    forward = _generate(f, wrt, "split")
+    names, _ = _wrt_names(_unwrap(f), wrt)
+    signature = inspect.signature(_unwrap(f))
+
+    def aux_call(*args: Any, **kwargs: Any) -> Any:
+        given = signature.bind(*args, **kwargs).arguments
+        for name in names:  # as grad checks them (the split form leaves that to its caller)
+            if name in given:
+                check_wrt(given[name], name)
+        out, backward = forward(*args, **kwargs)
+        output, aux = _output_and_aux(f, out)
+        g = backward((seed(output), zeros_grad(aux)))
+        return ((output, aux), g) if value else (g, aux)
+
+    aux_call.__s2sad_source__ = forward.__s2sad_source__  # type: ignore[attr-defined]
+    return aux_call
+
+
+def _output_and_aux(f: Any, out: Any) -> tuple[Any, Any]:
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise HasAuxError(
+            f"has_aux=True, but {_describe(_unwrap(f))} returned a {type(out).__name__}, not a pair "
+            f"(output, aux); return 'loss, aux', or drop has_aux=True")
+    return out
+
+
+def jvp(f: Callable[..., Any], wrt: Wrt | None = None, *,
+        argnums: int | Sequence[int] | None = None) -> Callable[..., Any]:
     """Forward mode: a function ``(*args, tangent) -> (f(*args), directional derivative)``.
 
     ``tangent`` has the shape of the ``wrt`` argument (a tuple of them when ``wrt`` is a
-    tuple).  The code is generated by source transformation, tangent statements
-    interleaved with the original ones; ``jvp_source(f, wrt)`` shows it.
+    tuple); it is the last positional argument, or the keyword ``tangent=``.  The code is
+    generated by source transformation, tangent statements interleaved with the original
+    ones; ``jvp_source(f, wrt)`` shows it, with the same parameter order.
     """
-    generated = _build(f, wrt, "jvp")
-
-    def jvp_call(*args: Any, **kwargs: Any) -> Any:
-        if not args:
-            raise TypeError("jvp: pass the arguments, then the tangent")
-        return generated(args[-1], *args[:-1], **kwargs)
-
-    jvp_call.__s2sad_source__ = generated.__s2sad_source__  # type: ignore[attr-defined]
-    jvp_call.__wrapped__ = generated  # type: ignore[attr-defined]
-    return jvp_call
+    generated = _generate(f, _argnums(wrt, argnums), "jvp")
+    return _with_tangent(generated, "jvp", "tangent")
 
 
-def vjp(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
+def _with_tangent(generated: Callable[..., Any], what: str, word: str) -> Callable[..., Any]:
+    """``generated`` (whose last parameter is the tangent) called as ``(*args, tangent)`` or
+    ``(*args, tangent=...)``: the tangent is passed by keyword, which works after defaults
+    and ``*args`` too."""
+    name = _tangent_parameter(generated)
+
+    def tangent_call(*args: Any, **kwargs: Any) -> Any:
+        if name not in kwargs:
+            if not args:
+                raise TypeError(f"{what}: pass the arguments, then the {word}")
+            args, kwargs = args[:-1], {**kwargs, name: args[-1]}
+        return generated(*args, **kwargs)
+
+    tangent_call.__s2sad_source__ = generated.__s2sad_source__  # type: ignore[attr-defined]
+    tangent_call.__wrapped__ = generated  # type: ignore[attr-defined]
+    return tangent_call
+
+
+def _tangent_parameter(generated: Callable[..., Any]) -> str:
+    """The generated jvp's tangent parameter: its last one before a ``**kwargs``."""
+    if isinstance(generated, _Dispatch):
+        return "tangent"
+    params = [p for p in inspect.signature(generated).parameters.values() if p.kind != p.VAR_KEYWORD]
+    return params[-1].name
+
+
+def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequence[int] | None = None,
+        has_aux: bool = False) -> Callable[..., Any]:
     """Reverse mode for any output: ``vjp(f)(*args) -> (f(*args), pullback)``.
 
     ``pullback(cotangent)`` (a cotangent shaped like the output) returns the
     gradient(s) of ``<cotangent, f(*args)>`` with respect to ``wrt``.  The forward
     pass runs once, keeping what the first pullback reads; a later call recomputes it.
+    With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the call returns
+    ``(output, pullback, aux)``, the cotangent being shaped like the output alone.
     """
-    forward = _build(f, wrt, "split")
+    wrt = _argnums(wrt, argnums)
+    forward = _generate(f, wrt, "split")
 
-    def vjp_call(*args: Any, **kwargs: Any) -> tuple[Any, Callable[[Any], Any]]:
+    def vjp_call(*args: Any, **kwargs: Any) -> Any:
         value, backward = forward(*args, **kwargs)
+        aux = None
+        if has_aux:
+            value, aux = _output_and_aux(f, value)
         fresh = [backward]  # runs once: its backward pass consumes what it kept
 
         def pullback(cotangent: Any) -> Any:
+            if has_aux:
+                cotangent = (cotangent, zeros_grad(aux))
             if fresh:
                 return fresh.pop()(cotangent)
-            return _build(f, wrt, "vjp")(cotangent, *args, **kwargs)
+            return _generate(f, wrt, "vjp")(cotangent, *args, **kwargs)
 
-        return value, pullback
+        return (value, pullback, aux) if has_aux else (value, pullback)
 
     return vjp_call
 
 
-def hvp(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
+def hvp(f: Callable[..., Any], wrt: Wrt | None = None, *,
+        argnums: int | Sequence[int] | None = None) -> Callable[..., Any]:
     """Hessian-vector product ``hvp(f)(*args, v)``, forward over reverse: the generated
     gradient code is itself differentiated in forward mode."""
-    fn = _unwrap(f)
-    names, multiple = _wrt_names(fn, wrt)
-    gradient = _build(f, wrt, "grad")
-    forward = _build(gradient, names if multiple else names[0], "jvp")
+    wrt = _argnums(wrt, argnums)
+    names, multiple = _wrt_names(_unwrap(f), wrt)
+    gradient = _generate(f, wrt, "grad")
+    forward = _with_tangent(_generate(gradient, names if multiple else names[0], "jvp"), "hvp", "vector")
 
     def hvp_call(*args: Any, **kwargs: Any) -> Any:
-        if not args:
-            raise TypeError("hvp: pass the arguments, then the vector")
-        return forward(args[-1], *args[:-1], **kwargs)[1]
+        return forward(*args, **kwargs)[1]
 
     hvp_call.__s2sad_source__ = forward.__s2sad_source__  # type: ignore[attr-defined]
     return hvp_call
@@ -206,7 +435,8 @@ def _basis(x: Any) -> Any:
     return [row.reshape(x.shape) if x.shape else row[0] for row in eye]
 
 
-def jacobian(f: Callable[..., Any], wrt: Wrt = 0, mode: str = "auto") -> Callable[..., Any]:
+def jacobian(f: Callable[..., Any], wrt: Wrt | None = None, mode: str = "auto", *,
+             argnums: int | None = None) -> Callable[..., Any]:
     """The dense Jacobian of ``f`` with respect to one argument, shaped ``out.shape + x.shape``.
 
     ``mode="forward"`` builds it column by column with :func:`jvp`, ``"reverse"`` row by
@@ -215,7 +445,7 @@ def jacobian(f: Callable[..., Any], wrt: Wrt = 0, mode: str = "auto") -> Callabl
     if mode not in ("auto", "forward", "reverse"):
         raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}")
     fn = _unwrap(f)
-    name, index = _single_position(fn, wrt, "jacobian")
+    name, index = _single_position(fn, _argnums(wrt, argnums), "jacobian")
 
     def jacobian_call(*args: Any, **kwargs: Any) -> Any:
         out = np.asarray(fn(*args, **kwargs))
@@ -225,17 +455,17 @@ def jacobian(f: Callable[..., Any], wrt: Wrt = 0, mode: str = "auto") -> Callabl
             push = jvp(f, name)
             columns = [np.asarray(push(*args, v, **kwargs)[1]) for v in _basis(x)]
             return np.moveaxis(np.stack(columns), 0, -1).reshape(out.shape + np.shape(x))
-        pull = _build(f, name, "vjp")
+        pull = _generate(f, name, "vjp")
         rows = [np.asarray(pull(u, *args, **kwargs)) for u in _basis(out)]
         return np.stack(rows).reshape(out.shape + np.shape(x))
 
     return jacobian_call
 
 
-def hessian(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
+def hessian(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | None = None) -> Callable[..., Any]:
     """The dense Hessian of scalar ``f`` with respect to one argument (forward over reverse)."""
     fn = _unwrap(f)
-    name, index = _single_position(fn, wrt, "hessian")
+    name, index = _single_position(fn, _argnums(wrt, argnums), "hessian")
     product = hvp(f, name)
 
     def hessian_call(*args: Any, **kwargs: Any) -> Any:
@@ -248,7 +478,7 @@ def hessian(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
 
 def jvp_source(f: Callable[..., Any], wrt: Wrt = 0) -> str:
     """The source of the generated forward-mode (Jacobian-vector product) function."""
-    return _build(f, wrt, "jvp").__s2sad_source__
+    return _generate(f, wrt, "jvp").__s2sad_source__
 
 
 def adjoint_source(f: Callable[..., Any], wrt: Wrt = 0) -> str:

@@ -5,7 +5,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .api import Wrt, _unwrap, _wrt_names, grad
+from .api import Wrt, _describe, _unwrap, _wrt_names, grad
 
 
 def _leaves(x: Any) -> list[tuple[Any, ...]]:
@@ -67,5 +67,5 @@ def check_grad(f: Callable[..., Any], *args: Any, wrt: Wrt = 0, eps: float = 1e-
             if not np.isclose(analytic, numeric, rtol=rtol, atol=atol):
                 where = name + "".join(f"[{p!r}]" for p in path)
                 raise AssertionError(
-                    f"gradient of {fn.__qualname__} with respect to {where} does not match finite "
+                    f"gradient of {_describe(fn)} with respect to {where} does not match finite "
                     f"differences: <grad, v> = {analytic!r}, finite difference = {numeric!r}")

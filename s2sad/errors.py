@@ -65,6 +65,10 @@ class NonScalarOutputError(S2SADError):
     """The differentiated function did not return a scalar."""
 
 
+class HasAuxError(S2SADError):
+    """``has_aux=True``, but the function did not return a pair ``(output, aux)``."""
+
+
 class NonDifferentiableInputError(S2SADError):
     """A gradient was asked for with respect to an integer or boolean value."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable
 
-from .api import Wrt, _unwrap, _wrt_names
+from .api import Wrt, _target, _wrt_names
 from .ir import Assign, If, Loop, Opaque, Return, Stmt
 from .passes.source import read_source
 from .pipeline import PIPELINE, State
@@ -24,9 +24,10 @@ def _statements(stmts: list[Stmt]) -> list[Stmt]:
 def explain(f: Callable[..., Any], wrt: Wrt = 0) -> str:
     """For each source line of ``f``: active, inactive, or stopped by stop_gradient,
     and what the generated gradient saves per loop iteration."""
-    fn = _unwrap(f)
+    target = _target(f, wrt)  # a method's or a partial's function, what they bind constant
+    fn = target.fn
     read_source(fn)
-    names, multiple = _wrt_names(fn, wrt)
+    names, multiple = _wrt_names(fn, target.wrt)
     state = State(fn, names, multiple, "grad")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

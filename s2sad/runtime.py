@@ -123,9 +123,11 @@ def seed(ans: Any) -> Any:
     if type(ans) is np.float32:
         return _ONE32
     if isinstance(ans, (bool, int)) or not isinstance(ans, (float, np.ndarray, np.generic)):
+        pair = isinstance(ans, tuple) and len(ans) == 2
         raise NonScalarOutputError(
             f"the differentiated function must return a float scalar, got {type(ans).__name__} "
             f"{ans!r:.60}; return a float or a 0-d/size-1 float array (for example x.sum())"
+            + ("; if it returns (output, aux), pass has_aux=True" if pair else "")
         )
     if np.size(ans) != 1:
         raise NonScalarOutputError(

@@ -192,8 +192,8 @@ def test_explain_bad_target_exit_1(capsys):
 
 
 @pytest.mark.parametrize("mode, signature", [
-    ("forward", "def jvp_loss(tangent, W, b, X, Y):"),
-    ("hvp", "def jvp_grad_loss(tangent, W, b, X, Y):"),
+    ("forward", "def jvp_loss(W, b, X, Y, tangent):"),
+    ("hvp", "def jvp_grad_loss(W, b, X, Y, tangent):"),
     ("reverse", "def grad_loss(W, b, X, Y):"),
 ])
 def test_modes(capsys, mode, signature):

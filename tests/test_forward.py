@@ -167,7 +167,7 @@ def test_decorator_gains_jvp_and_hvp():
 
 def test_forward_code_is_readable():
     code = s2sad.jvp_source(rnn_loss)
-    assert "def jvp_rnn_loss(tangent, W, xs):" in code
+    assert "def jvp_rnn_loss(W, xs, tangent):" in code
     assert "h_2_dot = " in code and "tape" not in code  # forward mode needs no tape
 
 

@@ -60,14 +60,28 @@ def statement_code(stmt: Assign, use: Callable[[str], str] | None = None) -> str
     return f"{target} = {code}"
 
 
-def render_function(fn: Function, name: str, body: list[str], first: str | None = None) -> str:
-    params = _EMPTY.code_for_node(fn.header).strip()
+def render_function(fn: Function, name: str, body: list[str], first: str | None = None,
+                    last: str | None = None) -> str:
+    header = fn.header if last is None else _with_last(fn.header, last)
+    params = _EMPTY.code_for_node(header).strip()
     if first:
         params = f"{first}, {params}" if params else first
     lines = [f"def {name}({params}):"]
     for line in body:
         lines.extend("    " + part if part else "" for part in line.split("\n"))
     return "\n".join(lines) + "\n"
+
+
+def _with_last(header: cst.Parameters, name: str) -> cst.Parameters:
+    """``header`` with the parameter ``name`` last: positional where Python allows it, else
+    keyword-only (after parameters with defaults, or ``*args``)."""
+    param = cst.Param(cst.Name(name))
+    positional = (*header.posonly_params, *header.params)
+    if header.star_arg is cst.MaybeSentinel.DEFAULT and not header.kwonly_params and all(
+            p.default is None for p in positional):
+        return header.with_changes(params=[*header.params, param])
+    star = header.star_arg if isinstance(header.star_arg, (cst.Param, cst.ParamStar)) else cst.ParamStar()
+    return header.with_changes(star_arg=star, kwonly_params=[*header.kwonly_params, param])
 
 
 def render_forward(stmts: list[Stmt], use: Callable[[str], str]) -> list[str]:
@@ -170,7 +184,7 @@ def render(adj: Adjoint, kind: str) -> tuple[str, str]:
         value = adj.value_copy
     if kind == "jvp":
         body.append(f"return {value}, {adj.results[0]}")
-        function = render_function(fn, name, body, adj.seed_param)
+        function = render_function(fn, name, body, last=adj.seed_param)
         return _header(adj, kind, function) + "\n\n" + function + _callees(adj), name
     if kind == "split":
         return _render_split(adj, body, value)

@@ -16,7 +16,7 @@ from ..errors import NoGradientRuleError, S2SADError
 from ..ir import Assign, Call, Function, If, Loop, Operand, Raw, Return, Stmt, Var
 from ..rules.registry import SETITEM
 from .activity import Activity
-from .reverse import Adjoint, _code, _converts, _reads, _scalars, _is_number
+from .reverse import Adjoint, _code, _converts, _reads, _scalars, _is_number, callee_args
 from .simplify import simplify
 from .source import FunctionSource
 
@@ -201,8 +201,12 @@ class Forward:
                 exc.location = s.loc
             raise
         tangents = active[0][1] if len(active) == 1 else "(" + ", ".join(t for _, t in active) + ")"
-        call = v.node.with_changes(func=cst.Name(jvp), args=[cst.Arg(cst.parse_expression(tangents)),
-                                                             *v.node.args])
+        from ..api import _tangent_parameter
+
+        # the tangent is the callee's last parameter, passed by keyword (it may be keyword-only)
+        keyword = _tangent_parameter(self.adj.callees[jvp])
+        call = v.node.with_changes(func=cst.Name(jvp), args=[
+            *callee_args(v), cst.Arg(cst.parse_expression(tangents), keyword=cst.Name(keyword))])
         self.defined.add(self.tname(s.target))
         reads = frozenset({n for op in v.args.values() for n in _reads(op)} | {t for _, t in active})
         return Raw(f"{s.target}, {self.tname(s.target)} = {_EMPTY.code_for_node(call).strip()}",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import linecache
 import operator
@@ -851,6 +852,8 @@ class Normalizer:
             args.append(receiver)
             nodes.append(rnode)
             key = getattr(np.ndarray, func.attr.value, _UnknownMethod(func.attr.value))
+            if isinstance(key, _UnknownMethod) and self.is_self(func.value):
+                key = _method_of_self(func.attr.value, self.location(node))
             fnode = func.with_changes(value=rnode)
         else:
             key = self.res.object(func)
@@ -863,6 +866,18 @@ class Normalizer:
                 args.append(Const(self.parsed.code(func.value).strip()))
                 nodes.append(None)
                 key = getattr(np.ndarray, func.attr.value, _UnknownMethod(func.attr.value))
+            elif self.registry.rule(key) is None and _callable_object(key):
+                # an object whose __call__ is written in Python: that method, the object first
+                args.append(Const(_EMPTY.code_for_node(fnode).strip()))
+                nodes.append(None)
+                key = types.MethodType(type(key).__call__, key)
+            elif isinstance(key, types.MethodType) and isinstance(key.__func__, types.FunctionType):
+                # a method of a constant object (a global, a closure, a class for a classmethod):
+                # the object is the first argument of the method's function
+                spelled = fnode.value if isinstance(fnode, cst.Attribute) else cst.Attribute(
+                    fnode, cst.Name("__self__"))
+                args.append(Const(_EMPTY.code_for_node(spelled).strip()))
+                nodes.append(None)
         lowered = [(a, *self.operand(a.value)) for a in node.args]
         args += [op for a, op, _ in lowered if a.keyword is None]
         nodes += [n for a, _, n in lowered if a.keyword is None]
@@ -989,7 +1004,8 @@ class Normalizer:
             except ValueError as exc:
                 bound, problem = _positional(args, kwargs), str(exc)
         elif _python_function(key) is not None:
-            result = self.emit(self.user_call(_python_function(key), callee, args, kwargs, primal),
+            receiver = isinstance(key, (types.MethodType, _method_type()))
+            result = self.emit(self.user_call(_python_function(key), callee, args, kwargs, primal, receiver),
                                target, _name_hint(word, args, False), node)
             if _returns_alias(_python_function(key)):  # it may return (a view of) an argument
                 self.share(result.name, [op.name for op in [*args, *kwargs.values()] if isinstance(op, Var)])
@@ -1016,8 +1032,12 @@ class Normalizer:
         return {_user_name(v, self.res.locals) for v in found} & self.res.locals
 
     def user_call(self, function: types.FunctionType, callee: str, args: list[Operand],
-                  kwargs: dict[str, Operand], primal: cst.BaseExpression) -> Call:
-        """A call to a Python function: differentiated through that function's own adjoint."""
+                  kwargs: dict[str, Operand], primal: cst.BaseExpression, receiver: bool = False) -> Call:
+        """A call to a Python function: differentiated through that function's own adjoint
+        (``receiver``: a method, called with the instance first)."""
+        if not isinstance(function, types.FunctionType):  # a method of self: bound at run time
+            return Call(None, callee, _positional(args, kwargs), primal, function=function,
+                        receiver=receiver)
         try:
             bound = inspect.signature(function).bind(*args, **kwargs)
         except TypeError as exc:
@@ -1034,7 +1054,13 @@ class Normalizer:
             problem = (f"a value passed to {callee} through *args or **kwargs may carry a gradient; "
                        f"give {callee} named parameters")
         return Call(None, callee, {**plain, **{f"*{i}": op for i, op in enumerate(packed)}}, primal,
-                    problem, function=None if problem else function)
+                    problem, function=None if problem else function, receiver=receiver)
+
+    def is_self(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` is the instance parameter of a method: its first, named ``self``."""
+        params = self.res.params
+        return isinstance(node, cst.Name) and node.value == "self" and bool(params) and params[0] == "self" \
+            and self.version.get("self", "self") == "self"
 
     def emit(self, value: Call | Opaque, target: str | None, hint: str | list[str],
              node: cst.CSTNode) -> Var:
@@ -1203,10 +1229,12 @@ def _no_rule_message(key: Any, callee: str) -> str:
                 f"function it calls; call the function by its global name")
     if isinstance(key, _UnknownMethod):
         return (f"'.{key.name}' is not a NumPy array method or attribute s2sad can differentiate; "
-                f"wrap the value in stop_gradient(...) if no gradient should flow through it")
-    if isinstance(key, types.FunctionType):
-        return (f"'{callee}' is a lambda: s2sad cannot read its source on its own; define it with "
-                f"'def' at module level")
+                f"wrap the value in stop_gradient(...) if no gradient should flow through it (a "
+                f"method of your own class is followed when called on self, or on an object "
+                f"bound at module level)")
+    if isinstance(key, functools.partial):
+        return (f"'{callee}' is a functools.partial: inside the differentiated function, call the "
+                f"function it wraps, with the arguments it binds written out")
     return (f"no gradient rule for '{callee}'; register one with s2sad.defvjp, or wrap the call "
             f"in stop_gradient(...) if no gradient should flow through it")
 
@@ -1246,6 +1274,8 @@ def _may_alias(node: cst.BaseExpression, res: Resolution) -> bool:
 
 def _returns_alias(function: types.FunctionType) -> bool:
     """Whether ``function`` may return one of its arguments, or a view of one."""
+    if not isinstance(function, types.FunctionType):  # a method of self: not known here
+        return True
     try:
         parsed = parse(read_source(function))
     except S2SADError:  # no source: the call is refused elsewhere
@@ -1299,13 +1329,39 @@ def _literal_key(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _python_function(key: Any) -> types.FunctionType | None:
-    """The Python function behind ``key`` (a decorated one is unwrapped), or None."""
-    from ..api import Differentiable
+def _python_function(key: Any) -> Any:
+    """The Python function behind ``key`` (a decorated one is unwrapped; a method's function),
+    a method of ``self`` (bound at run time), or None."""
+    from ..api import Differentiable, MethodOfSelf, _Dispatch
 
     if isinstance(key, Differentiable):
         key = key.__wrapped__
-    return key if isinstance(key, types.FunctionType) and key.__name__ != "<lambda>" else None
+    if isinstance(key, _Dispatch):  # generated code calling a method of self, differentiated again
+        key = key.method
+    if isinstance(key, types.MethodType):
+        key = key.__func__
+    return key if isinstance(key, (types.FunctionType, MethodOfSelf)) else None
+
+
+def _callable_object(key: Any) -> bool:
+    """Whether ``key`` is an instance of a class whose ``__call__`` is a Python function."""
+    from ..api import Differentiable, _Dispatch
+
+    return not isinstance(key, (type, types.FunctionType, types.MethodType, functools.partial,
+                                Differentiable, _Dispatch)) and isinstance(
+        getattr(type(key), "__call__", None), types.FunctionType)
+
+
+def _method_of_self(name: str, where: Location) -> Any:
+    from ..api import MethodOfSelf
+
+    return MethodOfSelf(name, where)
+
+
+def _method_type() -> type:
+    from ..api import MethodOfSelf
+
+    return MethodOfSelf
 
 
 def _positional(args: list[Operand], kwargs: dict[str, Operand]) -> dict[str, Operand]:

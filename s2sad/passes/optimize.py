@@ -446,7 +446,8 @@ def _substitute(stmt: Assign, pending: dict[str, Assign], out: list[Stmt]) -> As
         else:
             out.append(pending.pop(n))
     if isinstance(value, Call):
-        folded = Call(value.rule, value.callee, value.args, new_node, value.problem, value.function)
+        folded = Call(value.rule, value.callee, value.args, new_node, value.problem, value.function,
+                      receiver=value.receiver)
     else:
         folded = Opaque(new_node, value.reads, value.kind)
     return Assign(stmt.target, folded, stmt.loc, stmt.temporary)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from ..errors import Location, UnsupportedSyntaxError
 from .source import FunctionSource
@@ -30,6 +30,8 @@ class Parsed:
 
 
 def parse(source: FunctionSource) -> Parsed:
+    if source.lambda_name is not None:
+        return _parse_lambda(source)
     try:
         module = cst.parse_module(source.text)
     except cst.ParserSyntaxError as exc:
@@ -46,6 +48,37 @@ def parse(source: FunctionSource) -> Parsed:
             source.location(1, 0),
         )
     return Parsed(source, module, functions[0], positions)
+
+
+def _parse_lambda(source: FunctionSource) -> Parsed:
+    """A lambda as the function ``def <name>(<params>): return <body>``, whose nodes keep
+    the lambda's positions (the statements made here stand where its body stands)."""
+    # parenthesized, a lambda spread over several lines parses; columns on its first line
+    # are then one too far right
+    module = cst.parse_module(f"({source.text})\n")
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    found = wrapper.resolve(PositionProvider)
+    positions: dict[cst.CSTNode, CodeRange] = {
+        node: _unshift(where) for node, where in found.items()}
+    expression = module.body[0].body[0].value
+    assert isinstance(expression, cst.Lambda)
+    body = expression.body
+    returned = cst.Return(body)
+    line = cst.SimpleStatementLine([returned])
+    function = cst.FunctionDef(cst.Name(source.lambda_name), expression.params,
+                               cst.IndentedBlock([line]))
+    positions.update({returned: positions[body], line: positions[body],
+                      function: positions[expression]})
+    return Parsed(source, module, function, positions)
+
+
+def _unshift(where: CodeRange) -> CodeRange:
+    start, end = where.start, where.end
+    if start.line == 1:
+        start = CodePosition(1, start.column - 1)
+    if end.line == 1:
+        end = CodePosition(1, end.column - 1)
+    return CodeRange(start, end)
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}

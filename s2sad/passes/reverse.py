@@ -126,7 +126,10 @@ class Adjoint:
         """The name under which this code calls the vjp (or jvp, ...) of ``function``."""
         from ..api import _build
 
-        vjp = _build(function, wrt if len(wrt) > 1 else wrt[0], kind, split=self.split)
+        if hasattr(function, "adjoint"):  # a method whose class is known at run time only
+            vjp = function.adjoint(wrt, kind, self.split)
+        else:
+            vjp = _build(function, wrt if len(wrt) > 1 else wrt[0], kind, split=self.split)
         for name, known in self.callees.items():
             if known is vjp:
                 return name
@@ -434,11 +437,11 @@ class Reverser:
             # the forward pass calls forward_f, which also returns its backward pass
             saved = self.fn.fresh(f"{stmt.target}_backward")
             self.adj.split_calls.append((stmt, saved))
-            v.node = v.node.with_changes(func=cst.Name(vjp))
+            v.node = v.node.with_changes(func=cst.Name(vjp), args=callee_args(v))
             code = f"{saved}({g})"
         else:
             seed = [cst.Arg(cst.Name(g))] if g is not None else []
-            code = _EMPTY.code_for_node(v.node.with_changes(func=cst.Name(vjp), args=[*seed, *v.node.args])).strip()
+            code = _EMPTY.code_for_node(v.node.with_changes(func=cst.Name(vjp), args=[*seed, *callee_args(v)])).strip()
         targets, adds = [], []
         for _, var in active:
             d = self.dname(var)
@@ -575,6 +578,15 @@ def _read_paths(outs: list[Out], path: Path, found: dict[str, list[Path]]) -> No
             for n in inner:
                 if n not in own:
                     found.setdefault(n, []).append(path)
+
+
+def callee_args(v: Call) -> list[cst.Arg]:
+    """The arguments with which generated code calls the code generated for ``v``'s callee:
+    a method's gets the instance first."""
+    if v.receiver:
+        instance = next(iter(v.args.values()))
+        return [cst.Arg(cst.parse_expression(_code(instance))), *v.node.args]
+    return list(v.node.args)
 
 
 def _returned_call(fn: Function, stmts: list[Stmt], value: Operand, activity: Activity
