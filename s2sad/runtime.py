@@ -95,6 +95,8 @@ __all__ = [
     "pinv_jvp",
     "qr_jvp",
     "svd_jvp",
+    "concat",
+    "concat_grad",
     "scatter_value",
     "diff_embed",
     "step_jvp",
@@ -658,6 +660,21 @@ def concatenate_grad(g: Any, arrays: Any, axis: Any = 0) -> Any:
         sizes = [np.shape(a)[axis] for a in arrays]
         parts = np.split(g, np.cumsum(sizes)[:-1], axis=axis)
     return type(arrays)(parts) if isinstance(arrays, (list, tuple)) else np.stack(parts)
+
+
+def concat(x: Any, y: Any) -> Any:
+    """``x + y`` where one operand is a list or tuple display (``xs + [v]``): generated code
+    spells it so, and differentiating generated code knows it is no arithmetic."""
+    return x + y
+
+
+def concat_grad(g: Any, x: Any, y: Any, right: bool) -> Any:
+    """Gradient of ``x + y`` with respect to y (``right``) or x, where one operand is a list
+    or tuple display: its part of g when both are lists or tuples (a concatenation), g
+    reduced to the operand's shape otherwise (an array plus a list adds elementwise)."""
+    if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
+        return g[len(x):] if right else g[:len(x)]
+    return unbroadcast(g, y if right else x)
 
 
 def sum_items_grad(g: Any, items: Any) -> Any:

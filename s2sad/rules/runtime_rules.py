@@ -67,6 +67,10 @@ defvjp(rt.scatter_value, "u, index, like", linear="joint", u="setitem_grad_value
 defvjp(rt.stack_grad, "ct, arrays, axis=0", linear="joint", ct="np.stack(g, axis)")
 defvjp(rt.concatenate_grad, "ct, arrays, axis=0", linear="joint", ct="np.concatenate(g, axis)")
 defvjp(rt.array_grad, "ct, obj", linear="joint", ct="np.array(g)")
+defvjp(rt.concat, "x, y", name="+", containers=("x", "y"), returns_container=True, linear="joint",
+       x="concat_grad(g, x, y, False)", y="concat_grad(g, x, y, True)")
+defvjp(rt.concat_grad, "ct, x, y, right", linear="joint",
+       ct="column_vjp(concat_grad, 0, g, (ct, x, y, right), True)")
 defvjp(rt.sum_items_grad, "ct, items", linear="joint", ct="broadcast_tangent(sum(g), ct)")
 defvjp(rt.transpose_grad, "ct, axes=None", linear="joint", ct="transpose_grad(g, invert_axes(axes))")
 defvjp(rt.reshape_grad, "ct, x", linear="joint", ct="np.reshape(g, np.shape(ct))")
