@@ -104,7 +104,7 @@ class Adjoint:
         """The name under which this code calls the vjp (or jvp, ...) of ``function``."""
         from ..api import _build
 
-        if getattr(function, "__module__", "").split(".")[0] == "s2sad":
+        if (getattr(function, "__module__", None) or "").split(".")[0] == "s2sad":
             # generated code calls s2sad's helpers as primitives, through their declared rules
             raise InternalRuleError(
                 f"s2sad's own function {function.__module__}.{function.__qualname__} has no "
