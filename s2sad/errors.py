@@ -77,5 +77,9 @@ class RuleError(S2SADError):
     """A gradient rule declaration is malformed."""
 
 
+class InternalRuleError(S2SADError):
+    """Generated code calls one of s2sad's own helpers that has no declared rule (a bug in s2sad)."""
+
+
 class ZeroGradientWarning(UserWarning):
     """Some ``wrt`` argument cannot influence the output: its gradient is zero."""

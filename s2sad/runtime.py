@@ -1,8 +1,9 @@
 """Run-time helpers called by generated gradient code.
 
 Generated code is plain NumPy plus the few functions below.  Each helper is a
-small, pure function of arrays, so that s2sad can later differentiate the
-generated code itself.
+small, pure function of arrays and a primitive of its own: s2sad differentiates
+generated code (for higher orders) through the rules declared for the helpers in
+``s2sad/rules/runtime_rules.py``, never by reading their source.
 """
 from __future__ import annotations
 
@@ -95,6 +96,13 @@ __all__ = [
     "pinv_jvp",
     "qr_jvp",
     "svd_jvp",
+    "concat",
+    "concat_grad",
+    "scatter_value",
+    "diff_embed",
+    "step_jvp",
+    "column_vjp",
+    "no_third_order",
 ]
 
 
@@ -407,7 +415,8 @@ def unbroadcast(g: Any, x: Any) -> Any:
 
 def _in_dtype_of(g: Any, x: Any) -> Any:
     """``g`` in the floating dtype of array ``x`` (a float32 input gets a float32 gradient)."""
-    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind == "f" and np.result_type(g) != x.dtype:
+    if (isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind == "f" and np.result_type(g) != x.dtype
+            and np.result_type(g).kind != "c"):  # a complex step (step_jvp) keeps its imaginary part
         return np.asarray(g).astype(x.dtype)[()]
     return g
 
@@ -685,6 +694,21 @@ def concatenate_grad(g: Any, arrays: Any, axis: Any = 0) -> Any:
         sizes = [np.shape(a)[axis] for a in arrays]
         parts = np.split(g, np.cumsum(sizes)[:-1], axis=axis)
     return type(arrays)(parts) if isinstance(arrays, (list, tuple)) else np.stack(parts)
+
+
+def concat(x: Any, y: Any) -> Any:
+    """``x + y`` where one operand is a list or tuple display (``xs + [v]``): generated code
+    spells it so, and differentiating generated code knows it is no arithmetic."""
+    return x + y
+
+
+def concat_grad(g: Any, x: Any, y: Any, right: bool) -> Any:
+    """Gradient of ``x + y`` with respect to y (``right``) or x, where one operand is a list
+    or tuple display: its part of g when both are lists or tuples (a concatenation), g
+    reduced to the operand's shape otherwise (an array plus a list adds elementwise)."""
+    if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
+        return g[len(x):] if right else g[:len(x)]
+    return unbroadcast(g, y if right else x)
 
 
 def sum_items_grad(g: Any, items: Any) -> Any:
@@ -1035,28 +1059,35 @@ def linspace_grad(g: Any, end: Any, num: int = 50, endpoint: bool = True, retste
 
 def norm_grad(g: Any, x: Any, ans: Any, ord: Any = None, axis: Any = None,
               keepdims: bool = False) -> Any:
-    """Gradient of ``np.linalg.norm(x, ord, axis, keepdims)``; ties share, 0 where the norm is 0."""
+    """Gradient of ``np.linalg.norm(x, ord, axis, keepdims)``; ties share, 0 where the norm is 0.
+
+    Written with |x| as x sign(re x), so that a complex step (step_jvp) differentiates it."""
     x = _as_array(x)
     ndim = np.ndim(x)
     axes = tuple(range(ndim)) if axis is None else tuple(int(a) % ndim for a in np.atleast_1d(axis))
     g = _expand(g, ndim, axes, keepdims)
     ans = _expand(ans, ndim, axes, keepdims)
     dtype = np.result_type(g, x)
+    sign = np.sign(np.real(x))
     if len(axes) != 2 or ord in (None, "fro"):  # vector norms, and the Frobenius norm
         if ord is None or ord == "fro" or ord == 2:
             return g * safe_divide(x, ans)
         if ord in (np.inf, -np.inf):
-            return g * np.sign(x) * _share(np.abs(x) == ans, axes, dtype)
+            return g * sign * _share(np.real(x * sign) == np.real(ans), axes, dtype)
         if ord == 0:
             return g * np.zeros_like(x)
-        return g * np.sign(x) * safe_divide(np.abs(x) ** (ord - 1), ans ** (ord - 1))
+        return g * sign * safe_divide((x * sign) ** (ord - 1), ans ** (ord - 1))
     xm, gm = np.moveaxis(x, axes, (-2, -1)), np.moveaxis(g, axes, (-2, -1))
     if ord in (1, -1, np.inf, -np.inf):  # the largest (smallest) column or row sum of |x|
         summed = -2 if ord in (1, -1) else -1
-        sums = np.sum(np.abs(xm), axis=summed, keepdims=True)
+        sums = np.real(np.sum(xm * np.sign(np.real(xm)), axis=summed, keepdims=True))
         best = (np.max if ord > 0 else np.min)(sums, axis=-1 if summed == -2 else -2, keepdims=True)
-        grad = gm * np.sign(xm) * _share(sums == best, -1 if summed == -2 else -2, dtype)
+        grad = gm * np.sign(np.real(xm)) * _share(sums == best, -1 if summed == -2 else -2, dtype)
     else:
+        if np.iscomplexobj(xm):
+            raise S2SADError(f"s2sad differentiates np.linalg.norm of a matrix with ord={ord!r} "
+                             f"once, not twice; for second derivatives write it with the singular "
+                             f"values of np.linalg.svd(x) (compute_uv=True)")
         u, _, vt = np.linalg.svd(xm, full_matrices=False)
         if ord == "nuc":
             grad = gm * (u @ vt)
@@ -1139,6 +1170,7 @@ def qr_grad(g: Any, a: Any, ans: Any, mode: str = "reduced") -> Any:
 def svd_grad(g: Any, a: Any, ans: Any, full_matrices: bool = True, compute_uv: bool = True) -> Any:
     """Gradient of ``np.linalg.svd(a, full_matrices, compute_uv)`` (distinct singular values)."""
     if not compute_uv:
+        _real_svd_input(a)
         u, _, vt = np.linalg.svd(a, full_matrices=False)
         return (u * g[..., None, :]) @ vt
     u, s, vt = ans
@@ -1158,6 +1190,12 @@ def svd_grad(g: Any, a: Any, ans: Any, full_matrices: bool = True, compute_uv: b
     return (u @ inner @ vt + (u * g_s[..., None, :]) @ vt
             + ((g_u - u @ ut_gu) / s[..., None, :]) @ vt
             + (u / s[..., None, :]) @ (g_vt - _t(vt_gv) @ vt))
+
+
+def _real_svd_input(a: Any) -> None:
+    if np.iscomplexobj(a):  # a complex step (step_jvp): the singular vectors are not analytic in a
+        raise S2SADError("s2sad differentiates np.linalg.svd(..., compute_uv=False) once, not "
+                         "twice; for second derivatives, use compute_uv=True")
 
 
 def tensordot_grad_lhs(g: Any, a: Any, b: Any, axes: Any = 2) -> Any:
@@ -1386,6 +1424,7 @@ def svd_jvp(t: Any, a: Any, ans: Any, full_matrices: bool = True, compute_uv: bo
     not unique, get the tangent that keeps them orthogonal to the others and turns them least.
     """
     if not compute_uv:
+        _real_svd_input(a)
         u, _, vt = np.linalg.svd(a, full_matrices=False)
         return np.sum(u * (t @ _t(vt)), axis=-2)
     u_all, s, vt_all = ans
@@ -1412,3 +1451,137 @@ def svd_jvp(t: Any, a: Any, ans: Any, full_matrices: bool = True, compute_uv: bo
         rest = _t(vt_all[..., k:, :])
         v_dot = np.concatenate([v_dot, -v @ (_t(v_dot) @ rest)], axis=-1)
     return u_dot, np.diagonal(inner, 0, -2, -1).copy(), _t(v_dot)
+
+
+# --- higher order: the transposes and derivatives the helpers' own rules call ---------
+
+
+def scatter_value(u: Any, index: Any, like: Any) -> Any:
+    """The transpose of ``setitem_grad_value(g, index, v)`` in g: ``u`` written at ``index``
+    of zeros shaped like ``like`` (where an integer index repeats, at the write that sticks)."""
+    if isinstance(like, (list, tuple, dict)):
+        out = zeros_grad(like)
+        if isinstance(out, dict):
+            return {**out, index: u}
+        items = list(out)
+        items[index] = u
+        return _rebuild(like, items)
+    out = np.zeros(np.shape(like), dtype=np.result_type(u, like))
+    picked = np.broadcast_to(u, np.shape(out[index]))
+    if not _is_basic_index(index):
+        order = np.arange(picked.size).reshape(picked.shape)
+        slot = np.full(np.shape(out), -1)
+        slot[index] = order
+        picked = picked * (slot[index] == order)
+    out[index] = picked
+    return out
+
+
+def diff_embed(u: Any, x: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None,
+               part: str = "a") -> Any:
+    """The transpose of ``diff_grad(g, x, n, axis, prepend, append, part)`` in g: the n-th
+    difference of ``u`` placed as that part, the other parts zero."""
+    shape = np.shape(x)
+
+    def edge(value: Any) -> Any:
+        if value is None:
+            return None
+        edge_shape = list(shape)
+        edge_shape[axis] = 1
+        return np.shape(value) if np.ndim(value) else tuple(edge_shape)
+
+    shapes = {"prepend": edge(prepend), "a": shape, "append": edge(append)}
+    dtype = np.result_type(u, x)
+    pieces = [np.broadcast_to(u, s).astype(dtype) if name == part else np.zeros(s, dtype)
+              for name, s in shapes.items() if s is not None]
+    return np.diff(np.concatenate(pieces, axis=axis), n, axis)
+
+
+_STEP = 1e-20  # f(x + i h t).imag / h is f'(x) t, with an error of order h ** 2: none in floats
+
+
+def _leaves(tree: Any) -> list[Any]:
+    """The arrays and numbers of a tuple, list or dict, in order (None left out)."""
+    if isinstance(tree, dict):
+        return [leaf for v in tree.values() for leaf in _leaves(v)]
+    if isinstance(tree, (list, tuple)):
+        return [leaf for v in tree for leaf in _leaves(v)]
+    return [] if tree is None else [tree]
+
+
+def _map(fun: Any, *trees: Any) -> Any:
+    """``fun`` applied leaf by leaf to trees of one structure (None stays None)."""
+    first = trees[0]
+    if first is None:
+        return None
+    if isinstance(first, dict):
+        return {k: _map(fun, *(t[k] for t in trees)) for k in first}
+    if isinstance(first, (list, tuple)):
+        return _rebuild(first, [_map(fun, *items) for items in zip(*trees)])
+    return fun(*trees)
+
+
+def step_jvp(fun: Any, which: int, t: Any, args: tuple[Any, ...]) -> Any:
+    """The derivative of ``fun(*args)`` along ``t`` in argument ``which``, by a complex step:
+    exact to rounding for a helper analytic in that argument (arithmetic, matmul, solve)."""
+    scale = max((float(np.max(np.abs(leaf))) for leaf in _leaves(t) if np.size(leaf)), default=0.0)
+    scale = scale or 1.0
+    moved = list(args)
+    moved[which] = _map(lambda a, d: a + (1j * _STEP / scale) * (0.0 if d is None else d), args[which], t)
+    out = fun(*moved)
+    dtype = np.result_type(*[leaf for leaf in _leaves(args[which])], *_leaves(t))
+
+    def real(v: Any) -> Any:
+        part = np.imag(v) * (scale / _STEP)
+        if isinstance(v, complex):
+            return float(part)
+        return np.asarray(part).astype(dtype if dtype.kind == "f" else np.float64)[()]
+
+    return _map(real, out)
+
+
+def column_vjp(fun: Any, which: int, g: Any, args: tuple[Any, ...], linear: bool = False) -> Any:
+    """The transpose of the derivative of ``fun(*args)`` in argument ``which``, applied to
+    ``g``: one derivative per entry of that argument (a direct call where fun is linear in
+    it, a complex step otherwise).  For the reverse mode of generated code over small inputs."""
+    x = args[which]
+    count = len(_leaves(x))
+
+    def along(k: int, i: tuple[int, ...]) -> Any:
+        """The unit vector at entry ``i`` of leaf ``k`` of x, zeros elsewhere."""
+        seen = iter(range(count))
+        return _map(lambda leaf: _unit(leaf, i if next(seen) == k else None), x)
+
+    def dot(a: Any, b: Any) -> float:
+        return float(sum(np.sum(np.real(u) * np.real(v)) for u, v in zip(_leaves(a), _leaves(b))))
+
+    grads = []
+    for k, leaf in enumerate(_leaves(x)):
+        out = np.zeros(np.shape(leaf), dtype=np.result_type(leaf, 0.0))
+        for i in np.ndindex(*np.shape(leaf)):
+            if linear:
+                moved = list(args)
+                moved[which] = along(k, i)
+                column = fun(*moved)
+            else:
+                column = step_jvp(fun, which, along(k, i), args)
+            out[i] = dot(g, column)
+        grads.append(out[()] if not np.ndim(leaf) else out)
+    result = iter(grads)
+    return _map(lambda leaf: next(result), x)
+
+
+def _unit(like: Any, i: tuple[int, ...] | None) -> Any:
+    """Zeros shaped like ``like`` (a float for a float), with a one at ``i`` unless it is None."""
+    out = np.zeros(np.shape(like), dtype=np.result_type(like, 0.0))
+    if i is not None:
+        out[i] = 1.0
+    return float(out) if isinstance(like, float) else out if np.ndim(like) else out[()]
+
+
+def no_third_order(fun: Any) -> Any:
+    """What a third derivative through ``fun`` is: refused."""
+    raise S2SADError(
+        f"s2sad differentiates generated gradient code once more (second order: hvp, hessian, "
+        f"grad of grad), but not a third time: a third derivative reaches its helper "
+        f"{getattr(fun, '__name__', fun)}; differentiate at most twice")

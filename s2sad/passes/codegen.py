@@ -20,6 +20,7 @@ from typing import Any, Callable
 import libcst as cst
 
 from ..rules.registry import SETITEM, is_atomic
+from ..runtime import concat
 from ..ir import VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var
 from .reverse import Adjoint, Line, Out, runtime_object
 
@@ -54,6 +55,9 @@ def statement_code(stmt: Assign, use: Callable[[str], str] | None = None) -> str
             code = f"{use('check_assignment_order')}({x}, {index}, {value}, {v.overlap!r})\n{code}"
         return code
     code = v.name if isinstance(v, Var) else v.code if isinstance(v, Const) else expression_code(v.node)
+    if (isinstance(v, Call) and v.rule is not None and v.rule.fun is concat and use is not None
+            and isinstance(v.node, cst.BinaryOperation)):  # xs + [v], spelled as what it is
+        code = f"{use('concat')}({expression_code(v.node.left)}, {expression_code(v.node.right)})"
     if stmt.target is None:
         return code
     target = stmt.target if isinstance(stmt.target, str) else ", ".join(stmt.target)

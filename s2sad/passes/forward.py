@@ -61,6 +61,8 @@ class Forward:
         return None
 
     def zero(self, code: str) -> str:
+        if code == "None":  # no value (a gradient generated code leaves out): no tangent either
+            return "None"
         return f"{self.adj.use('zeros_grad')}({code})"
 
     def set(self, var: str, code: str, reads: set[str], loc: Any) -> Raw:

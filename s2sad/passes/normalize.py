@@ -821,6 +821,8 @@ class Normalizer:
         if key is None:
             raise self.unsupported(node, f"the operator '{self.parsed.code(node.operator).strip()}' "
                                          "is not supported on values that carry a gradient")
+        if key is operator.add and (isinstance(node.left, _DISPLAYS) or isinstance(node.right, _DISPLAYS)):
+            key = runtime.concat  # xs + [v]: a concatenation (unless xs turns out to be an array)
         (left, lnode), (right, rnode) = self.operand(node.left), self.operand(node.right)
         primal = node.with_changes(left=lnode, right=rnode, operator=_one_line(node.operator),
                                    lpar=[], rpar=[])
@@ -1321,6 +1323,9 @@ def _is_pop(node: cst.BaseExpression, local_names: frozenset[str] | set[str]) ->
 
 def _item(value: cst.Name, index: cst.BaseExpression) -> cst.Subscript:
     return cst.Subscript(value, [cst.SubscriptElement(cst.Index(index))])
+
+
+_DISPLAYS = (cst.List, cst.Tuple)
 
 
 def _literal_key(node: cst.BaseExpression) -> str | None:

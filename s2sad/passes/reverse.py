@@ -35,7 +35,7 @@ import libcst as cst
 import numpy as np
 
 from .. import runtime as runtime_module
-from ..errors import S2SADError
+from ..errors import InternalRuleError, S2SADError
 from ..ir import (CALLEE_KINDS, VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Opaque, Operand,
                   Return, Stmt, Var, assigned_names, assigns, surely_assigned)
 from ..rules.registry import USER_OBJECTS, is_atomic
@@ -126,6 +126,12 @@ class Adjoint:
         """The name under which this code calls the vjp (or jvp, ...) of ``function``."""
         from ..api import _build
 
+        if (getattr(function, "__module__", None) or "").split(".")[0] == "s2sad":
+            # generated code calls s2sad's helpers as primitives, through their declared rules
+            raise InternalRuleError(
+                f"s2sad's own function {function.__module__}.{function.__qualname__} has no "
+                f"declared rule (s2sad/rules/runtime_rules.py), so the code that calls it cannot be "
+                f"differentiated; this is a bug in s2sad, please report it")
         if hasattr(function, "adjoint"):  # a method whose class is known at run time only
             vjp = function.adjoint(wrt, kind, self.split)
         else:

@@ -1,9 +1,17 @@
-"""Rules for the helpers that generated code calls, so s2sad can differentiate its
-own output (forward over reverse for Hessian-vector products, reverse over reverse).
+"""Rules for the helpers that generated code calls, so that s2sad differentiates its own
+output (forward over reverse for Hessian-vector products, reverse over reverse) through
+declared rules only: no helper is ever read as source.
 
-The helpers are linear in the gradient they receive (``ct`` below), so most
-rules say so and give the transposed map as the adjoint; the masks they use are
-piecewise constant and carry no gradient.
+Most helpers are linear in the gradient they receive (``ct`` below), and in nothing
+else that carries a derivative (the other arguments give shapes, or masks that are
+piecewise constant): they are declared linear, with their transpose as the adjoint --
+often another helper (``extremum_grad`` and ``extremum_jvp`` are each other's).
+Where a helper is not linear in an argument (``prod_grad`` in ``x``, ``cholesky_grad`` in
+the factor), the tangent is a complex step (``step_jvp``: exact to rounding, for helpers
+analytic in that argument) and the adjoint the transposed derivative, entry by entry
+(``column_vjp``); where the helper is the gradient of a scalar ``<ct, f(x)>``, its
+derivative in ``x`` is a symmetric Hessian, and the adjoint is the tangent itself.
+The helpers of those rules refuse a third derivative (``no_third_order``).
 """
 from __future__ import annotations
 
@@ -11,28 +19,97 @@ from .. import runtime as rt
 from .registry import REGISTRY
 
 defvjp = REGISTRY.defvjp
+_LINEAR_IN_PLACE = "column_vjp({f}, {i}, g, ({args}), True)"
 
+
+def nonlinear(fun, params: str, linear: dict[str, str], stepped: tuple[str, ...] = (),
+              symmetric: tuple[str, ...] = (), **vjps: str) -> None:
+    """A helper linear in the parameters of ``linear`` (each one's template is its
+    transpose), and analytic in those of ``stepped``; ``symmetric``: stepped parameters
+    in which the helper is a gradient, whose adjoint is their tangent."""
+    names = [p.split("=")[0].strip() for p in params.split(",")]
+    args = ", ".join(names) + ("," if len(names) == 1 else "")
+    f = fun.__name__
+    jvp = {}
+    for p in linear:
+        jvp[p] = f"{f}({', '.join('t' if q == p else q for q in names)})"
+    for p in stepped:
+        i = names.index(p)
+        jvp[p] = f"step_jvp({f}, {i}, t, ({args}))"
+        if p in symmetric:
+            vjps[p] = f"step_jvp({f}, {i}, g, ({args}))"
+        else:
+            vjps[p] = f"column_vjp({f}, {i}, g, ({args}))"
+    for p, transpose in linear.items():
+        vjps[p] = transpose or _LINEAR_IN_PLACE.format(f=f, i=names.index(p), args=args)
+    defvjp(fun, params, jvp=jvp, **vjps)
+
+
+# --- linear in the incoming gradient ---------------------------------------------------
 defvjp(rt.unbroadcast, "ct, x", linear="joint", ct="broadcast_tangent(g, ct)")
-defvjp(rt.broadcast_tangent, "t, ans", linear="joint", t="unbroadcast(g, t)")
+defvjp(rt.broadcast_tangent, "tan, like", linear="joint", tan="unbroadcast(g, tan)")
 defvjp(rt.reduce_grad, "ct, x, axis=None, keepdims=False", linear="joint",
        ct="np.sum(g, axis=axis, keepdims=keepdims)")
 defvjp(rt.mean_grad, "ct, x, axis=None, keepdims=False", linear="joint",
        ct="np.sum(g, axis=axis, keepdims=keepdims) * (np.size(ct) / np.size(x))")
 defvjp(rt.own_grad, "ct", linear="joint", ct="g")
 defvjp(rt.grad_like, "ct, x", linear="joint", ct="grad_like(g, ct)")
-defvjp(rt.extremum_grad, "ct, x, ans, axis=None, keepdims=False", linear="joint",
-       ct="extremum_jvp(g, x, ans, axis, keepdims)")
+defvjp(rt.cast_grad, "ct, x, like", linear="joint", ct="cast_grad(g, ct, ct)")
+defvjp(rt.distinct, "a, b=None, c=None, d=None, e=None, f=None, h=None, k=None", linear="joint",
+       returns_container=True, **{p: f"g[{i}]" for i, p in enumerate("abcdefhk")})
 defvjp(rt.getitem_grad, "ct, x, index", linear="joint", ct="g[index]")
 defvjp(rt.add_grads, "a, b", linear="joint", a="g", b="g")
 defvjp(rt.add_at, "acc, index, ct", linear="joint", acc="g", ct="g[index]")
 defvjp(rt.unpack_grad, "x, grads", linear="joint", grads="tuple(g)")
 defvjp(rt.setitem_grad_x, "ct, index", linear="joint", ct="setitem_grad_x(g, index)")
-defvjp(rt.setitem_grad_value, "ct, index, v", linear="joint", forward_only=("ct",))
+defvjp(rt.setitem_grad_value, "ct, index, v", linear="joint", ct="scatter_value(g, index, ct)")
+defvjp(rt.scatter_value, "u, index, like", linear="joint", u="setitem_grad_value(g, index, u)")
 defvjp(rt.stack_grad, "ct, arrays, axis=0", linear="joint", ct="np.stack(g, axis)")
 defvjp(rt.concatenate_grad, "ct, arrays, axis=0", linear="joint", ct="np.concatenate(g, axis)")
 defvjp(rt.array_grad, "ct, obj", linear="joint", ct="np.array(g)")
-defvjp(rt.sum_items_grad, "ct, items", linear="joint", forward_only=("ct",))
+defvjp(rt.concat, "x, y", name="+", containers=("x", "y"), returns_container=True, linear="joint",
+       x="concat_grad(g, x, y, False)", y="concat_grad(g, x, y, True)")
+defvjp(rt.concat_grad, "ct, x, y, right", linear="joint",
+       ct="column_vjp(concat_grad, 0, g, (ct, x, y, right), True)")
+defvjp(rt.sum_items_grad, "ct, items", linear="joint", ct="broadcast_tangent(sum(g), ct)")
 defvjp(rt.transpose_grad, "ct, axes=None", linear="joint", ct="transpose_grad(g, invert_axes(axes))")
+defvjp(rt.reshape_grad, "ct, x", linear="joint", ct="np.reshape(g, np.shape(ct))")
+defvjp(rt.as_column, "a", linear="joint", a="reshape_grad(g, a)")
+defvjp(rt.cumsum_grad, "ct, x, axis=None", linear="joint", ct="np.cumsum(g, axis)")
+defvjp(rt.diagonal_grad, "ct, x, offset=0, axis1=0, axis2=1", linear="joint",
+       ct="np.diagonal(g, offset, axis1, axis2)")
+defvjp(rt.repeat_grad, "ct, x, repeats, axis=None", linear="joint", ct="np.repeat(g, repeats, axis)")
+defvjp(rt.take_grad, "ct, x, indices, axis=None, mode='raise'", linear="joint",
+       ct="np.take(g, indices, axis, mode=mode)")
+defvjp(rt.tile_grad, "ct, x, reps", linear="joint", ct="np.tile(g, reps)")
+defvjp(rt.pad_grad, "ct, x, pad_width, mode='constant', reflect_type='even'", linear="joint",
+       ct="np.pad(g, pad_width, mode)")
+defvjp(rt.rollaxis_grad, "ct, x, axis, start=0", linear="joint", ct="np.rollaxis(g, axis, start)")
+defvjp(rt.rot90_grad, "ct, k=1, axes=None", linear="joint",
+       ct="np.rot90(g, k, (0, 1) if axes is None else axes)")
+defvjp(rt.diff_grad, "ct, x, n=1, axis=-1, prepend=None, append=None, part='a'", linear="joint",
+       ct="diff_embed(g, x, n, axis, prepend, append, part)")
+defvjp(rt.diff_embed, "u, x, n=1, axis=-1, prepend=None, append=None, part='a'", linear="joint",
+       u="diff_grad(g, x, n, axis, prepend, append, part)")
+defvjp(rt.join_grad, "ct, arrays, axis, lift", linear="joint",
+       ct="column_vjp(join_grad, 0, g, (ct, arrays, axis, lift), True)")
+defvjp(rt.linspace_grad, "ct, end, num=50, endpoint=True, retstep=False, axis=0, at_stop=True",
+       linear="joint",
+       ct="column_vjp(linspace_grad, 0, g, (ct, end, num, endpoint, retstep, axis, at_stop), True)")
+# linear in the gradient, piecewise constant in the rest (which entries tie, the order)
+defvjp(rt.extremum_grad, "ct, x, m, axis=None, keepdims=False", linear="joint",
+       ct="extremum_jvp(g, x, m, axis, keepdims)")
+defvjp(rt.extremum_jvp, "tan, x, m, axis=None, keepdims=False", linear="joint",
+       tan="extremum_grad(g, x, m, axis, keepdims)")
+defvjp(rt.ptp_grad, "ct, x, axis=None, keepdims=False", linear="joint",
+       ct="extremum_jvp(g, x, np.max(x, axis=axis, keepdims=keepdims), axis, keepdims) - "
+          "extremum_jvp(g, x, np.min(x, axis=axis, keepdims=keepdims), axis, keepdims)")
+defvjp(rt.sort_grad, "ct, x, axis=-1", linear="joint", ct="sort_jvp(g, x, axis)")
+defvjp(rt.sort_jvp, "tan, x, axis=-1", linear="joint", tan="sort_grad(g, x, axis)")
+defvjp(rt.choice_grad, "ct, items, m, other=None", linear="joint", ct="choice_jvp(g, items, m, other)")
+defvjp(rt.choice_jvp, "tan, items, m, other=None", linear="joint", tan="choice_grad(g, items, m, other)")
+
+# --- bilinear: linear in the gradient and in one operand ---------------------------------
 # matmul_grad_lhs(ct, a, b) is ct @ b.T: bilinear in ct and b (a gives only shapes)
 defvjp(rt.matmul_grad_lhs, "ct, a, b", linear="each",
        ct="np.matmul(g, b)", b="matmul_grad_rhs(ct, g, b)")
@@ -40,6 +117,66 @@ defvjp(rt.matmul_grad_rhs, "ct, a, b", linear="each",
        ct="np.matmul(a, g)", a="matmul_grad_lhs(ct, a, g)")
 defvjp(rt.dot_grad_lhs, "ct, a, b", linear="each", ct="np.dot(g, b)", b="dot_grad_rhs(ct, g, b)")
 defvjp(rt.dot_grad_rhs, "ct, a, b", linear="each", ct="np.dot(a, g)", a="dot_grad_lhs(ct, a, g)")
+defvjp(rt.tensordot_grad_lhs, "ct, a, b, axes=2", linear="each",
+       ct="np.tensordot(g, b, axes)", b="tensordot_grad_rhs(ct, g, b, axes)")
+defvjp(rt.tensordot_grad_rhs, "ct, a, b, axes=2", linear="each",
+       ct="np.tensordot(a, g, axes)", a="tensordot_grad_lhs(ct, a, g, axes)")
+defvjp(rt.kron_grad_lhs, "ct, a, b", linear="each", ct="np.kron(g, b)", b="kron_grad_rhs(ct, g, b)")
+defvjp(rt.kron_grad_rhs, "ct, a, b", linear="each", ct="np.kron(a, g)", a="kron_grad_lhs(ct, a, g)")
+defvjp(rt.var_grad, "ct, x, axis=None, ddof=0, keepdims=False", linear="each",  # 2 ct (x - mean) / n
+       ct="np.sum(g * var_grad(np.ones_like(ct), x, axis, ddof, keepdims), axis=axis, keepdims=keepdims)",
+       x="var_grad(ct, g, axis, ddof, keepdims)")
+# einsum_grad(ct, i, ...): linear in ct and in every operand but the i-th (which gives its shape)
+_EINSUM = "ct, i, subscripts, a, b=None, c=None, d=None"
+defvjp(rt.einsum_grad, _EINSUM,
+       jvp={"ct": "einsum_grad(t, i, subscripts, a, b, c, d)",
+            **{p: f"zeros_grad(ans) if i == {k} else einsum_grad(ct, i, subscripts, "
+                  f"{', '.join('t' if q == p else q for q in 'abcd')})" for k, p in enumerate("abcd")}},
+       ct="column_vjp(einsum_grad, 0, g, (ct, i, subscripts, a, b, c, d), True)",
+       **{p: f"zeros_grad({p}) if i == {k} else "
+             f"column_vjp(einsum_grad, {k + 3}, g, (ct, i, subscripts, a, b, c, d), True)"
+          for k, p in enumerate("abcd")})
+
+# --- elementwise -----------------------------------------------------------------------
+defvjp(rt.safe_divide, "x, y", broadcast=("x", "y"), elementwise=True,
+       x="safe_divide(g, y)", y="-g * safe_divide(ans, y)")  # 0 where y is 0, as the function
+defvjp(rt.log_or_zero, "x", elementwise=True, x="safe_divide(g, x)")
+defvjp(rt.mul_into, "x, y", broadcast=("x", "y"), elementwise=True, x="g * y", y="g * x")
+
+# --- not linear: a complex step and its transpose ----------------------------------------
+nonlinear(rt.prod_grad, "ct, x, axis=None, keepdims=False",
+          {"ct": "np.sum(g * prod_grad(np.ones_like(ct), x, axis, keepdims), axis=axis, keepdims=keepdims)"},
+          ("x",), symmetric=("x",))
+nonlinear(rt.cumprod_grad, "ct, x, axis=None", {"ct": "cumprod_jvp(g, x, axis)"}, ("x",), symmetric=("x",))
+nonlinear(rt.cumprod_jvp, "tan, x, axis=None", {"tan": "cumprod_grad(g, x, axis)"}, ("x",))
+nonlinear(rt.norm_grad, "ct, x, m, ord=None, axis=None, keepdims=False",
+          {"ct": "np.sum(g * norm_grad(np.ones_like(ct), x, m, ord, axis, keepdims), axis=axis, "
+                 "keepdims=keepdims)"}, ("x", "m"))
+nonlinear(rt.cholesky_grad, "ct, L, upper=False", {"ct": "cholesky_jvp(g, L, upper)"}, ("L",))
+nonlinear(rt.cholesky_jvp, "tan, L, upper=False", {"tan": "cholesky_grad(g, L, upper)"}, ("L",))
+nonlinear(rt.eigh_grad, "ct, a, wv, UPLO='L'", {"ct": "eigh_jvp(g, a, wv, UPLO)"}, ("wv",))
+nonlinear(rt.eigh_jvp, "tan, a, wv, UPLO='L'", {"tan": "eigh_grad(g, a, wv, UPLO)"}, ("wv",))
+nonlinear(rt.slogdet_grad, "ct, a",
+          {"ct": "(np.zeros_like(ct[0]), np.trace(np.linalg.solve(a, g), axis1=-2, axis2=-1))"},
+          ("a",), symmetric=("a",))
+nonlinear(rt.solve_grad_b, "ct, a, b", {"ct": ""}, ("a",))
+nonlinear(rt.solve_grad_a, "ct, a, b, x", {"ct": "", "x": ""}, ("a",))
+nonlinear(rt.pinv_grad, "ct, a, p", {"ct": "pinv_jvp(g, a, p)"}, ("a", "p"))
+nonlinear(rt.pinv_jvp, "tan, a, p", {"tan": "pinv_grad(g, a, p)"}, ("a", "p"))
+nonlinear(rt.qr_grad, "ct, a, qr, mode='reduced'", {"ct": "qr_jvp(g, a, qr, mode)"}, ("qr",))
+nonlinear(rt.qr_jvp, "tan, a, qr, mode='reduced'", {"tan": "qr_grad(g, a, qr, mode)"}, ("qr",))
+nonlinear(rt.svd_grad, "ct, a, usv, full_matrices=True, compute_uv=True",
+          {"ct": "svd_jvp(g, a, usv, full_matrices, compute_uv)"}, ("a", "usv"))
+nonlinear(rt.svd_jvp, "tan, a, usv, full_matrices=True, compute_uv=True",
+          {"tan": "svd_grad(g, a, usv, full_matrices, compute_uv)"}, ("a", "usv"))
+
+# --- the derivatives above: a third derivative is refused --------------------------------
+defvjp(rt.step_jvp, "fun, which, tan, args", jvp={"tan": "no_third_order(fun)", "args": "no_third_order(fun)"},
+       tan="no_third_order(fun)", args="no_third_order(fun)")
+defvjp(rt.column_vjp, "fun, which, u, args, linear=False",
+       jvp={"u": "no_third_order(fun)", "args": "no_third_order(fun)"},
+       u="no_third_order(fun)", args="no_third_order(fun)")
 
 REGISTRY.declare_nondifferentiable(rt.seed, rt.seed_for, rt.zeros_grad, rt.stand_in, rt.stand_in_for,
-                                   rt.balanced_eq, rt.clip_mask, rt.branch_mask, rt.check_wrt)
+                                   rt.balanced_eq, rt.clip_mask, rt.branch_mask, rt.check_wrt,
+                                   rt.check_assignment_order, rt.invert_axes, rt.no_third_order)
