@@ -126,14 +126,14 @@ class Adjoint:
         """The name under which this code calls the vjp (or jvp, ...) of ``function``."""
         from ..api import _build
 
-        if (getattr(function, "__module__", None) or "").split(".")[0] == "s2sad":
+        if hasattr(function, "adjoint"):  # a method whose class is known at run time only
+            vjp = function.adjoint(wrt, kind, self.split)
+        elif (getattr(function, "__module__", None) or "").split(".")[0] == "s2sad":
             # generated code calls s2sad's helpers as primitives, through their declared rules
             raise InternalRuleError(
                 f"s2sad's own function {function.__module__}.{function.__qualname__} has no "
                 f"declared rule (s2sad/rules/runtime_rules.py), so the code that calls it cannot be "
                 f"differentiated; this is a bug in s2sad, please report it")
-        if hasattr(function, "adjoint"):  # a method whose class is known at run time only
-            vjp = function.adjoint(wrt, kind, self.split)
         else:
             vjp = _build(function, wrt if len(wrt) > 1 else wrt[0], kind, split=self.split)
         for name, known in self.callees.items():
