@@ -33,7 +33,8 @@ def defvjp(fun: Callable[..., Any], *vjps: RuleSpec, jvp: dict[str, RuleSpec] | 
     if unknown:
         raise RuleError(f"{fun.__qualname__} has no parameter {sorted(unknown)[0]!r}")
     spec = ", ".join(f"{n}={d}" if d is not None else n for n, d in params.items())
-    templates = {p: _template(fun, p, r, "g", list(params)) for p, r in rules.items() if r is not None}
+    templates = {p: None if r is None else _template(fun, p, r, "g", list(params))
+                 for p, r in rules.items()}
     tangents = {p: _template(fun, p, r, "t", list(params)) for p, r in (jvp or {}).items()
                 if r is not None}
     return REGISTRY.defvjp(fun, spec, name=fun.__qualname__, jvp=tangents or None, **templates)

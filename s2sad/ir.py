@@ -59,6 +59,7 @@ class Call:
     function: Any = None  # a Python function called here: differentiated by its own adjoint
     slots: dict[str, cst.CSTNode] = field(default_factory=dict)  # parameter -> its node in ``node``
     overlap: str | None = None  # x[i] = v with v maybe a view of x: where, for the run-time check
+    float_check: str | None = None  # x[i] = v, x of a dtype unknown here: where, for the run-time check
 
 
 @dataclass

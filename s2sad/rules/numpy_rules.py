@@ -89,10 +89,20 @@ binary(np.maximum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 binary(np.minimum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 defvjp(np.where, "condition, x, y", linear="joint",
        x="unbroadcast(np.where(condition, g, 0), x)", y="unbroadcast(np.where(condition, 0, g), y)")
-defvjp(np.clip, "a, a_min=None, a_max=None", jvp={"a": "t * clip_mask(a, a_min, a_max)"},
-       a="unbroadcast(g * clip_mask(a, a_min, a_max), a)")
-defvjp(np.ndarray.clip, "a, min=None, max=None", name="clip", jvp={"a": "t * clip_mask(a, min, max)"},
-       a="unbroadcast(g * clip_mask(a, min, max), a)")
+# clip: each element gets its gradient from a, a_min or a_max, whichever it is (a bound at a tie)
+defvjp(np.clip, "a, a_min=None, a_max=None, out=None",
+       jvp={"a": "t * clip_mask(a, a_min, a_max)", "a_min": "t * clip_min_mask(a, a_min, a_max)",
+            "a_max": "t * clip_max_mask(a, a_min, a_max)"},
+       a="unbroadcast(g * clip_mask(a, a_min, a_max), a)",
+       a_min="unbroadcast(g * clip_min_mask(a, a_min, a_max), a_min)",
+       a_max="unbroadcast(g * clip_max_mask(a, a_min, a_max), a_max)")
+defvjp(np.ndarray.clip, "a, min=None, max=None, out=None", name="clip",
+       jvp={"a": "t * clip_mask(a, min, max)", "min": "t * clip_min_mask(a, min, max)",
+            "max": "t * clip_max_mask(a, min, max)"},
+       a="unbroadcast(g * clip_mask(a, min, max), a)",
+       min="unbroadcast(g * clip_min_mask(a, min, max), min)",
+       max="unbroadcast(g * clip_max_mask(a, min, max), max)")
+REGISTRY.declare_nondifferentiable(runtime.clip_min_mask, runtime.clip_max_mask)
 unary(builtins.float, "g")
 unary(np.fabs, "g * np.sign(x)")
 unary(np.arcsin, "g / np.sqrt(1.0 - x ** 2)")
@@ -217,8 +227,14 @@ defvjp(np.linalg.svd, "a, full_matrices=True, compute_uv=True, hermitian=False",
        a="svd_grad(g, a, ans, full_matrices, compute_uv)")
 
 # --- shape manipulation ------------------------------------------------------
-defvjp(np.reshape, "a, shape=None, newshape=None", linear="joint", a="np.reshape(g, np.shape(a))")
-defvjp(np.ndarray.reshape, "a, *shape", linear="joint", a="np.reshape(g, np.shape(a))")
+# reshape: the gradient reads g back in the order the elements were read (order "A": the
+# order NumPy chose from a's layout, which a tangent's layout need not share)
+_RESHAPE = {"linear": "joint", "jvp": {"a": "reshape_back(t, ans, order, a)"},
+            "a": "reshape_back(g, a, order)"}
+defvjp(np.reshape, "a, shape=None, order='C', *, newshape=None, copy=None", **_RESHAPE)
+defvjp(np.ndarray.reshape, "a, *shape, order='C', copy=None", **_RESHAPE)
+defvjp(runtime.reshape_back, "ct, like, order='C', source=None", linear="joint",
+       ct="reshape_back(g, ct, order, like if source is None else source)")
 for ravel in (np.ravel, np.ndarray.ravel, np.ndarray.flatten):
     defvjp(ravel, "a", linear="joint", a="np.reshape(g, np.shape(a))")
 defvjp(np.transpose, "a, axes=None", linear="joint", a="transpose_grad(g, axes)")
@@ -299,6 +315,17 @@ defvjp(np.hsplit, "ary, indices_or_sections", returns_container=True, linear="jo
        ary="np.concatenate(g, axis=1 if np.ndim(ary) > 1 else 0)")
 defvjp(np.vsplit, "ary, indices_or_sections", returns_container=True, linear="joint", ary="np.concatenate(g, axis=0)")
 defvjp(np.dsplit, "ary, indices_or_sections", returns_container=True, linear="joint", ary="np.concatenate(g, axis=2)")
+
+# np.r_[...] and np.c_[...]: normalization passes the entries as one tuple (slices as slice
+# objects); each array or number entry gets the elements of g where its elements went
+for concat, concat_name in ((np.r_, "np.r_"), (np.c_, "np.c_")):
+    defvjp(concat, "items", name=concat_name, containers=("items",),
+           jvp={"items": f"index_concat_jvp(t, items, {concat_name})"},
+           items=f"index_concat_grad(g, items, {concat_name})")
+defvjp(runtime.index_concat_grad, "ct, items, concat", linear="joint",
+       ct="index_concat_jvp(g, items, concat)")
+defvjp(runtime.index_concat_jvp, "t, items, concat", linear="joint",
+       t="index_concat_grad(g, items, concat)")
 
 # --- the math module and builtins ------------------------------------------------
 unary(math.exp, "g * ans")

@@ -158,6 +158,10 @@ class Rule:
     containers: tuple[str, ...] = ()
     #: Whether the result may be a tuple, list or dict.
     returns_container: bool = False
+    #: Parameters declared to carry no gradient (a template of None): they only select or
+    #: shape the result (an axis, a shape, a condition).  A value that carries a gradient
+    #: passed to a parameter that is neither differentiable nor inert is an error.
+    inert: frozenset[str] = frozenset()
 
     def differentiable(self) -> set[str]:
         """The parameters a gradient or a tangent flows through."""
@@ -209,12 +213,21 @@ class Registry:
                broadcast: tuple[str, ...] = (), elementwise: bool = False,
                linear: str | None = None, jvp: dict[str, str] | None = None,
                forward_only: tuple[str, ...] = (), containers: tuple[str, ...] = (),
-               returns_container: bool = False, **vjps: str) -> Rule:
+               returns_container: bool = False, **vjps: str | None) -> Rule:
         """Declare how ``fun`` differentiates: one adjoint template per differentiable
-        parameter, and what forward mode needs (elementwise, linear, or ``jvp`` templates)."""
+        parameter (None: the parameter carries no gradient), and what forward mode needs
+        (elementwise, linear, or ``jvp`` templates).
+
+        The helpers of :mod:`s2sad.runtime` receive arrays for their shapes: their
+        parameters without a template are inert.
+        """
         plist = parse_params(params)
         names = {p.name for p in plist}
         unknown = set(vjps) - names
+        inert = {p for p, t in vjps.items() if t is None}
+        vjps = {p: t for p, t in vjps.items() if t is not None}
+        if getattr(fun, "__module__", None) == runtime.__name__:
+            inert = names - set(vjps) - set(jvp or {}) - set(forward_only)
         if unknown:
             raise RuleError(f"rule for {name or fun!r} has templates for unknown parameters {sorted(unknown)}")
         holes = names | {"g", "ans"}
@@ -223,7 +236,7 @@ class Registry:
         rule = Rule(fun, name or _display_name(fun), plist,
                     {p: compile_template(t, holes) for p, t in vjps.items()}, broadcast, elementwise,
                     linear, {p: compile_template(t, names | {"t", "ans"}) for p, t in (jvp or {}).items()},
-                    forward_only, containers, returns_container)
+                    forward_only, containers, returns_container, frozenset(inert))
         self.rules[id(fun)] = rule
         self.nondiff.pop(id(fun), None)
         return rule
