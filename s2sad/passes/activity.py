@@ -63,6 +63,10 @@ def _flows(stmt: Assign, forward: bool = False) -> tuple[str, ...]:
     return ()
 
 
+def _code(op: Operand) -> str:
+    return op.name if isinstance(op, Var) else op.code
+
+
 def _var(op: object) -> tuple[str, ...]:
     return (op.name,) if isinstance(op, Var) else ()
 
@@ -146,15 +150,11 @@ def _check_uses(stmt: Assign, varied: set[str], forward: bool) -> None:
             why = (f"argument '{p}' of {value.callee} is built from values that carry a gradient "
                    f"in a way s2sad does not differentiate yet; assign it to a variable first")
         elif p == "index" and rule.fun in (operator.getitem, SETITEM):
-            subject = value.args.get("x")
-            if isinstance(subject, Const):
-                why = (f"'{subject.code}' is not an array, and s2sad has no gradient rule for "
-                       f"subscripting it with values that carry a gradient; build the value with "
-                       f"NumPy functions (np.concatenate, np.stack), or wrap the index in "
-                       f"stop_gradient(...) if no gradient should flow through it")
-            else:
-                why = ("an index is computed from values that carry a gradient, and an index "
-                       "passes no gradient; wrap it in stop_gradient(...) if that is intended")
+            subject = _code(value.args["x"])
+            why = (f"the index of {subject}[...] is computed from values that carry a gradient, "
+                   f"and s2sad passes no gradient through an index (nor through a subscript of an "
+                   f"object that is not an array); wrap the index in stop_gradient(...) if no "
+                   f"gradient should flow through it, or build the value with NumPy functions")
         else:
             why = (f"argument '{p}' of {value.callee} is computed from values that carry a "
                    f"gradient, but s2sad has no gradient rule for that argument (its gradient "

@@ -47,9 +47,10 @@ def binary(fun, vjp_x: str | None, vjp_y: str | None, name: str | None = None) -
     """A broadcasting elementwise function of ``x`` and ``y``.
 
     ``vjp_x`` and ``vjp_y`` are elementwise in ``g``; generation sums them over
-    the axes along which the argument was broadcast (``unbroadcast``).
+    the axes along which the argument was broadcast (``unbroadcast``).  None: the
+    function is piecewise constant in that argument (``copysign``'s sign).
     """
-    vjps = {arg: t for arg, t in (("x", vjp_x), ("y", vjp_y)) if t}
+    vjps = {"x": vjp_x, "y": vjp_y}
     defvjp(fun, "x, y", name=name, broadcast=("x", "y"), elementwise=True, **vjps)
 
 
@@ -102,7 +103,7 @@ defvjp(np.ndarray.clip, "a, min=None, max=None, out=None", name="clip",
        a="unbroadcast(g * clip_mask(a, min, max), a)",
        min="unbroadcast(g * clip_min_mask(a, min, max), min)",
        max="unbroadcast(g * clip_max_mask(a, min, max), max)")
-REGISTRY.declare_nondifferentiable(runtime.clip_min_mask, runtime.clip_max_mask)
+REGISTRY.declare_nondifferentiable(runtime.clip_min_mask, runtime.clip_max_mask, runtime.check_float_write)
 unary(builtins.float, "g")
 unary(np.fabs, "g * np.sign(x)")
 unary(np.arcsin, "g / np.sqrt(1.0 - x ** 2)")
@@ -287,7 +288,7 @@ defvjp(np.linspace, "start, stop, num=50, endpoint=True, retstep=False, dtype=No
 defvjp(np.full, "shape, fill_value, dtype=None, order='C'", linear="joint",
        fill_value="unbroadcast(g, fill_value)")
 defvjp(np.full_like, "a, fill_value, dtype=None, order='K', subok=True, shape=None", linear="joint",
-       fill_value="unbroadcast(g, fill_value)")
+       a=None, fill_value="unbroadcast(g, fill_value)")  # a gives the shape and dtype
 
 # --- containers and in-place updates -------------------------------------------
 for copy in (np.copy, np.ndarray.copy):
