@@ -216,3 +216,24 @@ def test_hvp_through_an_element_write() -> None:
     tangent flows through (here setitem_grad_value's incoming gradient)."""
     f = function("z = np.zeros(2)\nz[0] = x[0] ** 2\nreturn np.sum(z ** 2)")
     np.testing.assert_allclose(s2sad.hvp(f)(np.array([0.5, 0.3]), np.array([1.0, 0.0])), [3.0, 0.0])
+
+
+STATIC_DTYPES = [  # (how y is made, what s2sad does with y[0] = x[0] ** 2): where the dtype shows
+    ("np.zeros(3, None)", "nothing"), ("np.zeros(3, np.float32)", "nothing"),
+    ("np.full(3, 0.0)", "nothing"), ("np.ones_like(x)", "nothing"),
+    ("np.arange(3, dtype=float)", "nothing"), ("[0, 0, 0]", "nothing"),  # a list keeps the value
+    ("np.eye(3, 3, 0, int)[0]", "refuses"), ("np.full(3, fill_value=2)", "refuses"),
+    ("np.identity(3, bool)[0]", "refuses"),
+    ("np.array([0, 0, 0])", "checks"), ("np.arange(3)", "checks"), ("W[:3].copy()", "checks"),
+]
+
+
+@pytest.mark.parametrize("init, outcome", STATIC_DTYPES, ids=[d[0] for d in STATIC_DTYPES])
+def test_the_dtype_of_a_written_array_where_the_code_shows_it(init: str, outcome: str) -> None:
+    f = function(f"y = {init}\ny[0] = x[0] ** 2\nreturn np.sum(x * y)", W=W)
+    if outcome == "refuses":
+        assert "written into an array of dtype" in refusal(f, X3).message
+        return
+    assert ("check_float_write" in s2sad.adjoint_source(f)) == (outcome == "checks")
+    if outcome == "nothing" and not init.startswith("[") and "float32" not in init:
+        assert_grad_matches(f, [X3], wrt=0)

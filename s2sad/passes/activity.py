@@ -181,7 +181,7 @@ def _check_float_writes(fn: Function, stmts: list[Assign], varied: set[str], act
         if isinstance(x, Var) and x.name in varied:
             continue
         dtype = _StaticDtype(fn, defs, varied).of(x)
-        if dtype == "list" or dtype is not None and dtype.kind in "fO":
+        if isinstance(dtype, str) or dtype is not None and dtype.kind in "fO":
             continue
         if dtype is not None:
             raise NoGradientRuleError(
@@ -196,8 +196,11 @@ class _StaticDtype:
     """The dtype of a value where the code shows it ("list" for a list or tuple display), or
     None: array constructors and their dtype, copies; a varied value is floating point."""
 
-    _DEFAULT_FLOAT = (np.zeros, np.ones, np.empty, np.eye, np.identity)
-    _LIKE = (np.zeros_like, np.ones_like, np.empty_like, np.full_like)
+    #: Array constructors and where their dtype may stand positionally (None: keyword only).
+    _DTYPE_AT = ((np.zeros, 1), (np.ones, 1), (np.empty, 1), (np.eye, 3), (np.identity, 1),
+                 (np.full, 2), (np.zeros_like, 1), (np.ones_like, 1), (np.empty_like, 1),
+                 (np.full_like, 2), (np.array, 1), (np.asarray, 1), (np.arange, None),
+                 (np.linspace, None))
 
     def __init__(self, fn: Function, defs: dict[str, list[Assign]], varied: set[str]) -> None:
         self.fn, self.defs, self.varied = fn, defs, varied
@@ -224,7 +227,14 @@ class _StaticDtype:
             return self.code(cst.Module([]).code_for_node(value.node))
         if isinstance(value, Call) and value.rule is not None and value.rule.fun is SETITEM:
             return self.of(value.args["x"])
+        if isinstance(value, Call) and value.rule is not None and value.rule.fun is operator.getitem:
+            return self.item(self.of(value.args["x"]))
         return None
+
+    @staticmethod
+    def item(dtype: Any) -> Any:
+        """The dtype of an item of an array of ``dtype`` (of a list's item: unknown)."""
+        return None if isinstance(dtype, str) else dtype
 
     def code(self, code: str) -> Any:
         try:
@@ -240,25 +250,28 @@ class _StaticDtype:
             return self.name(node.id)
         if isinstance(node, ast.Constant) and type(node.value) in (bool, int, float, complex):
             return np.dtype(type(node.value))
+        if isinstance(node, ast.Subscript):
+            return self.item(self.expr(node.value))
         if not isinstance(node, ast.Call):
             return None
         fun = self.resolve(node.func)
+        at = next((i for f, i in self._DTYPE_AT if f is fun), -1)
+        if at == -1:
+            return None
         keywords = {k.arg: k.value for k in node.keywords}
-        if "dtype" in keywords:
-            dtype = keywords["dtype"]
+        dtype = keywords.get("dtype", node.args[at] if at is not None and len(node.args) > at else None)
+        if dtype is not None and not (isinstance(dtype, ast.Constant) and dtype.value is None):
             obj = dtype.value if isinstance(dtype, ast.Constant) else self.resolve(dtype)
             try:
-                return np.dtype(obj) if obj is not None else None
+                return None if obj is None else np.dtype(obj)
             except TypeError:
                 return None
-        if any(fun is f for f in self._DEFAULT_FLOAT):
-            return None if len(node.args) > 1 and fun in (np.zeros, np.ones, np.empty) else np.dtype(float)
-        if any(fun is f for f in self._LIKE) and node.args and len(node.args) <= (
-                2 if fun is np.full_like else 1):
-            return self.expr(node.args[0])
-        if fun is np.full and len(node.args) == 2:
-            return self.expr(node.args[1])
-        return None
+        if fun in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
+            return self.expr(node.args[0]) if node.args else None  # full_like: a's dtype
+        if fun is np.full:
+            fill = keywords.get("fill_value", node.args[1] if len(node.args) > 1 else None)
+            return None if fill is None else self.expr(fill)
+        return np.dtype(float) if fun in (np.zeros, np.ones, np.empty, np.eye, np.identity) else None
 
     def resolve(self, node: ast.expr) -> Any:
         """The object a name or attribute chain of the function's free names denotes."""
