@@ -20,7 +20,9 @@ def defvjp(fun: Callable[..., Any], *vjps: RuleSpec, jvp: dict[str, RuleSpec] | 
 
         s2sad.defvjp(softplus, "g * (1 - np.exp(-ans))")
 
-    or as a Python function ``rule(g, ans, *args)``; ``None`` means no gradient.
+    or as a Python function ``rule(g, ans, *args)``; ``None`` means no gradient (the result
+    is piecewise constant in it, or reads only its shape).  A parameter given no rule at all
+    refuses, with a located error, a value that carries a gradient.
     ``jvp`` maps parameter names to forward-mode rules (templates in ``t``, the
     parameter's tangent, or functions ``rule(t, ans, *args)``).  Declare rules before
     differentiating code that calls ``fun``: generated code is cached.

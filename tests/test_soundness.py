@@ -237,3 +237,23 @@ def test_the_dtype_of_a_written_array_where_the_code_shows_it(init: str, outcome
     assert ("check_float_write" in s2sad.adjoint_source(f)) == (outcome == "checks")
     if outcome == "nothing" and not init.startswith("[") and "float32" not in init:
         assert_grad_matches(f, [X3], wrt=0)
+
+
+def scaled(x: Any, s: Any) -> Any:
+    return x * np.floor(s)
+
+
+def test_a_user_rule_parameter_without_a_rule_refuses_a_gradient() -> None:
+    """s2sad.defvjp: None declares a parameter inert; a parameter given no rule refuses."""
+    s2sad.defvjp(scaled, "g * np.floor(s)")
+    try:
+        f = function("np.sum(scaled(x, x[2] * 3.0))", scaled=scaled)
+        error = refusal(f, X3)
+        assert "argument 's' of scaled is computed from values that carry a gradient" in error.message
+        assert (error.location.line, error.location.column) == (2, 19)
+        s2sad.defvjp(scaled, "g * np.floor(s)", None)
+        g = function("np.sum(scaled(x, x[2] * 3.0))", scaled=scaled)
+        np.testing.assert_allclose(s2sad.grad(g)(X3), [2.0, 2.0, 2.0])
+    finally:
+        from s2sad.rules import REGISTRY
+        del REGISTRY.rules[id(scaled)]

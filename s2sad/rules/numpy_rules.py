@@ -6,7 +6,7 @@ axes along which an argument was broadcast (``unbroadcast``).
 
 Conventions at ties and kinks (as autograd and JAX): maximum/minimum and
 max/min share the gradient equally among tied entries; ``abs`` has gradient 0
-at 0; ``clip`` passes no gradient where its input is at or beyond a bound.
+at 0; ``clip`` passes no gradient where its input is at or beyond a bound (the bound gets it).
 The same convention everywhere else:
 
 * ties share equally: ``fmax``/``fmin`` (and to the other argument where one is
