@@ -20,7 +20,9 @@ def defvjp(fun: Callable[..., Any], *vjps: RuleSpec, jvp: dict[str, RuleSpec] | 
 
         s2sad.defvjp(softplus, "g * (1 - np.exp(-ans))")
 
-    or as a Python function ``rule(g, ans, *args)``; ``None`` means no gradient.
+    or as a Python function ``rule(g, ans, *args)``; ``None`` means no gradient (the result
+    is piecewise constant in it, or reads only its shape).  A parameter given no rule at all
+    refuses, with a located error, a value that carries a gradient.
     ``jvp`` maps parameter names to forward-mode rules (templates in ``t``, the
     parameter's tangent, or functions ``rule(t, ans, *args)``).  Declare rules before
     differentiating code that calls ``fun``: generated code is cached.
@@ -33,7 +35,8 @@ def defvjp(fun: Callable[..., Any], *vjps: RuleSpec, jvp: dict[str, RuleSpec] | 
     if unknown:
         raise RuleError(f"{fun.__qualname__} has no parameter {sorted(unknown)[0]!r}")
     spec = ", ".join(f"{n}={d}" if d is not None else n for n, d in params.items())
-    templates = {p: _template(fun, p, r, "g", list(params)) for p, r in rules.items() if r is not None}
+    templates = {p: None if r is None else _template(fun, p, r, "g", list(params))
+                 for p, r in rules.items()}
     tangents = {p: _template(fun, p, r, "t", list(params)) for p, r in (jvp or {}).items()
                 if r is not None}
     return REGISTRY.defvjp(fun, spec, name=fun.__qualname__, jvp=tangents or None, **templates)

@@ -60,6 +60,7 @@ class Call:
     slots: dict[str, cst.CSTNode] = field(default_factory=dict)  # parameter -> its node in ``node``
     overlap: str | None = None  # x[i] = v with v maybe a view of x: where, for the run-time check
     receiver: bool = False  # a method call ``obj.f(...)``: ``function`` gets ``obj`` first
+    float_check: str | None = None  # x[i] = v, x of a dtype unknown here: where, for the run-time check
 
 
 @dataclass

@@ -83,7 +83,7 @@ def _activity_label(stmt: Assign, act: activity_pass.Activity) -> str:
 
 
 def _run_activity(s: State) -> None:
-    s.activity = activity_pass.analyze(s.ir, s.wrt)
+    s.activity = activity_pass.analyze(s.ir, s.wrt, forward=s.kind == "jvp")
     activity_pass.warn_zero_gradients(s.ir, s.wrt, s.activity)
 
 

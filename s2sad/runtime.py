@@ -1585,3 +1585,125 @@ def no_third_order(fun: Any) -> Any:
         f"s2sad differentiates generated gradient code once more (second order: hvp, hessian, "
         f"grad of grad), but not a third time: a third derivative reaches its helper "
         f"{getattr(fun, '__name__', fun)}; differentiate at most twice")
+# --- np.r_ and np.c_ ------------------------------------------------------------------
+
+
+def _entry_codes(items: Any) -> tuple[list[Any], int]:
+    """The entries of ``concat[items]`` with each element of an array or number replaced by
+    its number (from 0, in C order), and slices by -1s: ``concat`` places the numbers where
+    it places the elements.  Also the count of numbered elements."""
+    codes: list[Any] = []
+    total = 0
+    for item in items:
+        if isinstance(item, str):
+            codes.append(item)
+        elif isinstance(item, slice):
+            codes.append(np.full(np.size(np.r_[item]), -1))
+        elif type(item) in np.ScalarType:
+            codes.append(np.int64(total))
+            total += 1
+        else:
+            size = int(np.size(item))
+            codes.append(np.arange(total, total + size).reshape(np.shape(item)))
+            total += size
+    return codes, total
+
+
+def index_concat_grad(g: Any, items: Any, concat: Any) -> Any:
+    """Gradient of ``concat[items]`` (``np.r_``, ``np.c_``) with respect to the entries: each
+    entry gets the elements of g where its own elements went (None for slices and directives)."""
+    entries = items if isinstance(items, tuple) else (items,)  # what __getitem__ receives
+    codes, total = _entry_codes(entries)
+    placed = concat[tuple(codes)]
+    if isinstance(placed, np.matrix):
+        raise S2SADError("a gradient reaches an np.matrix built by np.r_ or np.c_ with an 'r' or "
+                         "'c' directive, which s2sad does not differentiate; leave out the directive")
+    placed = np.ravel(placed)
+    where = np.empty(total, dtype=np.intp)
+    numbered = placed >= 0
+    where[placed[numbered]] = np.flatnonzero(numbered)
+    flat = np.ravel(g)
+    grads = []
+    for item, code in zip(entries, codes):
+        if isinstance(item, (str, slice)):
+            grads.append(None)
+        else:
+            grads.append(np.reshape(flat[where[np.ravel(code)]], np.shape(item))[()])
+    return tuple(grads) if isinstance(items, tuple) else grads[0]
+
+
+def index_concat_jvp(t: Any, items: Any, concat: Any) -> Any:
+    """Tangent of ``concat[items]``: the same concatenation of the entries' tangents ``t``
+    (zeros in place of slices)."""
+    if not isinstance(items, tuple):
+        return concat[t]
+    entries = []
+    for item, tangent in zip(items, t):
+        if isinstance(item, str):
+            entries.append(item)
+        elif isinstance(item, slice):
+            entries.append(np.zeros(np.size(np.r_[item])))
+        else:
+            entries.append(tangent)
+    return concat[tuple(entries)]
+
+
+__all__ += ["index_concat_grad", "index_concat_jvp"]
+
+
+# --- the bounds of np.clip -------------------------------------------------------------
+
+
+def clip_min_mask(a: Any, a_min: Any, a_max: Any) -> Any:
+    """Where ``np.clip(a, a_min, a_max)`` is ``a_min``: ``a`` at or below it, and ``a_min``
+    below ``a_max`` (with clip_mask and clip_max_mask, every element has one source)."""
+    at = np.less_equal(a, a_min)
+    return at if a_max is None else np.logical_and(at, np.less(a_min, a_max))
+
+
+def clip_max_mask(a: Any, a_min: Any, a_max: Any) -> Any:
+    """Where ``np.clip(a, a_min, a_max)`` is ``a_max``: ``a`` or ``a_min`` at or above it."""
+    at = np.greater_equal(a, a_max)
+    return at if a_min is None else np.logical_or(at, np.greater_equal(a_min, a_max))
+
+
+__all__ += ["clip_min_mask", "clip_max_mask"]
+
+
+# --- np.reshape's order ------------------------------------------------------------------
+
+
+def reshape_back(g: Any, like: Any, order: str = "C", source: Any = None) -> Any:
+    """``g`` reshaped to ``like``'s shape, reading and writing elements in ``order``: the
+    gradient of ``np.reshape(a, shape, order)`` (``like`` is a) and its tangent (``like`` is
+    the result).  Order "A" is the order NumPy chose from the reshaped array's layout
+    (``source``, by default ``like``)."""
+    if order == "A":
+        flags = np.asarray(like if source is None else source).flags
+        order = "F" if flags.f_contiguous and not flags.c_contiguous else "C"
+    return np.reshape(g, np.shape(like), order=order)
+
+
+__all__ += ["reshape_back"]
+
+
+# --- writes into arrays ------------------------------------------------------------------
+
+
+def check_float_write(x: Any, where: str) -> None:
+    """Refuse ``x[i] = v``, with ``v`` carrying a gradient, when ``x`` is an array of a dtype
+    that is not floating point: the write converts ``v`` (an integer truncates it), so
+    passing ``v`` its gradient would be silently wrong.  ``where`` is "file:line:col"."""
+    if type(x) is not np.ndarray or x.dtype.kind in "fO":
+        return
+    from .errors import Location, NoGradientRuleError
+
+    filename, line, column = where.rsplit(":", 2)
+    raise NoGradientRuleError(
+        f"a value that carries a gradient is written into an array of dtype {x.dtype}, which "
+        f"converts it, so it has no gradient; create the array with a float dtype (for example "
+        f"np.zeros(n) or dtype=float), or write stop_gradient(...) of the value",
+        Location(filename, int(line), int(column)))
+
+
+__all__ += ["check_float_write"]

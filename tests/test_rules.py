@@ -162,6 +162,9 @@ SELECTIONS = [
     Row("x.clip(-0.5, 0.5)", ((3, 4),), (np.ndarray.clip,), "offgrid"),
     Row("x.clip(None, 0.5)", ((3, 4),), (np.ndarray.clip,), "offgrid"),
     Row("x.clip(min=-0.5, max=0.5)", ((3, 4),), (np.ndarray.clip,), "offgrid"),
+    Row("np.clip(x, x[1], x[4])", ((6,),), (np.clip,), "distinct"),  # the bounds carry gradients
+    Row("np.clip(x, None, y)", ((3, 4), (4,)), (np.clip,), "distinct"),
+    Row("x.clip(x[1], x[4])", ((6,),), (np.ndarray.clip,), "distinct"),
 ]
 
 REDUCTIONS = [("np.sum", np.sum), ("np.mean", np.mean), ("np.max", np.max), ("np.min", np.min),
@@ -272,6 +275,11 @@ CONTAINERS = [
     Row("sum([x, y * 2.0])", ((3, 4), (4,)), (builtins.sum,)),
     Row("sum(x)", ((3, 4),), (builtins.sum,)),
     Row("sum((x, y), 1.5)", (F, F), (builtins.sum,)),
+    Row("np.r_[x, 0.5, y[::-1]]", ((3,), (4,)), (np.r_,)),
+    Row("np.r_['0,2', x, y]", ((3,), (2, 3)), (np.r_,)),
+    Row("np.c_[x, y]", ((3,), (3, 2)), (np.c_,)),
+    Row("np.reshape(x, (4, 3), 'F')", ((3, 4),), (np.reshape,)),
+    Row("x.reshape(4, 3, order='F')", ((3, 4),), (np.ndarray.reshape,)),
 ]
 
 METHOD_CHAINS = [

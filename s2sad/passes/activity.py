@@ -6,14 +6,30 @@ depends on it through differentiable operations (backward sweep), and
 *active* if both.  Adjoint code is generated for active variables only.
 ``stop_gradient(...)``, non-differentiable functions and comparisons are never
 varied, so nothing that only feeds them is useful.
+
+Soundness is checked here: in a statement the output depends on, every varied value
+must reach the result through a parameter its rule differentiates, or one the rule
+declares inert (an axis, a shape, a condition).  Any other use -- an index, a subscript
+of an object that is not an array, a rule parameter without a template -- would drop a
+gradient silently, so it is a located error.
 """
 from __future__ import annotations
 
+import ast
+import builtins
+import operator
+import os
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+import numpy as np
 
 from ..errors import Location, NoGradientRuleError, ZeroGradientWarning
-from ..ir import Assign, Call, Const, Function, Opaque, Return, Var, assigns, operand_reads, reads
+from ..ir import (Assign, Call, Const, Function, Opaque, Operand, Return, Var, assigns, operand_reads,
+                  reads)
+from ..rules.registry import SETITEM, Rule
 from ..tracebacks import user_stacklevel
 
 
@@ -24,9 +40,15 @@ class Activity:
     active: set[str]
     #: Statements where a varied value enters stop_gradient or a non-differentiable operation.
     cuts: list[tuple[Location, str, tuple[str, ...]]] = field(default_factory=list)
+    forward: bool = False  # forward mode: tangents flow through forward-only parameters too
 
 
-def _flows(stmt: Assign) -> tuple[str, ...]:
+def _differentiated(rule: Rule, forward: bool) -> set[str]:
+    """The parameters of ``rule`` a gradient (forward: a tangent) flows through."""
+    return rule.differentiable() if forward else set(rule.vjps)
+
+
+def _flows(stmt: Assign, forward: bool = False) -> tuple[str, ...]:
     """The variables whose gradient may flow into ``stmt``'s targets."""
     value = stmt.value
     if isinstance(value, Var):
@@ -35,31 +57,41 @@ def _flows(stmt: Assign) -> tuple[str, ...]:
         if value.rule is None:
             return reads(value) if value.function is None else tuple(
                 n for op in value.args.values() for n in _var(op))
-        return tuple(n for p, op in value.args.items() if p in value.rule.vjps for n in _var(op))
+        through = _differentiated(value.rule, forward)
+        return tuple(n for p, op in value.args.items() if p in through for n in _var(op))
     if isinstance(value, Opaque) and value.kind == "container":
         return value.reads
     return ()
+
+
+def _code(op: Operand) -> str:
+    return op.name if isinstance(op, Var) else op.code
 
 
 def _var(op: object) -> tuple[str, ...]:
     return (op.name,) if isinstance(op, Var) else ()
 
 
-def _varied(fn: Function, seeds: set[str]) -> tuple[set[str], list[tuple[Location, str, tuple[str, ...]]]]:
+def _varied(fn: Function, seeds: set[str], forward: bool = False, unpack: bool = True
+            ) -> tuple[set[str], list[tuple[Location, str, tuple[str, ...]]]]:
     """Names that depend on ``seeds`` through differentiable operations (to a fixpoint,
-    since a loop's phi copies feed its next iteration)."""
+    since a loop's phi copies feed its next iteration).  Unpacking a varied container
+    (``a, i = pair``) varies every name it assigns, unless ``unpack`` is False: then only
+    names that surely depend on ``seeds`` are varied."""
     varied = set(seeds)
     stmts = list(assigns(fn.body))
+    if not unpack:
+        stmts = [s for s in stmts if not (isinstance(s.target, tuple) and isinstance(s.value, Var))]
     while True:
         size = len(varied)
         for stmt in stmts:
-            if any(n in varied for n in _flows(stmt)):
+            if any(n in varied for n in _flows(stmt, forward)):
                 varied.update(stmt.targets)
         if len(varied) == size:
             break
     cuts = []
     for stmt in stmts:
-        if not any(n in varied for n in _flows(stmt)):
+        if not any(n in varied for n in _flows(stmt, forward)):
             blocked = tuple(n for n in reads(stmt.value) if n in varied)
             if blocked:
                 kind = stmt.value.kind if isinstance(stmt.value, Opaque) else "nondiff"
@@ -67,8 +99,8 @@ def _varied(fn: Function, seeds: set[str]) -> tuple[set[str], list[tuple[Locatio
     return varied, cuts
 
 
-def analyze(fn: Function, wrt: tuple[str, ...]) -> Activity:
-    varied, cuts = _varied(fn, set(wrt))
+def analyze(fn: Function, wrt: tuple[str, ...], forward: bool = False) -> Activity:
+    varied, cuts = _varied(fn, set(wrt), forward)
     ret = fn.body[-1]
     assert isinstance(ret, Return)
     useful = set(operand_reads(ret.value)) if isinstance(ret.value, Var) else set()
@@ -77,14 +109,18 @@ def analyze(fn: Function, wrt: tuple[str, ...]) -> Activity:
         size = len(useful)
         for stmt in reversed(stmts):
             if any(t in useful for t in stmt.targets):
-                useful.update(_flows(stmt))
+                useful.update(_flows(stmt, forward))
         if len(useful) == size:
             break
     active = varied & useful
+    surely, _ = _varied(fn, set(wrt), forward, unpack=False)
     for stmt in stmts:
         if any(t in active for t in stmt.targets):
             _check_differentiable(stmt, active)
-    return Activity(varied, useful, active, cuts)
+        if any(t in useful for t in stmt.targets):
+            _check_uses(stmt, surely, forward)
+    _check_float_writes(fn, stmts, surely, active)
+    return Activity(varied, useful, active, cuts, forward)
 
 
 def _check_differentiable(stmt: Assign, active: set[str]) -> None:
@@ -97,13 +133,155 @@ def _check_differentiable(stmt: Assign, active: set[str]) -> None:
             f"a tuple or list holding values that carry a gradient ({names}) is not supported yet; "
             f"use np.stack or np.concatenate on arrays, or wrap the values in stop_gradient(...)",
             stmt.loc)
-    if isinstance(value, Call) and value.rule is not None:
-        for p, op in value.args.items():
-            if p in value.rule.vjps and isinstance(op, Const) and any(n in active for n in op.reads):
-                raise NoGradientRuleError(
-                    f"argument '{p}' of {value.callee} is built from values that carry a gradient "
-                    f"in a way s2sad does not differentiate yet; assign it to a variable first",
-                    stmt.loc)
+
+
+def _check_uses(stmt: Assign, varied: set[str], forward: bool) -> None:
+    """Refuse a use of a varied value that no rule differentiates (the invariant above)."""
+    value = stmt.value
+    if not isinstance(value, Call) or value.rule is None:
+        return
+    rule = value.rule
+    through = _differentiated(rule, forward)
+    for p, op in value.args.items():
+        if p in rule.inert or p in through and isinstance(op, Var):
+            continue
+        if not any(n in varied for n in operand_reads(op)):
+            continue
+        if p in through:
+            why = (f"argument '{p}' of {value.callee} is built from values that carry a gradient "
+                   f"in a way s2sad does not differentiate yet; assign it to a variable first")
+        elif p == "index" and rule.fun in (operator.getitem, SETITEM):
+            subject = _code(value.args["x"])
+            why = (f"the index of {subject}[...] is computed from values that carry a gradient, "
+                   f"and s2sad passes no gradient through an index (nor through a subscript of an "
+                   f"object that is not an array); wrap the index in stop_gradient(...) if no "
+                   f"gradient should flow through it, or build the value with NumPy functions")
+        else:
+            why = (f"argument '{p}' of {value.callee} is computed from values that carry a "
+                   f"gradient, but s2sad has no gradient rule for that argument (its gradient "
+                   f"would be silently zero); wrap it in stop_gradient(...) if no gradient "
+                   f"should flow through it")
+        raise NoGradientRuleError(why, stmt.loc)
+
+
+def _check_float_writes(fn: Function, stmts: list[Assign], varied: set[str], active: set[str]) -> None:
+    """``x[i] = v`` with v varied and x of a dtype that is not floating point converts v (an
+    integer truncates it): an error where x's dtype is known here, else a check the
+    generated code runs (x varied is floating point, or its conversion is checked)."""
+    defs: dict[str, list[Assign]] = {}
+    for stmt in stmts:
+        for t in stmt.targets:
+            defs.setdefault(t, []).append(stmt)
+    for stmt in stmts:
+        v = stmt.value
+        if not (isinstance(v, Call) and v.rule is not None and v.rule.fun is SETITEM
+                and stmt.target in active and isinstance(v.args["v"], Var)
+                and v.args["v"].name in varied):
+            continue
+        x = v.args["x"]
+        if isinstance(x, Var) and x.name in varied:
+            continue
+        dtype = _StaticDtype(fn, defs, varied).of(x)
+        if isinstance(dtype, str) or dtype is not None and dtype.kind in "fO":
+            continue
+        if dtype is not None:
+            raise NoGradientRuleError(
+                f"a value that carries a gradient is written into an array of dtype "
+                f"{dtype}, which converts it, so it has no gradient; create the array "
+                f"with a float dtype (for example np.zeros(n) or dtype=float), or write "
+                f"stop_gradient(...) of the value", stmt.loc)
+        v.float_check = f"{os.path.basename(stmt.loc.filename)}:{stmt.loc.line}:{stmt.loc.column}"
+
+
+class _StaticDtype:
+    """The dtype of a value where the code shows it ("list" for a list or tuple display), or
+    None: array constructors and their dtype, copies; a varied value is floating point."""
+
+    #: Array constructors and where their dtype may stand positionally (None: keyword only).
+    _DTYPE_AT = ((np.zeros, 1), (np.ones, 1), (np.empty, 1), (np.eye, 3), (np.identity, 1),
+                 (np.full, 2), (np.zeros_like, 1), (np.ones_like, 1), (np.empty_like, 1),
+                 (np.full_like, 2), (np.array, 1), (np.asarray, 1), (np.arange, None),
+                 (np.linspace, None))
+
+    def __init__(self, fn: Function, defs: dict[str, list[Assign]], varied: set[str]) -> None:
+        self.fn, self.defs, self.varied = fn, defs, varied
+        self.seen: set[str] = set()
+
+    def of(self, op: Operand) -> Any:
+        if isinstance(op, Var):
+            return self.name(op.name)
+        return self.code(op.code)
+
+    def name(self, name: str) -> Any:
+        if name in self.varied:
+            return np.dtype(float)
+        if name in self.seen or name in self.fn.params or name not in self.defs:
+            return None
+        self.seen.add(name)
+        kinds = {self.value(s.value) for s in self.defs[name]}
+        return kinds.pop() if len(kinds) == 1 else None
+
+    def value(self, value: Any) -> Any:
+        if isinstance(value, (Var, Const)):
+            return self.of(value)
+        if isinstance(value, Opaque) and value.kind == "nondiff":
+            return self.code(cst.Module([]).code_for_node(value.node))
+        if isinstance(value, Call) and value.rule is not None and value.rule.fun is SETITEM:
+            return self.of(value.args["x"])
+        if isinstance(value, Call) and value.rule is not None and value.rule.fun is operator.getitem:
+            return self.item(self.of(value.args["x"]))
+        return None
+
+    @staticmethod
+    def item(dtype: Any) -> Any:
+        """The dtype of an item of an array of ``dtype`` (of a list's item: unknown)."""
+        return None if isinstance(dtype, str) else dtype
+
+    def code(self, code: str) -> Any:
+        try:
+            node = ast.parse(code.strip(), mode="eval").body
+        except SyntaxError:
+            return None
+        return self.expr(node)
+
+    def expr(self, node: ast.expr) -> Any:
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return "list"
+        if isinstance(node, ast.Name) and node.id not in self.fn.free:
+            return self.name(node.id)
+        if isinstance(node, ast.Constant) and type(node.value) in (bool, int, float, complex):
+            return np.dtype(type(node.value))
+        if isinstance(node, ast.Subscript):
+            return self.item(self.expr(node.value))
+        if not isinstance(node, ast.Call):
+            return None
+        fun = self.resolve(node.func)
+        at = next((i for f, i in self._DTYPE_AT if f is fun), -1)
+        if at == -1:
+            return None
+        keywords = {k.arg: k.value for k in node.keywords}
+        dtype = keywords.get("dtype", node.args[at] if at is not None and len(node.args) > at else None)
+        if dtype is not None and not (isinstance(dtype, ast.Constant) and dtype.value is None):
+            obj = dtype.value if isinstance(dtype, ast.Constant) else self.resolve(dtype)
+            try:
+                return None if obj is None else np.dtype(obj)
+            except TypeError:
+                return None
+        if fun in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
+            return self.expr(node.args[0]) if node.args else None  # full_like: a's dtype
+        if fun is np.full:
+            fill = keywords.get("fill_value", node.args[1] if len(node.args) > 1 else None)
+            return None if fill is None else self.expr(fill)
+        return np.dtype(float) if fun in (np.zeros, np.ones, np.empty, np.eye, np.identity) else None
+
+    def resolve(self, node: ast.expr) -> Any:
+        """The object a name or attribute chain of the function's free names denotes."""
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            return None if base is None else getattr(base, node.attr, None)
+        if isinstance(node, ast.Name):
+            return self.fn.free.get(node.id, getattr(builtins, node.id, None))
+        return None
 
 
 def warn_zero_gradients(fn: Function, wrt: tuple[str, ...], activity: Activity) -> None:
@@ -111,7 +289,7 @@ def warn_zero_gradients(fn: Function, wrt: tuple[str, ...], activity: Activity) 
     for name in wrt:
         if name in activity.active:
             continue
-        _, cuts = _varied(fn, {name})
+        _, cuts = _varied(fn, {name}, activity.forward)
         where = "; ".join(
             f"line {loc.line} ({'stop_gradient' if kind == 'stopped' else 'no gradient'}: "
             f"{loc.source_line.strip()})" for loc, kind, _ in cuts)

@@ -81,7 +81,7 @@ UNSUPPORTED: dict[type, str] = {
 
 
 #: Calls that may stand as statements: they print or check and change nothing.
-STATEMENT_CALLS = (builtins.print, runtime.check_wrt)
+STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write)
 
 #: Builtins that run or inspect code behind s2sad's back.
 HIDDEN_CODE = (builtins.exec, builtins.eval, builtins.globals, builtins.locals, builtins.vars,
@@ -914,14 +914,61 @@ class Normalizer:
                                     f"pass the arguments one by one")
 
     def subscript(self, node: cst.Subscript, target: str | None) -> Operand:
+        subject = MISSING if self.local_reads(node.value) else self.res.object(node.value)
+        if subject is not MISSING and self.registry.rule(subject) is not None:  # np.r_[...]
+            return self.index_concatenation(node, subject, target)
         value, vnode = self.operand(node.value)
         index, nodes = self.index(node)
         primal = node.with_changes(value=vnode, slice=nodes, lpar=[], rpar=[])
         return self.apply(operator.getitem, [value, index], {}, primal, node, target, "item",
                           [vnode, None])
 
+    def index_concatenation(self, node: cst.Subscript, concat: Any, target: str | None) -> Operand:
+        """``np.r_[a, 0.0, 1:3]`` as ``np.r_[items]`` with ``items = (a, 0.0, slice(1, 3))``
+        (the same call: a subscript's entries reach ``__getitem__`` as one tuple), so that
+        the rule of the concatenation applies to what ``__getitem__`` receives."""
+        name = self.parsed.code(node.value).strip()
+        word = name.rsplit(".", 1)[-1].strip("_")
+        only = node.slice[0].slice if len(node.slice) == 1 else None
+        if isinstance(only, cst.Index) and only.star is None:  # np.r_[a]: a, or a tuple of entries
+            items, item_node = self.operand(only.value)
+            primal = node.with_changes(value=self.rename(node.value), lpar=[], rpar=[],
+                                       slice=[cst.SubscriptElement(cst.Index(item_node))])
+            return self.apply(concat, [items], {}, primal, node, target, word, [item_node])
+        parts, _ = self.index_parts(node)
+        directive = _literal_key(_strip_parens(node.slice[0].slice.value)) if isinstance(
+            node.slice[0].slice, cst.Index) else None
+        if directive is not None and directive.strip() in ("r", "c"):
+            raise self.unsupported(node.slice[0], f"{name}[{directive!r}, ...] builds an np.matrix, "
+                                                  f"which s2sad does not differentiate; leave out the "
+                                                  f"{directive!r} directive (np.atleast_2d gives a 2-d array)")
+        rule = pack_rule(list(range(len(parts))))
+        elements = [cst.Element(cst.Name(p.name) if isinstance(p, Var) else cst.parse_expression(p.code))
+                    for p in parts]
+        for p in parts:
+            if isinstance(p, Var):
+                self.stored.add(p.name)
+        display = cst.Tuple(elements) if len(elements) != 1 else cst.Tuple(
+            elements, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        call = Call(rule, "display", {q.name: op for q, op in zip(rule.params, parts)}, display,
+                    slots={q.name: e.value for q, e in zip(rule.params, elements)})
+        items = self.emit(call, None, "items", node)
+        item_node = cst.Name(items.name)
+        primal = node.with_changes(value=self.rename(node.value), lpar=[], rpar=[],
+                                   slice=[cst.SubscriptElement(cst.Index(item_node))])
+        return self.apply(concat, [items], {}, primal, node, target, word, [item_node])
+
     def index(self, node: cst.Subscript) -> tuple[Const, list[cst.SubscriptElement]]:
         """The index of ``x[...]`` as code for the adjoint, and the lowered elements."""
+        parts, nodes = self.index_parts(node)
+        codes = [_code(self.parsed, p) for p in parts]
+        index = codes[0] if len(codes) == 1 else "(" + ", ".join(codes) + ")"
+        index_reads = tuple(dict.fromkeys(n for p in parts for n in _reads(p)))
+        return Const(index, index_reads), nodes
+
+    def index_parts(self, node: cst.Subscript) -> tuple[list[Operand], list[cst.SubscriptElement]]:
+        """The entries of the index of ``x[...]`` (a slice as ``slice(a, b)`` code), and the
+        lowered elements."""
         parts, nodes = [], []
         for element in node.slice:
             s = element.slice
@@ -943,10 +990,7 @@ class Normalizer:
                                    tuple(n for f in bounds for n in _reads(bounds[f][0]))))
                 nodes.append(element.with_changes(slice=s.with_changes(
                     **{f: bounds[f][1] for f in bounds if bounds[f][1] is not None})))
-        codes = [_code(self.parsed, p) for p in parts]
-        index = codes[0] if len(codes) == 1 else "(" + ", ".join(codes) + ")"
-        index_reads = tuple(dict.fromkeys(n for p in parts for n in _reads(p)))
-        return Const(index, index_reads), nodes
+        return parts, nodes
 
     def attribute(self, node: cst.Attribute, target: str | None) -> Operand:
         value, vnode = self.operand(node.value)
@@ -1003,8 +1047,16 @@ class Normalizer:
                 all_nodes = {**dict(enumerate(nodes or [])), **(kw_nodes or {})}
                 slots = {p: all_nodes[i] for p, i in positions.items()
                          if i is not None and all_nodes.get(i) is not None}
+                out = bound.get("out")
+                if out is not None and not (isinstance(out, Const) and out.code == "None"):
+                    problem = (f"{callee}(..., out=...) writes its result into an existing array, "
+                               f"which s2sad does not follow; assign the result instead "
+                               f"(y = {callee}(...))")
             except ValueError as exc:
-                bound, problem = _positional(args, kwargs), str(exc)
+                bound, problem = _positional(args, kwargs), (
+                    f"{exc}; write the call without that argument (for where=, select with "
+                    f"np.where(...) first), or wrap the call in stop_gradient(...) if no gradient "
+                    f"should flow through it")
         elif _python_function(key) is not None:
             receiver = isinstance(key, (types.MethodType, _method_type()))
             result = self.emit(self.user_call(_python_function(key), callee, args, kwargs, primal, receiver),
@@ -1116,8 +1168,8 @@ class Normalizer:
                 return "nondiff"
             return self.inactive_kind(node.value)
         if isinstance(node, cst.Subscript):
-            if not self.local_reads(node.value):
-                return "nondiff"
+            if not self.local_reads(node.value):  # a global indexed: as inactive as the index
+                return self.combined_kind([n for e in node.slice for n in _index_nodes(e.slice)])
             return self.inactive_kind(node.value)
         if isinstance(node, cst.BinaryOperation):
             return self.combined_kind([node.left, node.right])
@@ -1332,6 +1384,13 @@ def _literal_key(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.SimpleString):
         return node.evaluated_value if isinstance(node.evaluated_value, str) else None
     return None
+
+
+def _index_nodes(s: cst.BaseSlice) -> list[cst.BaseExpression]:
+    """The expressions of one entry of an index (a slice's bounds)."""
+    if isinstance(s, cst.Index):
+        return [s.value]
+    return [b for b in (s.lower, s.upper, s.step) if b is not None]
 
 
 def _python_function(key: Any) -> Any:

@@ -6,7 +6,7 @@ axes along which an argument was broadcast (``unbroadcast``).
 
 Conventions at ties and kinks (as autograd and JAX): maximum/minimum and
 max/min share the gradient equally among tied entries; ``abs`` has gradient 0
-at 0; ``clip`` passes no gradient where its input is at or beyond a bound.
+at 0; ``clip`` passes no gradient where its input is at or beyond a bound (the bound gets it).
 The same convention everywhere else:
 
 * ties share equally: ``fmax``/``fmin`` (and to the other argument where one is
@@ -47,9 +47,10 @@ def binary(fun, vjp_x: str | None, vjp_y: str | None, name: str | None = None) -
     """A broadcasting elementwise function of ``x`` and ``y``.
 
     ``vjp_x`` and ``vjp_y`` are elementwise in ``g``; generation sums them over
-    the axes along which the argument was broadcast (``unbroadcast``).
+    the axes along which the argument was broadcast (``unbroadcast``).  None: the
+    function is piecewise constant in that argument (``copysign``'s sign).
     """
-    vjps = {arg: t for arg, t in (("x", vjp_x), ("y", vjp_y)) if t}
+    vjps = {"x": vjp_x, "y": vjp_y}
     defvjp(fun, "x, y", name=name, broadcast=("x", "y"), elementwise=True, **vjps)
 
 
@@ -90,10 +91,20 @@ binary(np.minimum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 defvjp(np.where, "condition, x, y", linear="joint",
        masks={"x": "condition", "y": "np.logical_not(condition)"},
        x="unbroadcast(np.where(condition, g, 0), x)", y="unbroadcast(np.where(condition, 0, g), y)")
-defvjp(np.clip, "a, a_min=None, a_max=None", jvp={"a": "t * clip_mask(a, a_min, a_max)"},
-       a="unbroadcast(g * clip_mask(a, a_min, a_max), a)")
-defvjp(np.ndarray.clip, "a, min=None, max=None", name="clip", jvp={"a": "t * clip_mask(a, min, max)"},
-       a="unbroadcast(g * clip_mask(a, min, max), a)")
+# clip: each element gets its gradient from a, a_min or a_max, whichever it is (a bound at a tie)
+defvjp(np.clip, "a, a_min=None, a_max=None, out=None",
+       jvp={"a": "t * clip_mask(a, a_min, a_max)", "a_min": "t * clip_min_mask(a, a_min, a_max)",
+            "a_max": "t * clip_max_mask(a, a_min, a_max)"},
+       a="unbroadcast(g * clip_mask(a, a_min, a_max), a)",
+       a_min="unbroadcast(g * clip_min_mask(a, a_min, a_max), a_min)",
+       a_max="unbroadcast(g * clip_max_mask(a, a_min, a_max), a_max)")
+defvjp(np.ndarray.clip, "a, min=None, max=None, out=None", name="clip",
+       jvp={"a": "t * clip_mask(a, min, max)", "min": "t * clip_min_mask(a, min, max)",
+            "max": "t * clip_max_mask(a, min, max)"},
+       a="unbroadcast(g * clip_mask(a, min, max), a)",
+       min="unbroadcast(g * clip_min_mask(a, min, max), min)",
+       max="unbroadcast(g * clip_max_mask(a, min, max), max)")
+REGISTRY.declare_nondifferentiable(runtime.clip_min_mask, runtime.clip_max_mask, runtime.check_float_write)
 unary(builtins.float, "g")
 unary(np.fabs, "g * np.sign(x)")
 unary(np.arcsin, "g / np.sqrt(1.0 - x ** 2)")
@@ -220,8 +231,14 @@ defvjp(np.linalg.svd, "a, full_matrices=True, compute_uv=True, hermitian=False",
        a="svd_grad(g, a, ans, full_matrices, compute_uv)")
 
 # --- shape manipulation ------------------------------------------------------
-defvjp(np.reshape, "a, shape=None, newshape=None", linear="joint", a="np.reshape(g, np.shape(a))")
-defvjp(np.ndarray.reshape, "a, *shape", linear="joint", a="np.reshape(g, np.shape(a))")
+# reshape: the gradient reads g back in the order the elements were read (order "A": the
+# order NumPy chose from a's layout, which a tangent's layout need not share)
+_RESHAPE = {"linear": "joint", "jvp": {"a": "reshape_back(t, ans, order, a)"},
+            "a": "reshape_back(g, a, order)"}
+defvjp(np.reshape, "a, shape=None, order='C', *, newshape=None, copy=None", **_RESHAPE)
+defvjp(np.ndarray.reshape, "a, *shape, order='C', copy=None", **_RESHAPE)
+defvjp(runtime.reshape_back, "ct, like, order='C', source=None", linear="joint",
+       ct="reshape_back(g, ct, order, like if source is None else source)")
 for ravel in (np.ravel, np.ndarray.ravel, np.ndarray.flatten):
     defvjp(ravel, "a", linear="joint", a="np.reshape(g, np.shape(a))")
 defvjp(np.transpose, "a, axes=None", linear="joint", a="transpose_grad(g, axes)")
@@ -274,7 +291,7 @@ defvjp(np.linspace, "start, stop, num=50, endpoint=True, retstep=False, dtype=No
 defvjp(np.full, "shape, fill_value, dtype=None, order='C'", linear="joint",
        fill_value="unbroadcast(g, fill_value)")
 defvjp(np.full_like, "a, fill_value, dtype=None, order='K', subok=True, shape=None", linear="joint",
-       fill_value="unbroadcast(g, fill_value)")
+       a=None, fill_value="unbroadcast(g, fill_value)")  # a gives the shape and dtype
 
 # --- containers and in-place updates -------------------------------------------
 for copy in (np.copy, np.ndarray.copy):
@@ -302,6 +319,17 @@ defvjp(np.hsplit, "ary, indices_or_sections", returns_container=True, linear="jo
        ary="np.concatenate(g, axis=1 if np.ndim(ary) > 1 else 0)")
 defvjp(np.vsplit, "ary, indices_or_sections", returns_container=True, linear="joint", ary="np.concatenate(g, axis=0)")
 defvjp(np.dsplit, "ary, indices_or_sections", returns_container=True, linear="joint", ary="np.concatenate(g, axis=2)")
+
+# np.r_[...] and np.c_[...]: normalization passes the entries as one tuple (slices as slice
+# objects); each array or number entry gets the elements of g where its elements went
+for concat, concat_name in ((np.r_, "np.r_"), (np.c_, "np.c_")):
+    defvjp(concat, "items", name=concat_name, containers=("items",),
+           jvp={"items": f"index_concat_jvp(t, items, {concat_name})"},
+           items=f"index_concat_grad(g, items, {concat_name})")
+defvjp(runtime.index_concat_grad, "ct, items, concat", linear="joint",
+       ct="index_concat_jvp(g, items, concat)")
+defvjp(runtime.index_concat_jvp, "t, items, concat", linear="joint",
+       t="index_concat_grad(g, items, concat)")
 
 # --- the math module and builtins ------------------------------------------------
 unary(math.exp, "g * ans")

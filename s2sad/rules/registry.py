@@ -163,6 +163,10 @@ class Rule:
     #: only feeds it is differentiated with the mask applied to its local derivatives too, so
     #: an untaken branch's NaN or inf never reaches the gradient.
     masks: dict[str, Template] = field(default_factory=dict)
+    #: Parameters declared to carry no gradient (a template of None): they only select or
+    #: shape the result (an axis, a shape, a condition).  A value that carries a gradient
+    #: passed to a parameter that is neither differentiable nor inert is an error.
+    inert: frozenset[str] = frozenset()
 
     def differentiable(self) -> set[str]:
         """The parameters a gradient or a tangent flows through."""
@@ -215,12 +219,21 @@ class Registry:
                linear: str | None = None, jvp: dict[str, str] | None = None,
                forward_only: tuple[str, ...] = (), containers: tuple[str, ...] = (),
                returns_container: bool = False, masks: dict[str, str] | None = None,
-               **vjps: str) -> Rule:
+               **vjps: str | None) -> Rule:
         """Declare how ``fun`` differentiates: one adjoint template per differentiable
-        parameter, and what forward mode needs (elementwise, linear, or ``jvp`` templates)."""
+        parameter (None: the parameter carries no gradient), and what forward mode needs
+        (elementwise, linear, or ``jvp`` templates).
+
+        The helpers of :mod:`s2sad.runtime` receive arrays for their shapes: their
+        parameters without a template are inert.
+        """
         plist = parse_params(params)
         names = {p.name for p in plist}
         unknown = (set(vjps) | set(masks or ())) - names
+        inert = {p for p, t in vjps.items() if t is None}
+        vjps = {p: t for p, t in vjps.items() if t is not None}
+        if getattr(fun, "__module__", None) == runtime.__name__:
+            inert = names - set(vjps) - set(jvp or {}) - set(forward_only)
         if unknown:
             raise RuleError(f"rule for {name or fun!r} has templates for unknown parameters {sorted(unknown)}")
         holes = names | {"g", "ans"}
@@ -230,7 +243,7 @@ class Registry:
                     {p: compile_template(t, holes) for p, t in vjps.items()}, broadcast, elementwise,
                     linear, {p: compile_template(t, names | {"t", "ans"}) for p, t in (jvp or {}).items()},
                     forward_only, containers, returns_container,
-                    {p: compile_template(t, names) for p, t in (masks or {}).items()})
+                    {p: compile_template(t, names) for p, t in (masks or {}).items()}, frozenset(inert))
         self.rules[id(fun)] = rule
         self.nondiff.pop(id(fun), None)
         return rule
