@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import functools
-import inspect
 import threading
 import types
 import warnings
@@ -17,7 +16,7 @@ from .errors import UnsupportedSyntaxError, WrtError, ZeroGradientWarning
 from .ir import CALLEE_KINDS
 from .passes.codegen import Generated, instantiate
 from .pipeline import State, run
-from .passes.source import read_source
+from .passes.source import call_signature, forwarding_signature, read_source
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
@@ -50,7 +49,7 @@ def _wrt_names(fn: types.FunctionType, wrt: Wrt) -> tuple[tuple[str, ...], bool]
     multiple = isinstance(wrt, (tuple, list))
     items = list(wrt) if multiple else [wrt]
     try:
-        params = list(inspect.signature(fn).parameters.values())
+        params = list(call_signature(fn).parameters.values())
     except (TypeError, ValueError):
         params = []
     allowed = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
@@ -100,8 +99,9 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
         read_source(fn)  # raises the appropriate SourceError
     names, multiple = _wrt_names(fn, wrt)
     key = (names, multiple, kind, split)
-    in_progress = _compiling.__dict__.setdefault("codes", [])
-    if fn.__code__ in in_progress:
+    # functions, not code objects: one decorator's wrapper code serves many functions
+    in_progress = _compiling.__dict__.setdefault("functions", [])
+    if fn in in_progress:
         raise UnsupportedSyntaxError(
             f"{fn.__qualname__} calls itself (directly or through other functions); recursion is "
             f"not supported: write it as a loop")
@@ -109,12 +109,14 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
         bound = _bound.get(fn)
         if bound is not None and key in bound and show is None and bound[key][1]():
             return bound[key][0]
-        code_key = (fn.__code__, fn.__code__.co_filename, id(fn.__globals__), *key)
+        signature = forwarding_signature(fn)
+        # (a wrapper's code is compiled with the parameters of the function it wraps)
+        code_key = (fn.__code__, fn.__code__.co_filename, id(fn.__globals__), str(signature), *key)
         entry = _compiled.get(code_key)
         if entry is not None and (show is not None or not hold(bind(fn, entry.relative) + entry.absolute)):
             entry = None
         if entry is None:
-            in_progress.append(fn.__code__)
+            in_progress.append(fn)
             try:
                 with warnings.catch_warnings():
                     if kind in CALLEE_KINDS:  # the caller decided what is active
@@ -127,6 +129,12 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
                               absolute_checks(state.resolution, generated.runtime.values()))
             _compiled[code_key] = entry
         out = instantiate(entry.generated, fn)
+        if signature is not None:  # a wrapper compiled with the wrapped function's parameters
+            params = signature.parameters.values()
+            out.__defaults__ = tuple(p.default for p in params if p.default is not p.empty
+                                     and p.kind is not p.KEYWORD_ONLY) or None
+            out.__kwdefaults__ = {p.name: p.default for p in params if p.default is not p.empty
+                                  and p.kind is p.KEYWORD_ONLY} or None
         checks = merge(own_checks(fn), bind(fn, entry.relative), entry.absolute)
         out.__s2sad_checks__ = checks
         valid = holds(checks)
@@ -228,7 +236,7 @@ def hvp(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
 
 def _single_position(fn: types.FunctionType, wrt: Wrt, what: str) -> tuple[str, int]:
     names, multiple = _wrt_names(fn, wrt)
-    positional = [p.name for p in inspect.signature(fn).parameters.values()
+    positional = [p.name for p in call_signature(fn).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if multiple and len(names) != 1 or names[0] not in positional:
         raise WrtError(f"{what} takes one positional wrt argument; call it once per argument")
