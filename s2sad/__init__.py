@@ -7,7 +7,7 @@
     >>> dloss = grad(loss)   # a generated Python function; see adjoint_source(loss)
 """
 from . import rules as _rules  # registers the built-in rules
-from .api import (Differentiable, adjoint_source, differentiate, grad, hessian, hvp, jacobian, jvp,
+from .api import (Differentiable, adjoint_source, clear_cache, differentiate, grad, hessian, hvp, jacobian, jvp,
                   jvp_source, value_and_grad, vjp)
 from .check import check_grad
 from .custom import defvjp, nondifferentiable
@@ -42,6 +42,7 @@ __all__ = [
     "jacobian",
     "hessian",
     "check_grad",
+    "clear_cache",
     "defvjp",
     "nondifferentiable",
     "explain",

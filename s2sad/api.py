@@ -12,20 +12,34 @@ from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
+from .cache import Check, absolute_checks, bind, hold, holds, merge, own_checks, relative_checks
 from .errors import HasAuxError, Location, SourceError, UnsupportedSyntaxError, WrtError, ZeroGradientWarning
 from .ir import CALLEE_KINDS
 from .passes.codegen import Generated, instantiate
 from .runtime import check_wrt, seed, zeros_grad
 from .pipeline import State, run
-from .passes.source import no_source_message, read_source
+from .passes.source import call_signature, forwarding_signature, no_source_message, read_source
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 _FUNCTION = types.FunctionType
 
 _lock = threading.RLock()
 _compiling = threading.local()  # the functions this thread is generating code for
-_compiled: dict[tuple[Any, ...], Generated] = {}
-_bound: "weakref.WeakKeyDictionary[types.FunctionType, dict[tuple[Any, ...], Callable[..., Any]]]" = (
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """Generated code, and what it depends on (see s2sad.cache)."""
+
+    generated: Generated
+    globals: dict[str, Any]  # held: the key has its id
+    relative: tuple[tuple[str, Any, Any, int], ...]
+    absolute: tuple[Check, ...]
+
+
+_compiled: dict[tuple[Any, ...], _Compiled] = {}
+# function -> wrt/kind key -> (generated function, the checks it is valid under)
+_bound: "weakref.WeakKeyDictionary[types.FunctionType, dict[tuple[Any, ...], tuple[Callable[..., Any], Callable[[], bool]]]]" = (
     weakref.WeakKeyDictionary())
 
 
@@ -39,7 +53,7 @@ def _wrt_names(fn: Callable[..., Any], wrt: Wrt) -> tuple[tuple[str, ...], bool]
     multiple = isinstance(wrt, (tuple, list))
     items = list(wrt) if multiple else [wrt]
     try:
-        params = list(inspect.signature(fn).parameters.values())
+        params = list(call_signature(fn).parameters.values())
     except (TypeError, ValueError):
         params = []
     allowed = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
@@ -226,7 +240,9 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
     fast = (tuple(wrt) if isinstance(wrt, list) else wrt, kind, split)
     if show is None:
         try:
-            return _bound[fn][fast]  # the cached call path: one dictionary lookup
+            out, valid = _bound[fn][fast]  # the cached call path: a lookup, a few identity checks
+            if valid():
+                return out
         except (KeyError, TypeError):
             pass
     replay = getattr(fn, "__s2sad_replay__", None)
@@ -238,37 +254,65 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
         read_source(fn)  # raises the appropriate SourceError
     names, multiple = _wrt_names(fn, wrt)
     key = (names, multiple, kind, split)
-    in_progress = _compiling.__dict__.setdefault("codes", [])
-    if fn.__code__ in in_progress:
+    # functions, not code objects: one decorator's wrapper code serves many functions
+    in_progress = _compiling.__dict__.setdefault("functions", [])
+    if fn in in_progress:
         raise UnsupportedSyntaxError(
             f"{fn.__qualname__} calls itself (directly or through other functions); recursion is "
             f"not supported: write it as a loop")
     with _lock:
         bound = _bound.get(fn)
-        if bound is not None and key in bound and show is None:
-            return bound[key]
-        code_key = (fn.__code__, id(fn.__globals__), *key)
-        generated = _compiled.get(code_key)
-        if generated is None or show is not None:
-            in_progress.append(fn.__code__)
+        if bound is not None and key in bound and show is None and bound[key][1]():
+            return bound[key][0]
+        signature = forwarding_signature(fn)
+        # (a wrapper's code is compiled with the parameters of the function it wraps)
+        code_key = (fn.__code__, fn.__code__.co_filename, id(fn.__globals__), str(signature), *key)
+        entry = _compiled.get(code_key)
+        if entry is not None and (show is not None or not hold(bind(fn, entry.relative) + entry.absolute)):
+            entry = None
+        if entry is None:
+            in_progress.append(fn)
             try:
                 with warnings.catch_warnings():
                     if kind in CALLEE_KINDS:  # the caller decided what is active
                         warnings.simplefilter("ignore", ZeroGradientWarning)
-                    generated = run(State(fn, names, multiple, kind, split), show).generated
+                    state = run(State(fn, names, multiple, kind, split), show)
             finally:
                 in_progress.pop()
-            _compiled[code_key] = generated
-        out = instantiate(generated, fn)
-        if generated.splits:
+            generated = state.generated
+            entry = _Compiled(generated, fn.__globals__, relative_checks(fn, state.resolution),
+                              absolute_checks(state.resolution, generated.runtime.values()))
+            _compiled[code_key] = entry
+        out = instantiate(entry.generated, fn)
+        if signature is not None:  # a wrapper compiled with the wrapped function's parameters
+            params = signature.parameters.values()
+            out.__defaults__ = tuple(p.default for p in params if p.default is not p.empty
+                                     and p.kind is not p.KEYWORD_ONLY) or None
+            out.__kwdefaults__ = {p.name: p.default for p in params if p.default is not p.empty
+                                  and p.kind is p.KEYWORD_ONLY} or None
+        checks = merge(own_checks(fn), bind(fn, entry.relative), entry.absolute)
+        out.__s2sad_checks__ = checks
+        valid = holds(checks)
+        if entry.generated.splits:
             out.__s2sad_replay__ = functools.partial(_build, fn, wrt, kind, None, False)
         cache = _bound.setdefault(fn, {})
-        cache[key] = out
+        cache[key] = (out, valid)
         try:
-            cache[fast] = out
+            cache[fast] = (out, valid)
         except TypeError:  # an unhashable wrt: only the normalized key is cached
             pass
         return out
+
+
+def clear_cache() -> None:
+    """Forget every generated function: the next ``grad(f)`` generates code again.
+
+    Rarely needed: generated code is regenerated by itself when a function it was made
+    from, a global or closure variable it resolved, or a default it copied changes.
+    """
+    with _lock:
+        _compiled.clear()
+        _bound.clear()
 
 
 def grad(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequence[int] | None = None,
@@ -421,7 +465,7 @@ def hvp(f: Callable[..., Any], wrt: Wrt | None = None, *,
 
 def _single_position(fn: types.FunctionType, wrt: Wrt, what: str) -> tuple[str, int]:
     names, multiple = _wrt_names(fn, wrt)
-    positional = [p.name for p in inspect.signature(fn).parameters.values()
+    positional = [p.name for p in call_signature(fn).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if multiple and len(names) != 1 or names[0] not in positional:
         raise WrtError(f"{what} takes one positional wrt argument; call it once per argument")
@@ -490,7 +534,7 @@ class Differentiable:
     """A function that also knows its gradient; made by :func:`differentiate`.
 
     Calling it calls the original function.  ``.grad``, ``.value_and_grad``
-    and ``.source`` are generated on first use.
+    and ``.source`` are generated on first use (and again when the code changes).
     """
 
     def __init__(self, fn: Callable[..., Any], wrt: Wrt) -> None:
@@ -503,22 +547,22 @@ class Differentiable:
     def __repr__(self) -> str:
         return f"<differentiable {self.__wrapped__.__qualname__} wrt={self._wrt!r}>"
 
-    @functools.cached_property
+    @property
     def grad(self) -> Callable[..., Any]:
         """The generated gradient function."""
         return grad(self.__wrapped__, self._wrt)
 
-    @functools.cached_property
+    @property
     def value_and_grad(self) -> Callable[..., Any]:
         """The generated function returning ``(value, gradient)``."""
         return value_and_grad(self.__wrapped__, self._wrt)
 
-    @functools.cached_property
+    @property
     def jvp(self) -> Callable[..., Any]:
         """The generated forward-mode function ``(*args, tangent) -> (value, jvp)``."""
         return jvp(self.__wrapped__, self._wrt)
 
-    @functools.cached_property
+    @property
     def hvp(self) -> Callable[..., Any]:
         """The Hessian-vector product ``(*args, v) -> H v`` (forward over reverse)."""
         return hvp(self.__wrapped__, self._wrt)

@@ -32,7 +32,7 @@ from ..rules import NONDIFF_ATTRIBUTES
 from ..rules.registry import APPEND, RUNTIME_NAMES, SETITEM, Registry, pack_rule
 from .parse import Parsed, children, parse
 from .resolve import MISSING, Resolution, resolve
-from .source import read_source
+from .source import call_signature, read_source, wrapping
 
 BINARY_OPS: dict[type, tuple[Any, str]] = {
     cst.Add: (operator.add, "add"),
@@ -772,6 +772,10 @@ class Normalizer:
         """Emit statements computing ``node``; return the operand that holds it."""
         reads = self.local_reads(node)
         if not reads:
+            empty = _strip_parens(node)
+            if (target is not None and self.out is self.fn.body
+                    and isinstance(empty, (cst.Tuple, cst.List, cst.Dict)) and not empty.elements):
+                self.sizes[target] = () if isinstance(empty, cst.Dict) else 0  # f(*t, **d) passes nothing
             return self.emit_operand(Const(self.parsed.code(_strip_parens(node)).strip()), target)
         kind = self.inactive_kind(node)
         if kind is not None:
@@ -1093,7 +1097,7 @@ class Normalizer:
             return Call(None, callee, _positional(args, kwargs), primal, function=function,
                         receiver=receiver)
         try:
-            bound = inspect.signature(function).bind(*args, **kwargs)
+            bound = call_signature(function).bind(*args, **kwargs)
         except TypeError as exc:
             return Call(None, callee, _positional(args, kwargs), primal, f"calling {callee}: {exc}")
         plain: dict[str, Operand] = {}
@@ -1289,7 +1293,7 @@ def _no_rule_message(key: Any, callee: str) -> str:
     if isinstance(key, functools.partial):
         return (f"'{callee}' is a functools.partial: inside the differentiated function, call the "
                 f"function it wraps, with the arguments it binds written out")
-    return (f"no gradient rule for '{callee}'; register one with s2sad.defvjp, or wrap the call "
+    return (f"no gradient rule for '{callee}'{wrapping(key)}; register one with s2sad.defvjp, or wrap the call "
             f"in stop_gradient(...) if no gradient should flow through it")
 
 

@@ -34,6 +34,8 @@ class Resolution:
     params: tuple[str, ...]
     objects: dict[cst.CSTNode, Any] = field(default_factory=dict)  # node -> object or MISSING
     free: dict[str, FreeName] = field(default_factory=dict)  # in order of first use
+    # (base, attribute, value) of every attribute chain followed, once each (for the cache)
+    attributes: list[tuple[Any, str, Any]] = field(default_factory=list)
 
     def object(self, node: cst.CSTNode) -> Any:
         """The object a free name or attribute chain denotes, or MISSING."""
@@ -47,6 +49,7 @@ def resolve(parsed: Parsed) -> Resolution:
     params = _param_names(parsed.function.params)
     res = Resolution(local_names | frozenset(params), params)
     closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    seen: set[tuple[int, str]] = set()
 
     def lookup(name: str) -> FreeName:
         if name in closure:
@@ -70,8 +73,14 @@ def resolve(parsed: Parsed) -> Resolution:
         elif kind is cst.Attribute:
             visit(node.value)
             base = res.objects.get(node.value)
-            if base is not None:
-                res.objects[node] = MISSING if base is MISSING else getattr(base, node.attr.value, MISSING)
+            if base is MISSING:
+                res.objects[node] = MISSING
+            elif base is not None:
+                value = res.objects[node] = getattr(base, node.attr.value, MISSING)
+                followed = (id(base), node.attr.value)
+                if followed not in seen:
+                    seen.add(followed)
+                    res.attributes.append((base, node.attr.value, value))
         elif kind is cst.Arg:
             visit(node.value)
         elif kind is not cst.Param:

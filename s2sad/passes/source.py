@@ -1,10 +1,18 @@
-"""Pass 1: read the function's source, dedent it, and remember where it came from."""
+"""Pass 1: read the function's source, dedent it, and remember where it came from.
+
+The source read is that of the code that runs when the function is called: a wrapper
+made with ``functools.wraps`` is read as the wrapper (``inspect`` would follow
+``__wrapped__`` to the undecorated function).  A wrapper that forwards ``*args,
+**kwargs`` is read with the wrapped function's parameters in place of its own.
+"""
 from __future__ import annotations
 
 import ast
 import inspect
+import io
 import linecache
 import textwrap
+import tokenize
 import types
 from dataclasses import dataclass
 
@@ -23,23 +31,33 @@ class FunctionSource:
     file_lines: tuple[str, ...]  # the source lines as they are in the file
     lambda_name: str | None = None  # for a lambda (``text`` is the lambda): the name it is bound to
     first_column: int | None = None  # the file column of ``text``'s first line, if not ``indent``
+    line_map: tuple[int, ...] = ()  # line of ``text`` -> index into file_lines, when lines were added
 
     def location(self, line: int, column: int) -> Location:
         """Map a 1-based line and 0-based column in ``text`` to the file."""
-        source_line = self.file_lines[line - 1] if 0 < line <= len(self.file_lines) else ""
+        index = line - 1
+        if 0 <= index < len(self.line_map):
+            index = self.line_map[index]
+        source_line = self.file_lines[index] if 0 <= index < len(self.file_lines) else ""
         shift = self.first_column if line == 1 and self.first_column is not None else self.indent
-        return Location(self.filename, self.first_line + line - 1, column + shift + 1, source_line)
+        return Location(self.filename, self.first_line + index, column + shift + 1, source_line)
 
 
 def read_source(fn: object) -> FunctionSource:
     """Get the source of a Python function, or a clear :class:`SourceError`."""
     if not isinstance(fn, types.FunctionType):
-        raise SourceError(no_source_message(fn))
+        raise SourceError(no_source_message(fn) + wrapping(fn))
     if fn.__name__ == "<lambda>":
         return _lambda_source(fn)
     try:
-        lines, first_line = inspect.getsourcelines(fn)
+        # the code object, not the function: inspect would follow __wrapped__ to another function
+        lines, first_line = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError) as exc:
+        if is_wrapper(fn):
+            raise SourceError(
+                f"{_wrapped_name(fn)} is wrapped by {_decorator(fn)}, whose source s2sad cannot "
+                f"read ({exc}); define the decorator in a file, or differentiate the undecorated "
+                f"function", _definition(fn)) from None
         raise SourceError(
             f"cannot read the source of {fn.__qualname__} (defined in {fn.__code__.co_filename}): "
             f"{exc}. s2sad reads source code, so define the function in a file (or a notebook "
@@ -49,8 +67,12 @@ def read_source(fn: object) -> FunctionSource:
     text = textwrap.dedent(raw)
     first = lines[0] if lines else ""
     indent = len(first) - len(first.lstrip()) if text.strip() else 0
+    line_map: tuple[int, ...] = ()
+    signature = forwarding_signature(fn)
+    if signature is not None:
+        text, line_map = _specialize(fn, text, signature)
     return FunctionSource(fn, text, fn.__code__.co_filename, max(first_line, 1), indent,
-                          tuple(lines))
+                          tuple(lines), line_map=line_map)
 
 
 def no_source_message(obj: object, given: object = None) -> str:
@@ -150,3 +172,198 @@ def _same_parameters(node: ast.Lambda, code: types.CodeType) -> bool:
 def _characters(line: str, offset: int) -> int:
     """The character column of the UTF-8 byte ``offset`` that ``ast`` reports in ``line``."""
     return len(line.encode("utf-8")[:offset].decode("utf-8", errors="replace"))
+
+
+# ---- wrappers -----------------------------------------------------------------------------
+
+def is_wrapper(fn: object) -> bool:
+    """Whether ``fn`` wraps another function (``functools.wraps``) with code of its own."""
+    try:
+        wrapped = fn.__wrapped__  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - any object can be asked
+        return False
+    code = getattr(fn, "__code__", None)
+    return code is None or getattr(wrapped, "__code__", None) is not code
+
+
+def call_signature(fn: types.FunctionType) -> inspect.Signature:
+    """The parameters s2sad compiles ``fn`` with: its own, or, for a wrapper forwarding
+    ``*args, **kwargs``, those of the function it wraps."""
+    signature = forwarding_signature(fn) if isinstance(fn, types.FunctionType) else None
+    return signature if signature is not None else inspect.signature(fn, follow_wrapped=False)
+
+
+def forwarding_signature(fn: types.FunctionType) -> inspect.Signature | None:
+    """The wrapped function's signature if ``fn`` is a wrapper whose only parameters are
+    ``*args`` and/or ``**kwargs``; None for any other function."""
+    code = fn.__code__
+    if (not is_wrapper(fn) or code.co_argcount or code.co_kwonlyargcount
+            or not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)):
+        return None
+    try:
+        signature = inspect.signature(fn)  # follows __wrapped__
+    except (TypeError, ValueError):
+        signature = None
+    kinds = {p.kind for p in signature.parameters.values()} if signature is not None else {None}
+    if kinds & {None, inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}:
+        raise SourceError(
+            f"{_wrapped_name(fn)} is wrapped by {_decorator(fn)}, which takes *args/**kwargs, "
+            f"and the wrapped function has no fixed parameters to compile it with; give the "
+            f"wrapped function named parameters", _definition(fn))
+    return signature
+
+
+def _specialize(fn: types.FunctionType, text: str, signature: inspect.Signature) -> tuple[str, tuple[int, ...]]:
+    """``text`` with the wrapper's ``(*args, **kwargs)`` replaced by ``signature``'s
+    parameters, and ``args = (...)``/``kwargs = {...}`` bound from them first."""
+    fdef = ast.parse(text).body[0]
+    assert isinstance(fdef, ast.FunctionDef)
+    star = fdef.args.vararg.arg if fdef.args.vararg else None
+    stars = fdef.args.kwarg.arg if fdef.args.kwarg else None
+    params = list(signature.parameters.values())
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    keywords = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+    if star is None:
+        keywords, positional = positional + keywords, []
+    problem = _forwarding_problem(fdef, star, stars, params)
+    if problem is None and (stars is None and keywords or star is None and any(
+            p.kind is p.POSITIONAL_ONLY for p in params)):
+        problem = "it cannot pass on every parameter of the wrapped function"
+    if problem is not None:
+        raise SourceError(f"{_wrapped_name(fn)} is wrapped by {_decorator(fn)}, which s2sad cannot "
+                          f"compile with the wrapped function's parameters: {problem}; give the "
+                          f"wrapper named parameters", _definition(fn))
+    bindings = []
+    if star is not None:
+        bindings.append(f"{star} = ({', '.join(positional)}{',' if len(positional) == 1 else ''})")
+    if stars is not None:
+        bindings.append(f"{stars} = {{{', '.join(f'{n!r}: {n}' for n in keywords)}}}")
+    start, end = _parentheses(text, fdef.lineno)
+    newlines = text[start:end].count("\n")  # kept: the parameter list may span lines
+    text = text[:start] + _parameters_text(signature) + "\n" * newlines + text[end:]
+    fdef = ast.parse(text).body[0]
+    assert isinstance(fdef, ast.FunctionDef)
+    body = fdef.body[1] if _is_docstring(fdef.body[0]) and len(fdef.body) > 1 else fdef.body[0]
+    lines = text.splitlines(True)
+    at = body.lineno - 1
+    column = _column(lines[at], body.col_offset)
+    if body.lineno == fdef.lineno + newlines:  # the body is on the header's line: bind there
+        lines[at] = lines[at][:column] + "; ".join(bindings) + "; " + lines[at][column:]
+        return "".join(lines), ()
+    added = [lines[at][:column] + b + "\n" for b in bindings]
+    line_map = (*range(at), *(fdef.lineno - 1,) * len(added), *range(at, len(lines)))
+    return "".join(lines[:at] + added + lines[at:]), line_map
+
+
+def _forwarding_problem(fdef: ast.FunctionDef, star: str | None, stars: str | None,
+                        params: list[inspect.Parameter]) -> str | None:
+    """Why the wrapper's body cannot run with the wrapped function's parameters, if it cannot."""
+    names = {n.id for stmt in fdef.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+    clash = sorted(names & {p.name for p in params})
+    if clash:
+        return f"its code uses the name(s) {', '.join(clash)}, which are parameters of the wrapped function"
+    if not _only_forwards(fdef, star, stars):
+        spelled = " and ".join(f"{prefix}{name}" for prefix, name in (("*", star), ("**", stars)) if name)
+        return f"it uses {spelled} other than to pass them on in a call"
+    return None
+
+
+def _only_forwards(fdef: ast.FunctionDef, star: str | None, stars: str | None) -> bool:
+    """Whether ``*star`` and ``**stars`` are only ever passed on whole in calls."""
+    nodes = [n for stmt in fdef.body for n in ast.walk(stmt)]
+    allowed: set[int] = set()
+    for node in nodes:
+        if isinstance(node, ast.Call):
+            allowed.update(id(a.value) for a in node.args
+                           if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) and a.value.id == star)
+            allowed.update(id(k.value) for k in node.keywords
+                           if k.arg is None and isinstance(k.value, ast.Name) and k.value.id == stars)
+    return all(id(n) in allowed for n in nodes if isinstance(n, ast.Name) and n.id in (star, stars))
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+def _parameters_text(signature: inspect.Signature) -> str:
+    """The parameter list; the generated function gets the real defaults when it is made."""
+    parts: list[str] = []
+    kinds = [p.kind for p in signature.parameters.values()]
+    for i, p in enumerate(signature.parameters.values()):
+        if p.kind is p.KEYWORD_ONLY and (i == 0 or kinds[i - 1] is not p.KEYWORD_ONLY):
+            parts.append("*")
+        parts.append(p.name + ("" if p.default is p.empty else "=" + _default_text(p.default)))
+        if p.kind is p.POSITIONAL_ONLY and (i + 1 == len(kinds) or kinds[i + 1] is not p.POSITIONAL_ONLY):
+            parts.append("/")
+    return ", ".join(parts)
+
+
+def _default_text(value: object) -> str:
+    """A default as a literal when it is one (the text is shown, never evaluated)."""
+    try:
+        same = type(ast.literal_eval(repr(value))) is type(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        same = False
+    return repr(value) if same else "..."
+
+
+def _parentheses(text: str, line: int) -> tuple[int, int]:
+    """Offsets in ``text`` just inside the parentheses of the 'def' on ``line``."""
+    offsets = [0]
+    for part in text.splitlines(True):
+        offsets.append(offsets[-1] + len(part))
+    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+    start, depth = None, 0
+    for tok in tokens:
+        if tok.start[0] < line or tok.type != tokenize.OP:
+            continue
+        if tok.string == "(":
+            depth += 1
+            if depth == 1 and start is None:
+                start = offsets[tok.end[0] - 1] + tok.end[1]
+        elif tok.string == ")":
+            depth -= 1
+            if depth == 0 and start is not None:
+                return start, offsets[tok.start[0] - 1] + tok.start[1]
+    raise SourceError("cannot find the parameters of a wrapper")  # unreachable for parsed code
+
+
+def _column(line: str, byte_offset: int) -> int:
+    return len(line.encode()[:byte_offset].decode(errors="ignore"))
+
+
+def wrapping(fn: object) -> str:
+    """For a message: what ``fn`` wraps, if it is a wrapper (s2sad never differentiates
+    the wrapped function in its place)."""
+    if not is_wrapper(fn):
+        return ""
+    where = _definition(fn)
+    return (f" (it wraps {_wrapped_name(fn)}{f' from {where.filename}:{where.line}' if where else ''}, "
+            f"made by {_decorator(fn)}; s2sad does not differentiate the wrapped function in its place)")
+
+
+def _wrapped_name(fn: object) -> str:
+    inner = inspect.unwrap(fn)  # type: ignore[arg-type]
+    return getattr(inner, "__qualname__", None) or repr(inner)
+
+
+def _decorator(fn: object) -> str:
+    """How to name the decorator that made wrapper ``fn``, for messages."""
+    code = getattr(fn, "__code__", None)
+    if isinstance(fn, types.FunctionType) and code is not None:
+        qualname = getattr(code, "co_qualname", code.co_name)
+        maker = qualname.split(".<locals>.")[0]
+        where = f"{code.co_filename}:{code.co_firstlineno}"
+        return f"the decorator {maker} (its wrapper {qualname}, {where})"
+    kind = type(fn)
+    return f"the decorator {kind.__module__}.{kind.__qualname__}"
+
+
+def _definition(fn: object) -> Location | None:
+    """Where the decorated function is defined (its decorators included)."""
+    code = getattr(inspect.unwrap(fn), "__code__", None)  # type: ignore[arg-type]
+    if code is None:
+        return None
+    line = code.co_firstlineno
+    text = linecache.getline(code.co_filename, line)
+    return Location(code.co_filename, line, len(text) - len(text.lstrip()) + 1, text)
