@@ -237,3 +237,13 @@ def test_list_concatenation_is_differentiated_as_concatenation() -> None:
     added = _fresh("return np.sum((x + [1.0, 2.0, 3.0]) ** 2)")
     np.testing.assert_allclose(s2sad.grad(added)(X3), 2 * (X3 + [1.0, 2.0, 3.0]))
     np.testing.assert_allclose(s2sad.hessian(added)(X3), 2 * np.eye(3))
+
+
+def test_hvp_of_a_gradient_that_is_zero() -> None:
+    """The gradient code of a function whose output does not depend on x seeds with a bare
+    ``seed(value)`` statement, which differentiating it again must accept."""
+    f = make_function("def f(x):\n    return np.sum(stop_gradient(x) ** 2)\n",
+                      {"np": np, "stop_gradient": s2sad.stop_gradient})
+    with pytest.warns(s2sad.ZeroGradientWarning):
+        got = s2sad.hvp(f)(X3, X3)
+    np.testing.assert_array_equal(got, np.zeros(3))

@@ -81,7 +81,8 @@ UNSUPPORTED: dict[type, str] = {
 
 
 #: Calls that may stand as statements: they print or check and change nothing.
-STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write)
+STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write, runtime.seed,
+                   runtime.check_assignment_order)
 
 #: Builtins that run or inspect code behind s2sad's back.
 HIDDEN_CODE = (builtins.exec, builtins.eval, builtins.globals, builtins.locals, builtins.vars,
