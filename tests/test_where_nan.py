@@ -201,3 +201,18 @@ def test_norm_at_the_zero_vector_has_subgradient_zero():
     g = grad(f)(np.zeros(3))
     np.testing.assert_array_equal(g, 0.0)
     assert np.isfinite(jvp(f)(np.zeros(3), np.ones(3))[1])
+
+
+def where_after_a_loop_that_unpacks_the_branch(x):
+    s = np.sin(x)
+    acc = 0.0
+    for i in range(2):
+        a, b = s  # the loop's contributions to s's adjoint are not masked
+        acc = acc + a * b
+    return acc + np.sum(np.where(x > 0, s, 0.0))
+
+
+def test_a_loop_contribution_ends_the_support():
+    x = np.array([-0.5, 0.7])
+    f = where_after_a_loop_that_unpacks_the_branch
+    np.testing.assert_allclose(grad(f)(x), numerical_grad(f, [x], 0), rtol=1e-6)

@@ -201,6 +201,7 @@ class Reverser:
         # name): their line, and e
         self.reduced: dict[str, tuple[Line, str]] = {}
         self.support: dict[str, Support] = {}  # adjoint name -> where it may be nonzero
+        self.changed: set[str] = set()  # adjoints assigned (in the loop being reversed)
 
     def dname(self, var: str) -> str:
         if var not in self.names:
@@ -219,6 +220,7 @@ class Reverser:
         """
         d = self.dname(var)
         self.reduced.pop(d, None)
+        self.changed.add(d)
         if support is not None and (d not in self.defined or self.support.get(d) is support):
             self.support[d] = support
         else:
@@ -271,6 +273,7 @@ class Reverser:
         d = self.dname(var)
         self.reduced.pop(d, None)
         self.support.pop(d, None)
+        self.changed.add(d)
         self.defined.add(d)
         self.owned.add(d)
         return Line(f"{d} = {self.adj.use('zeros_grad')}({var})", frozenset({var}), loc.line,
@@ -466,6 +469,7 @@ class Reverser:
         self.defined.update(t for t in targets if t not in {temp for _, temp in adds})
         for t in targets:
             self.support.pop(t, None)
+        self.changed.update(targets)
         for var, temp in adds:
             self.contribute(var, temp, frozenset({temp}), stmt.loc, out)
 
@@ -515,6 +519,7 @@ class Reverser:
         after_loop, owned = set(self.defined), set(self.owned)
         # iterations share names: a mask read in the body holds one iteration's value
         support, self.support = self.support, {}
+        changed_outside, self.changed = self.changed, set()
         self.defined -= {self.names[v] for v in local if v in self.names and v not in carried_names}
         body: list[Out] = []
         for c, last in reversed(carried):
@@ -531,8 +536,8 @@ class Reverser:
                 body.append(self.zero(c, stmt.loc))
         self.defined = after_loop
         self.owned &= owned  # the loop may run no iteration
-        changed = {self.dname(v) for v in [*self.touched(stmt.body), *carried_names]}
-        self.support = {d: s for d, s in support.items() if d not in changed}
+        self.support = {d: s for d, s in support.items() if d not in self.changed}
+        self.changed |= changed_outside
         if not body:
             return pre
         stmt.tape = self.fn.fresh("tape")
