@@ -35,7 +35,8 @@ def _flows(stmt: Assign) -> tuple[str, ...]:
         if value.rule is None:
             return reads(value) if value.function is None else tuple(
                 n for op in value.args.values() for n in _var(op))
-        return tuple(n for p, op in value.args.items() if p in value.rule.vjps for n in _var(op))
+        return tuple(n for p, op in value.args.items()
+                     if p in value.rule.vjps or p in value.rule.refused for n in _var(op))
     if isinstance(value, Opaque) and value.kind == "container":
         return value.reads
     return ()
@@ -99,6 +100,8 @@ def _check_differentiable(stmt: Assign, active: set[str]) -> None:
             stmt.loc)
     if isinstance(value, Call) and value.rule is not None:
         for p, op in value.args.items():
+            if p in value.rule.refused and isinstance(op, Var) and op.name in active:
+                raise NoGradientRuleError(f"{value.callee}: {value.rule.refused[p]}", stmt.loc)
             if p in value.rule.vjps and isinstance(op, Const) and any(n in active for n in op.reads):
                 raise NoGradientRuleError(
                     f"argument '{p}' of {value.callee} is built from values that carry a gradient "

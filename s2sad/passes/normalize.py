@@ -17,6 +17,8 @@ import inspect
 import linecache
 import operator
 import os
+import sys
+import sysconfig
 import textwrap
 import types
 from typing import Any
@@ -1067,6 +1069,9 @@ class Normalizer:
                 return "nondiff"
             return self.inactive_kind(node.value)
         if isinstance(node, cst.BinaryOperation):
+            key = BINARY_OPS.get(type(node.operator), (None,))[0]
+            if key is not None and self.registry.is_nondifferentiable(key):  # x // y
+                return "nondiff"
             return self.combined_kind([node.left, node.right])
         return None
 
@@ -1179,6 +1184,11 @@ def _no_rule_message(key: Any, callee: str) -> str:
     if isinstance(key, _UnknownMethod):
         return (f"'.{key.name}' is not a NumPy array method or attribute s2sad can differentiate; "
                 f"wrap the value in stop_gradient(...) if no gradient should flow through it")
+    if _library_function(key):
+        return (f"no gradient rule for '{callee}', which is library code ({key.__module__}): s2sad "
+                f"never differentiates through a library's source; register a rule with "
+                f"s2sad.defvjp, or wrap the call in stop_gradient(...) if no gradient should flow "
+                f"through it")
     if isinstance(key, types.FunctionType):
         return (f"'{callee}' is a lambda: s2sad cannot read its source on its own; define it with "
                 f"'def' at module level")
@@ -1280,7 +1290,25 @@ def _python_function(key: Any) -> types.FunctionType | None:
 
     if isinstance(key, Differentiable):
         key = key.__wrapped__
-    return key if isinstance(key, types.FunctionType) and key.__name__ != "<lambda>" else None
+    if not isinstance(key, types.FunctionType) or key.__name__ == "<lambda>" or _library_function(key):
+        return None
+    return key
+
+
+#: Where the standard library and installed packages live: code there is never traced into.
+_LIBRARY_DIRS = tuple(sorted({os.path.join(os.path.realpath(path), "") for path in (
+    sysconfig.get_path(name, vars=base) for name in ("stdlib", "platstdlib", "purelib", "platlib")
+    for base in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix})) if path}))
+
+
+def _library_function(key: Any) -> bool:
+    """Whether ``key`` is a Python function of the standard library or an installed package
+    (NumPy's and SciPy's included), not the user's own code."""
+    if not isinstance(key, types.FunctionType):
+        return False
+    filename = os.path.realpath(key.__code__.co_filename)
+    return filename.startswith(_LIBRARY_DIRS) or bool(
+        {"site-packages", "dist-packages"} & set(filename.split(os.sep)))
 
 
 def _positional(args: list[Operand], kwargs: dict[str, Operand]) -> dict[str, Operand]:

@@ -15,10 +15,13 @@ that generation only joins.  A parameter without a template gets no gradient.
 from __future__ import annotations
 
 import builtins
+import importlib
 import io
 import keyword
 import re
+import sys
 import tokenize
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, TypeVar
 
@@ -158,6 +161,9 @@ class Rule:
     containers: tuple[str, ...] = ()
     #: Whether the result may be a tuple, list or dict.
     returns_container: bool = False
+    #: Parameters a gradient would flow through but s2sad does not differentiate: why, said
+    #: (at the user's call) when a value that carries a gradient reaches one.
+    refused: dict[str, str] = field(default_factory=dict)
 
     def differentiable(self) -> set[str]:
         """The parameters a gradient or a tangent flows through."""
@@ -193,23 +199,50 @@ class Rule:
 
 
 class Registry:
-    """Rules keyed by function object, plus the declared non-differentiable functions."""
+    """Rules keyed by function object, plus the declared non-differentiable functions.
+
+    A bound method (``scipy.stats.norm.logpdf``: a new object at each attribute access) is
+    keyed by its object and function.  Rule modules for optional libraries are imported on
+    the first lookup that misses once that library has been imported (``lazy``).
+    """
 
     def __init__(self) -> None:
         self.rules: dict[int, Rule] = {}
         self.nondiff: dict[int, Any] = {}
+        self.methods: dict[tuple[int, int], int] = {}  # (id of self, id of function) -> key
+        #: (library, rule module): the rule module is imported once the library is.
+        self.lazy: list[tuple[str, str]] = []
+
+    def key(self, fun: Any) -> int:
+        """The key of ``fun``: its id, or for a bound method the id of the one declared."""
+        if isinstance(fun, types.MethodType):
+            return self.methods.get((id(fun.__self__), id(fun.__func__)), id(fun))
+        return id(fun)
+
+    def load_lazy(self) -> None:
+        """Import the rule modules whose library has been imported since the last call."""
+        for entry in [e for e in self.lazy if e[0] in sys.modules]:
+            self.lazy.remove(entry)
+            importlib.import_module(entry[1])
 
     def rule(self, fun: Any) -> Rule | None:
-        return self.rules.get(id(fun))
+        found = self.rules.get(self.key(fun))
+        if found is None and self.lazy:
+            self.load_lazy()
+            found = self.rules.get(self.key(fun))
+        return found
 
     def is_nondifferentiable(self, fun: Any) -> bool:
-        return id(fun) in self.nondiff
+        if self.lazy:
+            self.load_lazy()
+        return self.key(fun) in self.nondiff
 
     def defvjp(self, fun: Any, params: str, *, name: str | None = None,
                broadcast: tuple[str, ...] = (), elementwise: bool = False,
                linear: str | None = None, jvp: dict[str, str] | None = None,
                forward_only: tuple[str, ...] = (), containers: tuple[str, ...] = (),
-               returns_container: bool = False, **vjps: str) -> Rule:
+               returns_container: bool = False, refuse: dict[str, str] | None = None,
+               **vjps: str) -> Rule:
         """Declare how ``fun`` differentiates: one adjoint template per differentiable
         parameter, and what forward mode needs (elementwise, linear, or ``jvp`` templates)."""
         plist = parse_params(params)
@@ -223,15 +256,22 @@ class Registry:
         rule = Rule(fun, name or _display_name(fun), plist,
                     {p: compile_template(t, holes) for p, t in vjps.items()}, broadcast, elementwise,
                     linear, {p: compile_template(t, names | {"t", "ans"}) for p, t in (jvp or {}).items()},
-                    forward_only, containers, returns_container)
-        self.rules[id(fun)] = rule
-        self.nondiff.pop(id(fun), None)
+                    forward_only, containers, returns_container, dict(refuse or {}))
+        key = self._declare(fun)
+        self.rules[key] = rule
+        self.nondiff.pop(key, None)
         return rule
 
     def declare_nondifferentiable(self, *funs: Any) -> None:
         for fun in funs:
-            self.nondiff[id(fun)] = fun
-            self.rules.pop(id(fun), None)
+            key = self._declare(fun)
+            self.nondiff[key] = fun
+            self.rules.pop(key, None)
+
+    def _declare(self, fun: Any) -> int:
+        if isinstance(fun, types.MethodType):
+            self.methods.setdefault((id(fun.__self__), id(fun.__func__)), id(fun))
+        return self.key(fun)
 
     def differentiable(self) -> list[Rule]:
         return list(self.rules.values())
