@@ -1,0 +1,137 @@
+"""Gradient rules for more of NumPy: NaN-ignoring reductions, order statistics, joins,
+polynomials, convolution, more of np.linalg, and ``tuple``/``list``/``dict`` of values.
+
+Conventions as in :mod:`s2sad.rules.numpy_rules`: the NaN-ignoring reductions give
+NaN entries no gradient; ``median`` gives the middle entry ``g`` (half to each of the
+two middle entries of an even count); ``partition`` moves ``g`` back like ``sort``;
+``eigvalsh`` reads one triangle (the gradient lies on it); ``eigvals`` is
+differentiated for real eigenvalues only (complex ones are an error when a gradient
+reaches them).
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import runtime_more as rm
+from .registry import REGISTRY, USER_OBJECTS
+
+USER_OBJECTS.update((name, getattr(rm, name)) for name in rm.__all__)
+defvjp = REGISTRY.defvjp
+
+# --- NaN-ignoring reductions --------------------------------------------------------
+_NAN = "a, axis=None, dtype=None, out=None, keepdims=False"
+_VALID = "~np.isnan(a)"
+_COUNT = f"np.sum({_VALID}, axis=axis, keepdims=keepdims)"
+defvjp(np.nansum, _NAN, jvp={"a": "np.sum(np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims)"},
+       a="np.where(np.isnan(a), 0.0, reduce_grad(g, a, axis, keepdims))")
+defvjp(np.nanmean, _NAN, jvp={"a": "np.nanmean(np.where(np.isnan(a), np.nan, t), axis=axis, keepdims=keepdims)"},
+       a=f"np.where(np.isnan(a), 0.0, reduce_grad(g / {_COUNT}, a, axis, keepdims))")
+for nanextremum in (np.nanmax, np.nanmin):
+    defvjp(nanextremum, "a, axis=None, out=None, keepdims=False",
+           jvp={"a": "extremum_jvp(np.where(np.isnan(a), 0.0, t), a, ans, axis, keepdims)"},
+           a="extremum_grad(g, a, ans, axis, keepdims)")
+_ONES = "np.where(np.isnan(a), 1.0, a)"
+defvjp(np.nanprod, _NAN,
+       jvp={"a": f"np.sum(np.where(np.isnan(a), 0.0, prod_grad(np.ones_like(ans), {_ONES}, axis, "
+                 f"keepdims) * t), axis=axis, keepdims=keepdims)"},
+       a=f"np.where(np.isnan(a), 0.0, prod_grad(g, {_ONES}, axis, keepdims))")
+_NANMOMENT = "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False"
+# d nanvar = 2 (a - mean) / (count - ddof), over the entries that are not NaN
+_VAR_W = (f"np.where(np.isnan(a), 0.0, reduce_grad(2.0 * {{g}} / ({_COUNT} - ddof), a, axis, keepdims) "
+          f"* (a - reduce_grad(np.nanmean(a, axis=axis, keepdims=keepdims), a, axis, keepdims)))")
+defvjp(np.nanvar, _NANMOMENT, a=_VAR_W.format(g="g"),
+       jvp={"a": f"np.sum({_VAR_W.format(g='np.ones_like(ans)')} * np.where(np.isnan(a), 0.0, t), "
+                 f"axis=axis, keepdims=keepdims)"})
+defvjp(np.nanstd, _NANMOMENT, a=_VAR_W.format(g="(0.5 * g / ans)"),
+       jvp={"a": f"np.sum({_VAR_W.format(g='(0.5 / ans)')} * np.where(np.isnan(a), 0.0, t), "
+                 f"axis=axis, keepdims=keepdims)"})
+
+# --- order statistics ------------------------------------------------------------
+defvjp(np.median, "a, axis=None, out=None, overwrite_input=False, keepdims=False",
+       jvp={"a": "np.sum(np.reshape(median_grad(np.ones_like(ans), a, axis, keepdims), np.shape(a)) * t, "
+                 "axis=axis, keepdims=keepdims)"},
+       a="median_grad(g, a, axis, keepdims)")
+defvjp(np.take_along_axis, "arr, indices, axis=-1", linear="joint",
+       arr="take_along_axis_grad(g, arr, indices, axis)")
+defvjp(np.partition, "a, kth, axis=-1, kind='introselect', order=None",
+       jvp={"a": "np.take_along_axis(t, partition_indices(a, ans, axis), axis)"},
+       a="take_along_axis_grad(g, a, partition_indices(a, ans, axis), axis)")
+
+# --- joins and grids --------------------------------------------------------------
+defvjp(np.append, "arr, values, axis=None", linear="joint",
+       arr="np.reshape(g[:np.size(arr)], np.shape(arr)) if isinstance(axis, type(None)) else "
+           "np.take(g, np.arange(np.shape(arr)[axis]), axis=axis)",
+       values="np.reshape(g[np.size(arr):], np.shape(values)) if isinstance(axis, type(None)) else "
+              "np.take(g, np.arange(np.shape(arr)[axis], np.shape(g)[axis]), axis=axis)")
+if hasattr(np, "row_stack"):  # removed in NumPy 2.5? an alias of vstack until then
+    defvjp(np.row_stack, "tup, dtype=None, casting='same_kind'", containers=("tup",), linear="joint",
+           tup="join_grad(g, tup, 0, np.atleast_2d)")
+defvjp(np.block, "arrays", containers=("arrays",), linear="joint", arrays="block_grad(g, arrays)")
+# meshgrid(x1, x2, x3): up to three inputs, so that each can carry a gradient
+defvjp(np.meshgrid, "x1, x2=None, x3=None, *, copy=True, sparse=False, indexing='xy'",
+       returns_container=True, linear="joint",
+       **{f"x{k + 1}": f"meshgrid_grad(g, {k}, indexing, x1, x2, x3)" for k in range(3)})
+defvjp(np.select, "condlist, choicelist, default=0", containers=("choicelist",), linear="joint",
+       choicelist="select_grad(g, condlist, choicelist)",
+       default="unbroadcast(np.select(condlist, [0.0] * len(condlist), g), default)")
+for convert in (builtins.tuple, builtins.list, builtins.dict):
+    defvjp(convert, "iterable", containers=("iterable",), returns_container=True, linear="joint",
+           iterable="sequence_grad(g, iterable)")
+
+# --- products, polynomials, convolution ---------------------------------------------
+defvjp(np.vdot, "a, b", linear="each",
+       a="np.reshape(g * np.ravel(b), np.shape(a))", b="np.reshape(g * np.ravel(a), np.shape(b))")
+_DEGREES = "np.arange(np.shape(p)[0] - 1, -1, -1)"
+defvjp(np.polyval, "p, x",
+       jvp={"p": "np.polyval(t, x)",
+            "x": "t * np.polyval(p[:-1] * np.arange(np.shape(p)[0] - 1, 0, -1), x)"},
+       p=f"np.sum(np.reshape(np.expand_dims(g, -1) * np.expand_dims(x, -1) ** {_DEGREES}, "
+         f"(-1, np.shape(p)[0])), axis=0)",
+       x="unbroadcast(g * np.polyval(p[:-1] * np.arange(np.shape(p)[0] - 1, 0, -1), x), x)")
+for conv in (np.convolve, rm.convolve_full):
+    defvjp(conv, "a, v, mode='full'", linear="each",
+           a="convolve_grad(g, a, v, mode)", v="convolve_grad(g, v, a, mode)")
+
+# --- np.linalg ----------------------------------------------------------------------
+# the derivative of a matrix function at a in direction e is the upper right block of the
+# function of [[a, e], [0, a]]; the adjoint is the same at a's transpose
+_AT = "np.swapaxes(a, -1, -2)"
+_N = "np.shape(a)[-1]"
+defvjp(np.linalg.matrix_power, "a, n",
+       jvp={"a": f"np.linalg.matrix_power(np.block([[a, t], [np.zeros_like(a), a]]), n)[..., :{_N}, {_N}:]"},
+       a=f"np.linalg.matrix_power(np.block([[{_AT}, g], [np.zeros_like(a), {_AT}]]), n)[..., :{_N}, {_N}:]")
+_V = "np.linalg.eigh(a, UPLO)[1]"
+_S = f"({_V} * np.expand_dims(g, -2)) @ np.swapaxes({_V}, -1, -2)"
+defvjp(np.linalg.eigvalsh, "a, UPLO='L'",
+       jvp={"a": f"np.sum({_V} * (read_triangle(t, UPLO == 'L') @ {_V}), axis=-2)"},
+       a=f"(np.tril(2.0 * {_S}) if UPLO == 'L' else np.triu(2.0 * {_S})) - {_S} * np.eye({_N})")
+_EV = "real_eigenvalues(np.linalg.eig(a)[1], 'np.linalg.eigvals')"
+defvjp(np.linalg.eigvals, "a",
+       jvp={"a": f"np.sum(np.swapaxes(np.linalg.inv({_EV}), -1, -2) * (t @ {_EV}), axis=-2)"},
+       a=f"np.swapaxes(np.linalg.inv({_EV}), -1, -2) @ (np.expand_dims(g, -1) * np.swapaxes({_EV}, -1, -2))")
+
+# --- the helpers above (so that s2sad can differentiate its own output) -------------------
+defvjp(rm.sequence_grad, "ct, x", containers=("ct",), returns_container=True, linear="joint",
+       ct="sequence_grad(g, ct)")
+defvjp(rm.take_along_axis_grad, "ct, arr, indices, axis=-1", linear="joint",
+       ct="np.take_along_axis(g, indices, axis)")
+defvjp(rm.median_grad, "ct, a, axis=None, keepdims=False", linear="joint",
+       ct="np.sum(median_grad(np.ones_like(ct), a, axis, keepdims) * g, axis=axis, keepdims=keepdims)")
+defvjp(rm.block_grad, "ct, arrays", returns_container=True, linear="joint", ct="np.block(g)")
+defvjp(rm.meshgrid_grad, "ct, k, indexing, x1, x2=None, x3=None", containers=("ct",), linear="joint",
+       ct="meshgrid_grad_transpose(g, k, indexing, x1, x2, x3)")
+defvjp(rm.meshgrid_grad_transpose, "h, k, indexing, x1, x2=None, x3=None", returns_container=True,
+       linear="joint", h="meshgrid_grad(g, k, indexing, x1, x2, x3)")
+defvjp(rm.convolve_grad, "ct, x, other, mode='full'", linear="each",
+       ct="convolve_full(g, other, mode)", other="convolve_grad(ct, other, g, mode)")
+defvjp(rm.select_grad, "ct, condlist, choicelist", returns_container=True, linear="joint",
+       ct="np.select(condlist, g, 0)")
+defvjp(rm.read_triangle, "t, lower", linear="joint",
+       t="(np.tril(g + np.swapaxes(g, -1, -2)) if lower else np.triu(g + np.swapaxes(g, -1, -2))) "
+         "- g * np.eye(np.shape(g)[-1])")
+defvjp(rm.cov_matrix, "cov, x", linear="joint", cov="cov_matrix_grad(g, cov)")
+defvjp(rm.cov_matrix_grad, "ct, cov", linear="joint", ct="cov_matrix(g, ct)")
+defvjp(rm.real_eigenvalues, "w, name", linear="joint", w="g")
+REGISTRY.declare_nondifferentiable(rm.partition_indices)
