@@ -163,10 +163,11 @@ def read_triangle(t: Any, lower: bool) -> Any:
     return tri + np.swapaxes(tri, -1, -2) - tri * np.eye(np.shape(t)[-1], dtype=np.result_type(t))
 
 
-def cov_matrix(cov: Any, x: Any) -> Any:
+def cov_matrix(cov: Any, like: Any) -> Any:
     """A covariance as ``scipy.stats.multivariate_normal`` reads it: a number times the
-    identity, a vector on the diagonal, or (the lower triangle of) a matrix."""
-    d = np.shape(x)[-1] if np.ndim(x) else 1
+    identity (of the size of the last axis of ``like``, the mean; 1 without one), a vector
+    on the diagonal, or (the lower triangle of) a matrix."""
+    d = np.shape(like)[-1] if np.ndim(like) else 1
     if np.ndim(cov) == 0:
         return cov * np.eye(d)
     if np.ndim(cov) == 1:

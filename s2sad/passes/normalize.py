@@ -30,7 +30,7 @@ from .. import runtime
 from ..errors import Location, S2SADError, UnsupportedSyntaxError
 from ..ir import Assign, Call, Const, Function, If, Loop, Opaque, Operand, Return, Stmt, Var
 from ..rules import NONDIFF_ATTRIBUTES
-from ..rules.registry import APPEND, RUNTIME_NAMES, SETITEM, Registry, pack_rule
+from ..rules.registry import APPEND, RUNTIME_NAMES, SETITEM, USER_OBJECTS, Registry, pack_rule
 from .parse import Parsed, children, parse
 from .resolve import MISSING, Resolution, resolve
 from .source import read_source
@@ -97,7 +97,8 @@ class Normalizer:
         fdef = parsed.function
         self.fn = Function(fdef.name.value, res.params, fdef.params)
         self.fn.user_names = _all_names(fdef)
-        self.fn.names |= self.fn.user_names | set(RUNTIME_NAMES) | set(dir(builtins))
+        registry.load_lazy()  # (so that the names its rules' templates call are known below)
+        self.fn.names |= self.fn.user_names | set(RUNTIME_NAMES) | set(USER_OBJECTS) | set(dir(builtins))
         self.fn.free = {name: free.value for name, free in res.free.items()}
         self.fn.closure = {name for name, free in res.free.items() if free.kind == "closure"}
         self.version: dict[str, str] = {p: p for p in res.params}

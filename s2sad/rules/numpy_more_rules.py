@@ -39,8 +39,10 @@ defvjp(np.nanprod, _NAN,
        a=f"np.where(np.isnan(a), 0.0, prod_grad(g, {_ONES}, axis, keepdims))")
 _NANMOMENT = "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False"
 # d nanvar = 2 (a - mean) / (count - ddof), over the entries that are not NaN
+# (NaN entries replaced by 0 before they are multiplied, so no NaN reaches a gradient)
 _VAR_W = (f"np.where(np.isnan(a), 0.0, reduce_grad(2.0 * {{g}} / ({_COUNT} - ddof), a, axis, keepdims) "
-          f"* (a - reduce_grad(np.nanmean(a, axis=axis, keepdims=keepdims), a, axis, keepdims)))")
+          f"* (np.where(np.isnan(a), 0.0, a) - reduce_grad(np.nanmean(a, axis=axis, keepdims=keepdims), a, "
+          f"axis, keepdims)))")
 defvjp(np.nanvar, _NANMOMENT, a=_VAR_W.format(g="g"),
        jvp={"a": f"np.sum({_VAR_W.format(g='np.ones_like(ans)')} * np.where(np.isnan(a), 0.0, t), "
                  f"axis=axis, keepdims=keepdims)"})
@@ -61,9 +63,9 @@ defvjp(np.partition, "a, kth, axis=-1, kind='introselect', order=None",
 
 # --- joins and grids --------------------------------------------------------------
 defvjp(np.append, "arr, values, axis=None", linear="joint",
-       arr="np.reshape(g[:np.size(arr)], np.shape(arr)) if isinstance(axis, type(None)) else "
+       arr="unbroadcast(np.reshape(g[:np.size(arr)], np.shape(arr)), arr) if isinstance(axis, type(None)) else "
            "np.take(g, np.arange(np.shape(arr)[axis]), axis=axis)",
-       values="np.reshape(g[np.size(arr):], np.shape(values)) if isinstance(axis, type(None)) else "
+       values="unbroadcast(np.reshape(g[np.size(arr):], np.shape(values)), values) if isinstance(axis, type(None)) else "
               "np.take(g, np.arange(np.shape(arr)[axis], np.shape(g)[axis]), axis=axis)")
 if hasattr(np, "row_stack"):  # removed in NumPy 2.5? an alias of vstack until then
     defvjp(np.row_stack, "tup, dtype=None, casting='same_kind'", containers=("tup",), linear="joint",
@@ -131,7 +133,7 @@ defvjp(rm.select_grad, "ct, condlist, choicelist", returns_container=True, linea
 defvjp(rm.read_triangle, "t, lower", linear="joint",
        t="(np.tril(g + np.swapaxes(g, -1, -2)) if lower else np.triu(g + np.swapaxes(g, -1, -2))) "
          "- g * np.eye(np.shape(g)[-1])")
-defvjp(rm.cov_matrix, "cov, x", linear="joint", cov="cov_matrix_grad(g, cov)")
+defvjp(rm.cov_matrix, "cov, like", linear="joint", cov="cov_matrix_grad(g, cov)")
 defvjp(rm.cov_matrix_grad, "ct, cov", linear="joint", ct="cov_matrix(g, ct)")
 defvjp(rm.real_eigenvalues, "w, name", linear="joint", w="g")
 REGISTRY.declare_nondifferentiable(rm.partition_indices)

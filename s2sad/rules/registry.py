@@ -245,6 +245,8 @@ class Registry:
                **vjps: str) -> Rule:
         """Declare how ``fun`` differentiates: one adjoint template per differentiable
         parameter, and what forward mode needs (elementwise, linear, or ``jvp`` templates)."""
+        if self.lazy:  # a library's own rules first, so that this one replaces them
+            self.load_lazy()
         plist = parse_params(params)
         names = {p.name for p in plist}
         unknown = set(vjps) - names

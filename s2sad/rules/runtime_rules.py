@@ -22,7 +22,7 @@ defvjp(rt.own_grad, "ct", linear="joint", ct="g")
 defvjp(rt.grad_like, "ct, x", linear="joint", ct="grad_like(g, ct)")
 defvjp(rt.extremum_grad, "ct, x, ans, axis=None, keepdims=False", linear="joint",
        ct="extremum_jvp(g, x, ans, axis, keepdims)")
-defvjp(rt.getitem_grad, "ct, x, index", linear="joint", ct="g[index]")
+defvjp(rt.getitem_grad, "ct, x, index", returns_container=True, linear="joint", ct="g[index]")
 defvjp(rt.add_grads, "a, b", linear="joint", a="g", b="g")
 defvjp(rt.add_at, "acc, index, ct", linear="joint", acc="g", ct="g[index]")
 defvjp(rt.unpack_grad, "x, grads", linear="joint", grads="tuple(g)")
