@@ -28,6 +28,8 @@ __all__ = [
     "cov_matrix_grad",
     "real_eigenvalues",
     "select_grad",
+    "one_axis",
+    "axis_shape",
 ]
 
 
@@ -204,3 +206,17 @@ def select_grad(g: Any, condlist: Any, choicelist: Any) -> list[Any]:
         out.append(unbroadcast(np.where(mask, g, 0), choice))
         taken = np.logical_or(taken, cond)
     return out
+
+
+def one_axis(axis: Any) -> Any:
+    """``axis`` if it names one axis; an error for a tuple of axes."""
+    if np.ndim(axis) != 0:
+        raise S2SADError(f"s2sad differentiates np.linalg.vector_norm over one axis or all of them, "
+                         f"not over the axes {tuple(axis)}; reshape the array first")
+    return axis
+
+
+def axis_shape(a: Any, axis: int) -> tuple[int, ...]:
+    """The shape that lays a 1-d array along ``axis`` of ``a``: -1 there, 1 elsewhere."""
+    ndim = np.ndim(a)
+    return tuple(-1 if i == axis % ndim else 1 for i in range(ndim))

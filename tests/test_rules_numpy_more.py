@@ -88,6 +88,24 @@ ROWS: list[Row] = [
     Row("np.linalg.eigvalsh(x)", ((3, 3),), (np.linalg.eigvalsh,), "spd"),
     Row("np.linalg.eigvalsh(x, 'U')", ((3, 3),), (np.linalg.eigvalsh,), "spd"),
     Row("np.linalg.eigvalsh(x)", ((2, 3, 3),), (np.linalg.eigvalsh,), "spd"),
+    Row("np.average(x)", ((3, 4),), (np.average,)),
+    Row("np.average(x, axis=1, keepdims=True)", ((3, 4),), (np.average,)),
+    Row("np.average(x, weights=y)", ((3, 4), (3, 4)), (np.average,), ("real", "positive")),
+    Row("np.average(x, 0, y)", ((3, 4), (3,)), (np.average,), ("real", "positive")),
+    Row("np.average(x, axis=-1, weights=y, keepdims=True)", ((3, 4), (4,)), (np.average,), ("real", "positive")),
+    Row("avg * total", ((3, 4), (3, 4)), (np.average,), ("real", "positive"),
+        pre="avg, total = np.average(x, axis=0, weights=y, returned=True)"),
+    Row("np.trapezoid(x)", ((5,),), (np.trapezoid,)),
+    Row("np.trapezoid(x, dx=y)", ((3, 4), F), (np.trapezoid,), ("real", "positive")),
+    Row("np.trapezoid(x, y)", ((3, 4), (4,)), (np.trapezoid,)),
+    Row("np.trapezoid(x, y, axis=0)", ((3, 4), (3,)), (np.trapezoid,)),
+    Row("np.trapezoid(x, y, axis=0)", ((3, 4), (3, 4)), (np.trapezoid,)),
+    Row("np.trapezoid(y, x)", ((4,), (2, 4)), (np.trapezoid,)),
+    Row("np.linalg.vector_norm(x)", ((3, 4),), (np.linalg.vector_norm,)),
+    Row("np.linalg.vector_norm(x, axis=1, keepdims=True)", ((3, 4),), (np.linalg.vector_norm,)),
+    Row("np.linalg.vector_norm(x, ord=1, axis=0)", ((3, 4),), (np.linalg.vector_norm,), "offgrid"),
+    Row("np.linalg.vector_norm(x, ord=np.inf)", ((3, 4),), (np.linalg.vector_norm,), "distinct"),
+    Row("np.linalg.vector_norm(x, ord=3, keepdims=True)", ((2, 3),), (np.linalg.vector_norm,)),
     Row("np.linalg.eigvals(x + 0.1 * y)", ((3, 3), (3, 3)), (np.linalg.eigvals,), ("spd", "real")),
 ]
 
@@ -160,6 +178,7 @@ def second_order_params(rows: list[Row], known: dict[str, str]) -> list[Any]:
 SECOND_ORDER_KNOWN = {
     "np.nanprod": "prod_grad (s2sad.runtime) has no rule",
     "np.row_stack": "join_grad (s2sad.runtime) has no rule",
+    "np.linalg.vector_norm": "norm_grad (s2sad.runtime) has no rule",
     "np.linalg.eigvals(": "np.linalg.eig, in eigvals' rule, has no rule",
 }
 
@@ -210,6 +229,12 @@ def test_floor_division_carries_no_gradient(expr: str) -> None:
     x, y = np.array([0.7, 1.6, -2.3]), np.array([0.4, 0.6, 0.9])
     g = s2sad.grad(f)(x, y)
     np.testing.assert_allclose(g, np.floor_divide(x, 1.0 if "1.0" in expr else 0.5 if "0.5" in expr else y) + 1)
+
+
+def test_vector_norm_over_a_tuple_of_axes_is_refused() -> None:
+    f = make_function("def f(x):\n    return np.linalg.vector_norm(x, axis=(0, 1))\n", {"np": np})
+    with pytest.raises(S2SADError, match="over one axis or all"):
+        s2sad.grad(f)(np.ones((2, 3)))
 
 
 def test_augmented_floor_division_carries_no_gradient() -> None:

@@ -137,3 +137,59 @@ defvjp(rm.cov_matrix, "cov, like", linear="joint", cov="cov_matrix_grad(g, cov)"
 defvjp(rm.cov_matrix_grad, "ct, cov", linear="joint", ct="cov_matrix(g, ct)")
 defvjp(rm.real_eigenvalues, "w, name", linear="joint", w="g")
 REGISTRY.declare_nondifferentiable(rm.partition_indices)
+
+# --- integration and vector norms ------------------------------------------------------
+# trapezoid along the last axis (after moving ``axis`` there): with spacings d = diff(x),
+# y gets weights (d[i - 1] + d[i]) / 2 and x gets (s[i - 1] - s[i]) / 2, s[i] = y[i] + y[i + 1]
+_XM = "(np.moveaxis(x, axis, -1) if np.ndim(x) > 1 else x)"
+_D = f"np.diff({_XM}, axis=-1)"
+_ZD = f"np.zeros_like({_D}[..., :1])"
+_UNIFORM = "dx * np.where(np.arange(np.shape(y)[axis]) % (np.shape(y)[axis] - 1) == 0, 0.5, 1.0)"
+_WEIGHTS = (f"({_UNIFORM} if isinstance(x, type(None)) else "
+            f"0.5 * (np.concatenate([{_D}, {_ZD}], axis=-1) + np.concatenate([{_ZD}, {_D}], axis=-1)))")
+_YM = "np.moveaxis(y, axis, -1)"
+_SUMS = f"({_YM}[..., :-1] + {_YM}[..., 1:])"
+_ZS = f"np.zeros_like({_SUMS}[..., :1])"
+_DX = f"(0.5 * (np.concatenate([{_ZS}, {_SUMS}], axis=-1) - np.concatenate([{_SUMS}, {_ZS}], axis=-1)))"
+for trapezoid in [getattr(np, name) for name in ("trapezoid", "trapz") if hasattr(np, name)]:
+    defvjp(trapezoid, "y, x=None, dx=1.0, axis=-1",
+           jvp={"y": "np.trapezoid(t, x, dx, axis)", "dx": "t * np.trapezoid(y, axis=axis)",
+                "x": f"np.sum({_DX} * (np.moveaxis(t, axis, -1) if np.ndim(t) > 1 else t), axis=-1)"},
+           y=f"unbroadcast(np.moveaxis(np.expand_dims(g, -1) * {_WEIGHTS}, -1, axis), y)",
+           dx="unbroadcast(g * np.trapezoid(y, axis=axis), dx)",
+           x=f"np.moveaxis(np.expand_dims(g, -1) * {_DX}, -1, axis) if np.ndim(x) > 1 else "
+             f"np.sum(np.reshape(np.expand_dims(g, -1) * {_DX}, (-1, np.shape(x)[0])), axis=0)")
+# vector_norm over one axis or all (a tuple of axes would be a matrix norm to norm_grad)
+_VN = ("np.reshape(norm_grad(np.reshape({g}, ()), np.ravel(x), np.reshape(ans, ()), ord), np.shape(x)) "
+       "if isinstance(axis, type(None)) else norm_grad({g}, x, ans, ord, one_axis(axis), keepdims)")
+defvjp(np.linalg.vector_norm, "x, *, axis=None, keepdims=False, ord=2",
+       jvp={"x": f"np.sum(({_VN.format(g='np.ones_like(ans)')}) * t, axis=axis, keepdims=keepdims)"},
+       x=_VN.format(g="g"))
+REGISTRY.declare_nondifferentiable(rm.one_axis)
+
+# --- weighted averages ----------------------------------------------------------------------
+# average = sum(w a) / sum(w) along axis, w the weights laid out like a (1-d weights along axis)
+_LAY = "({w} if np.ndim({w}) == np.ndim(a) else np.reshape({w}, axis_shape(a, axis)))"
+_WB = f"(np.ones_like(a) if isinstance(weights, type(None)) else {_LAY.format(w='weights')})"
+_SW = f"reduce_grad(np.sum({_WB} * np.ones_like(a), axis=axis, keepdims=keepdims), a, axis, keepdims)"
+_AVG, _GAVG = "(ans[0] if returned else ans)", "(g[0] if returned else g)"
+_WBAR = (f"(reduce_grad({_GAVG}, a, axis, keepdims) * (a - reduce_grad({_AVG}, a, axis, keepdims)) / {_SW}"
+         f" + (reduce_grad(g[1], a, axis, keepdims) if returned else 0.0))")
+_SUM_KEEP = "np.sum({x}, axis=axis, keepdims=keepdims)"
+
+
+def _average_tangent(x: str, y: str) -> str:
+    return f"({x}, {y}) if returned else {x}"
+
+
+_TB = _LAY.format(w="t")
+_SWR = _SUM_KEEP.format(x=f"{_WB} * np.ones_like(a)")
+defvjp(np.average, "a, axis=None, weights=None, returned=False, *, keepdims=False", returns_container=True,
+       jvp={"a": _average_tangent(f"{_SUM_KEEP.format(x=f't * {_WB}')} / {_SWR}", "np.zeros_like(ans[1])"),
+            "weights": _average_tangent(
+                f"{_SUM_KEEP.format(x=f'{_TB} * (a - reduce_grad({_AVG}, a, axis, keepdims))')} / {_SWR}",
+                _SUM_KEEP.format(x=f"{_TB} * np.ones_like(a)"))},
+       a=f"reduce_grad({_GAVG}, a, axis, keepdims) * {_WB} / {_SW}",
+       weights=f"unbroadcast({_WBAR}, weights) if np.ndim(weights) == np.ndim(a) else "
+               f"np.sum(np.reshape(np.moveaxis({_WBAR}, axis, -1), (-1, np.shape(weights)[0])), axis=0)")
+REGISTRY.declare_nondifferentiable(rm.axis_shape)
