@@ -30,6 +30,10 @@ __all__ = [
     "select_grad",
     "one_axis",
     "axis_shape",
+    "interp_slope",
+    "interp_slope_grad",
+    "interp_grad_fp",
+    "gradient_grad",
 ]
 
 
@@ -220,3 +224,62 @@ def axis_shape(a: Any, axis: int) -> tuple[int, ...]:
     """The shape that lays a 1-d array along ``axis`` of ``a``: -1 there, 1 elsewhere."""
     ndim = np.ndim(a)
     return tuple(-1 if i == axis % ndim else 1 for i in range(ndim))
+
+
+def _interp_cells(x: Any, xp: Any) -> tuple[Any, Any, Any, Any]:
+    """For np.interp: each x's cell i (xp[i] <= x <= xp[i + 1]), its place w in the cell, and
+    where x is below and above the range of xp."""
+    x, xp = np.asarray(x), np.asarray(xp)
+    i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, len(xp) - 2)
+    w = (x - xp[i]) / (xp[i + 1] - xp[i])
+    return i, w, x < xp[0], x > xp[-1]
+
+
+def interp_slope(x: Any, xp: Any, fp: Any) -> Any:
+    """The derivative of ``np.interp(x, xp, fp)`` in x: the slope of x's cell (from the left
+    at a knot), 0 outside the range of xp."""
+    i, _, below, above = _interp_cells(x, xp)
+    xp, fp = np.asarray(xp), np.asarray(fp)
+    slope = (fp[i + 1] - fp[i]) / (xp[i + 1] - xp[i])
+    return np.where(below | above, 0.0, slope)[()]
+
+
+def interp_slope_grad(g: Any, x: Any, xp: Any, fp: Any) -> Any:
+    """The transpose of :func:`interp_slope` as a (linear) function of ``fp``."""
+    i, _, below, above = _interp_cells(x, xp)
+    xp = np.asarray(xp)
+    h = np.where(below | above, 0.0, np.broadcast_to(g, np.shape(i)) / (xp[i + 1] - xp[i]))
+    out = np.zeros(np.shape(fp), dtype=np.result_type(g, fp, 1.0))
+    np.add.at(out, i, -h)
+    np.add.at(out, i + 1, h)
+    return out
+
+
+def interp_grad_fp(g: Any, x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None) -> Any:
+    """Gradient of ``np.interp(x, xp, fp, left, right)`` for ``fp``: ``g`` shared by the two
+    ends of x's cell (all of it to an end value outside the range, unless left/right given)."""
+    i, w, below, above = _interp_cells(x, xp)
+    g = np.broadcast_to(g, np.shape(i))
+    out = np.zeros(np.shape(fp), dtype=np.result_type(g, fp, 1.0))
+    inside = ~(below | above)
+    np.add.at(out, i, np.where(inside, g * (1 - w), 0.0))
+    np.add.at(out, i + 1, np.where(inside, g * w, 0.0))
+    if left is None:
+        out[0] += np.sum(np.where(below, g, 0.0))
+    if right is None:
+        out[-1] += np.sum(np.where(above, g, 0.0))
+    return out
+
+
+def gradient_grad(g: Any, f: Any, spacing: Any, axis: Any = None, edge_order: int = 1) -> Any:
+    """Gradient of ``np.gradient(f, *spacing, axis=axis, edge_order=edge_order)`` for ``f``:
+    along each axis, the transposed difference matrix applied to that axis's gradient."""
+    f = np.asarray(f)
+    axes = list(range(f.ndim)) if axis is None else [axis] if np.ndim(axis) == 0 else list(axis)
+    grads = list(g) if len(axes) > 1 else [g]
+    out = np.zeros(f.shape, dtype=np.result_type(f, *grads, 1.0))
+    for k, ax in enumerate(axes):
+        step = spacing[k] if len(spacing) > 1 else spacing[0] if spacing else 1.0
+        matrix = np.gradient(np.eye(f.shape[ax]), step, axis=0, edge_order=edge_order)
+        out += np.moveaxis(np.tensordot(matrix.T, np.moveaxis(np.asarray(grads[k]), ax, 0), axes=1), 0, ax)
+    return out

@@ -5,6 +5,7 @@ gradient.  Also: library functions are never traced into, and ``x // y`` has no 
 """
 from __future__ import annotations
 
+import operator
 import warnings
 import zlib
 from typing import Any
@@ -95,6 +96,16 @@ ROWS: list[Row] = [
     Row("np.average(x, axis=-1, weights=y, keepdims=True)", ((3, 4), (4,)), (np.average,), ("real", "positive")),
     Row("avg * total", ((3, 4), (3, 4)), (np.average,), ("real", "positive"),
         pre="avg, total = np.average(x, axis=0, weights=y, returned=True)"),
+    Row("np.interp(x, np.array([-1.05, -0.35, 0.25, 1.15]), y)", ((3, 4), (4,)), (np.interp,), "offgrid"),
+    Row("np.interp(x, np.array([-1.05, -0.35, 0.25, 1.15]), y)", (F, (4,)), (np.interp,), "offgrid"),
+    Row("np.interp(x, [-0.65, 0.45, 0.75], y, left=y[1] * 2.0, right=-1.0)", ((2, 5), (3,)),
+        (np.interp, operator.mul), "offgrid"),
+    Row("np.interp(x, [-0.65, 0.45], [1.0, 2.0], y, y)", ((6,), F), (np.interp,), "offgrid"),
+    Row("np.gradient(x)", ((5,),), (np.gradient,)),
+    Row("np.gradient(x, 0.5, edge_order=2)", ((5,),), (np.gradient,)),
+    Row("np.gradient(x, np.array([0.0, 0.5, 1.5, 1.75]), axis=1)", ((3, 4),), (np.gradient,)),
+    Row("gx * gy", ((3, 4),), (np.gradient, operator.mul), pre="gx, gy = np.gradient(x, 2.0, 0.5)"),
+    Row("np.gradient(x)[1]", ((3, 4),), (np.gradient, operator.getitem)),
     Row("np.trapezoid(x)", ((5,),), (np.trapezoid,)),
     Row("np.trapezoid(x, dx=y)", ((3, 4), F), (np.trapezoid,), ("real", "positive")),
     Row("np.trapezoid(x, y)", ((3, 4), (4,)), (np.trapezoid,)),
@@ -235,6 +246,20 @@ def test_vector_norm_over_a_tuple_of_axes_is_refused() -> None:
     f = make_function("def f(x):\n    return np.linalg.vector_norm(x, axis=(0, 1))\n", {"np": np})
     with pytest.raises(S2SADError, match="over one axis or all"):
         s2sad.grad(f)(np.ones((2, 3)))
+
+
+def test_interp_with_respect_to_xp_is_refused_at_the_call() -> None:
+    f = make_function("def f(x):\n    xp = x * 1.0\n    return np.interp(0.5, xp, [1.0, 2.0])\n", {"np": np})
+    with pytest.raises(NoGradientRuleError, match="with respect to xp") as info:
+        s2sad.grad(f)(np.array([0.0, 1.0]))
+    assert (info.value.location.line, info.value.location.column) == (3, 12)
+
+
+def test_gradient_with_respect_to_the_spacing_is_refused_at_the_call() -> None:
+    f = make_function("def f(x):\n    h = x * 1.0\n    return np.sum(np.gradient(np.ones(4), h))\n", {"np": np})
+    with pytest.raises(NoGradientRuleError, match="spacing") as info:
+        s2sad.grad(f)(0.5)
+    assert (info.value.location.line, info.value.location.column) == (3, 19)
 
 
 def test_augmented_floor_division_carries_no_gradient() -> None:

@@ -35,11 +35,16 @@ def _flows(stmt: Assign) -> tuple[str, ...]:
         if value.rule is None:
             return reads(value) if value.function is None else tuple(
                 n for op in value.args.values() for n in _var(op))
-        return tuple(n for p, op in value.args.items()
-                     if p in value.rule.vjps or p in value.rule.refused for n in _var(op))
+        return tuple(n for p, op in value.args.items() if p in value.rule.vjps for n in _var(op)) + tuple(
+            n for p, op in value.args.items() if p in value.rule.refused for n in _operand_reads(op))
     if isinstance(value, Opaque) and value.kind == "container":
         return value.reads
     return ()
+
+
+def _operand_reads(op: object) -> tuple[str, ...]:
+    """The variables an operand reads: a variable, or those a constant expression reads."""
+    return (op.name,) if isinstance(op, Var) else getattr(op, "reads", ())
 
 
 def _var(op: object) -> tuple[str, ...]:
@@ -100,7 +105,7 @@ def _check_differentiable(stmt: Assign, active: set[str]) -> None:
             stmt.loc)
     if isinstance(value, Call) and value.rule is not None:
         for p, op in value.args.items():
-            if p in value.rule.refused and isinstance(op, Var) and op.name in active:
+            if p in value.rule.refused and any(n in active for n in _operand_reads(op)):
                 raise NoGradientRuleError(f"{value.callee}: {value.rule.refused[p]}", stmt.loc)
             if p in value.rule.vjps and isinstance(op, Const) and any(n in active for n in op.reads):
                 raise NoGradientRuleError(

@@ -193,3 +193,27 @@ defvjp(np.average, "a, axis=None, weights=None, returned=False, *, keepdims=Fals
        weights=f"unbroadcast({_WBAR}, weights) if np.ndim(weights) == np.ndim(a) else "
                f"np.sum(np.reshape(np.moveaxis({_WBAR}, axis, -1), (-1, np.shape(weights)[0])), axis=0)")
 REGISTRY.declare_nondifferentiable(rm.axis_shape)
+
+# --- interpolation --------------------------------------------------------------------------
+# np.interp is linear in fp (and in left, right), piecewise linear in x (the slope of x's cell,
+# taken from the left at a knot)
+_ENDS = ("None if isinstance(left, type(None)) else 0.0", "None if isinstance(right, type(None)) else 0.0")
+defvjp(np.interp, "x, xp, fp, left=None, right=None",
+       refuse={"xp": "s2sad does not differentiate np.interp with respect to xp; pass constants"},
+       jvp={"x": "t * interp_slope(x, xp, fp)", "fp": f"np.interp(x, xp, t, {_ENDS[0]}, {_ENDS[1]})",
+            "left": "t * (np.asarray(x) < xp[0])", "right": "t * (np.asarray(x) > xp[-1])"},
+       x="unbroadcast(g * interp_slope(x, xp, fp), x)", fp="interp_grad_fp(g, x, xp, fp, left, right)",
+       left="unbroadcast(np.sum(np.where(np.asarray(x) < xp[0], g, 0.0)), left)",
+       right="unbroadcast(np.sum(np.where(np.asarray(x) > xp[-1], g, 0.0)), right)")
+defvjp(rm.interp_slope, "x, xp, fp", linear="joint", fp="interp_slope_grad(g, x, xp, fp)")
+defvjp(rm.interp_slope_grad, "ct, x, xp, fp", linear="joint", ct="unbroadcast(interp_slope(x, xp, g), ct)")
+defvjp(rm.interp_grad_fp, "ct, x, xp, fp, left=None, right=None", linear="joint",
+       ct=f"unbroadcast(np.interp(x, xp, g, {_ENDS[0]}, {_ENDS[1]}), ct)")
+
+# --- finite differences ---------------------------------------------------------------------
+defvjp(np.gradient, "f, *varargs, axis=None, edge_order=1", returns_container=True, linear="joint",
+       refuse={"varargs": "s2sad does not differentiate np.gradient with respect to the spacing; "
+                          "pass constants"},
+       f="gradient_grad(g, f, varargs, axis, edge_order)")
+defvjp(rm.gradient_grad, "ct, f, spacing, axis=None, edge_order=1", containers=("ct",), linear="joint",
+       ct="np.gradient(g, *spacing, axis=axis, edge_order=edge_order)")
