@@ -24,6 +24,7 @@ comparisons.  The conventions at kinks are tested separately, exactly.
 from __future__ import annotations
 
 import builtins
+import importlib
 import math
 import operator
 import re
@@ -588,6 +589,11 @@ ROWS: list[Row] = [
     *METHOD_CHAINS,
 ]
 
+#: The other tables of rules (each a test module with its own ROWS), covered together.
+MORE_TABLES = ("test_rules_numpy_more", "test_rules_scipy")
+#: The names the expressions of rows may use (other tables add theirs).
+NAMESPACE: dict[str, Any] = {"np": np, "math": math}
+
 # --- helpers --------------------------------------------------------------------------
 
 
@@ -603,13 +609,17 @@ def build(row: Row, dtype: Any = np.float64) -> tuple[Any, list[Any]]:
             for d, s in zip(domains, row.shapes)]
     names = ", ".join("xy"[:len(args)])
     body = f"    {row.pre}\n" if row.pre else ""
-    namespace = {"np": np, "math": math}
+    namespace = dict(NAMESPACE)
     value = make_function(f"def value({names}):\n{body}    return {row.expr}\n", dict(namespace))
     weights = np.asarray(rng.standard_normal(np.shape(value(*args))), dtype=dtype)
     if dtype is not np.float64:
         args = [dtype(a) if isinstance(a, float) else a.astype(dtype) for a in args]
     source = f"def f({names}):\n{body}    return np.sum(({row.expr}) * W)\n"
     return make_function(source, {**namespace, "W": weights}), args
+
+
+#: The modules of the helpers generated code calls (tested by differentiating generated code).
+RUNTIME_MODULES = ("s2sad.runtime", "s2sad.runtime_more")
 
 
 def applied_rules(f: Any, nargs: int) -> set[int]:
@@ -619,7 +629,7 @@ def applied_rules(f: Any, nargs: int) -> set[int]:
         p.run(state)
         if p.name == "normalize":
             break
-    return {id(s.value.rule.fun) for s in state.ir.body
+    return {REGISTRY.key(s.value.rule.fun) for s in state.ir.body
             if isinstance(s, Assign) and isinstance(s.value, Call) and s.value.rule is not None}
 
 
@@ -698,17 +708,18 @@ def test_forward_rule_matches_finite_differences(row: Row) -> None:
 
 
 def test_table_covers_every_rule() -> None:
-    ids = [row.id for row in ROWS]
+    rows = ROWS + [row for name in MORE_TABLES for row in importlib.import_module(name).ROWS]
+    ids = [row.id for row in rows]
     assert len(set(ids)) == len(ids), "two rows have the same id"
-    misdeclared = [row.id for row in ROWS if runs_here(row) and not {id(fun) for fun in row.uses}
+    misdeclared = [row.id for row in rows if runs_here(row) and not {REGISTRY.key(fun) for fun in row.uses}
                    <= applied_rules(build(row)[0], len(row.shapes))]
     assert not misdeclared, f"rows that do not apply the rules they declare: {misdeclared}"
-    covered = {id(fun) for row in ROWS for fun in row.uses}
+    covered = {REGISTRY.key(fun) for row in rows for fun in row.uses}
     # statements (x.append(v), x[i] = v) are tested in test_containers.py
     # the helpers generated code calls are tested by differentiating generated code
     missing = [rule.name for key, rule in REGISTRY.rules.items()
                if key in BUILTIN_RULES and key not in covered and not isinstance(rule.fun, Primitive)
-               and getattr(rule.fun, "__module__", None) != "s2sad.runtime"]
+               and getattr(rule.fun, "__module__", None) not in RUNTIME_MODULES]
     assert not missing, f"registered rules that no row exercises: {missing}"
 
 
@@ -717,7 +728,7 @@ def test_every_rule_has_a_forward_mode() -> None:
     or it has a jvp template for every parameter a gradient flows through."""
     missing = [f"{rule.name} ({', '.join(sorted(rule.differentiable() - set(rule.jvps)))})"
                for key, rule in REGISTRY.rules.items() if key in BUILTIN_RULES
-               if getattr(rule.fun, "__module__", None) != "s2sad.runtime"
+               if getattr(rule.fun, "__module__", None) not in RUNTIME_MODULES
                and not rule.elementwise and not rule.linear
                and not rule.differentiable() <= set(rule.jvps)]
     assert not missing, f"registered rules with no forward mode for these parameters: {missing}"

@@ -147,6 +147,8 @@ def _check_uses(stmt: Assign, varied: set[str], forward: bool) -> None:
             continue
         if not any(n in varied for n in operand_reads(op)):
             continue
+        if p in rule.refused:
+            raise NoGradientRuleError(f"{value.callee}: {rule.refused[p]}", stmt.loc)
         if p in through:
             why = (f"argument '{p}' of {value.callee} is built from values that carry a gradient "
                    f"in a way s2sad does not differentiate yet; assign it to a variable first")

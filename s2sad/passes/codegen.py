@@ -284,8 +284,11 @@ def _header(adj: Adjoint, kind: str, function: str) -> str:
 def _importable(obj: Any) -> tuple[str, str] | None:
     module = getattr(obj, "__module__", None)
     attr = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
-    if isinstance(obj, _ufunc()):
+    if isinstance(obj, _ufunc()):  # NumPy's, or SciPy's (scipy.special.expit)
         module, attr = "numpy", obj.__name__
+        if getattr(sys.modules.get("numpy"), attr, None) is not obj:
+            module = next((name for name in ("scipy.special",) if getattr(sys.modules.get(name), attr, None) is obj),
+                          None)
     if not module or not attr or "<" in attr or "." in attr:
         return None
     if module.startswith("numpy") and getattr(sys.modules.get("numpy"), attr, None) is obj:

@@ -18,6 +18,8 @@ import inspect
 import linecache
 import operator
 import os
+import sys
+import sysconfig
 import textwrap
 import types
 from typing import Any
@@ -29,7 +31,7 @@ from .. import runtime
 from ..errors import Location, S2SADError, UnsupportedSyntaxError
 from ..ir import Assign, Call, Const, Function, If, Loop, Opaque, Operand, Return, Stmt, Var
 from ..rules import NONDIFF_ATTRIBUTES
-from ..rules.registry import APPEND, RUNTIME_NAMES, SETITEM, Registry, pack_rule
+from ..rules.registry import APPEND, RUNTIME_NAMES, SETITEM, USER_OBJECTS, Registry, pack_rule
 from .parse import Parsed, children, parse
 from .resolve import MISSING, Resolution, resolve
 from .source import call_signature, read_source, wrapping
@@ -97,7 +99,8 @@ class Normalizer:
         fdef = parsed.function
         self.fn = Function(fdef.name.value, res.params, fdef.params)
         self.fn.user_names = _all_names(fdef)
-        self.fn.names |= self.fn.user_names | set(RUNTIME_NAMES) | set(dir(builtins))
+        registry.load_lazy()  # (so that the names its rules' templates call are known below)
+        self.fn.names |= self.fn.user_names | set(RUNTIME_NAMES) | set(USER_OBJECTS) | set(dir(builtins))
         self.fn.free = {name: free.value for name, free in res.free.items()}
         self.fn.closure = {name for name, free in res.free.items() if free.kind == "closure"}
         self.version: dict[str, str] = {p: p for p in res.params}
@@ -1177,6 +1180,9 @@ class Normalizer:
                 return self.combined_kind([n for e in node.slice for n in _index_nodes(e.slice)])
             return self.inactive_kind(node.value)
         if isinstance(node, cst.BinaryOperation):
+            key = BINARY_OPS.get(type(node.operator), (None,))[0]
+            if key is not None and self.registry.is_nondifferentiable(key):  # x // y
+                return "nondiff"
             return self.combined_kind([node.left, node.right])
         return None
 
@@ -1294,6 +1300,11 @@ def _no_rule_message(key: Any, callee: str) -> str:
     if isinstance(key, functools.partial):
         return (f"'{callee}' is a functools.partial: inside the differentiated function, call the "
                 f"function it wraps, with the arguments it binds written out")
+    if _library_function(key):
+        return (f"no gradient rule for '{callee}', which is library code ({key.__module__}): s2sad "
+                f"never differentiates through a library's source; register a rule with "
+                f"s2sad.defvjp, or wrap the call in stop_gradient(...) if no gradient should flow "
+                f"through it")
     return (f"no gradient rule for '{callee}'{wrapping(key)}; register one with s2sad.defvjp, or wrap the call "
             f"in stop_gradient(...) if no gradient should flow through it")
 
@@ -1409,6 +1420,8 @@ def _python_function(key: Any) -> Any:
         key = key.method
     if isinstance(key, types.MethodType):
         key = key.__func__
+    if _library_function(key):
+        return None
     return key if isinstance(key, (types.FunctionType, MethodOfSelf)) else None
 
 
@@ -1418,7 +1431,7 @@ def _callable_object(key: Any) -> bool:
 
     return not isinstance(key, (type, types.FunctionType, types.MethodType, functools.partial,
                                 Differentiable, _Dispatch)) and isinstance(
-        getattr(type(key), "__call__", None), types.FunctionType)
+        getattr(type(key), "__call__", None), types.FunctionType) and not _library_function(type(key).__call__)
 
 
 def _method_of_self(name: str, where: Location) -> Any:
@@ -1431,6 +1444,22 @@ def _method_type() -> type:
     from ..api import MethodOfSelf
 
     return MethodOfSelf
+
+
+#: Where the standard library and installed packages live: code there is never traced into.
+_LIBRARY_DIRS = tuple(sorted({os.path.join(os.path.realpath(path), "") for path in (
+    sysconfig.get_path(name, vars=base) for name in ("stdlib", "platstdlib", "purelib", "platlib")
+    for base in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix})) if path}))
+
+
+def _library_function(key: Any) -> bool:
+    """Whether ``key`` is a Python function of the standard library or an installed package
+    (NumPy's and SciPy's included), not the user's own code."""
+    if not isinstance(key, types.FunctionType):
+        return False
+    filename = os.path.realpath(key.__code__.co_filename)
+    return filename.startswith(_LIBRARY_DIRS) or bool(
+        {"site-packages", "dist-packages"} & set(filename.split(os.sep)))
 
 
 def _positional(args: list[Operand], kwargs: dict[str, Operand]) -> dict[str, Operand]:

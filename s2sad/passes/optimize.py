@@ -208,7 +208,7 @@ def _description(value: object) -> tuple[object, list, dict] | None:
         return _REDUCTIONS[id(fun)], [args["a"]], {k: args[k] for k in ("axis", "keepdims")}
     fun = _DESCRIBED.get(id(fun), fun)
     if (not isinstance(fun, np.ufunc) or fun.signature is not None or fun.nout != 1
-            or fun.nin != len(value.args)):
+            or fun.nin != len(value.args) or getattr(np, fun.__name__, None) is not fun):  # SciPy's
         return None
     return fun, list(value.args.values()), {}
 

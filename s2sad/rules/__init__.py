@@ -1,11 +1,13 @@
 """Differentiation rules: the registry and the built-in declarations."""
-from . import numpy_rules, runtime_rules
+from . import numpy_more_rules, numpy_rules, runtime_rules
 from .numpy_rules import NONDIFF_ATTRIBUTES
 from .registry import REGISTRY, Rule, Template, is_atomic
 
 #: The rules s2sad ships (users may add their own with s2sad.defvjp).
 BUILTIN_RULES: frozenset[int] = frozenset(REGISTRY.rules)
 BUILTIN_NONDIFF: frozenset[int] = frozenset(REGISTRY.nondiff)
+#: SciPy's rules, loaded when s2sad first looks up a rule after SciPy has been imported.
+REGISTRY.lazy.append(("scipy", "s2sad.rules.scipy_rules"))
 
 __all__ = ["REGISTRY", "BUILTIN_RULES", "BUILTIN_NONDIFF", "Rule", "Template", "NONDIFF_ATTRIBUTES",
            "is_atomic", "numpy_rules"]

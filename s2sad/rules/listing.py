@@ -7,14 +7,16 @@ that block (and nothing else) after rules change.
 from __future__ import annotations
 
 import builtins
+import importlib.util
 import math
 import operator
 import sys
+import types
 from typing import Any
 
 import numpy as np
 
-from .. import runtime
+from .. import runtime, runtime_more
 from .numpy_rules import NONDIFF_ATTRIBUTES
 from .registry import APPEND, REGISTRY, SETITEM, Primitive, Registry
 
@@ -44,7 +46,13 @@ GROUPS: list[tuple[str, Any, str]] = [  # (title, namespace, prefix of the names
     ("builtins", builtins, ""),
     ("containers", None, ""),
     ("s2sad", runtime, ""),
+    ("s2sad", runtime_more, ""),
 ]
+#: SciPy's groups, listed when SciPy is installed.
+SCIPY_GROUPS = ("special", "stats", "linalg", "signal")
+if importlib.util.find_spec("scipy") is not None:
+    GROUPS[-4:-4] = [(f"scipy.{name}", importlib.import_module(f"scipy.{name}"), f"scipy.{name}.")
+                     for name in SCIPY_GROUPS]
 
 
 def _names(fun: Any) -> tuple[str, list[str]]:
@@ -59,10 +67,14 @@ def _names(fun: Any) -> tuple[str, list[str]]:
             continue
         names = [name for name, value in vars(namespace).items()
                  if value is fun and not name.startswith("_")]
+        if not names and isinstance(fun, types.MethodType):  # scipy.stats.norm.logpdf: norm's logpdf
+            names = [f"{name}.{fun.__func__.__name__}" for name, value in vars(namespace).items()
+                     if value is fun.__self__ and not name.startswith("_")]
         if namespace is np.ndarray:
             names = [f"{n}()" if callable(fun) else n for n in names]
-        if namespace is runtime and names and fun is not runtime.stop_gradient:
-            title, prefix = "s2sad.runtime (generated code's helpers)", "s2sad.runtime."
+        if namespace in (runtime, runtime_more) and names and fun is not runtime.stop_gradient:
+            title = "s2sad.runtime (generated code's helpers)"
+            prefix = f"{namespace.__name__}."
         if names:
             return title, [prefix + n for n in names]
     return "other", [getattr(fun, "__qualname__", repr(fun))]
@@ -90,7 +102,12 @@ def rules_markdown(registry: Registry = REGISTRY) -> str:
     """The lists of differentiable and non-differentiable functions, as Markdown."""
     from . import BUILTIN_NONDIFF, BUILTIN_RULES  # the shipped rules, not users' additions
 
-    diff = [rule.fun for key, rule in registry.rules.items() if key in BUILTIN_RULES]
+    builtin = BUILTIN_RULES
+    if importlib.util.find_spec("scipy") is not None:
+        from .scipy_rules import BUILTIN_RULES as SCIPY_RULES
+
+        builtin = builtin | SCIPY_RULES
+    diff = [rule.fun for key, rule in registry.rules.items() if key in builtin]
     nondiff = [fun for key, fun in registry.nondiff.items() if key in BUILTIN_NONDIFF]
     lines = [
         f"Generated from the rule registry (`s2sad.rules.listing.rules_markdown()`): "

@@ -15,10 +15,13 @@ that generation only joins.  A parameter without a template gets no gradient.
 from __future__ import annotations
 
 import builtins
+import importlib
 import io
 import keyword
 import re
+import sys
 import tokenize
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, TypeVar
 
@@ -167,6 +170,9 @@ class Rule:
     #: shape the result (an axis, a shape, a condition).  A value that carries a gradient
     #: passed to a parameter that is neither differentiable nor inert is an error.
     inert: frozenset[str] = frozenset()
+    #: Parameters a gradient would flow through but s2sad does not differentiate: why, said
+    #: (at the user's call) when a value that carries a gradient reaches one.
+    refused: dict[str, str] = field(default_factory=dict)
 
     def differentiable(self) -> set[str]:
         """The parameters a gradient or a tangent flows through."""
@@ -202,23 +208,50 @@ class Rule:
 
 
 class Registry:
-    """Rules keyed by function object, plus the declared non-differentiable functions."""
+    """Rules keyed by function object, plus the declared non-differentiable functions.
+
+    A bound method (``scipy.stats.norm.logpdf``: a new object at each attribute access) is
+    keyed by its object and function.  Rule modules for optional libraries are imported on
+    the first lookup that misses once that library has been imported (``lazy``).
+    """
 
     def __init__(self) -> None:
         self.rules: dict[int, Rule] = {}
         self.nondiff: dict[int, Any] = {}
+        self.methods: dict[tuple[int, int], int] = {}  # (id of self, id of function) -> key
+        #: (library, rule module): the rule module is imported once the library is.
+        self.lazy: list[tuple[str, str]] = []
+
+    def key(self, fun: Any) -> int:
+        """The key of ``fun``: its id, or for a bound method the id of the one declared."""
+        if isinstance(fun, types.MethodType):
+            return self.methods.get((id(fun.__self__), id(fun.__func__)), id(fun))
+        return id(fun)
+
+    def load_lazy(self) -> None:
+        """Import the rule modules whose library has been imported since the last call."""
+        for entry in [e for e in self.lazy if e[0] in sys.modules]:
+            self.lazy.remove(entry)
+            importlib.import_module(entry[1])
 
     def rule(self, fun: Any) -> Rule | None:
-        return self.rules.get(id(fun))
+        found = self.rules.get(self.key(fun))
+        if found is None and self.lazy:
+            self.load_lazy()
+            found = self.rules.get(self.key(fun))
+        return found
 
     def is_nondifferentiable(self, fun: Any) -> bool:
-        return id(fun) in self.nondiff
+        if self.lazy:
+            self.load_lazy()
+        return self.key(fun) in self.nondiff
 
     def defvjp(self, fun: Any, params: str, *, name: str | None = None,
                broadcast: tuple[str, ...] = (), elementwise: bool = False,
                linear: str | None = None, jvp: dict[str, str] | None = None,
                forward_only: tuple[str, ...] = (), containers: tuple[str, ...] = (),
                returns_container: bool = False, masks: dict[str, str] | None = None,
+               refuse: dict[str, str] | None = None,
                **vjps: str | None) -> Rule:
         """Declare how ``fun`` differentiates: one adjoint template per differentiable
         parameter (None: the parameter carries no gradient), and what forward mode needs
@@ -227,12 +260,14 @@ class Registry:
         The helpers of :mod:`s2sad.runtime` receive arrays for their shapes: their
         parameters without a template are inert.
         """
+        if self.lazy:  # a library's own rules first, so that this one replaces them
+            self.load_lazy()
         plist = parse_params(params)
         names = {p.name for p in plist}
-        unknown = (set(vjps) | set(masks or ())) - names
+        unknown = (set(vjps) | set(masks or ()) | set(refuse or ())) - names
         inert = {p for p, t in vjps.items() if t is None}
         vjps = {p: t for p, t in vjps.items() if t is not None}
-        if getattr(fun, "__module__", None) == runtime.__name__:
+        if (getattr(fun, "__module__", None) or "").startswith(runtime.__name__):  # runtime, runtime_more
             inert = names - set(vjps) - set(jvp or {}) - set(forward_only)
         if unknown:
             raise RuleError(f"rule for {name or fun!r} has templates for unknown parameters {sorted(unknown)}")
@@ -243,15 +278,23 @@ class Registry:
                     {p: compile_template(t, holes) for p, t in vjps.items()}, broadcast, elementwise,
                     linear, {p: compile_template(t, names | {"t", "ans"}) for p, t in (jvp or {}).items()},
                     forward_only, containers, returns_container,
-                    {p: compile_template(t, names) for p, t in (masks or {}).items()}, frozenset(inert))
-        self.rules[id(fun)] = rule
-        self.nondiff.pop(id(fun), None)
+                    {p: compile_template(t, names) for p, t in (masks or {}).items()}, frozenset(inert),
+                    dict(refuse or {}))
+        key = self._declare(fun)
+        self.rules[key] = rule
+        self.nondiff.pop(key, None)
         return rule
 
     def declare_nondifferentiable(self, *funs: Any) -> None:
         for fun in funs:
-            self.nondiff[id(fun)] = fun
-            self.rules.pop(id(fun), None)
+            key = self._declare(fun)
+            self.nondiff[key] = fun
+            self.rules.pop(key, None)
+
+    def _declare(self, fun: Any) -> int:
+        if isinstance(fun, types.MethodType):
+            self.methods.setdefault((id(fun.__self__), id(fun.__func__)), id(fun))
+        return self.key(fun)
 
     def differentiable(self) -> list[Rule]:
         return list(self.rules.values())

@@ -57,7 +57,7 @@ defvjp(rt.grad_like, "ct, x", linear="joint", ct="grad_like(g, ct)")
 defvjp(rt.cast_grad, "ct, x, like", linear="joint", ct="cast_grad(g, ct, ct)")
 defvjp(rt.distinct, "a, b=None, c=None, d=None, e=None, f=None, h=None, k=None", linear="joint",
        returns_container=True, **{p: f"g[{i}]" for i, p in enumerate("abcdefhk")})
-defvjp(rt.getitem_grad, "ct, x, index", linear="joint", ct="g[index]")
+defvjp(rt.getitem_grad, "ct, x, index", returns_container=True, linear="joint", ct="g[index]")
 defvjp(rt.add_grads, "a, b", linear="joint", a="g", b="g")
 defvjp(rt.add_at, "acc, index, ct", linear="joint", acc="g", ct="g[index]")
 defvjp(rt.unpack_grad, "x, grads", linear="joint", grads="tuple(g)")

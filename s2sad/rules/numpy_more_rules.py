@@ -1,0 +1,219 @@
+"""Gradient rules for more of NumPy: NaN-ignoring reductions, order statistics, joins,
+polynomials, convolution, more of np.linalg, and ``tuple``/``list``/``dict`` of values.
+
+Conventions as in :mod:`s2sad.rules.numpy_rules`: the NaN-ignoring reductions give
+NaN entries no gradient; ``median`` gives the middle entry ``g`` (half to each of the
+two middle entries of an even count); ``partition`` moves ``g`` back like ``sort``;
+``eigvalsh`` reads one triangle (the gradient lies on it); ``eigvals`` is
+differentiated for real eigenvalues only (complex ones are an error when a gradient
+reaches them).
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import runtime_more as rm
+from .registry import REGISTRY, USER_OBJECTS
+
+USER_OBJECTS.update((name, getattr(rm, name)) for name in rm.__all__)
+defvjp = REGISTRY.defvjp
+
+# --- NaN-ignoring reductions --------------------------------------------------------
+_NAN = "a, axis=None, dtype=None, out=None, keepdims=False"
+_VALID = "~np.isnan(a)"
+_COUNT = f"np.sum({_VALID}, axis=axis, keepdims=keepdims)"
+defvjp(np.nansum, _NAN, jvp={"a": "np.sum(np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims)"},
+       a="np.where(np.isnan(a), 0.0, reduce_grad(g, a, axis, keepdims))")
+defvjp(np.nanmean, _NAN, jvp={"a": "np.nanmean(np.where(np.isnan(a), np.nan, t), axis=axis, keepdims=keepdims)"},
+       a=f"np.where(np.isnan(a), 0.0, reduce_grad(g / {_COUNT}, a, axis, keepdims))")
+for nanextremum in (np.nanmax, np.nanmin):
+    defvjp(nanextremum, "a, axis=None, out=None, keepdims=False",
+           jvp={"a": "extremum_jvp(np.where(np.isnan(a), 0.0, t), a, ans, axis, keepdims)"},
+           a="extremum_grad(g, a, ans, axis, keepdims)")
+_ONES = "np.where(np.isnan(a), 1.0, a)"
+defvjp(np.nanprod, _NAN,
+       jvp={"a": f"np.sum(np.where(np.isnan(a), 0.0, prod_grad(np.ones_like(ans), {_ONES}, axis, "
+                 f"keepdims) * t), axis=axis, keepdims=keepdims)"},
+       a=f"np.where(np.isnan(a), 0.0, prod_grad(g, {_ONES}, axis, keepdims))")
+_NANMOMENT = "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False"
+# d nanvar = 2 (a - mean) / (count - ddof), over the entries that are not NaN
+# (NaN entries replaced by 0 before they are multiplied, so no NaN reaches a gradient)
+_VAR_W = (f"np.where(np.isnan(a), 0.0, reduce_grad(2.0 * {{g}} / ({_COUNT} - ddof), a, axis, keepdims) "
+          f"* (np.where(np.isnan(a), 0.0, a) - reduce_grad(np.nanmean(a, axis=axis, keepdims=keepdims), a, "
+          f"axis, keepdims)))")
+defvjp(np.nanvar, _NANMOMENT, a=_VAR_W.format(g="g"),
+       jvp={"a": f"np.sum({_VAR_W.format(g='np.ones_like(ans)')} * np.where(np.isnan(a), 0.0, t), "
+                 f"axis=axis, keepdims=keepdims)"})
+defvjp(np.nanstd, _NANMOMENT, a=_VAR_W.format(g="(0.5 * g / ans)"),
+       jvp={"a": f"np.sum({_VAR_W.format(g='(0.5 / ans)')} * np.where(np.isnan(a), 0.0, t), "
+                 f"axis=axis, keepdims=keepdims)"})
+
+# --- order statistics ------------------------------------------------------------
+defvjp(np.median, "a, axis=None, out=None, overwrite_input=False, keepdims=False",
+       jvp={"a": "np.sum(np.reshape(median_grad(np.ones_like(ans), a, axis, keepdims), np.shape(a)) * t, "
+                 "axis=axis, keepdims=keepdims)"},
+       a="median_grad(g, a, axis, keepdims)")
+defvjp(np.take_along_axis, "arr, indices, axis=-1", linear="joint",
+       arr="take_along_axis_grad(g, arr, indices, axis)")
+defvjp(np.partition, "a, kth, axis=-1, kind='introselect', order=None",
+       jvp={"a": "np.take_along_axis(t, partition_indices(a, ans, axis), axis)"},
+       a="take_along_axis_grad(g, a, partition_indices(a, ans, axis), axis)")
+
+# --- joins and grids --------------------------------------------------------------
+defvjp(np.append, "arr, values, axis=None", linear="joint",
+       arr="unbroadcast(np.reshape(g[:np.size(arr)], np.shape(arr)), arr) if isinstance(axis, type(None)) else "
+           "np.take(g, np.arange(np.shape(arr)[axis]), axis=axis)",
+       values="unbroadcast(np.reshape(g[np.size(arr):], np.shape(values)), values) if isinstance(axis, type(None)) else "
+              "np.take(g, np.arange(np.shape(arr)[axis], np.shape(g)[axis]), axis=axis)")
+if hasattr(np, "row_stack"):  # removed in NumPy 2.5? an alias of vstack until then
+    defvjp(np.row_stack, "tup, dtype=None, casting='same_kind'", containers=("tup",), linear="joint",
+           tup="join_grad(g, tup, 0, np.atleast_2d)")
+defvjp(np.block, "arrays", containers=("arrays",), linear="joint", arrays="block_grad(g, arrays)")
+# meshgrid(x1, x2, x3): up to three inputs, so that each can carry a gradient
+defvjp(np.meshgrid, "x1, x2=None, x3=None, *, copy=True, sparse=False, indexing='xy'",
+       returns_container=True, linear="joint",
+       **{f"x{k + 1}": f"meshgrid_grad(g, {k}, indexing, x1, x2, x3)" for k in range(3)})
+defvjp(np.select, "condlist, choicelist, default=0", containers=("choicelist",), linear="joint",
+       choicelist="select_grad(g, condlist, choicelist)",
+       default="unbroadcast(np.select(condlist, [0.0] * len(condlist), g), default)")
+for convert in (builtins.tuple, builtins.list, builtins.dict):
+    defvjp(convert, "iterable", containers=("iterable",), returns_container=True, linear="joint",
+           iterable="sequence_grad(g, iterable)")
+
+# --- products, polynomials, convolution ---------------------------------------------
+defvjp(np.vdot, "a, b", linear="each",
+       a="np.reshape(g * np.ravel(b), np.shape(a))", b="np.reshape(g * np.ravel(a), np.shape(b))")
+_DEGREES = "np.arange(np.shape(p)[0] - 1, -1, -1)"
+defvjp(np.polyval, "p, x",
+       jvp={"p": "np.polyval(t, x)",
+            "x": "t * np.polyval(p[:-1] * np.arange(np.shape(p)[0] - 1, 0, -1), x)"},
+       p=f"np.sum(np.reshape(np.expand_dims(g, -1) * np.expand_dims(x, -1) ** {_DEGREES}, "
+         f"(-1, np.shape(p)[0])), axis=0)",
+       x="unbroadcast(g * np.polyval(p[:-1] * np.arange(np.shape(p)[0] - 1, 0, -1), x), x)")
+for conv in (np.convolve, rm.convolve_full):
+    defvjp(conv, "a, v, mode='full'", linear="each",
+           a="convolve_grad(g, a, v, mode)", v="convolve_grad(g, v, a, mode)")
+
+# --- np.linalg ----------------------------------------------------------------------
+# the derivative of a matrix function at a in direction e is the upper right block of the
+# function of [[a, e], [0, a]]; the adjoint is the same at a's transpose
+_AT = "np.swapaxes(a, -1, -2)"
+_N = "np.shape(a)[-1]"
+defvjp(np.linalg.matrix_power, "a, n",
+       jvp={"a": f"np.linalg.matrix_power(np.block([[a, t], [np.zeros_like(a), a]]), n)[..., :{_N}, {_N}:]"},
+       a=f"np.linalg.matrix_power(np.block([[{_AT}, g], [np.zeros_like(a), {_AT}]]), n)[..., :{_N}, {_N}:]")
+_V = "np.linalg.eigh(a, UPLO)[1]"
+_S = f"({_V} * np.expand_dims(g, -2)) @ np.swapaxes({_V}, -1, -2)"
+defvjp(np.linalg.eigvalsh, "a, UPLO='L'",
+       jvp={"a": f"np.sum({_V} * (read_triangle(t, UPLO == 'L') @ {_V}), axis=-2)"},
+       a=f"(np.tril(2.0 * {_S}) if UPLO == 'L' else np.triu(2.0 * {_S})) - {_S} * np.eye({_N})")
+_EV = "real_eigenvalues(np.linalg.eig(a)[1], 'np.linalg.eigvals')"
+defvjp(np.linalg.eigvals, "a",
+       jvp={"a": f"np.sum(np.swapaxes(np.linalg.inv({_EV}), -1, -2) * (t @ {_EV}), axis=-2)"},
+       a=f"np.swapaxes(np.linalg.inv({_EV}), -1, -2) @ (np.expand_dims(g, -1) * np.swapaxes({_EV}, -1, -2))")
+
+# --- the helpers above (so that s2sad can differentiate its own output) -------------------
+defvjp(rm.sequence_grad, "ct, x", containers=("ct",), returns_container=True, linear="joint",
+       ct="sequence_grad(g, ct)")
+defvjp(rm.take_along_axis_grad, "ct, arr, indices, axis=-1", linear="joint",
+       ct="np.take_along_axis(g, indices, axis)")
+defvjp(rm.median_grad, "ct, a, axis=None, keepdims=False", linear="joint",
+       ct="np.sum(median_grad(np.ones_like(ct), a, axis, keepdims) * g, axis=axis, keepdims=keepdims)")
+defvjp(rm.block_grad, "ct, arrays", returns_container=True, linear="joint", ct="np.block(g)")
+defvjp(rm.meshgrid_grad, "ct, k, indexing, x1, x2=None, x3=None", containers=("ct",), linear="joint",
+       ct="meshgrid_grad_transpose(g, k, indexing, x1, x2, x3)")
+defvjp(rm.meshgrid_grad_transpose, "h, k, indexing, x1, x2=None, x3=None", returns_container=True,
+       linear="joint", h="meshgrid_grad(g, k, indexing, x1, x2, x3)")
+defvjp(rm.convolve_grad, "ct, x, other, mode='full'", linear="each",
+       ct="convolve_full(g, other, mode)", other="convolve_grad(ct, other, g, mode)")
+defvjp(rm.select_grad, "ct, condlist, choicelist", returns_container=True, linear="joint",
+       ct="np.select(condlist, g, 0)")
+defvjp(rm.read_triangle, "t, lower", linear="joint",
+       t="(np.tril(g + np.swapaxes(g, -1, -2)) if lower else np.triu(g + np.swapaxes(g, -1, -2))) "
+         "- g * np.eye(np.shape(g)[-1])")
+defvjp(rm.cov_matrix, "cov, like", linear="joint", cov="cov_matrix_grad(g, cov)")
+defvjp(rm.cov_matrix_grad, "ct, cov", linear="joint", ct="cov_matrix(g, ct)")
+defvjp(rm.real_eigenvalues, "w, name", linear="joint", w="g")
+REGISTRY.declare_nondifferentiable(rm.partition_indices)
+
+# --- integration and vector norms ------------------------------------------------------
+# trapezoid along the last axis (after moving ``axis`` there): with spacings d = diff(x),
+# y gets weights (d[i - 1] + d[i]) / 2 and x gets (s[i - 1] - s[i]) / 2, s[i] = y[i] + y[i + 1]
+_XM = "(np.moveaxis(x, axis, -1) if np.ndim(x) > 1 else x)"
+_D = f"np.diff({_XM}, axis=-1)"
+_ZD = f"np.zeros_like({_D}[..., :1])"
+_UNIFORM = "dx * np.where(np.arange(np.shape(y)[axis]) % (np.shape(y)[axis] - 1) == 0, 0.5, 1.0)"
+_WEIGHTS = (f"({_UNIFORM} if isinstance(x, type(None)) else "
+            f"0.5 * (np.concatenate([{_D}, {_ZD}], axis=-1) + np.concatenate([{_ZD}, {_D}], axis=-1)))")
+_YM = "np.moveaxis(y, axis, -1)"
+_SUMS = f"({_YM}[..., :-1] + {_YM}[..., 1:])"
+_ZS = f"np.zeros_like({_SUMS}[..., :1])"
+_DX = f"(0.5 * (np.concatenate([{_ZS}, {_SUMS}], axis=-1) - np.concatenate([{_SUMS}, {_ZS}], axis=-1)))"
+for trapezoid in [getattr(np, name) for name in ("trapezoid", "trapz") if hasattr(np, name)]:
+    defvjp(trapezoid, "y, x=None, dx=1.0, axis=-1",
+           jvp={"y": "np.trapezoid(t, x, dx, axis)", "dx": "t * np.trapezoid(y, axis=axis)",
+                "x": f"np.sum({_DX} * (np.moveaxis(t, axis, -1) if np.ndim(t) > 1 else t), axis=-1)"},
+           y=f"unbroadcast(np.moveaxis(np.expand_dims(g, -1) * {_WEIGHTS}, -1, axis), y)",
+           dx="unbroadcast(g * np.trapezoid(y, axis=axis), dx)",
+           x=f"np.moveaxis(np.expand_dims(g, -1) * {_DX}, -1, axis) if np.ndim(x) > 1 else "
+             f"np.sum(np.reshape(np.expand_dims(g, -1) * {_DX}, (-1, np.shape(x)[0])), axis=0)")
+# vector_norm over one axis or all (a tuple of axes would be a matrix norm to norm_grad)
+_VN = ("np.reshape(norm_grad(np.reshape({g}, ()), np.ravel(x), np.reshape(ans, ()), ord), np.shape(x)) "
+       "if isinstance(axis, type(None)) else norm_grad({g}, x, ans, ord, one_axis(axis), keepdims)")
+defvjp(np.linalg.vector_norm, "x, *, axis=None, keepdims=False, ord=2",
+       jvp={"x": f"np.sum(({_VN.format(g='np.ones_like(ans)')}) * t, axis=axis, keepdims=keepdims)"},
+       x=_VN.format(g="g"))
+REGISTRY.declare_nondifferentiable(rm.one_axis)
+
+# --- weighted averages ----------------------------------------------------------------------
+# average = sum(w a) / sum(w) along axis, w the weights laid out like a (1-d weights along axis)
+_LAY = "({w} if np.ndim({w}) == np.ndim(a) else np.reshape({w}, axis_shape(a, axis)))"
+_WB = f"(np.ones_like(a) if isinstance(weights, type(None)) else {_LAY.format(w='weights')})"
+_SW = f"reduce_grad(np.sum({_WB} * np.ones_like(a), axis=axis, keepdims=keepdims), a, axis, keepdims)"
+_AVG, _GAVG = "(ans[0] if returned else ans)", "(g[0] if returned else g)"
+_WBAR = (f"(reduce_grad({_GAVG}, a, axis, keepdims) * (a - reduce_grad({_AVG}, a, axis, keepdims)) / {_SW}"
+         f" + (reduce_grad(g[1], a, axis, keepdims) if returned else 0.0))")
+_SUM_KEEP = "np.sum({x}, axis=axis, keepdims=keepdims)"
+
+
+def _average_tangent(x: str, y: str) -> str:
+    return f"({x}, {y}) if returned else {x}"
+
+
+_TB = _LAY.format(w="t")
+_SWR = _SUM_KEEP.format(x=f"{_WB} * np.ones_like(a)")
+defvjp(np.average, "a, axis=None, weights=None, returned=False, *, keepdims=False", returns_container=True,
+       jvp={"a": _average_tangent(f"{_SUM_KEEP.format(x=f't * {_WB}')} / {_SWR}", "np.zeros_like(ans[1])"),
+            "weights": _average_tangent(
+                f"{_SUM_KEEP.format(x=f'{_TB} * (a - reduce_grad({_AVG}, a, axis, keepdims))')} / {_SWR}",
+                _SUM_KEEP.format(x=f"{_TB} * np.ones_like(a)"))},
+       a=f"reduce_grad({_GAVG}, a, axis, keepdims) * {_WB} / {_SW}",
+       weights=f"unbroadcast({_WBAR}, weights) if np.ndim(weights) == np.ndim(a) else "
+               f"np.sum(np.reshape(np.moveaxis({_WBAR}, axis, -1), (-1, np.shape(weights)[0])), axis=0)")
+REGISTRY.declare_nondifferentiable(rm.axis_shape)
+
+# --- interpolation --------------------------------------------------------------------------
+# np.interp is linear in fp (and in left, right), piecewise linear in x (the slope of x's cell,
+# taken from the left at a knot)
+_ENDS = ("None if isinstance(left, type(None)) else 0.0", "None if isinstance(right, type(None)) else 0.0")
+defvjp(np.interp, "x, xp, fp, left=None, right=None",
+       refuse={"xp": "s2sad does not differentiate np.interp with respect to xp; pass constants"},
+       jvp={"x": "t * interp_slope(x, xp, fp)", "fp": f"np.interp(x, xp, t, {_ENDS[0]}, {_ENDS[1]})",
+            "left": "t * (np.asarray(x) < xp[0])", "right": "t * (np.asarray(x) > xp[-1])"},
+       x="unbroadcast(g * interp_slope(x, xp, fp), x)", fp="interp_grad_fp(g, x, xp, fp, left, right)",
+       left="unbroadcast(np.sum(np.where(np.asarray(x) < xp[0], g, 0.0)), left)",
+       right="unbroadcast(np.sum(np.where(np.asarray(x) > xp[-1], g, 0.0)), right)")
+defvjp(rm.interp_slope, "x, xp, fp", linear="joint", fp="interp_slope_grad(g, x, xp, fp)")
+defvjp(rm.interp_slope_grad, "ct, x, xp, fp", linear="joint", ct="unbroadcast(interp_slope(x, xp, g), ct)")
+defvjp(rm.interp_grad_fp, "ct, x, xp, fp, left=None, right=None", linear="joint",
+       ct=f"unbroadcast(np.interp(x, xp, g, {_ENDS[0]}, {_ENDS[1]}), ct)")
+
+# --- finite differences ---------------------------------------------------------------------
+defvjp(np.gradient, "f, *varargs, axis=None, edge_order=1", returns_container=True, linear="joint",
+       refuse={"varargs": "s2sad does not differentiate np.gradient with respect to the spacing; "
+                          "pass constants"},
+       f="gradient_grad(g, f, varargs, axis, edge_order)")
+defvjp(rm.gradient_grad, "ct, f, spacing, axis=None, edge_order=1", containers=("ct",), linear="joint",
+       ct="np.gradient(g, *spacing, axis=axis, edge_order=edge_order)")

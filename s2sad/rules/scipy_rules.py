@@ -1,0 +1,234 @@
+"""Gradient rules for SciPy: special functions, distributions, linear algebra, convolution.
+
+Imported by the registry the first time it looks up a rule after SciPy has been
+imported (``import s2sad`` does not import SciPy).  The methods of the
+``scipy.stats`` distributions are bound methods of singleton objects
+(``scipy.stats.norm.logpdf``), keyed by object and method.
+
+Conventions: a parameter with no derivative s2sad computes (the shape parameters of
+``cdf``/``sf``, discrete arguments, the order of Bessel functions) is refused, at the
+user's call, when a value that carries a gradient reaches it.  ``cholesky``,
+``solve_triangular`` and ``cho_solve`` read one triangle: the gradient lies on it;
+``multivariate_normal`` reads the lower triangle of its covariance.
+"""
+from __future__ import annotations
+
+from scipy import linalg, signal, special, stats
+
+from .registry import REGISTRY, USER_OBJECTS
+
+_BEFORE = frozenset(REGISTRY.rules)
+
+
+
+def defvjp(fun, params: str, **kwargs) -> None:
+    """``REGISTRY.defvjp``, naming ``fun`` by its public name (``scipy.special.expit``)."""
+    if "name" not in kwargs:
+        kwargs["name"] = next(f"scipy.{module.__name__.split('.')[-1]}.{name}"
+                              for module in (special, linalg, signal) for name, value in vars(module).items()
+                              if value is fun and not name.startswith("_"))
+    REGISTRY.defvjp(fun, params, **kwargs)
+
+
+# the SciPy functions that rule templates call, by the names the templates use
+USER_OBJECTS.update({name: getattr(special, name) for name in (
+    "digamma", "polygamma", "iv", "ive", "jv", "yv", "i0", "i1", "i0e", "i1e", "j0", "j1", "y0", "y1")})
+USER_OBJECTS.update(expm=linalg.expm, solve_triangular=linalg.solve_triangular,
+                    solve_sylvester=linalg.solve_sylvester, cho_solve=linalg.cho_solve)
+
+
+def unary(fun, vjp: str) -> None:
+    """An elementwise function of ``x``; ``vjp`` is linear and elementwise in ``g``."""
+    defvjp(fun, "x", elementwise=True, x=vjp)
+
+
+def binary(fun, params: str, refuse: dict[str, str] | None = None, **vjps: str) -> None:
+    """A broadcasting elementwise function of two arguments."""
+    defvjp(fun, params, broadcast=tuple(p.strip() for p in params.split(",")), elementwise=True,
+           refuse=refuse, **vjps)
+
+
+_ORDER = {"v": "s2sad does not differentiate with respect to the order; pass a constant"}
+
+# --- scipy.special ---------------------------------------------------------------------
+unary(special.expit, "g * ans * (1.0 - ans)")
+unary(special.logit, "g / (x * (1.0 - x))")
+unary(special.log_expit, "-g * np.expm1(ans)")
+unary(special.erf, "g * (2.0 / np.pi ** 0.5) * np.exp(-x ** 2)")
+unary(special.erfc, "-g * (2.0 / np.pi ** 0.5) * np.exp(-x ** 2)")
+unary(special.erfinv, "g * (np.pi ** 0.5 / 2.0) * np.exp(ans ** 2)")
+unary(special.erfcinv, "-g * (np.pi ** 0.5 / 2.0) * np.exp(ans ** 2)")
+unary(special.gamma, "g * ans * digamma(x)")
+unary(special.gammaln, "g * digamma(x)")
+unary(special.digamma, "g * polygamma(1, x)")
+unary(special.entr, "-g * (np.log(x) + 1.0)")
+unary(special.i0, "g * i1(x)")
+unary(special.i1, "g * 0.5 * (i0(x) + iv(2, x))")
+unary(special.i0e, "g * (i1e(x) - np.sign(x) * ans)")
+unary(special.i1e, "g * (0.5 * (i0e(x) + ive(2, x)) - np.sign(x) * ans)")
+unary(special.j0, "-g * j1(x)")
+unary(special.j1, "g * 0.5 * (j0(x) - jv(2, x))")
+unary(special.y0, "-g * y1(x)")
+unary(special.y1, "g * 0.5 * (y0(x) - yv(2, x))")
+binary(special.polygamma, "n, x", x="g * polygamma(n + 1, x)",
+       refuse={"n": "s2sad does not differentiate with respect to the order n; pass a constant"})
+binary(special.iv, "v, z", refuse=_ORDER, z="g * 0.5 * (iv(v - 1, z) + iv(v + 1, z))")
+binary(special.ive, "v, z", refuse=_ORDER, z="g * (0.5 * (ive(v - 1, z) + ive(v + 1, z)) - np.sign(z) * ans)")
+binary(special.jv, "v, z", refuse=_ORDER, z="g * 0.5 * (jv(v - 1, z) - jv(v + 1, z))")
+binary(special.yv, "v, z", refuse=_ORDER, z="g * 0.5 * (yv(v - 1, z) - yv(v + 1, z))")
+binary(special.beta, "a, b", a="g * ans * (digamma(a) - digamma(a + b))",
+       b="g * ans * (digamma(b) - digamma(a + b))")
+binary(special.betaln, "a, b", a="g * (digamma(a) - digamma(a + b))", b="g * (digamma(b) - digamma(a + b))")
+binary(special.xlogy, "x, y", x="g * np.log(y)", y="g * np.where(x == 0, 0.0, x / y)")
+binary(special.xlog1py, "x, y", x="g * np.log1p(y)", y="g * np.where(x == 0, 0.0, x / (1.0 + y))")
+binary(special.rel_entr, "x, y", x="g * (np.log(x / y) + 1.0)", y="-g * x / y")
+defvjp(special.multigammaln, "a, d", elementwise=True,
+       a="g * np.sum(digamma(np.expand_dims(a, -1) - np.arange(d) / 2.0), axis=-1)")
+defvjp(special.softmax, "x, axis=None", jvp={"x": "ans * (t - np.sum(t * ans, axis=axis, keepdims=True))"},
+       x="ans * (g - np.sum(g * ans, axis=axis, keepdims=True))")
+defvjp(special.log_softmax, "x, axis=None",
+       jvp={"x": "t - np.sum(np.exp(ans) * t, axis=axis, keepdims=True)"},
+       x="g - np.exp(ans) * np.sum(g, axis=axis, keepdims=True)")
+# logsumexp: log |sum(b exp(a))|, and its sign with return_sign=True (which carries no gradient)
+_L, _SIGN, _G = "(ans[0] if return_sign else ans)", "(ans[1] if return_sign else 1.0)", "(g[0] if return_sign else g)"
+_B = "(1.0 if isinstance(b, type(None)) else b)"
+_W = f"np.exp(a - reduce_grad({_L}, a, axis, keepdims))"  # exp(a - lse), in a's shape
+_GW = f"reduce_grad({_G} * {_SIGN}, a, axis, keepdims) * {_W}"
+
+
+def _lse_tangent(term: str) -> str:
+    x = f"np.sum({term} * t, axis=axis, keepdims=keepdims) * {_SIGN}"
+    return f"({x}, np.zeros_like(ans[1])) if return_sign else {x}"
+
+
+defvjp(special.logsumexp, "a, axis=None, b=None, keepdims=False, return_sign=False", returns_container=True,
+       jvp={"a": _lse_tangent(f"{_B} * {_W}"), "b": _lse_tangent(_W)},
+       a=f"unbroadcast({_GW} * {_B}, a)", b=f"unbroadcast({_GW}, b)")
+
+# --- scipy.stats -------------------------------------------------------------------------
+# A location-scale family: logpdf(x) = l(z) - log(scale) with z = (x - loc) / scale; its rules
+# need dl/dz (``score``) and dl/ds for each shape parameter s.
+_Z = "((x - loc) / scale)"
+_NO_SHAPE_CDF = ("s2sad does not differentiate a distribution function with respect to its shape "
+                 "parameters; pass a constant")
+_DISCRETE = "a count (or a shift of one) has no derivative; pass a constant or stop_gradient(...)"
+
+
+def location_scale(name: str, shapes: str, score: str, **shape_scores: str) -> None:
+    dist = getattr(stats, name)
+    score = score.format(z=_Z)
+    params = f"x, {shapes + ', ' if shapes else ''}loc=0.0, scale=1.0"
+    broadcast = tuple(p.split("=")[0].strip() for p in params.split(","))
+    log_vjps = {"x": f"{{g}} * {score} / scale", "loc": f"-{{g}} * {score} / scale",
+                "scale": f"-{{g}} * ({score} * {_Z} + 1.0) / scale",
+                **{s: f"{{g}} * ({v.format(z=_Z)})" for s, v in shape_scores.items()}}
+    defvjp(dist.logpdf, params, name=f"scipy.stats.{name}.logpdf", broadcast=broadcast, elementwise=True,
+           **{p: v.format(g="g") for p, v in log_vjps.items()})
+    defvjp(dist.pdf, params, name=f"scipy.stats.{name}.pdf", broadcast=broadcast, elementwise=True,
+           **{p: v.format(g="(g * ans)") for p, v in log_vjps.items()})
+    args = ", ".join(broadcast)
+    USER_OBJECTS[f"{name}_pdf"], USER_OBJECTS[f"{name}_logpdf"] = dist.pdf, dist.logpdf
+    pdf, ratio = f"{name}_pdf({args})", f"np.exp({name}_logpdf({args}) - ans)"
+    refuse = {s: _NO_SHAPE_CDF for s in shape_scores}
+    for method, density, sign in (("cdf", pdf, ""), ("sf", pdf, "-"), ("logcdf", ratio, "")):
+        defvjp(getattr(dist, method), params, name=f"scipy.stats.{name}.{method}", broadcast=broadcast,
+               elementwise=True, refuse=refuse, x=f"{sign}g * {density}", loc=f"{'' if sign else '-'}g * {density}",
+               scale=f"{'' if sign else '-'}g * {density} * {_Z}")
+
+
+location_scale("norm", "", "(-{z})")
+location_scale("logistic", "", "(-np.tanh({z} / 2.0))")
+location_scale("laplace", "", "(-np.sign({z}))")
+location_scale("expon", "", "(-1.0)")
+location_scale("t", "df", "(-(df + 1.0) * {z} / (df + {z} ** 2))",
+               df="0.5 * (digamma((df + 1.0) / 2.0) - digamma(df / 2.0) - 1.0 / df - np.log1p({z} ** 2 / df)"
+                  " + (df + 1.0) * {z} ** 2 / (df * (df + {z} ** 2)))")
+location_scale("gamma", "a", "((a - 1.0) / {z} - 1.0)", a="np.log({z}) - digamma(a)")
+location_scale("beta", "a, b", "((a - 1.0) / {z} - (b - 1.0) / (1.0 - {z}))",
+               a="np.log({z}) - digamma(a) + digamma(a + b)", b="np.log1p(-{z}) - digamma(b) + digamma(a + b)")
+
+_K = "(k - loc)"
+for method, g in (("logpmf", "g"), ("pmf", "(g * ans)")):
+    defvjp(getattr(stats.poisson, method), "k, mu, loc=0", name=f"scipy.stats.poisson.{method}",
+           broadcast=("k", "mu", "loc"), elementwise=True, refuse={"k": _DISCRETE, "loc": _DISCRETE},
+           mu=f"{g} * ({_K} / mu - 1.0)")
+    defvjp(getattr(stats.binom, method), "k, n, p, loc=0", name=f"scipy.stats.binom.{method}",
+           broadcast=("k", "n", "p", "loc"), elementwise=True,
+           refuse={"k": _DISCRETE, "n": _DISCRETE, "loc": _DISCRETE},
+           p=f"{g} * ({_K} / p - (n - {_K}) / (1.0 - p))")
+
+# multivariate_normal: with r = x - mean and s = cov^-1 r (a row per sample), logpdf has
+# gradient -s for x, s for mean and (s s^T - cov^-1) / 2 for cov
+_M = "(0.0 if isinstance(mean, type(None)) else mean)"
+_C = "cov_matrix(cov, mean)"
+_D = f"np.shape({_C})[-1]"
+_S = f"np.swapaxes(np.linalg.solve({_C}, np.swapaxes(np.reshape(x - {_M}, (-1, {_D})), -1, -2)), -1, -2)"
+_MVN = {"x": f"np.reshape(-np.reshape({{g}}, (-1, 1)) * {_S}, np.shape(x))",
+        "mean": f"np.reshape(np.sum(np.reshape({{g}}, (-1, 1)) * {_S}, axis=0), np.shape(mean))",
+        "cov": f"cov_matrix_grad(0.5 * (np.swapaxes(np.reshape({{g}}, (-1, 1)) * {_S}, -1, -2) @ {_S} "
+               f"- np.sum({{g}}) * np.linalg.inv({_C})), cov)"}
+_MVN_T = {"x": f"np.reshape(-np.sum(np.reshape(t, (-1, {_D})) * {_S}, axis=-1), np.shape(ans))",
+          "mean": f"np.reshape(np.sum(np.reshape(t, (1, -1)) * {_S}, axis=-1), np.shape(ans))",
+          "cov": f"np.reshape(0.5 * np.sum({_S} * ({_S} @ cov_matrix(t, mean)), axis=-1) - 0.5 * "
+                 f"np.trace(np.linalg.solve({_C}, cov_matrix(t, mean))), np.shape(ans))"}
+for method, g, factor in (("logpdf", "g", ""), ("pdf", "(g * ans)", "ans * ")):
+    defvjp(getattr(stats.multivariate_normal, method), "x, mean=None, cov=1, allow_singular=False",
+           name=f"scipy.stats.multivariate_normal.{method}",
+           jvp={p: f"{factor}({v})" for p, v in _MVN_T.items()}, **{p: v.format(g=g) for p, v in _MVN.items()})
+# dirichlet: the last axis of x holds the components
+_DIRICHLET = "(digamma(np.sum(alpha)) - digamma(alpha) + np.log(x))"
+defvjp(stats.dirichlet.logpdf, "x, alpha", name="scipy.stats.dirichlet.logpdf",
+       jvp={"x": "np.sum((alpha - 1.0) / x * t, axis=-1)", "alpha": f"np.sum({_DIRICHLET} * t, axis=-1)"},
+       x="np.expand_dims(g, -1) * (alpha - 1.0) / x",
+       alpha=f"unbroadcast(np.expand_dims(g, -1) * {_DIRICHLET}, alpha)")
+
+# --- scipy.linalg -------------------------------------------------------------------------
+defvjp(linalg.det, "a, overwrite_a=False, check_finite=True",
+       jvp={"a": "ans * np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)"},
+       a="np.expand_dims(g * ans, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)")
+defvjp(linalg.inv, "a, overwrite_a=False, check_finite=True", jvp={"a": "-ans @ t @ ans"},
+       a="-np.swapaxes(ans, -1, -2) @ g @ np.swapaxes(ans, -1, -2)")
+# scipy's cholesky is upper triangular unless lower=True, and reads that triangle of a
+defvjp(linalg.cholesky, "a, lower=False, overwrite_a=False, check_finite=True",
+       jvp={"a": "cholesky_jvp(t, ans, not lower)"}, a="cholesky_grad(g, ans, not lower)")
+# x = op(a)^-1 b with op(a) = a or a^T (trans), a triangular (the other triangle unread)
+_T = "(0 if trans in (0, 'N') else 1)"
+_GB = "solve_triangular(a, g, 1 - {t}, lower, unit_diagonal)".format(t=_T)
+_TRI = "(np.tril({m}, -int(unit_diagonal)) if lower else np.triu({m}, int(unit_diagonal)))"
+_OUTER = "(np.reshape({u}, (np.shape(a)[-1], -1)) @ np.swapaxes(np.reshape({v}, (np.shape(a)[-1], -1)), -1, -2))"
+defvjp(linalg.solve_triangular, "a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, "
+                                "check_finite=True",
+       jvp={"b": f"solve_triangular(a, t, {_T}, lower, unit_diagonal)",
+            "a": f"-solve_triangular(a, np.reshape((np.swapaxes({_TRI.format(m='t')}, -1, -2) if {_T} else "
+                 f"{_TRI.format(m='t')}) @ np.reshape(ans, (np.shape(a)[-1], -1)), np.shape(ans)), {_T}, lower, "
+                 f"unit_diagonal)"},
+       b=_GB,
+       a=_TRI.format(m=f"-({_OUTER.format(u='ans', v=_GB)} if {_T} else {_OUTER.format(u=_GB, v='ans')})"))
+defvjp(linalg.cho_solve, "c_and_lower, b, overwrite_b=False, check_finite=True", linear="joint",
+       refuse={"c_and_lower": "s2sad differentiates scipy.linalg.cho_solve with respect to b only; for a "
+                              "gradient with respect to the factor, write np.linalg.solve(c @ c.T, b)"},
+       b="cho_solve(c_and_lower, g)")
+# the derivative of a matrix function at a in direction e is the upper right block of the
+# function of [[a, e], [0, a]]; the adjoint is the same at a's transpose
+_N = "np.shape(A)[-1]"
+_AT = "np.swapaxes(A, -1, -2)"
+defvjp(linalg.expm, "A", jvp={"A": f"expm(np.block([[A, t], [np.zeros_like(A), A]]))[..., :{_N}, {_N}:]"},
+       A=f"expm(np.block([[{_AT}, g], [np.zeros_like(A), {_AT}]]))[..., :{_N}, {_N}:]")
+# X = sqrtm(A): dX X + X dX = dA, a Sylvester equation
+defvjp(linalg.sqrtm, "A, disp=True, blocksize=64", jvp={"A": "solve_sylvester(ans, ans, t)"},
+       A="solve_sylvester(np.swapaxes(ans, -1, -2), np.swapaxes(ans, -1, -2), g)")
+_Q = "solve_sylvester(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2), g)"
+defvjp(linalg.solve_sylvester, "a, b, q",
+       jvp={"q": "solve_sylvester(a, b, t)", "a": "solve_sylvester(a, b, -t @ ans)",
+            "b": "solve_sylvester(a, b, -ans @ t)"},
+       q=_Q, a=f"-{_Q} @ np.swapaxes(ans, -1, -2)", b=f"-np.swapaxes(ans, -1, -2) @ {_Q}")
+
+# --- scipy.signal ---------------------------------------------------------------------------
+defvjp(signal.convolve, "in1, in2, mode='full', method='auto'", linear="each",
+       in1="convolve_grad(g, in1, in2, mode)", in2="convolve_grad(g, in2, in1, mode)")
+# correlate(in1, in2) is convolve(in1, in2 flipped along every axis)
+defvjp(signal.correlate, "in1, in2, mode='full', method='auto'", linear="each",
+       in1="convolve_grad(g, in1, np.flip(in2), mode)", in2="np.flip(convolve_grad(g, np.flip(in2), in1, mode))")
+
+#: The rules this module declares (s2sad's own, listed in the README).
+BUILTIN_RULES: frozenset[int] = frozenset(REGISTRY.rules) - _BEFORE

@@ -1,0 +1,285 @@
+"""Run-time helpers for the rules of :mod:`s2sad.rules.numpy_more_rules` and
+:mod:`s2sad.rules.scipy_rules`, called by generated gradient code.
+
+Each helper has a declared rule (next to the rules that use it), so differentiating
+generated code never reads a helper's source.  SciPy is imported only inside the
+helpers that need it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .errors import S2SADError
+
+__all__ = [
+    "sequence_grad",
+    "take_along_axis_grad",
+    "partition_indices",
+    "median_grad",
+    "block_grad",
+    "meshgrid_grad",
+    "meshgrid_grad_transpose",
+    "convolve_full",
+    "convolve_grad",
+    "read_triangle",
+    "cov_matrix",
+    "cov_matrix_grad",
+    "real_eigenvalues",
+    "select_grad",
+    "one_axis",
+    "axis_shape",
+    "interp_slope",
+    "interp_slope_grad",
+    "interp_grad_fp",
+    "gradient_grad",
+]
+
+
+def sequence_grad(g: Any, x: Any) -> Any:
+    """Gradient of ``tuple(x)``/``list(x)``/``dict(x)``: ``g`` in the form of ``x``."""
+    if isinstance(x, dict):
+        return {k: g[k] for k in x}
+    if isinstance(x, (list, tuple)):
+        return type(x)(g)
+    return np.reshape(np.asarray(list(g), dtype=np.result_type(x)), np.shape(x))
+
+
+def take_along_axis_grad(g: Any, arr: Any, indices: Any, axis: Any = -1) -> Any:
+    """Gradient of ``np.take_along_axis(arr, indices, axis)``: g added back where it was taken."""
+    arr = np.asarray(arr)
+    out = np.zeros(arr.size if axis is None else arr.shape, dtype=np.result_type(g, arr))
+    axis = 0 if axis is None else axis % arr.ndim
+    index = list(np.ix_(*(np.arange(n) for n in np.shape(indices))))
+    index[axis] = indices
+    np.add.at(out, tuple(np.broadcast_arrays(*index)), g)
+    return np.reshape(out, arr.shape)
+
+
+def partition_indices(a: Any, ans: Any, axis: Any = -1) -> Any:
+    """Indices ``i`` along ``axis`` with ``np.take_along_axis(a, i, axis)`` equal to ``ans``,
+    a permutation of ``a`` (``np.partition``'s result)."""
+    if axis is None:
+        a, axis = np.ravel(a), 0
+    order = np.argsort(a, axis=axis, kind="stable")
+    rank = np.argsort(np.argsort(ans, axis=axis, kind="stable"), axis=axis, kind="stable")
+    return np.take_along_axis(order, rank, axis=axis)
+
+
+def median_grad(g: Any, a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """Gradient of ``np.median(a, axis)``: ``g`` to the middle entry, or half to each of the
+    two middle entries (their positions in sorted order)."""
+    a = np.asarray(a)
+    flat = axis is None
+    x = np.ravel(a) if flat else _last(a, (axis,) if np.ndim(axis) == 0 else tuple(axis))
+    n = x.shape[-1]
+    weights = np.zeros(n, dtype=np.result_type(a, g, 1.0))
+    weights[(n - 1) // 2] += 0.5
+    weights[n // 2] += 0.5
+    order = np.argsort(x, axis=-1, kind="stable")
+    grad_sorted = np.expand_dims(np.reshape(g, x.shape[:-1]), -1) * weights
+    out = np.zeros_like(grad_sorted)
+    np.put_along_axis(out, order, grad_sorted, axis=-1)
+    if flat:
+        return np.reshape(out, a.shape)
+    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    axes = tuple(ax % a.ndim for ax in axes)
+    rest = [i for i in range(a.ndim) if i not in axes]
+    out = np.reshape(out, tuple(a.shape[i] for i in rest) + tuple(a.shape[i] for i in axes))
+    return np.transpose(out, np.argsort(rest + list(axes)))
+
+
+def _last(a: np.ndarray, axis: Any) -> np.ndarray:
+    """``a`` with the axes ``axis`` (a tuple) moved to the end and merged into one."""
+    axes = tuple(ax % a.ndim for ax in axis)
+    rest = [i for i in range(a.ndim) if i not in axes]
+    moved = np.transpose(a, rest + list(axes))
+    return np.reshape(moved, moved.shape[:len(rest)] + (-1,))
+
+
+def block_grad(g: Any, arrays: Any) -> Any:
+    """Gradient of ``np.block(arrays)``: ``g`` cut into the nested lists of ``arrays``."""
+    depth, item = 0, arrays
+    while isinstance(item, list):
+        depth, item = depth + 1, item[0] if item else None
+
+    def cut(g: Any, item: Any, level: int) -> Any:
+        if not isinstance(item, list):
+            return np.reshape(g, np.shape(item))
+        axis = level - depth
+        out, start = [], 0
+        for sub in item:
+            shape = np.shape(np.block(sub)) if isinstance(sub, list) else np.shape(sub)
+            size = shape[axis] if len(shape) >= -axis else 1
+            index = (slice(None),) * (np.ndim(g) + axis) + (slice(start, start + size),)
+            out.append(cut(g[index], sub, level + 1))
+            start += size
+        return out
+
+    return cut(np.asarray(g), arrays, 0)
+
+
+def _grid_axis(k: int, ndim: int, indexing: str) -> int:
+    return (1 - k if k < 2 else k) if indexing == "xy" and ndim >= 2 else k
+
+
+def meshgrid_grad(g: Any, k: int, indexing: str, x1: Any, x2: Any = None, x3: Any = None) -> Any:
+    """Gradient of ``np.meshgrid(x1, x2, x3)`` for ``x_k``: its grid summed over the other axes."""
+    grid = np.asarray(g[k])
+    axis = _grid_axis(k, grid.ndim, indexing)
+    summed = np.sum(grid, axis=tuple(i for i in range(grid.ndim) if i != axis))
+    return np.reshape(summed, np.shape((x1, x2, x3)[k]))
+
+
+def meshgrid_grad_transpose(h: Any, k: int, indexing: str, x1: Any, x2: Any = None,
+                            x3: Any = None) -> Any:
+    """The transpose of :func:`meshgrid_grad`: ``h`` spread along slot ``k`` of the grids."""
+    grids = np.meshgrid(*(x for x in (x1, x2, x3) if x is not None), indexing=indexing)
+    shape = grids[0].shape
+    axis = _grid_axis(k, len(shape), indexing)
+    spread = np.broadcast_to(np.reshape(h, tuple(-1 if i == axis else 1 for i in range(len(shape)))),
+                             shape)
+    return [spread if i == k else np.zeros_like(grid) for i, grid in enumerate(grids)]
+
+
+def convolve_full(a: Any, v: Any, mode: str = "full") -> Any:
+    """``np.convolve`` for 1-d arrays, ``scipy.signal.convolve`` otherwise."""
+    if np.ndim(a) <= 1 and np.ndim(v) <= 1:
+        return np.convolve(a, v, mode)
+    from scipy import signal
+
+    return signal.convolve(a, v, mode)
+
+
+def convolve_grad(g: Any, x: Any, other: Any, mode: str = "full") -> Any:
+    """Gradient for ``x`` of ``convolve(x, other, mode)``: ``g`` placed in the full output,
+    correlated with ``other``."""
+    shape = tuple(np.add(np.shape(x), np.shape(other)) - 1)
+    full = np.zeros(shape, dtype=np.result_type(g, x, other))
+    start = [(n - m) // 2 for n, m in zip(shape, np.shape(g))]
+    full[tuple(slice(s, s + m) for s, m in zip(start, np.shape(g)))] = g
+    flipped = np.flip(other) if np.ndim(other) else other
+    return convolve_full(full, flipped, "valid").astype(full.dtype, copy=False)
+
+
+def read_triangle(t: Any, lower: bool) -> Any:
+    """The symmetric matrix a function that reads one triangle of ``t`` sees."""
+    tri = np.tril(t) if lower else np.triu(t)
+    return tri + np.swapaxes(tri, -1, -2) - tri * np.eye(np.shape(t)[-1], dtype=np.result_type(t))
+
+
+def cov_matrix(cov: Any, like: Any) -> Any:
+    """A covariance as ``scipy.stats.multivariate_normal`` reads it: a number times the
+    identity (of the size of the last axis of ``like``, the mean; 1 without one), a vector
+    on the diagonal, or (the lower triangle of) a matrix."""
+    d = np.shape(like)[-1] if np.ndim(like) else 1
+    if np.ndim(cov) == 0:
+        return cov * np.eye(d)
+    if np.ndim(cov) == 1:
+        return np.diag(cov)
+    return read_triangle(cov, True)
+
+
+def cov_matrix_grad(g: Any, cov: Any) -> Any:
+    """The transpose of :func:`cov_matrix`: a matrix gradient back in the form of ``cov``."""
+    if np.ndim(cov) == 0:
+        return np.trace(g)
+    if np.ndim(cov) == 1:
+        return np.diagonal(g).copy()
+    return np.tril(g + np.swapaxes(g, -1, -2)) - g * np.eye(np.shape(g)[-1])
+
+
+def real_eigenvalues(w: Any, name: str) -> Any:
+    """``w`` if it is real; else an error (s2sad differentiates real eigenvalues only)."""
+    if np.iscomplexobj(w) and np.any(np.imag(w) != 0):
+        raise S2SADError(f"a gradient reaches {name} of a matrix with complex eigenvalues, which "
+                         f"s2sad does not differentiate (real eigenvalues only)")
+    return np.real(w)
+
+
+def select_grad(g: Any, condlist: Any, choicelist: Any) -> list[Any]:
+    """Gradient of ``np.select(condlist, choicelist)`` for each choice: ``g`` where that
+    choice's condition is the first that holds."""
+    from .runtime import unbroadcast
+
+    taken = np.zeros(np.shape(g), dtype=bool)
+    out = []
+    for cond, choice in zip(condlist, choicelist):
+        mask = np.logical_and(cond, np.logical_not(taken))
+        out.append(unbroadcast(np.where(mask, g, 0), choice))
+        taken = np.logical_or(taken, cond)
+    return out
+
+
+def one_axis(axis: Any) -> Any:
+    """``axis`` if it names one axis; an error for a tuple of axes."""
+    if np.ndim(axis) != 0:
+        raise S2SADError(f"s2sad differentiates np.linalg.vector_norm over one axis or all of them, "
+                         f"not over the axes {tuple(axis)}; reshape the array first")
+    return axis
+
+
+def axis_shape(a: Any, axis: int) -> tuple[int, ...]:
+    """The shape that lays a 1-d array along ``axis`` of ``a``: -1 there, 1 elsewhere."""
+    ndim = np.ndim(a)
+    return tuple(-1 if i == axis % ndim else 1 for i in range(ndim))
+
+
+def _interp_cells(x: Any, xp: Any) -> tuple[Any, Any, Any, Any]:
+    """For np.interp: each x's cell i (xp[i] <= x <= xp[i + 1]), its place w in the cell, and
+    where x is below and above the range of xp."""
+    x, xp = np.asarray(x), np.asarray(xp)
+    i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, len(xp) - 2)
+    w = (x - xp[i]) / (xp[i + 1] - xp[i])
+    return i, w, x < xp[0], x > xp[-1]
+
+
+def interp_slope(x: Any, xp: Any, fp: Any) -> Any:
+    """The derivative of ``np.interp(x, xp, fp)`` in x: the slope of x's cell (from the left
+    at a knot), 0 outside the range of xp."""
+    i, _, below, above = _interp_cells(x, xp)
+    xp, fp = np.asarray(xp), np.asarray(fp)
+    slope = (fp[i + 1] - fp[i]) / (xp[i + 1] - xp[i])
+    return np.where(below | above, 0.0, slope)[()]
+
+
+def interp_slope_grad(g: Any, x: Any, xp: Any, fp: Any) -> Any:
+    """The transpose of :func:`interp_slope` as a (linear) function of ``fp``."""
+    i, _, below, above = _interp_cells(x, xp)
+    xp = np.asarray(xp)
+    h = np.where(below | above, 0.0, np.broadcast_to(g, np.shape(i)) / (xp[i + 1] - xp[i]))
+    out = np.zeros(np.shape(fp), dtype=np.result_type(g, fp, 1.0))
+    np.add.at(out, i, -h)
+    np.add.at(out, i + 1, h)
+    return out
+
+
+def interp_grad_fp(g: Any, x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None) -> Any:
+    """Gradient of ``np.interp(x, xp, fp, left, right)`` for ``fp``: ``g`` shared by the two
+    ends of x's cell (all of it to an end value outside the range, unless left/right given)."""
+    i, w, below, above = _interp_cells(x, xp)
+    g = np.broadcast_to(g, np.shape(i))
+    out = np.zeros(np.shape(fp), dtype=np.result_type(g, fp, 1.0))
+    inside = ~(below | above)
+    np.add.at(out, i, np.where(inside, g * (1 - w), 0.0))
+    np.add.at(out, i + 1, np.where(inside, g * w, 0.0))
+    if left is None:
+        out[0] += np.sum(np.where(below, g, 0.0))
+    if right is None:
+        out[-1] += np.sum(np.where(above, g, 0.0))
+    return out
+
+
+def gradient_grad(g: Any, f: Any, spacing: Any, axis: Any = None, edge_order: int = 1) -> Any:
+    """Gradient of ``np.gradient(f, *spacing, axis=axis, edge_order=edge_order)`` for ``f``:
+    along each axis, the transposed difference matrix applied to that axis's gradient."""
+    f = np.asarray(f)
+    axes = list(range(f.ndim)) if axis is None else [axis] if np.ndim(axis) == 0 else list(axis)
+    grads = list(g) if len(axes) > 1 else [g]
+    out = np.zeros(f.shape, dtype=np.result_type(f, *grads, 1.0))
+    for k, ax in enumerate(axes):
+        step = spacing[k] if len(spacing) > 1 else spacing[0] if spacing else 1.0
+        matrix = np.gradient(np.eye(f.shape[ax]), step, axis=0, edge_order=edge_order)
+        out += np.moveaxis(np.tensordot(matrix.T, np.moveaxis(np.asarray(grads[k]), ax, 0), axes=1), 0, ax)
+    return out

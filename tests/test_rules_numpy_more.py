@@ -1,0 +1,268 @@
+"""The rules of s2sad/rules/numpy_more_rules.py, as a table run like tests/test_rules.py's:
+finite differences in float64 and float32, forward mode against reverse mode, and second
+order (forward over reverse, and reverse over reverse) against finite differences of the
+gradient.  Also: library functions are never traced into, and ``x // y`` has no gradient.
+"""
+from __future__ import annotations
+
+import operator
+import warnings
+import zlib
+from typing import Any
+
+import numpy as np
+import pytest
+
+import s2sad
+import test_rules
+from s2sad.rules import REGISTRY
+from s2sad.errors import NoGradientRuleError, S2SADError, ZeroGradientWarning
+from test_rules import F, Row, build, params
+
+from gradcheck import make_function
+
+# NaNs at fixed places (a NaN in every row), added to the inputs of the NaN-ignoring reductions
+test_rules.NAMESPACE["NANS"] = np.where(np.eye(3, 4, 1, dtype=bool), np.nan, 0.0)
+
+ROWS: list[Row] = [
+    Row("np.nansum(x + NANS)", ((3, 4),), (np.nansum,)),
+    Row("np.nansum(x + NANS, axis=1, keepdims=True)", ((3, 4),), (np.nansum,)),
+    Row("np.nanmean(x + NANS, axis=0)", ((3, 4),), (np.nanmean,)),
+    Row("np.nanmean(x + NANS)", ((3, 4),), (np.nanmean,)),
+    Row("np.nanmax(x + NANS, axis=1)", ((3, 4),), (np.nanmax,)),
+    Row("np.nanmin(x + NANS)", ((3, 4),), (np.nanmin,)),
+    Row("np.nanprod(x + NANS, axis=-1)", ((3, 4),), (np.nanprod,)),
+    Row("np.nanvar(x + NANS, axis=1, ddof=1)", ((3, 4),), (np.nanvar,)),
+    Row("np.nanvar(x)", ((3, 4),), (np.nanvar,), "real"),
+    Row("np.nanstd(x + NANS, axis=1)", ((3, 4),), (np.nanstd,)),
+    Row("np.median(x)", ((3, 4),), (np.median,), "distinct"),
+    Row("np.median(x)", ((5,),), (np.median,), "distinct"),
+    Row("np.median(x, axis=1)", ((3, 5),), (np.median,), "distinct"),
+    Row("np.median(x, axis=0, keepdims=True)", ((4, 3),), (np.median,), "distinct"),
+    Row("np.median(x, axis=(0, 2))", ((2, 3, 3),), (np.median,), "distinct"),
+    Row("np.take_along_axis(x, np.argsort(x, axis=1), axis=1)", ((3, 4),), (np.take_along_axis,), "distinct"),
+    Row("np.take_along_axis(x, np.array([[0, 0], [2, 1], [3, 3]]), 1)", ((3, 4),), (np.take_along_axis,)),
+    Row("np.take_along_axis(x, np.array([5, 0, 5]), None)", ((2, 3),), (np.take_along_axis,)),
+    Row("np.partition(x, 2)", ((3, 5),), (np.partition,), "distinct"),
+    Row("np.partition(x, 1, axis=0)", ((3, 5),), (np.partition,), "distinct"),
+    Row("np.partition(x, (1, 3), axis=None)", ((3, 5),), (np.partition,), "distinct"),
+    Row("np.append(x, y)", ((3, 4), (2,)), (np.append,)),
+    Row("np.append(x, y)", ((3,), F), (np.append,)),
+    Row("np.append(x, y, axis=0)", ((3, 4), (2, 4)), (np.append,)),
+    Row("np.append(x, y, axis=1)", ((3, 4), (3, 1)), (np.append,)),
+    *([Row("np.row_stack([x, y])", ((4,), (2, 4)), (np.row_stack,))] if hasattr(np, "row_stack") else []),
+    Row("np.block([[x, y], [y, x]])", ((2, 2), (2, 2)), (np.block,)),
+    Row("np.block([x, y])", ((3,), (2,)), (np.block,)),
+    Row("np.block([[x], [y]])", ((2, 3), (1, 3)), (np.block,)),
+    Row("np.block([[x, np.ones((2, 1))], [y, 2.0 * y[:, :1]]])", ((2, 3), (1, 3)), (np.block,)),
+    Row("gx * gy", ((3,), (4,)), (np.meshgrid,), pre="gx, gy = np.meshgrid(x, y)"),
+    # lists' gradients add up leaf by leaf, also in gradient code differentiated again
+    Row("np.split(x, 2)[0] * np.split(x, 2)[1]", ((4,),), (np.split,)),
+    Row("np.meshgrid(x, y, indexing='ij')[1] ** 2", ((3,), (4,)), (np.meshgrid,)),
+    Row("np.meshgrid(x, y, x)[2] * np.meshgrid(x, y, x)[0]", ((2,), (3,)), (np.meshgrid,)),
+    Row("np.meshgrid(x, y, x, indexing='ij')[2] * np.meshgrid(x, y, x, indexing='ij')[1]", ((2,), (3,)),
+        (np.meshgrid,)),
+    Row("np.meshgrid(x, y, sparse=True)[0] * np.meshgrid(x, y, sparse=True)[1]", ((3,), (2,)),
+        (np.meshgrid,)),
+    Row("np.select([x > 0.1, x < -0.5], [x, y], x * y)", ((3, 4), (3, 4)), (np.select,), "offgrid"),
+    Row("np.select([x > 0.1], [x * y], 2.0)", ((3, 4), (4,)), (np.select,), "offgrid"),
+    Row("np.select([x > 0.1, x > -0.3], [y, x], y)", ((3, 4), F), (np.select,), "offgrid"),
+    Row("np.stack(tuple(x))", ((3, 4),), (tuple,)),
+    Row("np.stack(list([x, y]))", ((3,), (3,)), (list,)),
+    Row("tuple(x)[1] * list(x)[0]", ((3,),), (tuple, list)),
+    Row("dict({'a': x, 'b': y})['b'] * x", ((3,), (3,)), (dict,)),
+    Row("np.vdot(x, y)", ((3, 4), (12,)), (np.vdot,)),
+    Row("np.vdot(x, y)", ((4,), (2, 2)), (np.vdot,)),
+    Row("np.polyval(x, y)", ((4,), (5,)), (np.polyval,)),
+    Row("np.polyval(x, y)", ((3,), F), (np.polyval,)),
+    Row("np.polyval(x, y)", ((1,), (2, 3)), (np.polyval,)),
+    Row("np.convolve(x, y)", ((5,), (3,)), (np.convolve,)),
+    Row("np.convolve(x, y, 'same')", ((5,), (3,)), (np.convolve,)),
+    Row("np.convolve(x, y, 'same')", ((2,), (5,)), (np.convolve,)),
+    Row("np.convolve(x, y, mode='valid')", ((3,), (5,)), (np.convolve,)),
+    Row("np.convolve(x, y, 'valid')", ((6,), (4,)), (np.convolve,)),
+    Row("np.linalg.matrix_power(x, 3)", ((3, 3),), (np.linalg.matrix_power,), "wellcond"),
+    Row("np.linalg.matrix_power(x, 1)", ((3, 3),), (np.linalg.matrix_power,)),
+    Row("np.linalg.matrix_power(x, 0)", ((3, 3),), (np.linalg.matrix_power,)),
+    Row("np.linalg.matrix_power(x, -2)", ((3, 3),), (np.linalg.matrix_power,), "wellcond"),
+    Row("np.linalg.matrix_power(x, 2)", ((2, 3, 3),), (np.linalg.matrix_power,)),
+    Row("np.linalg.eigvalsh(x)", ((3, 3),), (np.linalg.eigvalsh,), "spd"),
+    Row("np.linalg.eigvalsh(x, 'U')", ((3, 3),), (np.linalg.eigvalsh,), "spd"),
+    Row("np.linalg.eigvalsh(x)", ((2, 3, 3),), (np.linalg.eigvalsh,), "spd"),
+    Row("np.average(x)", ((3, 4),), (np.average,)),
+    Row("np.average(x, axis=1, keepdims=True)", ((3, 4),), (np.average,)),
+    Row("np.average(x, weights=y)", ((3, 4), (3, 4)), (np.average,), ("real", "positive")),
+    Row("np.average(x, 0, y)", ((3, 4), (3,)), (np.average,), ("real", "positive")),
+    Row("np.average(x, axis=-1, weights=y, keepdims=True)", ((3, 4), (4,)), (np.average,), ("real", "positive")),
+    Row("avg * total", ((3, 4), (3, 4)), (np.average,), ("real", "positive"),
+        pre="avg, total = np.average(x, axis=0, weights=y, returned=True)"),
+    Row("np.interp(x, np.array([-1.05, -0.35, 0.25, 1.15]), y)", ((3, 4), (4,)), (np.interp,), "offgrid"),
+    Row("np.interp(x, np.array([-1.05, -0.35, 0.25, 1.15]), y)", (F, (4,)), (np.interp,), "offgrid"),
+    Row("np.interp(x, [-0.65, 0.45, 0.75], y, left=y[1] * 2.0, right=-1.0)", ((2, 5), (3,)),
+        (np.interp, operator.mul), "offgrid"),
+    Row("np.interp(x, [-0.65, 0.45], [1.0, 2.0], y, y)", ((6,), F), (np.interp,), "offgrid"),
+    Row("np.gradient(x)", ((5,),), (np.gradient,)),
+    Row("np.gradient(x, 0.5, edge_order=2)", ((5,),), (np.gradient,)),
+    Row("np.gradient(x, np.array([0.0, 0.5, 1.5, 1.75]), axis=1)", ((3, 4),), (np.gradient,)),
+    Row("gx * gy", ((3, 4),), (np.gradient, operator.mul), pre="gx, gy = np.gradient(x, 2.0, 0.5)"),
+    Row("np.gradient(x)[1]", ((3, 4),), (np.gradient, operator.getitem)),
+    Row("np.trapezoid(x)", ((5,),), (np.trapezoid,)),
+    Row("np.trapezoid(x, dx=y)", ((3, 4), F), (np.trapezoid,), ("real", "positive")),
+    Row("np.trapezoid(x, y)", ((3, 4), (4,)), (np.trapezoid,)),
+    Row("np.trapezoid(x, y, axis=0)", ((3, 4), (3,)), (np.trapezoid,)),
+    Row("np.trapezoid(x, y, axis=0)", ((3, 4), (3, 4)), (np.trapezoid,)),
+    Row("np.trapezoid(y, x)", ((4,), (2, 4)), (np.trapezoid,)),
+    Row("np.linalg.vector_norm(x)", ((3, 4),), (np.linalg.vector_norm,)),
+    Row("np.linalg.vector_norm(x, axis=1, keepdims=True)", ((3, 4),), (np.linalg.vector_norm,)),
+    Row("np.linalg.vector_norm(x, ord=1, axis=0)", ((3, 4),), (np.linalg.vector_norm,), "offgrid"),
+    Row("np.linalg.vector_norm(x, ord=np.inf)", ((3, 4),), (np.linalg.vector_norm,), "distinct"),
+    Row("np.linalg.vector_norm(x, ord=3, keepdims=True)", ((2, 3),), (np.linalg.vector_norm,)),
+    Row("np.linalg.eigvals(x + 0.1 * y)", ((3, 3), (3, 3)), (np.linalg.eigvals,), ("spd", "real")),
+]
+
+
+# --- the same checks as tests/test_rules.py's table --------------------------------------
+
+@pytest.mark.parametrize("row", params(ROWS))
+def test_rule_matches_finite_differences(row: Row) -> None:
+    test_rules.test_rule_matches_finite_differences(row)
+
+
+@test_rules.numpy2
+@pytest.mark.parametrize("row", params(ROWS))
+def test_rule_in_float32(row: Row) -> None:
+    test_rules.test_rule_in_float32(row)
+
+
+@pytest.mark.parametrize("row", params(ROWS))
+def test_forward_rule_matches_finite_differences(row: Row) -> None:
+    test_rules.test_forward_rule_matches_finite_differences(row)
+
+
+def _along(f: Any, args: list[Any], i: int, v: Any, eps: float = 1e-5) -> Any:
+    """Central finite difference of ``f(*args)`` as argument ``i`` moves along ``v``."""
+    plus, minus = list(args), list(args)
+    plus[i], minus[i] = args[i] + eps * v, args[i] - eps * v
+    return (np.asarray(f(*plus)) - np.asarray(f(*minus))) / (2 * eps)
+
+
+def check_second_order(row: Row) -> None:
+    """For each input: ``hvp`` (forward over reverse) matches finite differences of the
+    gradient, and the gradient of <gradient, u> (reverse over reverse) matches finite
+    differences of <gradient, u>."""
+    f, args = build(row)
+    rng = np.random.default_rng(zlib.crc32(b"second order " + row.id.encode()))
+    warnings.simplefilter("ignore", ZeroGradientWarning)  # a linear rule's gradient is constant
+    for i, arg in enumerate(args):
+        where = f"second order along argument {i}"
+        v = test_rules._direction(rng, arg)
+        gradient = s2sad.grad(f, i)
+        np.testing.assert_allclose(s2sad.hvp(f, i)(*args, v), _along(gradient, args, i, v),
+                                   rtol=1e-4, atol=1e-6, err_msg=f"{where}: hvp")
+        u = test_rules._direction(rng, arg)
+        names = ", ".join("xy"[:len(args)])
+        inner = make_function(f"def inner({names}):\n    return np.sum(gradient({names}) * u)\n",
+                              {"np": np, "gradient": gradient, "u": u})
+        np.testing.assert_allclose(np.sum(s2sad.grad(inner, i)(*args) * v), _along(inner, args, i, v),
+                                   rtol=1e-4, atol=1e-6, err_msg=f"{where}: grad of grad")
+
+
+def second_order_params(rows: list[Row], known: dict[str, str]) -> list[Any]:
+    """``params`` of the first row of each rule (second order costs a few compilations a
+    row), with the rows whose second order is a known failure marked so."""
+    out, seen = [], set()
+    firsts = []
+    for row in rows:
+        key = frozenset(REGISTRY.key(fun) for fun in row.uses)
+        if key not in seen:
+            seen.add(key)
+            firsts.append(row)
+    for param in params(firsts):
+        reason = next((why for part, why in known.items() if part in param.id), None)
+        marks = [*param.marks, *([pytest.mark.xfail(strict=True, reason=reason)] if reason else [])]
+        out.append(pytest.param(*param.values, id=param.id, marks=marks))
+    return out
+
+
+#: Rows whose rule calls a helper of s2sad.runtime that has no rule of its own yet (so its
+#: gradient code cannot be differentiated again), and why.
+SECOND_ORDER_KNOWN = {
+    "np.nanprod": "prod_grad (s2sad.runtime) has no rule",
+    "np.row_stack": "join_grad (s2sad.runtime) has no rule",
+    "np.linalg.vector_norm": "norm_grad (s2sad.runtime) has no rule",
+    "np.linalg.eigvals(": "np.linalg.eig, in eigvals' rule, has no rule",
+}
+
+
+@pytest.mark.parametrize("row", second_order_params(ROWS, SECOND_ORDER_KNOWN))
+def test_second_order(row: Row) -> None:
+    with warnings.catch_warnings():
+        check_second_order(row)
+
+
+# --- library code is never traced into ------------------------------------------------------
+
+def _located(source: str, namespace: dict[str, Any], x: Any) -> NoGradientRuleError:
+    f = make_function(source, namespace)
+    with pytest.raises(NoGradientRuleError) as info:
+        s2sad.grad(f)(x)
+    return info.value
+
+
+def test_a_library_function_without_a_rule_is_refused_at_the_call() -> None:
+    """NumPy's polynomial module is Python code: s2sad does not read it, but refuses the call."""
+    error = _located("def f(x):\n    y = 2.0 * x\n    return P.polyval(y, [1.0, 2.0])\n",
+                     {"P": np.polynomial.polynomial}, 0.5)
+    assert "library code" in error.message and "P.polyval" in error.message
+    assert (error.location.line, error.location.column) == (3, 12)
+
+
+def test_a_standard_library_function_is_not_traced_into() -> None:
+    import statistics
+
+    error = _located("def f(x):\n    return statistics.fmean([x, 2.0 * x])\n",
+                     {"statistics": statistics}, 1.5)
+    assert "statistics.fmean" in error.message and "library code" in error.message
+    assert (error.location.line, error.location.column) == (2, 12)
+
+
+def test_a_library_function_runs_where_no_gradient_reaches_it() -> None:
+    import statistics
+
+    f = make_function("def f(x):\n    return x * statistics.fmean([1.0, 2.0])\n",
+                      {"statistics": statistics})
+    assert s2sad.grad(f)(3.0) == 1.5
+
+
+@pytest.mark.parametrize("expr", ["x // 1.0", "np.floor_divide(x, 0.5)", "x // y"])
+def test_floor_division_carries_no_gradient(expr: str) -> None:
+    f = make_function(f"def f(x, y):\n    return np.sum({expr} * x + x)\n", {"np": np})
+    x, y = np.array([0.7, 1.6, -2.3]), np.array([0.4, 0.6, 0.9])
+    g = s2sad.grad(f)(x, y)
+    np.testing.assert_allclose(g, np.floor_divide(x, 1.0 if "1.0" in expr else 0.5 if "0.5" in expr else y) + 1)
+
+
+def test_vector_norm_over_a_tuple_of_axes_is_refused() -> None:
+    f = make_function("def f(x):\n    return np.linalg.vector_norm(x, axis=(0, 1))\n", {"np": np})
+    with pytest.raises(S2SADError, match="over one axis or all"):
+        s2sad.grad(f)(np.ones((2, 3)))
+
+
+def test_interp_with_respect_to_xp_is_refused_at_the_call() -> None:
+    f = make_function("def f(x):\n    xp = x * 1.0\n    return np.interp(0.5, xp, [1.0, 2.0])\n", {"np": np})
+    with pytest.raises(NoGradientRuleError, match="with respect to xp") as info:
+        s2sad.grad(f)(np.array([0.0, 1.0]))
+    assert (info.value.location.line, info.value.location.column) == (3, 12)
+
+
+def test_gradient_with_respect_to_the_spacing_is_refused_at_the_call() -> None:
+    f = make_function("def f(x):\n    h = x * 1.0\n    return np.sum(np.gradient(np.ones(4), h))\n", {"np": np})
+    with pytest.raises(NoGradientRuleError, match="spacing") as info:
+        s2sad.grad(f)(0.5)
+    assert (info.value.location.line, info.value.location.column) == (3, 19)
+
+
+def test_augmented_floor_division_carries_no_gradient() -> None:
+    f = make_function("def f(x):\n    y = x * 1.0\n    y //= 0.5\n    return np.sum(y * x)\n", {"np": np})
+    x = np.array([0.7, 1.6])
+    np.testing.assert_allclose(s2sad.grad(f)(x), x // 0.5)

@@ -1,0 +1,218 @@
+"""The rules of s2sad/rules/scipy_rules.py, as a table run like tests/test_rules.py's (float64
+and float32 against finite differences, forward against reverse mode, second order), and
+how SciPy's rules are loaded: not by ``import s2sad``, but once SciPy is imported.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+scipy = pytest.importorskip("scipy")
+from scipy import linalg, signal, special, stats  # noqa: E402
+
+import s2sad  # noqa: E402
+import test_rules  # noqa: E402
+from s2sad.errors import NoGradientRuleError  # noqa: E402
+from s2sad.rules import REGISTRY  # noqa: E402
+from test_rules import F, Row, params  # noqa: E402
+from test_rules_numpy_more import check_second_order, second_order_params  # noqa: E402
+
+from gradcheck import make_function  # noqa: E402
+
+test_rules.NAMESPACE.update(special=special, stats=stats, linalg=linalg, signal=signal)
+test_rules.DOMAINS["prob"] = lambda rng, shape: rng.uniform(0.15, 0.85, shape)
+test_rules.DOMAINS["negative"] = lambda rng, shape: rng.uniform(-0.6, -0.2, shape)
+
+UNARY = [  # (function, domain): each on an array and a float
+    (special.expit, "real"), (special.logit, "prob"), (special.log_expit, "real"), (special.erf, "real"),
+    (special.erfc, "real"), (special.erfinv, "unit"), (special.erfcinv, "positive"),
+    (special.gamma, "positive"), (special.gammaln, "positive"), (special.digamma, "positive"),
+    (special.entr, "positive"), (special.i0, "real"), (special.i1, "real"), (special.i0e, "nonzero"),
+    (special.i1e, "nonzero"), (special.j0, "real"), (special.j1, "real"), (special.y0, "positive"),
+    (special.y1, "positive"),
+]
+BINARY = [  # (expression, function, domains)
+    ("special.polygamma(1, x)", special.polygamma, ("positive",)),
+    ("special.polygamma(np.array([0, 1, 2, 3]), x)", special.polygamma, ("positive",)),
+    ("special.iv(1.5, x)", special.iv, ("positive",)),
+    ("special.ive(2, x)", special.ive, ("nonzero",)),
+    ("special.jv(0.5, x)", special.jv, ("positive",)),
+    ("special.yv(1, x)", special.yv, ("positive",)),
+    ("special.beta(x, y)", special.beta, ("positive", "positive")),
+    ("special.betaln(x, y)", special.betaln, ("positive", "positive")),
+    ("special.xlogy(x, y)", special.xlogy, ("real", "positive")),
+    ("special.xlog1py(x, y)", special.xlog1py, ("real", "positive")),
+    ("special.rel_entr(x, y)", special.rel_entr, ("positive", "positive")),
+]
+
+SPECIAL = [
+    *(Row(f"special.{fun.__name__}(x)", (shape,), (fun,), domain) for fun, domain in UNARY
+      for shape in [(3, 4), F]),
+    *(Row(expr, ((3, 4), (4,))[:len(domains)], (fun,), domains) for expr, fun, domains in BINARY),
+    Row("special.beta(x, y)", (F, (3,)), (special.beta,), "positive"),
+    Row("special.multigammaln(x, 3)", (F,), (special.multigammaln,), "above1"),
+    Row("special.multigammaln(x, 2)", ((3,),), (special.multigammaln,), "above1"),
+    Row("special.softmax(x)", ((3, 4),), (special.softmax,)),
+    Row("special.softmax(x, axis=1)", ((3, 4),), (special.softmax,)),
+    Row("special.log_softmax(x)", ((4,),), (special.log_softmax,)),
+    Row("special.log_softmax(x, axis=0)", ((3, 4),), (special.log_softmax,)),
+    Row("special.logsumexp(x)", ((3, 4),), (special.logsumexp,)),
+    Row("special.logsumexp(x, axis=1)", ((3, 4),), (special.logsumexp,)),
+    Row("special.logsumexp(x, axis=0, keepdims=True)", ((3, 4),), (special.logsumexp,)),
+    Row("special.logsumexp(x, b=y)", ((3, 4), (3, 4)), (special.logsumexp,), ("real", "positive")),
+    Row("special.logsumexp(x, axis=-1, b=y)", ((3, 4), (4,)), (special.logsumexp,), ("real", "positive")),
+    Row("special.logsumexp(x, axis=(0, 1), b=y, return_sign=True)[0]", ((3, 4), (4,)),
+        (special.logsumexp,), ("real", "nonzero")),
+    Row("lse * sign", ((3, 4), (3, 4)), (special.logsumexp,), ("real", "nonzero"),
+        pre="lse, sign = special.logsumexp(x, axis=0, b=y, return_sign=True)"),
+]
+
+LOCATION_SCALE = [  # (name, its shape parameters with their domains, the domain of x)
+    ("norm", [], "real"), ("logistic", [], "real"), ("laplace", [], "offgrid"), ("expon", [], "positive"),
+    ("t", [("df", "above1")], "real"), ("gamma", [("a", "above1")], "positive"),
+    ("beta", [("a", "above1"), ("b", "above1")], "prob"),
+]
+
+
+def location_scale_rows() -> list[Row]:
+    """Each method of each family: in x and in its shape parameters (as y, broadcast), and in
+    loc and scale (as x and y, with constant arguments elsewhere)."""
+    rows = []
+    for name, shapes, domain in LOCATION_SCALE:
+        dist = getattr(stats, name)
+        constants = {"df": "3.0", "a": "2.5", "b": "1.5"}
+        for method in ("logpdf", "pdf", "cdf", "sf", "logcdf"):
+            fun = getattr(dist, method)
+            shape_args = "".join(f", {constants[s]}" for s, _ in shapes)
+            rows.append(Row(f"stats.{name}.{method}(x{shape_args}, loc=0.1, scale=y)", ((3, 4), (4,)),
+                            (fun,), (domain, "positive")))
+            # loc below the data, scale above their range: inside every family's support
+            rows.append(Row(f"stats.{name}.{method}(np.array([0.15, 0.45]){shape_args}, x, y)",
+                            ((2,), F), (fun,), ("negative", "above1")))
+            if method in ("logpdf", "pdf"):
+                for s, sdomain in shapes:
+                    args = "".join(f", {'y' if t == s else constants[t]}" for t, _ in shapes)
+                    rows.append(Row(f"stats.{name}.{method}(x{args})", ((3, 4), (4,)), (fun,), (domain, sdomain)))
+    return rows
+
+
+STATS = [
+    *location_scale_rows(),
+    *(Row(f"stats.poisson.{m}(np.array([0, 1, 4]), x)", ((3,),), (getattr(stats.poisson, m),), "positive")
+      for m in ("logpmf", "pmf")),
+    *(Row(f"stats.binom.{m}(np.array([0, 2, 5]), 5, x)", ((3,),), (getattr(stats.binom, m),), "prob")
+      for m in ("logpmf", "pmf")),
+    *(Row(f"stats.multivariate_normal.{m}(x, y, np.array([[2.0, 0.3, 0.1], [0.3, 1.5, 0.2], [0.1, 0.2, 1.0]]))",
+          ((4, 3), (3,)), (getattr(stats.multivariate_normal, m),)) for m in ("logpdf", "pdf")),
+    Row("stats.multivariate_normal.logpdf(x, y)", ((3,), (3,)), (stats.multivariate_normal.logpdf,)),
+    Row("stats.multivariate_normal.logpdf(np.array([0.2, -0.5, 0.1]), np.zeros(3), x)", ((3, 3),),
+        (stats.multivariate_normal.logpdf,), "spd"),
+    Row("stats.multivariate_normal.pdf(np.array([[0.2, -0.5], [0.3, 0.1]]), None, x)", ((2, 2),),
+        (stats.multivariate_normal.pdf,), "spd"),
+    Row("stats.multivariate_normal.logpdf(x, np.zeros(3), cov=y)", ((2, 3), (3,)),
+        (stats.multivariate_normal.logpdf,), ("real", "positive")),
+    Row("stats.multivariate_normal.logpdf(x, np.ones(3), y)", ((3,), F), (stats.multivariate_normal.logpdf,),
+        ("real", "positive")),
+    Row("stats.multivariate_normal.logpdf(x, cov=y)", ((4,), F), (stats.multivariate_normal.logpdf,),
+        ("real", "positive")),
+    Row("stats.dirichlet.logpdf(x / np.sum(x), y)", ((3,), (3,)), (stats.dirichlet.logpdf,), "positive"),
+]
+
+LINALG = [
+    Row("linalg.det(x)", ((3, 3),), (linalg.det,), "wellcond"),
+    Row("linalg.inv(x)", ((3, 3),), (linalg.inv,), "wellcond"),
+    Row("linalg.cholesky(x)", ((3, 3),), (linalg.cholesky,), "spd"),
+    Row("linalg.cholesky(x, lower=True)", ((3, 3),), (linalg.cholesky,), "spd"),
+    *(Row(f"linalg.solve_triangular(x, y{args})", ((3, 3), shape), (linalg.solve_triangular,), "wellcond")
+      for args in ["", ", lower=True", ", trans=1", ", 'T', True", ", unit_diagonal=True",
+                   ", trans='N', lower=True, unit_diagonal=True"] for shape in [(3,), (3, 2)]),
+    Row("linalg.cho_solve((np.array([[2.0, 0.0, 0.0], [0.5, 1.5, 0.0], [0.3, 0.2, 1.0]]), True), x)",
+        ((3, 2),), (linalg.cho_solve,)),
+    Row("linalg.cho_solve((np.array([[2.0, 0.5, 0.3], [0.0, 1.5, 0.2], [0.0, 0.0, 1.0]]), False), x)",
+        ((3,),), (linalg.cho_solve,)),
+    Row("linalg.expm(x)", ((3, 3),), (linalg.expm,), "small"),
+    Row("linalg.expm(x)", ((2, 2, 2),), (linalg.expm,), "small"),
+    Row("linalg.sqrtm(x)", ((3, 3),), (linalg.sqrtm,), "spd"),
+    Row("linalg.solve_sylvester(x + 3.0 * np.eye(3), y, np.ones((3, 2)))", ((3, 3), (2, 2)),
+        (linalg.solve_sylvester,), "wellcond"),
+    Row("linalg.solve_sylvester(2.0 * np.eye(3), 3.0 * np.eye(2), x)", ((3, 2),), (linalg.solve_sylvester,)),
+]
+
+SIGNAL = [
+    *(Row(f"signal.{name}(x, y{mode})", shapes, (getattr(signal, name),))
+      for name in ("convolve", "correlate") for mode in ["", ", 'same'", ", mode='valid'"]
+      for shapes in [((5,), (3,)), ((4, 5), (2, 3)), ((2, 3), (4, 5))]),
+    Row("signal.convolve(x, y, 'same', method='fft')", ((4, 5), (3, 2)), (signal.convolve,)),
+]
+
+ROWS: list[Row] = [*SPECIAL, *STATS, *LINALG, *SIGNAL]
+
+
+@pytest.mark.parametrize("row", params(ROWS))
+def test_rule_matches_finite_differences(row: Row) -> None:
+    test_rules.test_rule_matches_finite_differences(row)
+
+
+@test_rules.numpy2
+@pytest.mark.parametrize("row", params(ROWS))
+def test_rule_in_float32(row: Row) -> None:
+    test_rules.test_rule_in_float32(row)
+
+
+@pytest.mark.parametrize("row", params(ROWS))
+def test_forward_rule_matches_finite_differences(row: Row) -> None:
+    test_rules.test_forward_rule_matches_finite_differences(row)
+
+
+@pytest.mark.parametrize("row", second_order_params(ROWS, {}))
+def test_second_order(row: Row) -> None:
+    with warnings.catch_warnings():
+        check_second_order(row)
+
+
+def test_table_covers_every_scipy_rule() -> None:
+    from s2sad.rules import scipy_rules
+
+    covered = {REGISTRY.key(fun) for row in ROWS for fun in row.uses}
+    missing = [REGISTRY.rules[key].name for key in scipy_rules.BUILTIN_RULES if key not in covered]
+    assert not missing, f"SciPy rules that no row exercises: {missing}"
+
+
+def test_importing_s2sad_does_not_import_scipy() -> None:
+    code = "import sys, s2sad; print('scipy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_scipy_rules_load_when_scipy_is_imported_after_s2sad(tmp_path: Any) -> None:
+    script = tmp_path / "late_scipy.py"
+    script.write_text("import s2sad, numpy as np\n"
+                      "from scipy.special import expit\n"
+                      "def f(x):\n    return np.sum(expit(x))\n"
+                      "print(float(s2sad.grad(f)(np.zeros(2))[0]))\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert out.stdout.strip() == "0.25", out.stderr
+
+
+REFUSED = [  # (expression of x, x, what the error says, column of the call)
+    ("stats.t.cdf(0.5, x)", 3.0, "shape parameters"),
+    ("stats.poisson.logpmf(x, 2.0)", 2.0, "count"),
+    ("special.jv(x, 1.5)", 1.0, "order"),
+    ("linalg.cho_solve((x * np.eye(2), True), np.ones(2))", 2.0, "with respect to b only"),
+    ("linalg.inv(x * np.eye(2), assume_a='pos')", 2.0, "argument 'assume_a'"),
+]
+
+
+@pytest.mark.parametrize("expr, x, complaint", REFUSED, ids=[r[0] for r in REFUSED])
+def test_refused_at_the_call(expr: str, x: Any, complaint: str) -> None:
+    """An argument s2sad does not differentiate through is an error located at the call."""
+    f = make_function(f"def f(x):\n    y = 1.0 * x\n    return np.sum({expr.replace('x', 'y', 1)})\n",
+                      {"np": np, **test_rules.NAMESPACE})
+    with pytest.raises(NoGradientRuleError, match=complaint) as info:
+        s2sad.grad(f)(x)
+    assert (info.value.location.line, info.value.location.column) == (3, 19)
