@@ -184,12 +184,8 @@ def second_order_params(rows: list[Row], known: dict[str, str]) -> list[Any]:
     return out
 
 
-#: Rows whose rule calls a helper of s2sad.runtime that has no rule of its own yet (so its
-#: gradient code cannot be differentiated again), and why.
+#: Rows whose gradient code cannot be differentiated again yet, and why.
 SECOND_ORDER_KNOWN = {
-    "np.nanprod": "prod_grad (s2sad.runtime) has no rule",
-    "np.row_stack": "join_grad (s2sad.runtime) has no rule",
-    "np.linalg.vector_norm": "norm_grad (s2sad.runtime) has no rule",
     "np.linalg.eigvals(": "np.linalg.eig, in eigvals' rule, has no rule",
 }
 
