@@ -46,6 +46,22 @@ def test_a_rebound_global():
     np.testing.assert_allclose(value_and_grad(loss)(x3)[1], np.cos(x3))
 
 
+def test_a_kept_gradient_stays_the_gradient_of_the_function_it_was_made_from():
+    """A gradient function kept across ``ACT = np.sin`` is tanh's gradient, forward and backward
+    alike (as a jax.jit-compiled function keeps what it traced), never sin's forward pass with
+    tanh's rule; ``grad(loss)`` again gives sin's."""
+    namespace = {"np": np, "ACT": np.tanh, "helper": np.sum}
+    loss = make_function("def loss(x):\n    return helper(ACT(x) * x)\n", namespace)
+    kept, kept_both = grad(loss), value_and_grad(loss)
+    namespace["ACT"], namespace["helper"] = np.sin, np.mean
+    tanh_grad = np.tanh(x3) + x3 * (1 - np.tanh(x3) ** 2)
+    np.testing.assert_allclose(kept(x3), tanh_grad)
+    value, gradient = kept_both(x3)
+    np.testing.assert_allclose(value, np.sum(np.tanh(x3) * x3))
+    np.testing.assert_allclose(gradient, tanh_grad)
+    np.testing.assert_allclose(grad(loss)(x3), (np.sin(x3) + x3 * np.cos(x3)) / 3)
+
+
 def test_a_differentiable_follows_a_rebound_global():
     namespace = {"np": np, "ACT": np.tanh}
     d = s2sad.differentiate(make_function("def loss(x):\n    return np.sum(ACT(x))\n", namespace))

@@ -323,6 +323,7 @@ def compile_text(adj: Adjoint, text: str, name: str, kind: str) -> Generated:
     fdef.returns = None
     runtime = {spelled: runtime_object(rt) for rt, spelled in sorted(adj.runtime.items())}
     runtime.update(sorted(adj.callees.items()))
+    runtime.update(sorted(_resolved_functions(fn, _names_in(fdef), runtime).items()))
     cells = list(runtime) + sorted((fn.closure & _names_in(fdef)) - set(runtime))
     factory = ast.FunctionDef(
         name=FACTORY,
@@ -340,6 +341,20 @@ def compile_text(adj: Adjoint, text: str, name: str, kind: str) -> Generated:
     placeholder = namespace[FACTORY](*[runtime.get(c) for c in cells])
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     return Generated(name, text, filename, placeholder.__code__, runtime, bool(adj.split_calls))
+
+
+def _resolved_functions(fn: Function, used: set[str], bound: dict[str, Any]) -> dict[str, Any]:
+    """The globals the code calls that resolved to functions, bound as they were resolved.
+
+    The backward pass applies the rule or the generated code of the function resolved
+    here, so the forward pass must call that same function: a gradient function that is
+    kept after ``ACT = np.sin`` replaced ``ACT = np.tanh`` stays the gradient of the
+    function it was generated from (``grad(f)`` again generates for the new one).
+    Data globals and modules are read live, as the original function reads them.
+    """
+    return {name: obj for name, obj in fn.free.items()
+            if name in used and name not in fn.closure and name not in bound and callable(obj)
+            and not isinstance(obj, (types.ModuleType, type))}
 
 
 def _strip_defaults_and_annotations(args: ast.arguments) -> None:
