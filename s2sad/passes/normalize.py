@@ -114,6 +114,9 @@ class Normalizer:
         self.bases: dict[str, frozenset[str]] = {}  # version -> earlier versions it may share memory with
         self.callee = callee  # compiled for a caller: changes to arguments would be visible
         self.local_functions: dict[str, types.FunctionType] = {}  # nested defs and lambdas
+        # versions that branches outside any loop bind on some paths only -> the blocks that
+        # leave them unbound (a loop that hands such a name on binds it to None there)
+        self.unbound_in: dict[str, list[list[Stmt]]] = {}
 
     # --- statements -----------------------------------------------------------
     def run(self) -> Function:
@@ -259,6 +262,8 @@ class Normalizer:
                 # record of the iteration may save it
                 (body_a if a is None else body_b).append(
                     Assign(a or b, Const("None"), self.loc, temporary=True))
+            elif a is None or b is None:
+                self.unbound_in.setdefault(a or b, []).append(body_a if a is None else body_b)
             if a == b or b is None:
                 joined[name] = a
             elif a is None:
@@ -369,6 +374,12 @@ class Normalizer:
             # starts as None, so that every iteration can hand it on
             self.out.append(Assign(name, Const("None"), loc, temporary=True))
             self.version[name] = name
+        for name in sorted(live_out & set(self.version)):
+            # bound before the loop on some paths only: None on the others, for the same reason
+            # (an iteration that returns or breaks before assigning it hands it on)
+            for block in self.unbound_in.pop(self.version[name], []):
+                if not (block and isinstance(block[-1], Return)):
+                    block.append(Assign(self.version[name], Const("None"), loc, temporary=True))
         before = dict(self.version)
         for name in live_out:  # a carried container may grow from one iteration to the next
             self.sizes.pop(before[name], None)
