@@ -401,3 +401,38 @@ def f(x):
         v = np.tanh(x * x)
     return np.sum(x)
 """, X)
+
+
+def test_a_name_bound_on_some_paths_only_is_copied_by_a_later_branch_that_leaves_it():
+    # found by the same structural fuzzer: the branch that does not reassign k copied it to
+    # hand it on after the join, but k was bound only if the first branch was taken
+    source = """
+def f(x, bound):
+    if np.sum(x) > bound:
+        k = 0
+    w = 0.5 * x + 0.5 * np.tanh(x)
+    if np.sum(w) > bound:
+        k = 0
+        while k < 2:
+            w = w * np.tanh(x)
+            k += 1
+    return np.sum(w)
+"""
+    check(source, X, 100.0)  # neither branch taken: k never bound
+    check(source, X, -100.0)
+    check("""
+def f(x):
+    if np.sum(x) > 100.0:
+        k = 0
+        while k < 1:
+            w = np.tanh(x + x)
+            k += 1
+    if np.sum(x) > 100.0:
+        w = np.tanh(x + x)
+    v = 0.5 * x + 0.5 * np.tanh(x)
+    for i in range(1):
+        if np.sum(v) > 0.5:
+            return np.sum(v ** 2)
+        w = 0.5 * x + 0.5 * np.tanh(v)
+    return np.sum(x)
+""", X)
