@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import signal
 import sys
 import time
 
@@ -58,6 +59,8 @@ def run_campaign(n: int, seed_value: int, max_statements: int, progress: bool = 
         one()
     except _Done:
         pass
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: report the programs checked so far
+        print(f"  interrupted after {len(results)} programs", file=sys.stderr)
     return results
 
 
@@ -142,6 +145,10 @@ def failure(out: Outcome) -> str | None:
     return None
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__.split("\n\n")[0])
     parser.add_argument("--programs", type=int, default=1000, help="how many programs to try")
@@ -154,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nan-branches", choices=("on", "off"),
                         help="np.where with NaN in the untaken branch (default: generator.NAN_BRANCHES)")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _interrupt)  # `kill PID` also stops with a report
     nan = None if args.nan_branches is None else args.nan_branches == "on"
     start = time.perf_counter()
     results = run_campaign(args.programs, args.seed, args.max_statements, nan_branches=nan)
