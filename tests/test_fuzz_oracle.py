@@ -1,26 +1,37 @@
-"""The fuzz oracle itself: it must call a tie a tie, and still catch a wrong gradient."""
+"""The fuzz oracle itself: it must call a tie a tie, and still catch a wrong gradient or hvp."""
 from __future__ import annotations
 
 import numpy as np
 
 import s2sad
 from fuzz.generator import Arg, Program
-from fuzz.oracle import check
+from fuzz.oracle import check, hook_stop_gradient
+from s2sad.errors import Location
 
 
 class Fixed(Program):
-    """A program with given argument values instead of ones drawn from its seed."""
+    """A program with given argument values instead of ones drawn from its seed (and, for the
+    second-order check, a given direction along its first argument)."""
 
     values: tuple = ()
+    v: object = None
 
     def inputs(self) -> list:
         return [v.copy() if isinstance(v, np.ndarray) else v for v in self.values]
 
+    @property
+    def second_order(self) -> bool:
+        return self.v is not None
 
-def program(source: str, **values: object) -> Fixed:
+    def direction(self) -> tuple:
+        return 0, self.v
+
+
+def program(source: str, v: object = None, **values: object) -> Fixed:
     args = tuple(Arg(name, np.shape(v), not isinstance(v, np.ndarray), -2.0, 2.0) for name, v in values.items())
     p = Fixed(source, args, 0)
     object.__setattr__(p, "values", tuple(values.values()))
+    object.__setattr__(p, "v", v)
     return p
 
 
@@ -96,3 +107,61 @@ def test_a_wrong_gradient_through_stop_gradient_is_still_wrong():
     # mismatch stand.
     out = check(program(SMOOTH, **SMOOTH_VALUES), scaled_grad(1.001))
     assert out.kind == "wrong" and out.reason == "gradient mismatch", out
+
+
+def scaled_hvp(factor: float):
+    """A stand-in for s2sad.hvp whose products are off by ``factor``."""
+    def make(fn, wrt):
+        h = s2sad.hvp(fn, wrt)
+        return lambda *args: h(*args) * factor
+    return make
+
+
+V = np.array([0.5, -0.8, 0.3])
+
+
+def test_a_smooth_program_with_stop_gradient_passes_at_second_order():
+    out = check(program(SMOOTH, V, **SMOOTH_VALUES))
+    assert out.kind == "passed" and out.second.kind == "passed", out
+
+
+def test_a_wrong_hvp_is_wrong():
+    out = check(program(SMOOTH, V, **SMOOTH_VALUES), s2sad_hvp=scaled_hvp(1.001))
+    assert out.kind == "passed" and out.second.kind == "wrong" and out.second.reason == "hvp mismatch", out
+
+
+def test_the_gradient_differentiated_keeps_stop_gradient_values_frozen(monkeypatch):
+    # hvp sees no tangent through a stopped value; differences of the gradient must not either
+    import fuzz.oracle
+    monkeypatch.setattr(fuzz.oracle, "hook_stop_gradient", lambda source: source)
+    out = check(program(SMOOTH, V, **SMOOTH_VALUES))
+    assert out.second.kind == "wrong", out
+
+
+def test_hook_stop_gradient_numbers_nested_call_sites():
+    source = "def f(x):\n    return stop_gradient(g(stop_gradient(x), (x + 1))) * h(x)\n"
+    assert hook_stop_gradient(source) == (
+        "def f(x):\n    return stop_gradient(_sg(0, g(stop_gradient(_sg(1, x)), (x + 1)))) * h(x)\n")
+
+
+KINKED_GRADIENT = '''import numpy as np
+
+
+def f(x):
+    return np.sum(np.maximum(x, 0.0) ** 3)
+'''
+
+
+def test_a_kink_of_the_gradient_is_invalid_at_second_order_not_wrong():
+    # at 0 the function is smooth enough for first-order differences; its gradient is not
+    out = check(program(KINKED_GRADIENT, np.array([1.0, 0.0, 0.0]), x=np.array([0.0, 0.7, -0.4])))
+    assert out.kind == "passed" and out.second.kind == "invalid", out
+
+
+def test_a_refusal_located_in_generated_code_says_so():
+    out = check(program(SMOOTH, V, **SMOOTH_VALUES), s2sad_hvp=refuse_in_generated_code)
+    assert out.second.kind == "rejected" and out.second.reason.startswith("[located in <s2sad"), out
+
+
+def refuse_in_generated_code(fn, wrt):
+    raise s2sad.S2SADError("no rule", Location("<s2sad grad of f wrt x from fuzz.py:3>", 5, 1))

@@ -371,3 +371,68 @@ def f(x):
     x[:, -1] = x.reshape((1, 12))[-1, 2:6].copy()
     return np.sum(x * np.arange(12.0).reshape(4, 3))
 """, np.linspace(-1.0, 1.0, 12).reshape(4, 3))
+
+
+def test_a_name_bound_before_a_loop_on_some_paths_only_is_handed_on_by_an_iteration_that_returns():
+    # found by a structural fuzzer of loops, branches and returns (the kind of program the
+    # fuzzer's seed 777 hit after 3,500 programs, a while inside a for with early returns):
+    # an iteration that returned copied v to hand it on, but v was bound before the loop only
+    # when the first branch was taken (UnboundLocalError in the generated code)
+    check("""
+def f(x, bound):
+    if np.sum(x) > bound:
+        v = x
+    for i in range(2):
+        k = 0
+        while k < 2:
+            if np.sum(x) > 0.0:
+                return np.sum(x ** 2)
+            k += 1
+        v = np.tanh(x * x)
+    return np.sum(x)
+""", X, 100.0)  # returns in the first iteration, v never bound
+    check("""
+def f(x):
+    if np.sum(x) > 100.0:
+        v = x
+    for i in range(1):
+        for j in range(3):
+            return np.sum(x ** 2)
+        v = np.tanh(x * x)
+    return np.sum(x)
+""", X)
+
+
+def test_a_name_bound_on_some_paths_only_is_copied_by_a_later_branch_that_leaves_it():
+    # found by the same structural fuzzer: the branch that does not reassign k copied it to
+    # hand it on after the join, but k was bound only if the first branch was taken
+    source = """
+def f(x, bound):
+    if np.sum(x) > bound:
+        k = 0
+    w = 0.5 * x + 0.5 * np.tanh(x)
+    if np.sum(w) > bound:
+        k = 0
+        while k < 2:
+            w = w * np.tanh(x)
+            k += 1
+    return np.sum(w)
+"""
+    check(source, X, 100.0)  # neither branch taken: k never bound
+    check(source, X, -100.0)
+    check("""
+def f(x):
+    if np.sum(x) > 100.0:
+        k = 0
+        while k < 1:
+            w = np.tanh(x + x)
+            k += 1
+    if np.sum(x) > 100.0:
+        w = np.tanh(x + x)
+    v = 0.5 * x + 0.5 * np.tanh(x)
+    for i in range(1):
+        if np.sum(v) > 0.5:
+            return np.sum(v ** 2)
+        w = 0.5 * x + 0.5 * np.tanh(v)
+    return np.sum(x)
+""", X)

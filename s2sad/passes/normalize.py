@@ -119,6 +119,9 @@ class Normalizer:
         self.bases: dict[str, frozenset[str]] = {}  # version -> earlier versions it may share memory with
         self.callee = callee  # compiled for a caller: changes to arguments would be visible
         self.local_functions: dict[str, types.FunctionType] = {}  # nested defs and lambdas
+        # versions that branches outside any loop bind on some paths only -> the blocks that
+        # leave them unbound (see bind_everywhere)
+        self.unbound_in: dict[str, list[list[Stmt]]] = {}
 
     # --- statements -----------------------------------------------------------
     def run(self) -> Function:
@@ -264,17 +267,28 @@ class Normalizer:
                 # record of the iteration may save it
                 (body_a if a is None else body_b).append(
                     Assign(a or b, Const("None"), self.loc, temporary=True))
+            elif a is None or b is None:
+                self.unbound_in.setdefault(a or b, []).append(body_a if a is None else body_b)
             if a == b or b is None:
                 joined[name] = a
             elif a is None:
                 joined[name] = b
             elif a != before.get(name):
                 joined[name] = a
+                self.bind_everywhere(b)
                 body_b.append(Assign(a, Var(b), self.loc))
             else:
                 joined[name] = b
+                self.bind_everywhere(a)
                 body_a.append(Assign(b, Var(a), self.loc))
         return joined
+
+    def bind_everywhere(self, version: str) -> None:
+        """Before generated code copies ``version``: None on the paths that leave it unbound
+        (the user's code never reads it there; the copy would)."""
+        for block in self.unbound_in.pop(version, []):
+            if not (block and isinstance(block[-1], Return)):
+                block.append(Assign(version, Const("None"), self.loc, temporary=True))
 
     def for_loop(self, node: cst.For) -> None:
         if node.orelse is not None:
@@ -396,6 +410,10 @@ class Normalizer:
             # starts as None, so that every iteration can hand it on
             self.out.append(Assign(name, Const("None"), loc, temporary=True))
             self.version[name] = name
+        for name in sorted(live_out & set(self.version)):
+            # bound before the loop on some paths only: an iteration that returns or breaks
+            # before assigning it hands it on all the same
+            self.bind_everywhere(self.version[name])
         before = dict(self.version)
         for name in live_out:  # a carried container may grow from one iteration to the next
             self.sizes.pop(before[name], None)

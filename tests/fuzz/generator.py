@@ -26,6 +26,9 @@ Programs are valid by construction:
   views from indexing/reshape/transpose, ``stop_gradient(x)``, plain copies ``y = x``, tuple
   elements and helper results do not), so Python's in-place semantics and s2sad's
   copy semantics agree.  Helpers never update their parameters in place.
+- **NaN branches** (with :data:`NAN_BRANCHES`): ``np.where(u > t, np.sqrt(u), b)`` and the
+  like, whose untaken branch is NaN or infinite (``sqrt``/``log``/``** 1.5`` of negatives,
+  division by zero); the program's value is finite, and so must be its gradient.
 - **kinks** (abs, maximum, clip, where, max, data-dependent branches) are placed freely: with
   continuous random inputs, ties are measure-zero; the oracle detects the rare points where
   finite differences are unreliable.
@@ -46,6 +49,10 @@ EXP_MAX = 3.0  # np.exp only of arguments known to be below this
 ARG_SHAPES = ((3,), (4,), (2, 3), (3, 4), (2,), (3, 1), (1, 4), (4, 3), (2, 3, 4))
 RESHAPE_DIMS = (1, 2, 3, 4, 6, 12)
 DOMAINS = {"real": (-1.5, 1.5), "positive": (0.5, 2.0)}
+# np.where with a branch that is NaN or infinite where it is not taken (issue 17): on once
+# s2sad masks the untaken branch's adjoint (until then such programs are WRONG)
+NAN_BRANCHES = False
+SECOND_ORDER_SHARE = 4  # one program in this many (by seed) also gets a second-order (hvp) check
 
 
 # --- programs -----------------------------------------------------------------------------------
@@ -81,6 +88,19 @@ class Program:
                 out.append(rng.uniform(a.lo, a.hi, size=a.shape))
         return out
 
+    @property
+    def second_order(self) -> bool:
+        """Whether the oracle also checks ``hvp`` on this program."""
+        # hashed: hypothesis draws some seeds (0, small ones) far more often than others
+        return (self.seed * 2654435761 >> 8) % SECOND_ORDER_SHARE == 0
+
+    def direction(self) -> tuple[int, Any]:
+        """For the second-order check: the argument differentiated and a direction ``v`` for it."""
+        rng = np.random.default_rng([self.seed, 2])
+        k = int(rng.integers(len(self.args)))
+        a = self.args[k]
+        return k, float(rng.uniform(-1.0, 1.0)) if a.py else rng.uniform(-1.0, 1.0, size=a.shape)
+
     def inputs_code(self) -> str:
         lines = []
         for a, v in zip(self.args, self.inputs()):
@@ -90,8 +110,12 @@ class Program:
     def reproducer(self) -> str:
         """The program and its inputs as a runnable script."""
         names = ", ".join(a.name for a in self.args)
-        return (f"{self.source}\n\n{self.inputs_code()}\n"
+        text = (f"{self.source}\n\n{self.inputs_code()}\n"
                 f"# import s2sad; s2sad.grad({self.entry}, wrt={tuple(range(len(self.args)))!r})({names})\n")
+        if self.second_order:
+            k, v = self.direction()
+            text += f"v = {format_value(v)}\n# s2sad.hvp({self.entry}, wrt={k})({names}, v)\n"
+        return text
 
     def __repr__(self) -> str:
         return f"Program(seed={self.seed}):\n{self.reproducer()}"
@@ -345,8 +369,9 @@ def reach(shapes: frozenset[tuple[int, ...]]) -> Reach:
 
 
 class Gen:
-    def __init__(self, draw: Callable[[st.SearchStrategy[Any]], Any]) -> None:
+    def __init__(self, draw: Callable[[st.SearchStrategy[Any]], Any], nan_branches: bool = False) -> None:
         self.draw = draw
+        self.nan_branches = nan_branches
         self.counter = itertools.count()
         self.helpers: list[Helper] = []
         self.helper_sources: list[str] = []
@@ -632,7 +657,7 @@ class Gen:
             table.append((3 if d > 0 else 1, "leaf"))
         if d > 0 and in_base:
             table += [(5, "unary"), (5, "binary"), (2, "derive"), (1, "where"), (1, "mask"),
-                      (1, "sg"), (1, "ifexp"), (1, "clip")]
+                      (1, "sg"), (1, "ifexp"), (1, "clip"), (1 if self.nan_branches else 0, "where-nan")]
             if self.helper_depth < 2:
                 table.append((1 if self.helper_depth == 0 else 0, "call"))
         if s in r.matmuls and (d > 0 or not in_base):
@@ -664,6 +689,8 @@ class Gen:
             return self.moderate(self.derive(e, s, self.pick(kinds)))
         if kind == "where":
             return self.where(d1, s)
+        if kind == "where-nan":
+            return self.moderate(self.where_nan(d1, s))
         if kind == "mask":
             self.features.add("comparison-value")
             e = self.exact(d1, s)
@@ -821,6 +848,45 @@ class Gen:
             a, b = b, a
         lo, hi = hull((a.lo, a.hi), (b.lo, b.hi))
         return E(f"np.where({c.p()} {cmp} {self.threshold(c)}, {a.text}, {b.text})", s, lo, hi)
+
+    def where_nan(self, d: int, s: tuple[int, ...]) -> E:
+        """``np.where(u > t, F(u), b)``, ``F(u)`` NaN or infinite where ``u <= t`` may hold."""
+        self.features.add("where-nan")
+        su = self.pick([s, self.operand_shape(s)])
+        u = self.exact(d, su)
+        if not u.lo < 0.0 < u.hi:  # centred, so that both branches are taken somewhere
+            mid = round((u.lo + u.hi) / 2, 1)
+            u = E(f"({u.text} - {mid!r})", su, u.lo - mid, u.hi - mid, u.py, True)
+        b = self.exact(d, self.operand_shape(s) if su == s else s)
+        fn = self.weighted([(3, "sqrt"), (2, "log"), (2, "div"), (1, "pow"), (1, "sinc")])
+        if fn in ("div", "sinc") or self.chance(25):  # exact zeros: division by zero, sqrt'(0)
+            lo, hi = max(u.lo, 0.0), max(u.hi, 0.0)
+            u = E(f"np.maximum({u.text}, 0.0)", su, lo, hi, False, True)
+        if fn == "sinc":
+            # NaN (0 / 0) exactly where the other branch is taken
+            text = f"np.where({u.p()} == 0.0, {b.text}, np.sin({u.text}) / {u.p()})"
+            return E(text, s, min(b.lo, -0.3), max(b.hi, 1.0))
+        t = self.pick([0.1, 0.25, 0.5])
+        top = max(u.hi, t)
+        if fn == "sqrt":
+            branch, lo, hi = f"np.sqrt({u.text})", math.sqrt(t), math.sqrt(top)
+        elif fn == "log":
+            branch, lo, hi = f"np.log({u.text})", math.log(t), math.log(top)
+        elif fn == "pow":
+            branch, lo, hi = f"{u.p()} ** 1.5", t ** 1.5, top ** 1.5
+        else:
+            a = self.exact(d, self.operand_shape(su))
+            branch = f"{a.p()} / {u.p()}"
+            lo, hi = mul_iv(a.lo, a.hi, 1 / top, 1 / t)
+        if u.hi > t:
+            lo, hi = hull((lo, hi), (b.lo, b.hi))
+        else:
+            lo, hi = b.lo, b.hi
+        if self.chance(50):
+            text = f"np.where({u.p()} > {t!r}, {branch}, {b.text})"
+        else:
+            text = f"np.where({u.p()} <= {t!r}, {b.text}, {branch})"
+        return E(text, s, lo, hi)
 
     def condition(self, d: int, data: bool = True) -> str:
         """A boolean condition for if/while/conditional expressions."""
@@ -1386,9 +1452,11 @@ class Gen:
 
 
 @st.composite
-def programs(draw: Callable[[st.SearchStrategy[Any]], Any], max_statements: int = 6) -> Program:
-    """A random program: helpers and ``def f(...)`` returning a float scalar."""
-    g = Gen(draw)
+def programs(draw: Callable[[st.SearchStrategy[Any]], Any], max_statements: int = 6,
+             nan_branches: bool | None = None) -> Program:
+    """A random program: helpers and ``def f(...)`` returning a float scalar;
+    ``nan_branches`` defaults to :data:`NAN_BRANCHES`."""
+    g = Gen(draw, NAN_BRANCHES if nan_branches is None else nan_branches)
     g._tuples_before = []
     g._loop_info = []
     n_args = g.integer(1, 3)

@@ -23,10 +23,24 @@
 The finite differences know nothing of s2sad: the program is executed from its source text
 with ``stop_gradient`` bound to a recorder that stores the values it sees, in call order;
 the perturbed runs bind it to a replayer whose i-th call returns the i-th recorded value, so
-``stop_gradient`` arguments are frozen at their values at the unperturbed point.
+``stop_gradient`` arguments are frozen at their values at the unperturbed point.  Programs
+with NaN branches (``np.where`` masking a NaN or infinity, feature ``where-nan``) may divide
+by zero or take square roots of negatives; their value must still be finite.
+
+**Second order.**  For a program whose first order passed and whose
+:attr:`~tests.fuzz.generator.Program.second_order` is set, :func:`second_order` checks
+``s2sad.hvp`` with respect to one argument along a random direction ``v``
+(:meth:`~tests.fuzz.generator.Program.direction`) against central differences of s2sad's
+gradient along ``v``, at the same two step sizes and with the same kink, step-size and tie
+checks, element by element; every perturbed point must also take the program's control flow.
+The gradient differentiated is that of the program with each ``stop_gradient`` call site
+replaying its values at the unperturbed point (:func:`hook_stop_gradient`), since ``hvp``
+gives a stopped value no tangent.  Its outcome is ``Outcome.second``; a refusal located
+outside the user's program (in code s2sad generated) is marked so in its reason.
 """
 from __future__ import annotations
 
+import collections
 import copy
 import itertools
 import linecache
@@ -35,12 +49,12 @@ import time
 import traceback
 import types
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
 
-from .generator import Program
+from .generator import Program, format_value
 
 RTOL = 1e-4
 ATOL = 1e-6
@@ -61,9 +75,11 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     s2sad_seconds: float = 0.0  # generating and running the gradient
+    second: Outcome | None = None  # the second-order check, for programs that get one
 
     def __str__(self) -> str:
-        return f"{self.kind}: {self.reason}" + (f"\n{self.detail}" if self.detail else "")
+        text = f"{self.kind}: {self.reason}" + (f"\n{self.detail}" if self.detail else "")
+        return text + (f"\nsecond order: {self.second}" if self.second is not None else "")
 
 
 class Unusable(Exception):
@@ -85,28 +101,40 @@ def forget(filename: str) -> None:
 
 
 class StopGradient:
-    """``stop_gradient`` for the oracle: records values, or replays them in call order."""
+    """``stop_gradient`` for the oracle: records values, or replays them in call order.
+
+    Values are kept per call site (``site``): the original program calls it with none, so
+    its calls replay in program order; a hooked program (:func:`hook_stop_gradient`) names
+    its sites, so code that calls them in another order (a generated gradient) still gets
+    each site's values.
+    """
 
     def __init__(self) -> None:
-        self.recorded: list[Any] | None = None
-        self.values: list[Any] = []
-        self.calls = 0
+        self.recorded: dict[Any, list[Any]] | None = None
+        self.values: dict[Any, list[Any]] = {}
+        self.calls: collections.Counter[Any] = collections.Counter()
         self.shift = 0.0  # added to replayed floats (the tie check)
 
     def record(self) -> None:
-        self.recorded, self.values, self.calls = None, [], 0
+        self.recorded, self.values, self.calls = None, {}, collections.Counter()
 
     def replay(self) -> None:
-        self.recorded, self.calls = self.values, 0
+        self.recorded, self.calls = self.values, collections.Counter()
 
-    def __call__(self, x: Any) -> Any:
+    def complete(self) -> bool:
+        """Whether this replay made exactly the recorded calls."""
+        return all(self.calls[site] == len(v) for site, v in self.values.items())
+
+    def __call__(self, x: Any, site: Any = None) -> Any:
         if self.recorded is None:
-            self.values.append(copy.deepcopy(x))
+            self.values.setdefault(site, []).append(copy.deepcopy(x))
             return x
-        if self.calls >= len(self.recorded):
+        recorded = self.recorded.get(site, [])
+        n = self.calls[site]
+        if n >= len(recorded):
             raise Unusable("stop_gradient called more often than at the unperturbed point")
-        value = self.recorded[self.calls]
-        self.calls += 1
+        value = recorded[n]
+        self.calls[site] += 1
         if self.shift and (isinstance(value, float) or isinstance(value, np.ndarray) and value.dtype.kind == "f"):
             return value + self.shift
         return copy.deepcopy(value)
@@ -146,15 +174,25 @@ def scalar(value: Any) -> float:
     return float(value)
 
 
-def check(program: Program, s2sad_grad: Callable[..., Any] | None = None) -> Outcome:
-    """Classify ``program`` (see the module docstring)."""
+def check(program: Program, s2sad_grad: Callable[..., Any] | None = None,
+          s2sad_hvp: Callable[..., Any] | None = None) -> Outcome:
+    """Classify ``program`` (see the module docstring); ``s2sad_grad``/``s2sad_hvp`` stand in
+    for ``s2sad.grad``/``s2sad.hvp`` (to test the oracle itself)."""
     start = time.perf_counter()
-    out = _check(program, s2sad_grad)
+    out = _check(program, s2sad_grad, s2sad_hvp)
     out.seconds = time.perf_counter() - start
     return out
 
 
-def _check(program: Program, s2sad_grad: Callable[..., Any] | None) -> Outcome:
+def errstate(program: Program) -> dict[str, str]:
+    """Floating-point errors raise, except NaN and division by zero in programs that mask them
+    with ``np.where`` on purpose (their value is checked to be finite instead)."""
+    masked = "ignore" if "where-nan" in program.features else "raise"
+    return dict(over="raise", invalid=masked, divide=masked, under="ignore")
+
+
+def _check(program: Program, s2sad_grad: Callable[..., Any] | None,
+           s2sad_hvp: Callable[..., Any] | None) -> Outcome:
     args = program.inputs()
 
     # --- the program itself, recording stop_gradient ------------------------------------------
@@ -167,7 +205,7 @@ def _check(program: Program, s2sad_grad: Callable[..., Any] | None) -> Outcome:
     try:
         sg.record()
         try:
-            with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+            with np.errstate(**errstate(program)):
                 value, trace0 = traced_call(fn, copies(args), filename)
             f0 = scalar(value)
         except FloatingPointError as exc:
@@ -176,7 +214,6 @@ def _check(program: Program, s2sad_grad: Callable[..., Any] | None) -> Outcome:
             return Outcome("invalid", "bad program", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
         if not np.isfinite(f0):
             return Outcome("invalid", "non-finite value")
-        n_sg = len(sg.values)
 
         # --- s2sad ------------------------------------------------------------------------------
         t0 = time.perf_counter()
@@ -190,9 +227,9 @@ def _check(program: Program, s2sad_grad: Callable[..., Any] | None) -> Outcome:
         sg.replay()
 
         def at(moved: list[Any]) -> float:
-            sg.calls = 0
+            sg.replay()
             try:
-                with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+                with np.errstate(**errstate(program)):
                     v, trace = traced_call(fn, moved, filename)
                     fv = scalar(v)
             except FloatingPointError as exc:
@@ -202,7 +239,7 @@ def _check(program: Program, s2sad_grad: Callable[..., Any] | None) -> Outcome:
                                f"fails: {type(exc).__name__})") from exc
             if trace != trace0:
                 raise Unusable("a perturbed input changes the control flow taken")
-            if sg.calls != n_sg:
+            if not sg.complete():
                 raise Unusable("a perturbed input changes the number of stop_gradient calls")
             if not np.isfinite(fv):
                 raise Unusable("non-finite value")
@@ -239,7 +276,7 @@ def _check(program: Program, s2sad_grad: Callable[..., Any] | None) -> Outcome:
                     unusable.append("finite differences disagree between step sizes")
                     continue
                 got = float(np.asarray(g)[index] if index is not None else g)
-                if not abs(got - c1) <= tol and n_sg and _ties_frozen_value(moved, sg, tol, f0):
+                if not abs(got - c1) <= tol and sg.values and _ties_frozen_value(moved, sg, tol, f0):
                     unusable.append("a live value ties with a frozen stop_gradient value")
                     continue
                 if not abs(got - c1) <= tol:
@@ -253,6 +290,11 @@ def _check(program: Program, s2sad_grad: Callable[..., Any] | None) -> Outcome:
         else:
             out = Outcome("passed", "", notes=notes)
         out.s2sad_seconds = s2sad_seconds
+        if program.second_order:
+            t1 = time.perf_counter()
+            out.second = (second_order(program, args, at, sg, s2sad_hvp) if out.kind == "passed"
+                          else Outcome("skipped", f"first order {out.kind}"))
+            out.second.seconds = time.perf_counter() - t1
         return out
     finally:
         forget(filename)
@@ -274,6 +316,181 @@ def _ties_frozen_value(moved: Callable[[float], float], sg: StopGradient, tol: f
         sg.shift = 0.0
     noise = 64 * EPS * max(abs(f0), 1.0) / H3
     return abs(slopes[0] - slopes[1]) > tol + 2 * noise
+
+
+# --- second order --------------------------------------------------------------------------------
+
+
+def hook_stop_gradient(source: str) -> str:
+    """``source`` with every ``stop_gradient(e)`` written ``stop_gradient(_sg(k, e))``, ``k``
+    numbering the call sites (``_sg`` then records or replays ``e``'s value)."""
+    out: list[str] = []
+    hooked: list[bool] = []  # per open parenthesis: does it close a hooked call?
+    i, site, call = 0, 0, "stop_gradient("
+    while i < len(source):
+        if source.startswith(call, i) and not (source[i - 1:i].isalnum() or source[i - 1:i] == "_"):
+            out.append(f"{call}_sg({site}, ")
+            hooked.append(True)
+            site += 1
+            i += len(call)
+            continue
+        c = source[i]
+        if c == "(":
+            hooked.append(False)
+        elif c == ")" and hooked.pop():
+            out.append(")")
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def second_order(program: Program, args: list[Any], at: Callable[[list[Any]], float],
+                 sg: StopGradient, s2sad_hvp: Callable[..., Any] | None) -> Outcome:
+    """s2sad's ``hvp`` along ``program.direction()`` against central differences of s2sad's
+    gradient along it (``passed``, ``rejected``, ``invalid`` or ``wrong``, as for first order).
+
+    The gradient is that of the program with every ``stop_gradient`` site replaying its
+    values at the unperturbed point (what ``hvp`` differentiates: a stopped value has no
+    tangent); ``at`` checks that each perturbed point takes the program's control flow
+    (with its own frozen values ``sg``).
+    """
+    import s2sad
+
+    start = time.perf_counter()
+    k, v = program.direction()
+    verdict, hv = run_hvp(program, args, k, v, s2sad_hvp)
+    s2sad_seconds = time.perf_counter() - start
+    if verdict is not None:
+        verdict.s2sad_seconds = s2sad_seconds
+        return verdict
+    sites = StopGradient()
+    fn, namespace, filename = load(replace(program, source=hook_stop_gradient(program.source)), "hooked")
+    namespace["_sg"] = lambda site, x: sites(x, site)
+    try:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", s2sad.ZeroGradientWarning)
+                gfn = s2sad.grad(fn, k)
+                sites.record()
+                with np.errstate(all="ignore"):
+                    g0 = np.asarray(gfn(*copies(args)), dtype=float)
+        except Exception as exc:  # noqa: BLE001 - the first-order check passed on the program
+            return Outcome("invalid", f"the gradient with stop_gradient hooked fails: {type(exc).__name__}",
+                           str(exc))
+        name = program.args[k].name
+
+        def gradient_at(h: float) -> np.ndarray:
+            moved = copies(args)
+            moved[k] = moved[k] + h * v
+            at(moved)  # the program's own control flow (raises Unusable)
+            sites.replay()
+            try:
+                with np.errstate(all="ignore"):
+                    g = gfn(*moved)
+            except Unusable:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a frozen value off its path
+                raise Unusable(f"the gradient fails at a perturbed input ({type(exc).__name__})") from exc
+            if not sites.complete():
+                raise Unusable("a perturbed input changes the number of stop_gradient calls")
+            return np.asarray(g, dtype=float)
+
+        try:
+            p1, m1, p2, m2 = (gradient_at(h) for h in (H1, -H1, H2, -H2))
+        except Unusable as exc:
+            return Outcome("invalid", str(exc))
+        got = np.asarray(hv, dtype=float)
+        c1, c2 = (p1 - m1) / (2 * H1), (p2 - m2) / (2 * H2)
+        scale = np.maximum(np.maximum(np.abs(g0), np.abs(p1)), np.maximum(np.abs(m1), 1.0))
+        noise1, noise2 = 64 * EPS * scale / H1, 64 * EPS * scale / H2
+        tol = ATOL + RTOL * np.abs(c1) + noise1
+        jump = (10 * (p2 - 2 * g0 + m2) / H2 - (p1 - 2 * g0 + m1) / H1) / 9
+        kink = np.abs(jump) > np.maximum(tol, 4 * noise2) / 2
+        unstable = np.abs(c1 - c2) > tol + noise2
+        off = ~(np.abs(got - c1) <= tol) & ~kink & ~unstable
+        if off.any() and sites.values:
+            off &= ~_gradient_ties_frozen_value(gradient_at, (sites, sg), tol, scale)
+        if off.any():
+            rows = [f"(H v)[{name}{[int(j) for j in i] if i else ''}]: s2sad {float(got[i])!r}, "
+                    f"finite differences of the gradient {float(c1[i])!r}" for i in map(tuple, np.argwhere(off))]
+            detail = "\n".join(rows[:8]) + (f"\n... {len(rows) - 8} more" if len(rows) > 8 else "")
+            out = Outcome("wrong", "hvp mismatch", f"along {name} = {format_value(v)}\n{detail}")
+        elif (kink | unstable).any():
+            out = Outcome("invalid", "finite differences of the gradient see a kink at the point"
+                          if kink.any() else "finite differences of the gradient disagree between step sizes")
+        else:
+            out = Outcome("passed", "")
+        out.s2sad_seconds = s2sad_seconds
+        return out
+    finally:
+        forget(filename)
+
+
+def _gradient_ties_frozen_value(gradient_at: Callable[[float], np.ndarray], frozen: tuple[StopGradient, ...],
+                                tol: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Per element: whether the derivative of the gradient jumps when the ``frozen`` values
+    (the gradient's and the program's own) move by -SHIFT and +SHIFT (see :func:`_ties_frozen_value`)."""
+    slopes = []
+    try:
+        for shift in (-SHIFT, SHIFT):
+            for f in frozen:
+                f.shift = shift
+            slopes.append((gradient_at(H3) - gradient_at(-H3)) / (2 * H3))
+    except Unusable:
+        return np.zeros(np.shape(tol), dtype=bool)
+    finally:
+        for f in frozen:
+            f.shift = 0.0
+    noise = 64 * EPS * scale / H3
+    return np.abs(slopes[0] - slopes[1]) > tol + 2 * noise
+
+
+def refusal(exc: Exception, filename: str) -> str:
+    """A rejection's reason: its message, marked when it points outside the user's program."""
+    loc = getattr(exc, "location", None)
+    inside = loc is None or loc.filename == filename
+    return exc.message if inside else f"[located in {loc.filename.split(' from ')[0]}] {exc.message}"
+
+
+def run_hvp(program: Program, args: list[Any], k: int, v: Any, s2sad_hvp: Callable[..., Any] | None
+            ) -> tuple[Outcome | None, Any]:
+    """Generate and run s2sad's ``hvp`` with respect to argument ``k`` along ``v``; an
+    Outcome if that settles the second-order check."""
+    import s2sad
+    from s2sad.pipeline import InternalCompilerError
+
+    fn, namespace, filename = load(program, "hvp")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", s2sad.ZeroGradientWarning)
+            try:
+                hfn = (s2sad_hvp or s2sad.hvp)(fn, k)
+            except InternalCompilerError as exc:
+                return Outcome("wrong", "internal compiler error", str(exc)), None
+            except s2sad.S2SADError as exc:
+                return Outcome("rejected", refusal(exc, filename)), None
+            except Exception as exc:  # noqa: BLE001
+                return Outcome("wrong", f"{type(exc).__name__} while generating the hvp",
+                               traceback.format_exc()), None
+            given, direction = copies(args), copies([v])[0]
+            try:
+                with np.errstate(all="ignore"):
+                    hv = hfn(*given, direction)
+            except s2sad.S2SADError as exc:
+                return Outcome("rejected", f"[at run time] {refusal(exc, filename)}"), None
+            except Exception as exc:  # noqa: BLE001
+                return Outcome("wrong", f"{type(exc).__name__} in the generated hvp code",
+                               f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-3)}"), None
+        for a, b in zip(args + [v], given + [direction]):
+            if type(a) is not type(b) or not np.array_equal(a, b):
+                return Outcome("wrong", "the hvp call changed its input"), None
+        if np.shape(hv) != np.shape(v):
+            return Outcome("wrong", "hvp of the wrong shape", f"shape {np.shape(hv)}, argument shape {np.shape(v)}"), None
+        if np.asarray(hv).dtype != np.float64:
+            return Outcome("wrong", "hvp of the wrong dtype", f"dtype {np.asarray(hv).dtype}"), None
+        return None, hv
+    finally:
+        forget(filename)
 
 
 def run_s2sad(program: Program, args: list[Any], s2sad_grad: Callable[..., Any] | None
