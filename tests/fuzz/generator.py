@@ -51,7 +51,7 @@ RESHAPE_DIMS = (1, 2, 3, 4, 6, 12)
 DOMAINS = {"real": (-1.5, 1.5), "positive": (0.5, 2.0)}
 # np.where with a branch that is NaN or infinite where it is not taken (issue 17): on once
 # s2sad masks the untaken branch's adjoint (until then such programs are WRONG)
-NAN_BRANCHES = False
+NAN_BRANCHES = True
 SECOND_ORDER_SHARE = 4  # one program in this many (by seed) also gets a second-order (hvp) check
 
 
