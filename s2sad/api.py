@@ -17,6 +17,7 @@ from .errors import HasAuxError, Location, SourceError, UnsupportedSyntaxError, 
 from .ir import CALLEE_KINDS
 from .passes.codegen import Generated, instantiate
 from .runtime import check_wrt, seed, zeros_grad
+from .tracebacks import user_errors
 from .pipeline import State, run
 from .passes.source import call_signature, forwarding_signature, no_source_message, read_source
 
@@ -315,6 +316,7 @@ def clear_cache() -> None:
         _bound.clear()
 
 
+@user_errors
 def grad(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequence[int] | None = None,
          has_aux: bool = False) -> Callable[..., Any]:
     """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``.
@@ -335,6 +337,7 @@ def grad(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequen
     return _generate(f, wrt, "grad")
 
 
+@user_errors
 def value_and_grad(f: Callable[..., Any], wrt: Wrt | None = None, *,
                    argnums: int | Sequence[int] | None = None, has_aux: bool = False) -> Callable[..., Any]:
     """Like :func:`grad`, but the function returns ``(f(...), gradient)`` from one pass
@@ -376,6 +379,7 @@ def _output_and_aux(f: Any, out: Any) -> tuple[Any, Any]:
     return out
 
 
+@user_errors
 def jvp(f: Callable[..., Any], wrt: Wrt | None = None, *,
         argnums: int | Sequence[int] | None = None) -> Callable[..., Any]:
     """Forward mode: a function ``(*args, tangent) -> (f(*args), directional derivative)``.
@@ -415,6 +419,7 @@ def _tangent_parameter(generated: Callable[..., Any]) -> str:
     return params[-1].name
 
 
+@user_errors
 def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequence[int] | None = None,
         has_aux: bool = False) -> Callable[..., Any]:
     """Reverse mode for any output: ``vjp(f)(*args) -> (f(*args), pullback)``.
@@ -447,6 +452,7 @@ def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequenc
     return vjp_call
 
 
+@user_errors
 def hvp(f: Callable[..., Any], wrt: Wrt | None = None, *,
         argnums: int | Sequence[int] | None = None) -> Callable[..., Any]:
     """Hessian-vector product ``hvp(f)(*args, v)``, forward over reverse: the generated
@@ -479,6 +485,7 @@ def _basis(x: Any) -> Any:
     return [row.reshape(x.shape) if x.shape else row[0] for row in eye]
 
 
+@user_errors
 def jacobian(f: Callable[..., Any], wrt: Wrt | None = None, mode: str = "auto", *,
              argnums: int | None = None) -> Callable[..., Any]:
     """The dense Jacobian of ``f`` with respect to one argument, shaped ``out.shape + x.shape``.
@@ -506,6 +513,7 @@ def jacobian(f: Callable[..., Any], wrt: Wrt | None = None, mode: str = "auto", 
     return jacobian_call
 
 
+@user_errors
 def hessian(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | None = None) -> Callable[..., Any]:
     """The dense Hessian of scalar ``f`` with respect to one argument (forward over reverse)."""
     fn = _unwrap(f)
@@ -520,11 +528,13 @@ def hessian(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Non
     return hessian_call
 
 
+@user_errors
 def jvp_source(f: Callable[..., Any], wrt: Wrt = 0) -> str:
     """The source of the generated forward-mode (Jacobian-vector product) function."""
     return _generate(f, wrt, "jvp").__s2sad_source__
 
 
+@user_errors
 def adjoint_source(f: Callable[..., Any], wrt: Wrt = 0) -> str:
     """The source of the generated gradient function, exactly as the CLI prints it."""
     return grad(f, wrt).__s2sad_source__

@@ -1,10 +1,12 @@
 """Refusals and warnings point at the user's code, not at s2sad's insides (issue 18)."""
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 
 import numpy as np
+import pytest
 
 from s2sad import ZeroGradientWarning, grad, stop_gradient
 
@@ -21,3 +23,42 @@ def test_zero_gradient_warning_names_the_users_call():
     [w] = [w for w in caught if issubclass(w.category, ZeroGradientWarning)]
     assert (w.filename, w.lineno) == (__file__, line)
 
+
+
+def uses_try(x):
+    try:
+        y = x * 2
+    finally:
+        pass
+    return np.sum(y)
+
+
+def test_a_refusal_shows_only_the_users_frames(monkeypatch):
+    import traceback
+
+    import s2sad
+    from s2sad.tracebacks import PACKAGE_DIR
+
+    monkeypatch.delenv("S2SAD_DEBUG", raising=False)
+    with pytest.raises(s2sad.UnsupportedSyntaxError) as info:
+        grad(uses_try)(np.ones(2))
+    frames = traceback.extract_tb(info.value.__traceback__)
+    internal = [f.filename for f in frames if f.filename.startswith(PACKAGE_DIR)]
+    assert internal == [os.path.join(PACKAGE_DIR, "tracebacks.py")]  # the one frame that re-raises
+    assert frames[0].filename == __file__
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    assert str(info.value).startswith(f"{__file__}:")
+
+
+def test_s2sad_debug_keeps_every_frame(monkeypatch):
+    import traceback
+
+    import s2sad
+    from s2sad.tracebacks import PACKAGE_DIR
+
+    monkeypatch.setenv("S2SAD_DEBUG", "1")
+    s2sad.clear_cache()
+    with pytest.raises(s2sad.UnsupportedSyntaxError) as info:
+        grad(uses_try)(np.ones(2))
+    frames = traceback.extract_tb(info.value.__traceback__)
+    assert sum(f.filename.startswith(PACKAGE_DIR) for f in frames) > 3
