@@ -899,7 +899,8 @@ class Normalizer:
                 args.append(Const(_EMPTY.code_for_node(fnode).strip()))
                 nodes.append(None)
                 key = types.MethodType(type(key).__call__, key)
-            elif isinstance(key, types.MethodType) and isinstance(key.__func__, types.FunctionType):
+            elif (self.registry.rule(key) is None and isinstance(key, types.MethodType)
+                  and isinstance(key.__func__, types.FunctionType)):
                 # a method of a constant object (a global, a closure, a class for a classmethod):
                 # the object is the first argument of the method's function
                 spelled = fnode.value if isinstance(fnode, cst.Attribute) else cst.Attribute(
