@@ -190,3 +190,22 @@ def test_forward_mode_over_the_corpus(case):
         np.testing.assert_allclose(value, case.fn(*args), rtol=1e-12)
         expected = np.sum(np.asarray(grad(case.fn, wrt=k)(*args)) * v)
         np.testing.assert_allclose(d, expected, rtol=1e-7, atol=1e-9)
+
+
+def param_varied_in_one_branch(x, s):
+    if np.sum(x) > 0.0:
+        y = x * 2.0
+    else:
+        for _ in range(2):
+            s = np.tanh(s * np.sum(x))
+        y = x
+    return np.sum(y) * s + s
+
+
+def test_hvp_where_a_parameter_becomes_varied_in_one_branch_only():
+    """The other branch gives the parameter's tangent a zero (found by the fuzzer: the code
+    after the branches read a tangent only one branch had set, UnboundLocalError)."""
+    x, v = np.array([0.5, 0.25]), np.array([0.3, -0.7])
+    got = hvp(param_varied_in_one_branch)(x, 0.4, v)
+    np.testing.assert_allclose(got, directional_fd(grad(param_varied_in_one_branch), (x, 0.4), 0, v, eps=1e-5),
+                               rtol=1e-5, atol=1e-8)

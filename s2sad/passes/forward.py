@@ -80,6 +80,7 @@ class Forward:
                 s.body = self.block(s.body)
                 after_body, self.defined = self.defined, set(before)
                 s.orelse = self.block(s.orelse)
+                self.zero_in_other_branch(s, after_body, self.defined)
                 self.defined |= after_body  # a value set in one branch only is read only after it
                 out.append(s)
             elif isinstance(s, Loop):
@@ -87,6 +88,18 @@ class Forward:
             else:
                 out.append(s)
         return out
+
+    def zero_in_other_branch(self, s: If, after_body: set[str], after_orelse: set[str]) -> None:
+        """A parameter whose tangent one branch starts (it becomes varied there only) has a
+        zero tangent on the other branch: code after the branches reads it either way."""
+        for var in self.fn.params:
+            tname = self.names.get(var)
+            if tname is None or var not in self.active:
+                continue
+            if tname in after_body and tname not in after_orelse:
+                s.orelse.append(self.set(var, self.zero(var), {var}, s.loc))
+            elif tname in after_orelse and tname not in after_body:
+                s.body.append(self.set(var, self.zero(var), {var}, s.loc))
 
     def loop(self, s: Loop) -> list[Stmt]:
         pre: list[Stmt] = []
