@@ -209,3 +209,27 @@ def test_hvp_where_a_parameter_becomes_varied_in_one_branch_only():
     got = hvp(param_varied_in_one_branch)(x, 0.4, v)
     np.testing.assert_allclose(got, directional_fd(grad(param_varied_in_one_branch), (x, 0.4), 0, v, eps=1e-5),
                                rtol=1e-5, atol=1e-8)
+
+
+def _passes_first(p0, p1):
+    return p0
+
+
+def param_replaced_by_an_inactive_call_in_one_branch(x, s):
+    if np.sum(x) > 0.0:
+        y = x * 2.0
+    else:
+        y = x + np.sum(x)
+        if np.all(np.sum(y) > 0.0):
+            s = _passes_first(y[0], y)
+    return np.sum(np.log(s * s + 1.0)) + np.sum(y)
+
+
+@pytest.mark.parametrize("x", [np.array([0.5, 0.25]), np.array([-0.5, -0.25])])
+def test_hvp_where_a_user_call_with_no_varied_argument_replaces_a_varied_value(x):
+    """Forward mode over the gradient wrt s: the call's arguments carry no tangent, so its
+    result's tangent is zero (found by the fuzzer: IndexError inside the forward pass)."""
+    got = hvp(param_replaced_by_an_inactive_call_in_one_branch, wrt=1)(x, 0.4, 1.0)
+    expected = directional_fd(grad(param_replaced_by_an_inactive_call_in_one_branch, wrt=1), (x, 0.4), 1, 1.0,
+                              eps=1e-5)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-8)

@@ -133,6 +133,8 @@ class Forward:
             src = self.tangent(v)
             return [s, self.set(t, src or self.zero(t), {src} if src else {t}, s.loc)]
         if isinstance(v, Call) and v.function is not None:
+            if not any(self.tangent(op) for p, op in v.args.items() if not p.startswith("*")):
+                return [s, self.set(t, self.zero(t), {t}, s.loc)]  # no varied argument here
             return [self.user_call(s, v)]
         if not isinstance(v, Call) or v.rule is None:
             return [s, self.set(t, self.zero(t), {t}, s.loc)]
@@ -207,8 +209,8 @@ class Forward:
 
     def user_call(self, s: Assign, v: Call) -> Raw:
         """``y, y_dot = jvp_f((a_dot, b_dot), a, b)``: the callee's own tangent code."""
-        active = [(p, self.tname(op.name)) for p, op in v.args.items()
-                  if isinstance(op, Var) and op.name in self.active and not p.startswith("*")]
+        active = [(p, tan) for p, op in v.args.items()
+                  if not p.startswith("*") and (tan := self.tangent(op))]
         try:
             jvp = self.adj.callee(v.function, tuple(p for p, _ in active), "jvp")
         except S2SADError as exc:

@@ -998,7 +998,7 @@ class Gen:
         sc = self.sc
         in_loop = bool(sc.loops)
         compound = sc.nest < 2
-        carried = [n for c in sc.carried for n in c if n in sc.env]
+        carried = [n for c in sc.carried for n in sorted(c) if n in sc.env]
         table = [
             (30, "assign"),
             (6, "reassign"),
@@ -1234,7 +1234,7 @@ class Gen:
         self.sc.indent -= 1
 
     def stmt_carried(self) -> None:
-        names = [n for c in self.sc.carried for n in c if n in self.sc.env and n in self.sc.fixed]
+        names = [n for c in self.sc.carried for n in sorted(c) if n in self.sc.env and n in self.sc.fixed]
         if not names:
             return self.stmt_assign()
         self.carried_update(self.pick(names))
