@@ -1308,8 +1308,12 @@ def rot90_grad(g: Any, k: int = 1, axes: Any = None) -> Any:
     return np.rot90(g, -k, (0, 1) if axes is None else axes)
 
 
-def log_or_zero(x: Any) -> Any:
-    """``np.log(x)``, and 0 where x is 0 (the derivative of ``x ** y`` in y); a float stays a float."""
+def log_or_zero(x: Any, y: Any = None) -> Any:
+    """``np.log(x)`` as the derivative of ``x ** y`` in y: 0 where x is 0, and 0 throughout
+    when y has an integer type (an integer has no derivative, so its tangent, always zero,
+    must not meet ``log`` of a negative x); a float stays a float."""
+    if isinstance(y, (bool, int, np.integer)) or getattr(y, "dtype", np.dtype(float)).kind in "biu":
+        return np.zeros_like(x, dtype=float) if np.ndim(x) else 0.0
     out = np.log(np.where(x == 0, 1, x))
     return float(out) if isinstance(x, (int, float)) else out
 

@@ -140,7 +140,7 @@ defvjp(rt.einsum_grad, _EINSUM,
 # --- elementwise -----------------------------------------------------------------------
 defvjp(rt.safe_divide, "x, y", broadcast=("x", "y"), elementwise=True,
        x="safe_divide(g, y)", y="-g * safe_divide(ans, y)")  # 0 where y is 0, as the function
-defvjp(rt.log_or_zero, "x", elementwise=True, x="safe_divide(g, x)")
+defvjp(rt.log_or_zero, "x, y=None", elementwise=True, x="safe_divide(g, x)", y=None)
 defvjp(rt.mul_into, "x, y", broadcast=("x", "y"), elementwise=True, x="g * y", y="g * x")
 
 # --- not linear: a complex step and its transpose ----------------------------------------
