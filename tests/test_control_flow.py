@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from s2sad import grad
 
@@ -77,3 +78,28 @@ def test_in_place_accumulation_only_where_every_path_owns_the_adjoint():
     for n in (0, 2):
         np.testing.assert_allclose(grad(added_to_in_a_loop)(x, y, n),
                                    numerical_grad(added_to_in_a_loop, (x, y, n), 0), rtol=1e-6)
+
+
+def loop_target_bound_before(x, n):
+    y = x * 2.0
+    for y in range(n):
+        pass
+    return np.sum(y * x)
+
+
+def inner_target_handed_on(x, n):
+    s = 0.0
+    j = 0
+    for i in range(n):
+        for j in range(i):
+            s = s + x[j] * x[i]
+    return s + j * np.sum(x)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_a_loop_that_runs_no_iteration_leaves_its_target_as_it_was(n):
+    """The target keeps its earlier value (and gradient) when the loop body never runs; it is
+    an int, with no gradient, once it has (the zero-trip case was an UnboundLocalError)."""
+    x = np.array([0.3, -0.5, 0.8])
+    for f in (loop_target_bound_before, inner_target_handed_on):
+        np.testing.assert_allclose(grad(f)(x, n), numerical_grad(f, (x, n), 0), rtol=1e-6, atol=1e-9)

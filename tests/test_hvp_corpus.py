@@ -17,22 +17,10 @@ import corpus
 from s2sad import grad, hvp
 
 CASES = [c for c in corpus.CASES if not c.xfail and "stop_gradient" not in inspect.getsource(c.fn)]
-#: Known failures at second order, each with its reason (strict: a fix is reported).
-XFAIL: dict[str, str] = {
-    "for_range_accumulate": "x ** (i + 1): the integer exponent comes back from the loop's tape with "
-                            "a zero tangent, and 0 * log(x) is NaN where x < 0",
-    "list_comprehension_over_range": "the same: an integer exponent from the tape times log(x) at x < 0",
-    "outer_break_inner_continue": "refused in the gradient code: an in-place update of a loop tape's "
-                                  "view (located in generated code)",
-    "shape_unpack_then_loop": "refused in the gradient code: an in-place update of a loop tape's view",
-    "triangular_nested_loops": "UnboundLocalError: forward mode over the gradient code hands on an inner "
-                               "loop's variable after a loop that ran no iteration",
-}
 
 
 @pytest.mark.filterwarnings("ignore::s2sad.ZeroGradientWarning")
-@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(reason=XFAIL[c.id], strict=True))
-                                  if c.id in XFAIL else c for c in CASES], ids=[c.id for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_hvp_matches_finite_differences_of_the_gradient(case):
     rng = np.random.default_rng(zlib.crc32(case.id.encode()))
     args = case.inputs()

@@ -296,7 +296,7 @@ class Normalizer:
         if node.asynchronous is not None:
             raise self.unsupported(node, "'async for' is not supported")
         self.check_expression(node.iter)
-        prefix: list[tuple[str, cst.BaseExpression, str]] = []  # (name, sequence, index) to unpack
+        prefix: list[tuple[str, Any, str]] = []  # (name, sequence or None for the index itself, index)
         iterable = node.iter
         func = iterable.func if isinstance(iterable, cst.Call) else None
         kind = "plain"
@@ -320,10 +320,14 @@ class Normalizer:
                                            "(or 'i, (a, b)' over enumerate(zip(xs, ys)))")
         if kind == "plain":
             header_iter = self.rename(iterable)
-            targets = [self.new_version(n) for n in names]
-            self.version.update(zip(names, targets))
+            # a loop that runs no iteration leaves a bound target as it was: one read after the
+            # loop is carried through it, assigned from a fresh loop variable in the body
+            kept = [n for n in names if n in self.version and self.read_after(node, n)]
+            targets = [self.fn.fresh(n) if n in kept else self.new_version(n) for n in names]
+            self.version.update((n, t) for n, t in zip(names, targets) if n not in kept)
             header = f"for {', '.join(targets)} in {_EMPTY.code_for_node(header_iter).strip()}"
             reads = self.local_reads(iterable)
+            prefix = [(n, None, t) for n, t in zip(names, targets) if n in kept]
         else:
             if zipped is not None:  # for i, (a, b) in enumerate(zip(xs, ys))
                 index_name, pairs = zipped
@@ -431,6 +435,10 @@ class Normalizer:
                 self.out.append(Assign(skipping, Const("False"), loc, temporary=True))
             for name, op, index in prefix:
                 new = self.new_version(name)
+                if op is None:  # the loop variable itself
+                    self.out.append(Assign(new, Var(index), loc))
+                    self.version[name] = new
+                    continue
                 item = cst.parse_expression(f"{_code(self.parsed, op)}[{index}]")
                 self.apply(operator.getitem, [op, Const(index, (index,))], {}, item, node, new, "item",
                            [item.value, None])
@@ -716,7 +724,9 @@ class Normalizer:
     def pop(self, call: cst.Call) -> cst.BaseExpression:
         """``v = xs.pop()`` as ``v = xs[-1]`` and a new version ``xs_2 = xs[:-1]``."""
         name = call.func.value.value
-        self.check_in_place(name, call, f"'{name}.pop()'", f"{name}[-1] and {name} = {name}[:-1]")
+        if name not in getattr(self.parsed.source.fn, "__s2sad_tapes__", ()):
+            # (a tape of s2sad's gradient code holds each item once, and nothing else holds it)
+            self.check_in_place(name, call, f"'{name}.pop()'", f"{name}[-1] and {name} = {name}[:-1]")
         current = self.version.get(name, name)
         item = self.fn.fresh(f"{name}_last")
         last = cst.parse_expression(f"{current}[-1]")
@@ -759,6 +769,21 @@ class Normalizer:
         if why:
             raise self.unsupported(node, f"{why}: {what} would change it in place, which s2sad "
                                          f"does not follow; write {instead}")
+
+    def read_after(self, node: cst.CSTNode, name: str) -> bool:
+        """Whether ``name`` is read after ``node`` ends, or in a loop around it outside it."""
+        end = self.parsed.positions[node].end.line
+        inside = {id(x) for x in _walk(node)}
+        loops = [n for n in _walk(self.parsed.function.body) if isinstance(n, _LOOPS)
+                 and n is not node and id(n) not in inside and any(x is node for x in _walk(n))]
+        stores = _store_names(self.parsed.function.body)
+        for n in _walk(self.parsed.function.body):
+            if (isinstance(n, cst.Name) and n.value == name and id(n) not in stores
+                    and id(n) not in inside and n in self.parsed.positions):
+                if self.parsed.positions[n].start.line > end or any(
+                        any(x is n for x in _walk(loop)) for loop in loops):
+                    return True
+        return False
 
     def read_later(self, node: cst.CSTNode, name: str) -> bool:
         """Whether ``name`` is read after ``node``, or anywhere in a loop around it."""
