@@ -127,8 +127,8 @@ def bind(fn: types.FunctionType, relative: Iterable[tuple[str, Any, Any, int]]) 
 
 
 def absolute_checks(res: Resolution, callees: Iterable[Any]) -> tuple[Check, ...]:
-    """Attribute chains through modules and classes (``helpers.act``, ``np.linalg.norm``),
-    and everything the callees' generated code depends on."""
+    """Attribute chains through modules, classes and instances (``helpers.act``,
+    ``np.linalg.norm``, ``config.act``), and everything the callees' generated code depends on."""
     checks: list[Check] = []
     for base, attr, value in res.attributes:
         expected, how = _expect(value)
@@ -137,6 +137,14 @@ def absolute_checks(res: Resolution, callees: Iterable[Any]) -> tuple[Check, ...
         elif isinstance(base, (types.ModuleType, type)) and (how != SAME or getattr(base, attr, MISSING) is value):
             # (not a classmethod, say: it is a new object each time it is read)
             checks.append((base, attr, expected, how))
+        elif not isinstance(base, (types.ModuleType, type, *_DATA)):  # an instance: a config, a model
+            if getattr(base, attr, MISSING) is value:
+                checks.append((base, attr, expected, how))
+            elif isinstance(value, types.MethodType) and value.__self__ is base:
+                # a method: the class's function, and no instance attribute hiding it
+                checks.append((type(base), attr, value.__func__, SAME))
+                if isinstance(getattr(base, "__dict__", None), dict):
+                    checks.append((vars(base), attr, MISSING, SAME))
     for callee in callees:
         checks += getattr(callee, "__s2sad_checks__", ())
     return tuple(checks)

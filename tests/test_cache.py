@@ -233,3 +233,27 @@ def test_clear_cache():
     fresh = grad(loss)
     assert fresh is not g and fresh.__s2sad_source__ == g.__s2sad_source__
     assert "clear_cache" in s2sad.__all__
+
+
+class _Net:
+    def act(self, x):
+        return np.tanh(x)
+
+
+def test_an_attribute_of_an_instance_rebound():
+    """``config.act`` and ``net.act`` (a method, then an instance attribute hiding it):
+    grad(f) again gives the new function's gradient, never sin's forward pass with tanh's rule."""
+    import types
+
+    config, net = types.SimpleNamespace(act=np.tanh), _Net()
+    namespace = {"np": np, "config": config, "net": net}
+    by_config = make_function("def loss(x):\n    return np.sum(config.act(x))\n", namespace)
+    by_method = make_function("def loss(x):\n    return np.sum(net.act(x))\n", namespace)
+    for loss in (by_config, by_method):
+        np.testing.assert_allclose(grad(loss)(x3), 1 - np.tanh(x3) ** 2)
+    config.act, net.act = np.sin, np.sin
+    for loss in (by_config, by_method):
+        np.testing.assert_allclose(grad(loss)(x3), np.cos(x3))
+        np.testing.assert_allclose(value_and_grad(loss)(x3)[1], np.cos(x3))
+    del net.act
+    np.testing.assert_allclose(grad(by_method)(x3), 1 - np.tanh(x3) ** 2)
