@@ -8,18 +8,18 @@ import types
 import warnings
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 
 import numpy as np
 
 from .cache import Check, absolute_checks, bind, hold, holds, merge, own_checks, relative_checks
 from .errors import HasAuxError, Location, SourceError, UnsupportedSyntaxError, WrtError, ZeroGradientWarning
-from .ir import CALLEE_KINDS
-from .passes.codegen import Generated, instantiate
 from .runtime import check_wrt, seed, zeros_grad
 from .tracebacks import user_errors
-from .pipeline import State, run
 from .passes.source import call_signature, forwarding_signature, no_source_message, read_source
+
+if TYPE_CHECKING:
+    from .passes.codegen import Generated
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 _FUNCTION = types.FunctionType
@@ -246,6 +246,11 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
                 return out
         except (KeyError, TypeError):
             pass
+    # the compiler (and libcst) load on the first generation, not with ``import s2sad``
+    from .ir import CALLEE_KINDS
+    from .passes.codegen import instantiate
+    from .pipeline import State, run
+
     replay = getattr(fn, "__s2sad_replay__", None)
     if replay is not None:
         # generated code that keeps a callee's forward values for its backward pass, when it

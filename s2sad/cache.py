@@ -13,11 +13,14 @@ so only its type is checked: rebinding a global array does not regenerate anythi
 from __future__ import annotations
 
 import types
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
-from .passes.resolve import MISSING, Resolution
+from .sentinel import MISSING
+
+if TYPE_CHECKING:
+    from .passes.resolve import Resolution
 
 SAME, TYPE, EQUAL = 0, 1, 2  # how a value is compared with the one generation read
 

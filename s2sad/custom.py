@@ -39,7 +39,7 @@ def defvjp(fun: Callable[..., Any], *vjps: RuleSpec, jvp: dict[str, RuleSpec] | 
                  for p, r in rules.items()}
     tangents = {p: _template(fun, p, r, "t", list(params)) for p, r in (jvp or {}).items()
                 if r is not None}
-    return REGISTRY.defvjp(fun, spec, name=fun.__qualname__, jvp=tangents or None, **templates)
+    return REGISTRY.defvjp(fun, spec, name=fun.__qualname__, jvp=tangents or None, check=True, **templates)
 
 
 def nondifferentiable(fun: Callable[..., Any]) -> Callable[..., Any]:

@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .api import Wrt, _target, _wrt_names
-from .ir import Assign, If, Loop, Opaque, Return, Stmt
 from .passes.source import read_source
-from .pipeline import PIPELINE, State
+
+if TYPE_CHECKING:
+    from .ir import Return, Stmt
 
 
 def _statements(stmts: list[Stmt]) -> list[Stmt]:
+    from .ir import If, Loop
+
     out: list[Stmt] = []
     for s in stmts:
         out.append(s)
@@ -24,6 +27,10 @@ def _statements(stmts: list[Stmt]) -> list[Stmt]:
 def explain(f: Callable[..., Any], wrt: Wrt = 0) -> str:
     """For each source line of ``f``: active, inactive, or stopped by stop_gradient,
     and what the generated gradient saves per loop iteration."""
+    # the compiler (and libcst) load on first use, not with ``import s2sad``
+    from .ir import Assign, If, Loop, Opaque, Return
+    from .pipeline import PIPELINE, State
+
     target = _target(f, wrt)  # a method's or a partial's function, what they bind constant
     fn = target.fn
     read_source(fn)

@@ -196,3 +196,19 @@ def test_returned_gradients_are_owned_arrays():
     da, db = grad(_tuple_sum)((np.ones(n), np.ones(2 * n)))
     assert da.flags.writeable and db.flags.writeable
     np.testing.assert_allclose(db, np.full(2 * n, 0.5 / n))
+
+
+def test_import_leaves_the_compiler_for_the_first_generation():
+    """``import s2sad`` loads neither libcst nor the passes, and compiles no rule template:
+    a script or CLI call pays for the compiler only when it generates code."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, s2sad\n"
+             "from s2sad.rules import REGISTRY\n"
+             "loaded = sorted(m for m in sys.modules if m == 'libcst' or m.startswith('s2sad.passes.')\n"
+             "                and m != 's2sad.passes.source')\n"
+             "compiled = sum('_compiled' in vars(t) for r in REGISTRY.rules.values() for t in r.vjps.values())\n"
+             "print(loaded, compiled)\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[] 0"

@@ -887,3 +887,14 @@ def test_dtype_argument_known_only_at_run_time_is_checked_when_it_runs() -> None
         s2sad.grad(f)(x, np.int64)
     with pytest.raises(S2SADError, match="conversion to int64"):
         s2sad.jvp(f)(x, np.int64, np.ones(3))
+
+
+def test_every_built_in_template_compiles():
+    """Built-in templates compile on first use (for a fast ``import s2sad``): each one must."""
+    from s2sad.rules import REGISTRY
+
+    templates = [t for rule in REGISTRY.rules.values()
+                 for t in (*rule.vjps.values(), *rule.jvps.values(), *rule.masks.values())]
+    assert len(templates) > 500
+    for template in templates:
+        template.check()

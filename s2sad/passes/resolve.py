@@ -14,9 +14,8 @@ from typing import Any
 
 import libcst as cst
 
+from ..sentinel import MISSING
 from .parse import Parsed, children
-
-MISSING = object()
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ that generation only joins.  A parameter without a template gets no gradient.
 from __future__ import annotations
 
 import builtins
+import functools
 import importlib
 import io
 import keyword
@@ -48,14 +49,39 @@ class Param:
     star: bool = False  # a ``*args`` parameter
 
 
-@dataclass(frozen=True)
 class Template:
-    """A rule expression compiled into literal text and named holes."""
+    """A rule expression, compiled into literal text and named holes on first use (the
+    built-in tables hold hundreds: compiling them all at import would slow ``import s2sad``)."""
 
-    text: str
-    pieces: tuple[Any, ...]  # str literals and (name, kind) holes
-    holes: frozenset[str]  # placeholder names used (g, ans, parameters)
-    runtime: frozenset[str]  # runtime names used (np, helpers)
+    def __init__(self, text: str, placeholders: Iterable[str]) -> None:
+        self.text = text
+        self._placeholders = frozenset(placeholders)
+
+    @functools.cached_property
+    def _compiled(self) -> tuple[tuple[Any, ...], frozenset[str], frozenset[str]]:
+        return _compile(self.text, self._placeholders)
+
+    @property
+    def pieces(self) -> tuple[Any, ...]:
+        """str literals and (name, kind) holes"""
+        return self._compiled[0]
+
+    @property
+    def holes(self) -> frozenset[str]:
+        """placeholder names used (g, ans, parameters)"""
+        return self._compiled[1]
+
+    @property
+    def runtime(self) -> frozenset[str]:
+        """runtime names used (np, helpers)"""
+        return self._compiled[2]
+
+    def check(self) -> None:
+        """Compile now: a syntax error or an unknown name is a :class:`RuleError` here."""
+        self._compiled
+
+    def __repr__(self) -> str:
+        return f"Template({self.text!r})"
 
     def render(self, values: dict[str, str], names: dict[str, str]) -> str:
         """Fill the holes: ``values`` for placeholders, ``names`` for runtime names."""
@@ -74,8 +100,12 @@ class Template:
 
 
 def compile_template(text: str, placeholders: Iterable[str]) -> Template:
+    """A rule expression, compiled when first used (:meth:`Template.check` compiles it now)."""
+    return Template(text, placeholders)
+
+
+def _compile(text: str, placeholders: frozenset[str]) -> tuple[tuple[Any, ...], frozenset[str], frozenset[str]]:
     """Compile a rule expression; unknown free names are a :class:`RuleError`."""
-    placeholders = frozenset(placeholders)
     try:
         compile(text, "<rule>", "eval")
         tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
@@ -112,8 +142,7 @@ def compile_template(text: str, placeholders: Iterable[str]) -> Template:
                 f"helper from s2sad.runtime"
             )
     pieces.append(text[pos:])
-    return Template(text, tuple(p for p in pieces if p != ""), frozenset(holes),
-                    frozenset(runtime_used))
+    return tuple(p for p in pieces if p != ""), frozenset(holes), frozenset(runtime_used)
 
 
 def parse_params(spec: str) -> tuple[Param, ...]:
@@ -251,14 +280,15 @@ class Registry:
                linear: str | None = None, jvp: dict[str, str] | None = None,
                forward_only: tuple[str, ...] = (), containers: tuple[str, ...] = (),
                returns_container: bool = False, masks: dict[str, str] | None = None,
-               refuse: dict[str, str] | None = None,
+               refuse: dict[str, str] | None = None, check: bool = False,
                **vjps: str | None) -> Rule:
         """Declare how ``fun`` differentiates: one adjoint template per differentiable
         parameter (None: the parameter carries no gradient), and what forward mode needs
         (elementwise, linear, or ``jvp`` templates).
 
         The helpers of :mod:`s2sad.runtime` receive arrays for their shapes: their
-        parameters without a template are inert.
+        parameters without a template are inert.  Templates compile when first used;
+        ``check=True`` compiles them now.
         """
         if self.lazy:  # a library's own rules first, so that this one replaces them
             self.load_lazy()
@@ -280,6 +310,9 @@ class Registry:
                     forward_only, containers, returns_container,
                     {p: compile_template(t, names) for p, t in (masks or {}).items()}, frozenset(inert),
                     dict(refuse or {}))
+        if check:  # a user's rule: its mistakes are reported where it is declared
+            for template in (*rule.vjps.values(), *rule.jvps.values(), *rule.masks.values()):
+                template.check()
         key = self._declare(fun)
         self.rules[key] = rule
         self.nondiff.pop(key, None)
