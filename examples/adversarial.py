@@ -10,17 +10,14 @@ Run: ``python examples/adversarial.py [--quick] [--eps EPS] [--out DIR]``.
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
-import sys
 import warnings
 
 import numpy as np
+from tqdm import tqdm
 
 from s2sad import adjoint_source, check_grad, grad, stop_gradient, value_and_grad
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from progress import Progress  # noqa: E402  (the examples' own helper)
 
 
 # --- the model: the functions s2sad differentiates ------------------------------------------
@@ -74,7 +71,7 @@ def train(loss, extra, X, Y, args, label):
     rng = np.random.default_rng(args.seed + 1)
     t = 0
     history = []
-    bar = Progress(args.epochs, label)
+    bar = tqdm(total=args.epochs, desc=label, disable=None)
     for epoch in range(args.epochs):
         order = rng.permutation(len(X))
         losses = []
@@ -89,7 +86,9 @@ def train(loss, extra, X, Y, args, label):
                 m_hat, v_hat = m[i] / (1 - 0.9 ** t), v[i] / (1 - 0.999 ** t)
                 params[i] = params[i] - args.lr * m_hat / (np.sqrt(v_hat) + 1e-8)
         history.append(float(np.mean(losses)))
-        bar.update(f"loss {history[-1]:.4f}")
+        bar.set_postfix_str(f"loss {history[-1]:.4f}", refresh=False)
+        bar.update()
+    bar.close()
     return params, history
 
 

@@ -10,18 +10,14 @@ Run: ``python examples/em_gmm.py [--quick] [--features 2|4] [--out DIR]``.
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
-import sys
-import time
 import warnings
 
 import numpy as np
+from tqdm import tqdm
 
 from s2sad import adjoint_source, check_grad, grad, stop_gradient, value_and_grad
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from progress import Progress  # noqa: E402  (the examples' own helper)
 
 
 # --- the model: the functions s2sad differentiates ------------------------------------------
@@ -121,7 +117,7 @@ def gradient_em(objective, params: dict, X: np.ndarray, iterations: int, lr: flo
     m = {k: np.zeros_like(v) for k, v in params.items()}
     v = {k: np.zeros_like(v) for k, v in params.items()}
     history = [log_likelihood(params, X)]
-    bar = Progress(iterations, label)
+    bar = tqdm(total=iterations, desc=label, disable=None)
     for t in range(1, iterations + 1):
         _, g = step(params, X)
         rate = lr * 0.01 ** ((t - 1) / iterations)
@@ -131,7 +127,9 @@ def gradient_em(objective, params: dict, X: np.ndarray, iterations: int, lr: flo
             m_hat, v_hat = m[k] / (1 - 0.9 ** t), v[k] / (1 - 0.999 ** t)
             params[k] = params[k] + rate * m_hat / (np.sqrt(v_hat) + 1e-8)
         history.append(log_likelihood(params, X))
-        bar.update(f"log-likelihood {history[-1]:.5f}")
+        bar.set_postfix_str(f"log-likelihood {history[-1]:.5f}", refresh=False)
+        bar.update()
+    bar.close()
     return params, history
 
 

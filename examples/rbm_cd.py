@@ -10,16 +10,13 @@ Run: ``python examples/rbm_cd.py [--quick] [--k K] [--out DIR]``.
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
-import sys
 
 import numpy as np
+from tqdm import tqdm
 
 from s2sad import adjoint_source, check_grad, stop_gradient, value_and_grad
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from progress import Progress  # noqa: E402  (the examples' own helper)
 
 
 # --- the model: the functions s2sad differentiates ------------------------------------------
@@ -147,7 +144,7 @@ def main(argv: list[str] | None = None) -> dict:
     step = value_and_grad(cd_loss, wrt=("W", "b", "c"))
     chain_rng = np.random.default_rng(args.seed + 1)
     batches = (n + bs - 1) // bs
-    bar = Progress(args.epochs * batches, "training")
+    bar = tqdm(total=args.epochs * batches, desc="training", disable=None)
     for epoch in range(1, args.epochs + 1):
         order = rng.permutation(n)
         losses = []
@@ -159,13 +156,15 @@ def main(argv: list[str] | None = None) -> dict:
             c -= args.lr * dc
             losses.append(value)
             reference.partial_fit(batch)
-            bar.update(f"epoch {epoch}, CD loss {np.mean(losses):.3f}")
+            bar.set_postfix_str(f"epoch {epoch}, CD loss {np.mean(losses):.3f}", refresh=False)
+            bar.update()
         curves["loss"].append(float(np.mean(losses)))
         evaluate()
-        bar.print(f"epoch {epoch:3d}  CD loss {curves['loss'][-1]:7.3f}   reconstruction error "
-                  f"{curves['recon'][-1]:.4f} (scikit-learn {curves['sklearn_recon'][-1]:.4f})   "
-                  f"pseudo-likelihood {curves['pl'][-1]:8.3f} "
-                  f"(scikit-learn {curves['sklearn_pl'][-1]:8.3f})")
+        tqdm.write(f"epoch {epoch:3d}  CD loss {curves['loss'][-1]:7.3f}   reconstruction error "
+                   f"{curves['recon'][-1]:.4f} (scikit-learn {curves['sklearn_recon'][-1]:.4f})   "
+                   f"pseudo-likelihood {curves['pl'][-1]:8.3f} "
+                   f"(scikit-learn {curves['sklearn_pl'][-1]:8.3f})")
+    bar.close()
 
     print(f"\n{'':28} {'reconstruction error':>21} {'pseudo-likelihood':>18}")
     print(f"{'initial weights':28} {curves['recon'][0]:>21.4f} {curves['pl'][0]:>18.3f}")

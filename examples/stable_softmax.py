@@ -9,16 +9,13 @@ Run: ``python examples/stable_softmax.py [--quick] [--out DIR]``.
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
-import sys
 
 import numpy as np
+from tqdm import tqdm
 
 from s2sad import adjoint_source, grad, stop_gradient, value_and_grad
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from progress import Progress  # noqa: E402  (the examples' own helper)
 
 
 def loss(W, b, X, Y):
@@ -93,14 +90,16 @@ def main(argv: list[str] | None = None) -> dict:
     b = np.zeros(10)
     step = value_and_grad(loss, wrt=("W", "b"))
     train_losses, test_losses = [], []
-    bar = Progress(args.steps, "training")
+    bar = tqdm(total=args.steps, desc="training", disable=None)
     for i in range(args.steps):
         value, (dW, db) = step(W, b, X_train, Y_train)
         train_losses.append(value)
         test_losses.append(loss(W, b, X_test, Y_test))
         W -= args.lr * dW
         b -= args.lr * db
-        bar.update(f"loss {value:.4f}")
+        bar.set_postfix_str(f"loss {value:.4f}", refresh=False)
+        bar.update()
+    bar.close()
     train_losses.append(loss(W, b, X_train, Y_train))
     test_losses.append(loss(W, b, X_test, Y_test))
     accuracy = float(np.mean(np.argmax(X_test @ W + b, axis=1) == y_test))

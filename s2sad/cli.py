@@ -12,11 +12,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
-import io
 import keyword
 import os
 import sys
-import tokenize
 import traceback
 import warnings
 from typing import Any, Sequence
@@ -123,55 +121,13 @@ def _wrt(values: Sequence[str] | None, fn: Any) -> Any:
     return parsed[0] if len(parsed) == 1 else tuple(parsed)
 
 
-_COLORS = {"keyword": "\x1b[1;34m", "comment": "\x1b[2;32m", "number": "\x1b[36m",
-           "string": "\x1b[33m", "def": "\x1b[1;35m"}
-_RESET = "\x1b[0m"
-
-
 def highlight(code: str) -> str:
-    """ANSI-colour Python source: keywords, names being defined, numbers, strings, comments."""
-    lines = code.splitlines(keepends=True)
-    out: list[str] = []
-    row, col = 1, 0
-    prev = None
+    """Python source in ANSI terminal colours (Pygments)."""
+    from pygments import highlight as pygments_highlight
+    from pygments.formatters import TerminalFormatter
+    from pygments.lexers import PythonLexer
 
-    def emit_to(r: int, c: int) -> None:
-        nonlocal row, col
-        while row < r:
-            out.append(lines[row - 1][col:])
-            row, col = row + 1, 0
-        out.append(lines[row - 1][col:c])
-        col = c
-
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return code
-    for tok in tokens:
-        if tok.type == tokenize.ENDMARKER:
-            break
-        kind = None
-        if tok.type == tokenize.COMMENT:
-            kind = "comment"
-        elif tok.type == tokenize.NUMBER:
-            kind = "number"
-        elif tok.type == tokenize.STRING:
-            kind = "string"
-        elif tok.type == tokenize.NAME and keyword.iskeyword(tok.string):
-            kind = "keyword"
-        elif tok.type == tokenize.NAME and prev is not None and prev.string == "def":
-            kind = "def"
-        if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
-            prev = tok
-        if kind is None or tok.start[0] != tok.end[0]:
-            continue
-        emit_to(*tok.start)
-        out.append(_COLORS[kind] + tok.string + _RESET)
-        col = tok.end[1]
-    while row <= len(lines):
-        out.append(lines[row - 1][col:])
-        row, col = row + 1, 0
-    return "".join(out)
+    return pygments_highlight(code, PythonLexer(), TerminalFormatter())
 
 
 def _use_color(choice: str, stream: Any) -> bool:
