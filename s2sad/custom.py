@@ -48,6 +48,16 @@ def nondifferentiable(fun: Callable[..., Any]) -> Callable[..., Any]:
     return fun
 
 
+def rule_function(name: str) -> Callable[..., Any]:
+    """The Python function given to :func:`defvjp` that generated code calls as ``name``
+    (a module written by ``s2sad --output`` looks its rules' functions up this way)."""
+    try:
+        return USER_OBJECTS[name]
+    except KeyError:
+        raise RuleError(f"no rule function named {name!r} is declared: import the module whose "
+                        f"s2sad.defvjp calls declare it first") from None
+
+
 def _parameters(fun: Callable[..., Any]) -> dict[str, str | None]:
     """Parameter names and their defaults as code (None: required)."""
     try:

@@ -19,7 +19,8 @@ from typing import Any, Callable
 
 import libcst as cst
 
-from ..rules.registry import SETITEM, is_atomic
+from ..rules.registry import SETITEM, USER_OBJECTS, is_atomic
+from ..sentinel import MISSING
 from ..runtime import concat
 from ..ir import VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var
 from .reverse import Adjoint, Line, Out, runtime_object
@@ -253,7 +254,10 @@ def _header(adj: Adjoint, kind: str, function: str) -> str:
     imports: set[str] = set()
     froms: dict[str, list[str]] = {}
     loose: dict[str, list[str]] = {}
+    rule_functions: list[str] = []
     spelled = {spelling: rt for rt, spelling in adj.runtime.items()}
+    home = adj.source.fn.__globals__.get("__name__")  # the user's module, if it can be imported
+    home_module = sys.modules.get(home) if home and home != "__main__" else None
     for name in sorted(used):
         if name in spelled:
             obj = runtime_object(spelled[name])
@@ -261,22 +265,29 @@ def _header(adj: Adjoint, kind: str, function: str) -> str:
             obj = fn.free[name]
         else:
             continue
-        if name in fn.free and name in fn.closure:
-            loose.setdefault("closure", []).append(name)
+        if obj is MISSING or getattr(builtins, name, None) is obj:  # (MISSING: a comprehension's own)
             continue
-        if getattr(builtins, name, None) is obj:
+        if USER_OBJECTS.get(name) is obj:  # a Python function given to s2sad.defvjp
+            imports.add(f"import {obj.__module__}  # declares the rules of s2sad.defvjp called below")
+            rule_functions.append(name)
             continue
         if isinstance(obj, types.ModuleType):
             imports.add(f"import {obj.__name__}" + ("" if obj.__name__ == name else f" as {name}"))
             continue
         origin = _importable(obj)
+        if origin is None and name not in fn.closure and home_module is not None and \
+                getattr(home_module, name, MISSING) is obj:
+            origin = home, name  # a constant of the user's module, say
         if origin is None:
-            loose.setdefault("globals", []).append(name)
+            loose.setdefault("closure" if name in fn.closure else "globals", []).append(name)
             continue
         module, attr = origin
         froms.setdefault(module, []).append(attr if attr == name else f"{attr} as {name}")
+    if rule_functions:
+        froms.setdefault("s2sad.custom", []).append("rule_function")
     lines += sorted(imports)
     lines += [f"from {m} import {', '.join(sorted(names))}" for m, names in sorted(froms.items())]
+    lines += [f'{name} = rule_function("{name}")' for name in rule_functions]
     for where, names in sorted(loose.items()):
         lines.append(f"# reads from {fn.name}'s {where}: {', '.join(names)}")
     return "\n".join(lines) + "\n"

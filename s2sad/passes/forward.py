@@ -223,7 +223,8 @@ class Forward:
         # the tangent is the callee's last parameter, passed by keyword (it may be keyword-only)
         keyword = _tangent_parameter(self.adj.callees[jvp])
         call = v.node.with_changes(func=cst.Name(jvp), args=[
-            *callee_args(v), cst.Arg(cst.parse_expression(tangents), keyword=cst.Name(keyword))])
+            *callee_args(v), cst.Arg(cst.parse_expression(tangents), keyword=cst.Name(keyword),
+                                     equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
         self.defined.add(self.tname(s.target))
         reads = frozenset({n for op in v.args.values() for n in _reads(op)} | {t for _, t in active})
         return Raw(f"{s.target}, {self.tname(s.target)} = {_EMPTY.code_for_node(call).strip()}",
