@@ -277,10 +277,11 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
         if entry is not None and (show is not None or not hold(bind(fn, entry.relative) + entry.absolute)):
             entry = None
         if entry is None:
+            nested = bool(in_progress)
             in_progress.append(fn)
             try:
                 with warnings.catch_warnings():
-                    if kind in CALLEE_KINDS:  # the caller decided what is active
+                    if kind in CALLEE_KINDS or nested:  # the caller decided what is active
                         warnings.simplefilter("ignore", ZeroGradientWarning)
                     state = run(State(fn, names, multiple, kind, split), show)
             finally:

@@ -233,3 +233,18 @@ def test_hvp_where_a_user_call_with_no_varied_argument_replaces_a_varied_value(x
     expected = directional_fd(grad(param_replaced_by_an_inactive_call_in_one_branch, wrt=1), (x, 0.4), 1, 1.0,
                               eps=1e-5)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-8)
+
+
+def _linear_helper(x):
+    return x * 2.0
+
+
+def calls_a_linear_helper(x):
+    return np.sum(_linear_helper(x) ** 2)
+
+
+def test_hvp_through_a_linear_helper_warns_nothing():
+    """The helper's vjp does not depend on x (it is linear): differentiating it again inside
+    hvp is the caller's business, not a zero gradient to report (pytest makes it an error)."""
+    x, v = np.array([0.3, 0.5]), np.array([1.0, -1.0])
+    np.testing.assert_allclose(hvp(calls_a_linear_helper)(x, v), 8.0 * v)
