@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 import numpy as np
 
 from .cache import Check, absolute_checks, bind, hold, holds, merge, own_checks, relative_checks
-from .errors import HasAuxError, Location, SourceError, UnsupportedSyntaxError, WrtError, ZeroGradientWarning
+from .errors import HasAuxError, Location, S2SADError, SourceError, UnsupportedSyntaxError, WrtError, ZeroGradientWarning
 from .runtime import check_wrt, seed, zeros_grad
 from .tracebacks import user_errors
-from .passes.source import call_signature, forwarding_signature, no_source_message, read_source
+from .passes.source import call_signature, forwarding_signature, no_source_message, read_source, relocate
 
 if TYPE_CHECKING:
     from .passes.codegen import Generated
@@ -283,7 +283,11 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
                 with warnings.catch_warnings():
                     if kind in CALLEE_KINDS or nested:  # the caller decided what is active
                         warnings.simplefilter("ignore", ZeroGradientWarning)
-                    state = run(State(fn, names, multiple, kind, split), show)
+                    try:
+                        state = run(State(fn, names, multiple, kind, split), show)
+                    except S2SADError as exc:
+                        relocate(exc)  # (found in generated code differentiated again)
+                        raise
             finally:
                 in_progress.pop()
             generated = state.generated

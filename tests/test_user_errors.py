@@ -62,3 +62,28 @@ def test_s2sad_debug_keeps_every_frame(monkeypatch):
         grad(uses_try)(np.ones(2))
     frames = traceback.extract_tb(info.value.__traceback__)
     assert sum(f.filename.startswith(PACKAGE_DIR) for f in frames) > 3
+
+
+def _wiggle(x):
+    return np.sin(x)
+
+
+def uses_a_rule_without_a_tangent(x):
+    y = x * 2.0
+    return np.sum(_wiggle(y) * x)
+
+
+def test_a_second_order_refusal_points_at_the_users_line():
+    """hvp differentiates the generated gradient again: what it refuses there is shown at the
+    user's line that code comes from, with the generated line as context."""
+    import inspect
+
+    import s2sad
+
+    s2sad.defvjp(_wiggle, lambda g, ans, x: g * np.cos(x))
+    with pytest.raises(s2sad.NoGradientRuleError) as info:
+        s2sad.hvp(uses_a_rule_without_a_tangent)(np.ones(2), np.ones(2))
+    line = inspect.getsourcelines(uses_a_rule_without_a_tangent)[1] + 2
+    assert (info.value.location.filename, info.value.location.line) == (__file__, line)
+    assert "in the code s2sad generated for this line" in str(info.value)
+    assert "return np.sum(_wiggle(y) * x)" in str(info.value)

@@ -12,6 +12,7 @@ import ast
 import builtins
 import linecache
 import os
+import re
 import sys
 import types
 from dataclasses import dataclass
@@ -22,8 +23,10 @@ import libcst as cst
 from ..rules.registry import SETITEM, USER_OBJECTS, is_atomic
 from ..sentinel import MISSING
 from ..runtime import concat
+from ..errors import Location
 from ..ir import VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var
 from .reverse import Adjoint, Line, Out, runtime_object
+from .source import GENERATED_LINES
 
 _EMPTY = cst.Module(body=[])
 FACTORY = "__s2sad_factory__"
@@ -352,8 +355,62 @@ def compile_text(adj: Adjoint, text: str, name: str, kind: str) -> Generated:
     exec(compile(module, filename, "exec"), namespace)
     placeholder = namespace[FACTORY](*[runtime.get(c) for c in cells])
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    GENERATED_LINES[filename] = _origins(adj, text.split("\n"), fdef.lineno - 1)
     return Generated(name, text, filename, placeholder.__code__, runtime, bool(adj.split_calls),
                      frozenset(_tapes(adj.forward)))
+
+
+def _origins(adj: Adjoint, lines: list[str], start: int) -> dict[int, Location]:
+    """The user's source line that each line of the generated function (from ``start``, 0-based)
+    comes from: forward statements found in order, the backward pass by its provenance comments;
+    a line in between (a tape push, a copy) goes with the line before it."""
+    source = adj.source
+    def user(line: int) -> Location:
+        text = source.file_lines[line - source.first_line] if 0 <= line - source.first_line < len(source.file_lines) else ""
+        return Location(source.filename, line, len(text) - len(text.lstrip()) + 1, text)
+
+    origins: dict[int, Location] = {}
+    position = start
+    for stmt in _in_order(adj.forward):
+        first = _first_line(stmt)
+        for j in range(position, len(lines)):
+            if lines[j].strip() == first:
+                origins[j + 1] = user(stmt.loc.line)
+                position = j + 1
+                break
+    current = None
+    for j in range(start, len(lines)):
+        provenance = re.match(r"\s*# grad of line (\d+):", lines[j])
+        if provenance:
+            current = user(int(provenance.group(1)))
+        if j + 1 in origins:
+            current = origins[j + 1]
+        elif current is not None:
+            origins[j + 1] = current
+    return origins
+
+
+def _in_order(stmts: list[Stmt]) -> list[Stmt]:
+    out: list[Stmt] = []
+    for s in stmts:
+        out.append(s)
+        if isinstance(s, If):
+            out += _in_order(s.body) + _in_order(s.orelse)
+        elif isinstance(s, Loop):
+            out += _in_order(s.body)
+    return out
+
+
+def _first_line(stmt: Stmt) -> str:
+    if isinstance(stmt, If):
+        return f"if {_operand_code(stmt.test)}:"
+    if isinstance(stmt, Loop):
+        return f"{stmt.header}:"
+    if isinstance(stmt, Raw):
+        return stmt.code.split("\n")[0].strip()
+    if isinstance(stmt, Assign):
+        return statement_code(stmt).split("\n")[0].strip()
+    return ""
 
 
 def _tapes(stmts: list[Stmt]) -> set[str]:

@@ -16,7 +16,24 @@ import tokenize
 import types
 from dataclasses import dataclass
 
-from ..errors import Location, SourceError
+from ..errors import Location, S2SADError, SourceError
+
+
+#: For each file of generated code, the user's source line each of its lines comes from
+#: (an error found in generated code, when it is differentiated again, is shown there).
+GENERATED_LINES: dict[str, dict[int, Location]] = {}
+
+
+def relocate(exc: S2SADError) -> None:
+    """Show an error found in generated code at the user's line that code comes from."""
+    loc = exc.location
+    origin = GENERATED_LINES.get(loc.filename, {}).get(loc.line) if loc is not None else None
+    if origin is None:
+        return
+    exc.message = (f"{exc.message} (in the code s2sad generated for this line, at {loc}: "
+                   f"{loc.source_line.strip()})")
+    exc.args = (exc.message,)
+    exc.location = origin
 
 
 @dataclass(frozen=True)
