@@ -61,6 +61,7 @@ class Call:
     overlap: str | None = None  # x[i] = v with v maybe a view of x: where, for the run-time check
     receiver: bool = False  # a method call ``obj.f(...)``: ``function`` gets ``obj`` first
     float_check: str | None = None  # x[i] = v, x of a dtype unknown here: where, for the run-time check
+    number_check: tuple[str, str] | None = None  # x op= v, fine when x is a number: (where, refusal)
 
 
 @dataclass

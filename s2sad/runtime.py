@@ -1711,3 +1711,18 @@ def check_float_write(x: Any, where: str) -> None:
 
 
 __all__ += ["check_float_write"]
+
+
+def check_number(x: Any, where: str, refusal: str) -> None:
+    """``x op= v`` where x may be shared (a view, another name's object, an argument): a
+    new value when x is a number, as s2sad writes it; for an array, which would change in
+    place, ``refusal`` (at ``where``, "file:line:col")."""
+    if isinstance(x, (int, float, complex, np.generic)):
+        return
+    from .errors import Location, UnsupportedSyntaxError
+
+    filename, line, column = where.rsplit(":", 2)
+    raise UnsupportedSyntaxError(refusal, Location(filename, int(line), int(column)))
+
+
+__all__ += ["check_number"]

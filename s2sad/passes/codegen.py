@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import json
 import linecache
 import os
 import re
@@ -68,6 +69,10 @@ def statement_code(stmt: Assign, use: Callable[[str], str] | None = None) -> str
     if stmt.target is None:
         return code
     target = stmt.target if isinstance(stmt.target, str) else ", ".join(stmt.target)
+    if isinstance(v, Call) and v.number_check and use is not None:  # x op= v, x maybe shared
+        where, refusal = v.number_check
+        return (f"{use('check_number')}({_operand_code(v.args['x'])}, {json.dumps(where)}, "
+                f"{json.dumps(refusal)})\n{target} = {code}")
     return f"{target} = {code}"
 
 

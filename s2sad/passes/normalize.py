@@ -84,7 +84,7 @@ UNSUPPORTED: dict[type, str] = {
 
 #: Calls that may stand as statements: they print or check and change nothing.
 STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write, runtime.seed,
-                   runtime.check_assignment_order)
+                   runtime.check_assignment_order, runtime.check_number)
 
 #: Builtins that run or inspect code behind s2sad's back.
 HIDDEN_CODE = (builtins.exec, builtins.eval, builtins.globals, builtins.locals, builtins.vars,
@@ -597,11 +597,17 @@ class Normalizer:
             return
         name = node.target.value
         operator_code = self.parsed.code(node.operator).strip()
-        self.check_in_place(name, node, f"'{name} {operator_code} ...'",
-                            f"{name} = {name} {operator_code[:-1]} ...")
+        refusal = self.check_in_place(name, node, f"'{name} {operator_code} ...'",
+                                      f"{name} = {name} {operator_code[:-1]} ...", at_run_time=True)
         new = self.new_version(name)
         self.lower(expr, new, name)
         self.version[name] = new
+        if refusal is not None:  # the generated code refuses it where the value is an array
+            loc = self.location(node)
+            last = self.out[-1]
+            assert isinstance(last, Assign) and last.target == new and isinstance(last.value, Call)
+            last.value.number_check = (f"{os.path.basename(loc.filename)}:{loc.line}:{loc.column}",
+                                       refusal)
 
     def nested_function(self, name: str, node: cst.FunctionDef | cst.Lambda) -> None:
         """A ``def`` (or a lambda bound to a name) inside the function.
@@ -742,11 +748,14 @@ class Normalizer:
         self.version[item] = item
         return cst.Name(item)
 
-    def check_in_place(self, name: str, node: cst.CSTNode, what: str, instead: str) -> None:
+    def check_in_place(self, name: str, node: cst.CSTNode, what: str, instead: str,
+                       at_run_time: bool = False) -> str | None:
         """Refuse an in-place update that another name or the caller would see.
 
         s2sad writes ``x += v``, ``x[i] = v`` and ``x.append(v)`` as new values; that
-        is only faithful when nothing else holds the old object.
+        is only faithful when nothing else holds the old object.  ``at_run_time``: return
+        the refusal instead, for a check the generated code runs (``x += v`` changes
+        nothing in place when x is a number, whatever else holds it).
         """
         current = self.version.get(name, name)
         why = None
@@ -766,9 +775,12 @@ class Normalizer:
                     why = (f"'{shared[0]}' may share memory with '{name}' (it is a view of it, "
                            f"stop_gradient of it, or a function's result computed from it) and "
                            f"'{shared[0]}' is read later")
-        if why:
-            raise self.unsupported(node, f"{why}: {what} would change it in place, which s2sad "
-                                         f"does not follow; write {instead}")
+        if not why:
+            return None
+        message = f"{why}: {what} would change it in place, which s2sad does not follow; write {instead}"
+        if at_run_time:
+            return message
+        raise self.unsupported(node, message)
 
     def read_after(self, node: cst.CSTNode, name: str) -> bool:
         """Whether ``name`` is read after ``node`` ends, or in a loop around it outside it."""

@@ -36,7 +36,7 @@ _LOOSE = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOp
 def _pure(stmt: Assign) -> bool:
     v = stmt.value
     if isinstance(v, Call):
-        return v.rule is not None
+        return v.rule is not None and v.number_check is None  # (a check may refuse at run time)
     if isinstance(v, Opaque):
         return stmt.target is not None
     return True
@@ -128,7 +128,7 @@ def _share_repeated(adj: Adjoint) -> None:
         if copied in safe:
             same[s.target] = same.get(copied, copied)
         elif (isinstance(v, Call) and v.rule is not None and v.function is None
-              and _numpy_level(v.rule.fun)
+              and _numpy_level(v.rule.fun) and v.number_check is None
               and all(isinstance(op, Var) and op.name in safe or isinstance(op, Const) and not op.reads
                       for op in v.args.values())):
             key = (id(v.rule.fun), tuple((p, same.get(op.name, op.name) if isinstance(op, Var)

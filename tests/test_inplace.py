@@ -1,0 +1,64 @@
+"""``x op= v`` where x may be shared with another name (a view, an alias, an argument):
+s2sad writes a new value, which is what Python does when x is a number; when x turns out to
+be an array at run time, the generated code refuses it at the user's line (issue 18)."""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad import grad, hvp
+
+from gradcheck import numerical_grad
+
+
+def newton_scalar(x):
+    x_prev = x
+    x -= 0.1 * x ** 2
+    return x * x_prev
+
+
+def first_item_bumped(x):
+    t = x[0]
+    t += 1.0
+    return t * x[1]
+
+
+def _bumps_its_argument(s):
+    s += 1.0
+    return s * 2.0
+
+
+def calls_a_helper_that_bumps(x):
+    return np.sum(_bumps_its_argument(x[0]) * x)
+
+
+def row_bumped(A):
+    t = A[0]
+    t += 1.0
+    return np.sum(A ** 2)
+
+
+X = np.array([0.3, -0.5, 0.7])
+
+
+@pytest.mark.parametrize("f, args", [(newton_scalar, (0.7,)), (first_item_bumped, (X,)),
+                                     (calls_a_helper_that_bumps, (X,))])
+def test_a_number_updated_in_place_is_a_new_value(f, args):
+    np.testing.assert_allclose(grad(f)(*args), numerical_grad(f, args, 0), rtol=1e-6, atol=1e-9)
+
+
+def test_second_order_through_the_check():
+    v = np.array([1.0, 2.0, -1.0])
+    np.testing.assert_allclose(hvp(first_item_bumped)(X, v), [v[1], v[0], 0.0])
+
+
+def test_an_array_updated_in_place_through_a_view_is_refused_at_the_users_line():
+    line = inspect.getsourcelines(row_bumped)[1] + 2
+    with pytest.raises(s2sad.UnsupportedSyntaxError) as info:
+        grad(row_bumped)(np.ones((2, 2)))
+    assert (info.value.location.filename, info.value.location.line, info.value.location.column) == (
+        "test_inplace.py", line, 5)
+    assert "'t' may be a view into another array" in str(info.value)
