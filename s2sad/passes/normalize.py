@@ -730,9 +730,7 @@ class Normalizer:
     def pop(self, call: cst.Call) -> cst.BaseExpression:
         """``v = xs.pop()`` as ``v = xs[-1]`` and a new version ``xs_2 = xs[:-1]``."""
         name = call.func.value.value
-        if name not in getattr(self.parsed.source.fn, "__s2sad_tapes__", ()):
-            # (a tape of s2sad's gradient code holds each item once, and nothing else holds it)
-            self.check_in_place(name, call, f"'{name}.pop()'", f"{name}[-1] and {name} = {name}[:-1]")
+        self.check_in_place(name, call, f"'{name}.pop()'", f"{name}[-1] and {name} = {name}[:-1]")
         current = self.version.get(name, name)
         item = self.fn.fresh(f"{name}_last")
         last = cst.parse_expression(f"{current}[-1]")
@@ -757,6 +755,11 @@ class Normalizer:
         the refusal instead, for a check the generated code runs (``x += v`` changes
         nothing in place when x is a number, whatever else holds it).
         """
+        if getattr(self.parsed.source.fn, "__s2sad_generated__", False):
+            # s2sad's own code changes in place only what nothing reads afterwards (a tape
+            # popped once, a buffer no later statement reads): read as new values, it means
+            # what it computes
+            return None
         current = self.version.get(name, name)
         why = None
         if current in self.stored:
