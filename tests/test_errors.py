@@ -28,7 +28,7 @@ def for_else(x):
     for i in range(3):
         s = s + x
     else:
-        s = s * 2
+        return np.sum(s * 2)
     return np.sum(s)
 
 
@@ -117,7 +117,7 @@ def dict_comprehension(x):
 
 
 def walrus(x):
-    return np.sum((y := x * 2))
+    return np.sum([(y := x * k) for k in range(2)])
 
 
 def star_of_an_argument(x, parts):
@@ -130,7 +130,7 @@ def helper_sum(a, b):
 
 CASES = [
     (star_of_an_argument, "*parts", s2sad.UnsupportedSyntaxError, "needs a tuple or list whose length"),
-    (for_else, "else:", s2sad.UnsupportedSyntaxError, "'for ... else'"),
+    (for_else, "return np.sum(s * 2)", s2sad.UnsupportedSyntaxError, "'for ... else'"),
     (uses_try, "try:", s2sad.UnsupportedSyntaxError, "'try'"),
     (uses_with, "with np.errstate", s2sad.UnsupportedSyntaxError, "'with'"),
     (uses_yield, "yield x", s2sad.UnsupportedSyntaxError, "generators"),
@@ -148,7 +148,7 @@ CASES = [
      "reads x from the enclosing function; pass it as an argument"),
     (dict_comprehension, "{str(i): x * i for i in range(3)}", s2sad.UnsupportedSyntaxError,
      "dict comprehensions"),
-    (walrus, "y := x * 2", s2sad.UnsupportedSyntaxError, "walrus"),
+    (walrus, "y := x * k", s2sad.UnsupportedSyntaxError, "walrus"),
 ]
 
 
