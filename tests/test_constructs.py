@@ -414,3 +414,35 @@ def walrus_after_augmented_read(x):
 ], ids=lambda v: v.__name__ if callable(v) else "")
 def test_walrus_where_hoisting_would_change_what_runs_is_refused(f, snippet, words):
     refused_at(f, snippet, words, rng.normal(size=3))
+
+
+# --- min and max of several, math.log with a base, item and tolist --------------------------
+
+def min_max_of_several(x):
+    return min(x[0], x[1], x[2]) ** 2 + max(x[0], x[1] * 2, x[2], 0.1) * x[0]
+
+
+def log_with_a_base(x):
+    return math.log(x[0] ** 2 + 1, 2) * x[1] + math.log(x[2] ** 2 + 1.5, x[1] ** 2 + 2)
+
+
+def item_of_arrays(x):
+    return np.sum(x).item() ** 2 + x[1:2].item() * x[0] + x.reshape(1, 4)[:, 3:].item()
+
+
+def tolist_of_arrays(x):
+    rows = (x[:4].reshape(2, 2) ** 2).tolist()
+    return sum(x.tolist()) * x[0] + x.tolist()[1] ** 2 + rows[0][1] * rows[1][0]
+
+
+@pytest.mark.parametrize("f", [min_max_of_several, log_with_a_base, item_of_arrays, tolist_of_arrays])
+def test_scalar_builtins_and_methods(f):
+    x = np.array([0.3, -0.5, 0.7, 0.2])
+    check_grad(f, (x,))
+    check_hvp(f, (x,))
+
+
+def test_min_of_several_shares_a_tie_equally():
+    x = np.array([0.3, 0.3, 0.3, 0.2])
+    # min: 2 * 0.3 shared by three; max: 2 * x[1] alone, times x[0]
+    np.testing.assert_allclose(grad(min_max_of_several)(x)[:3], [0.2 + 0.6, 0.2 + 2 * 0.3, 0.2])

@@ -16,6 +16,7 @@ import builtins
 import functools
 import inspect
 import linecache
+import math
 import operator
 import os
 import sys
@@ -1034,6 +1035,17 @@ class Normalizer:
             return self.binary(product, target)
         if any(a.star for a in node.args):
             node = node.with_changes(args=[b for a in node.args for b in self.unstar(a)])
+        called = self.res.object(node.func)
+        plain = not any(a.keyword or a.star for a in node.args)
+        if (called is builtins.min or called is builtins.max) and plain and len(node.args) > 2:
+            # max(a, b, c) as max((a, b, c)): tied arguments share the gradient equally
+            items = cst.Tuple([cst.Element(a.value) for a in node.args], lpar=[cst.LeftParen()],
+                              rpar=[cst.RightParen()])
+            node = node.with_changes(args=[cst.Arg(items)])
+        if called is math.log and plain and len(node.args) == 2:
+            # math.log(x, base) is math.log(x) / math.log(base), as Python computes it
+            x, base = (node.with_changes(args=[cst.Arg(a.value)], lpar=[], rpar=[]) for a in node.args)
+            return self.binary(cst.BinaryOperation(x, cst.Divide(), base), target)
         func = node.func
         args: list[Operand] = []
         nodes: list[cst.CSTNode | None] = []
