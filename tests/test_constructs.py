@@ -446,3 +446,98 @@ def test_min_of_several_shares_a_tie_equally():
     x = np.array([0.3, 0.3, 0.3, 0.2])
     # min: 2 * 0.3 shared by three; max: 2 * x[1] alone, times x[0]
     np.testing.assert_allclose(grad(min_max_of_several)(x)[:3], [0.2 + 0.6, 0.2 + 2 * 0.3, 0.2])
+
+
+# --- list methods -----------------------------------------------------------------------------
+
+def insert_extend_pop(x):
+    xs = [x[0], x[1]]
+    xs.insert(0, x[2])
+    xs.extend([x[0] * 2])
+    y = xs.pop(1)
+    return sum(xs) * y
+
+
+def list_methods_with_negative_indices(x):
+    xs = [x[0] ** 2, x[1], x[2]]
+    ys = [np.sin(x[1]), x[0]]
+    xs.extend(ys)
+    xs.insert(-1, x[1] * 3)
+    xs.pop(-2)
+    xs.pop()
+    z = xs.pop(0)
+    return z * xs[0] + np.sum(np.stack(xs) ** 2)
+
+
+def list_methods_in_loops(x):
+    xs = []
+    for i in range(3):
+        xs.insert(0, x[i] * (i + 1))
+        if i == 1:
+            xs.extend([x[0], x[1] ** 2])
+    t = 0.0
+    while len(xs) > 1:
+        v = xs.pop(len(xs) - 2)
+        t = t + v * xs[-1]
+    return t
+
+
+@pytest.mark.parametrize("f", [insert_extend_pop, list_methods_with_negative_indices, list_methods_in_loops])
+def test_list_methods(f):
+    x = rng.normal(size=3)
+    check_grad(f, (x,))
+    check_hvp(f, (x,))
+
+
+def insert_into_an_alias(x):
+    xs = [x[0]]
+    ys = xs
+    xs.insert(0, x[1])
+    return ys[0] * xs[0]
+
+
+def pop_inside_an_expression(x):
+    xs = [x[0], x[1]]
+    return xs.pop(0) * xs[0]
+
+
+def test_list_method_on_an_alias_is_refused_with_advice():
+    refused_at(insert_into_an_alias, "xs.insert(0, x[1])", "write xs = xs[:i] + [v] + xs[i:]",
+               rng.normal(size=3))
+
+
+def test_list_method_inside_an_expression_is_refused_with_advice():
+    refused_at(pop_inside_an_expression, "xs.pop(0)", "call it on its own line", rng.normal(size=3))
+
+
+# --- dict and set comprehensions ------------------------------------------------------------
+
+def dict_comprehension_by_index(x):
+    d = {k: x[k] ** 2 for k in range(3)}
+    return d[0] * d[2] + d[1]
+
+
+def dict_comprehension_filtered(x):
+    parts = {str(i): x * i for i in range(3) if i > 0}
+    return np.sum(parts["1"] * parts["2"])
+
+
+def set_comprehension_of_constants(x):
+    s = {int(k) % 2 for k in range(3)}
+    return np.sum(x ** 2) * len(s)
+
+
+@pytest.mark.parametrize("f", [dict_comprehension_by_index, dict_comprehension_filtered,
+                               set_comprehension_of_constants])
+def test_comprehensions(f):
+    x = rng.normal(size=3)
+    check_grad(f, (x,))
+    check_hvp(f, (x,))
+
+
+def set_comprehension_of_active_values(x):
+    return sum({v * 2 for v in x})
+
+
+def test_set_of_active_values_is_refused_with_advice():
+    refused_at(set_comprehension_of_active_values, "{v * 2 for v in x}", "build a list", rng.normal(size=3))

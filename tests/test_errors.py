@@ -111,11 +111,6 @@ def lambda_over_locals(x):
     return np.sum(f(x))
 
 
-def dict_comprehension(x):
-    parts = {str(i): x * i for i in range(3)}
-    return np.sum(parts["1"])
-
-
 def walrus(x):
     return np.sum([(y := x * k) for k in range(2)])
 
@@ -146,8 +141,6 @@ CASES = [
     (active_through_star_args, "star_args_helper(x, x)", s2sad.NoGradientRuleError, "*args"),
     (lambda_over_locals, "lambda t: t * x", s2sad.UnsupportedSyntaxError,
      "reads x from the enclosing function; pass it as an argument"),
-    (dict_comprehension, "{str(i): x * i for i in range(3)}", s2sad.UnsupportedSyntaxError,
-     "dict comprehensions"),
     (walrus, "y := x * k", s2sad.UnsupportedSyntaxError, "walrus"),
 ]
 

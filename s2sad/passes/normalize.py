@@ -73,10 +73,10 @@ UNSUPPORTED: dict[type, str] = {
     cst.Raise: "'raise' is not supported; check inputs before calling the differentiated function",
     cst.Yield: "generators ('yield') cannot be differentiated; return a value instead",
     cst.Await: "'await' is not supported; differentiate a synchronous function",
-    cst.SetComp: "set comprehensions are not supported",
+    cst.SetComp: "a set of values that carry a gradient is not supported (a set has no order to "
+                 "give gradients back in); build a list, or a dict comprehension",
     cst.Lambda: "a lambda used other than bound to a name ('f = lambda v: ...') is not "
                 "supported; define a function with 'def'",
-    cst.DictComp: "dict comprehensions over local values are not supported yet",
     cst.NamedExpr: "the walrus operator ':=' is not supported; assign on its own line",
     cst.Set: "set values are not supported",
     cst.Match: "'match' statements are not supported",
@@ -123,6 +123,7 @@ class Normalizer:
         # versions that branches outside any loop bind on some paths only -> the blocks that
         # leave them unbound (see bind_everywhere)
         self.unbound_in: dict[str, list[list[Stmt]]] = {}
+        self.concatenations: set[cst.BinaryOperation] = set()  # + that code built here uses on lists
 
     # --- statements -----------------------------------------------------------
     def run(self) -> Function:
@@ -571,6 +572,11 @@ class Normalizer:
             self.check_expression(value)
             self.append(value)
             return
+        if isinstance(func, cst.Attribute) and func.attr.value in _LIST_METHODS[1:] and isinstance(
+                func.value, cst.Name) and func.value.value in self.res.locals:
+            self.check_expression(value)
+            self.pop(value) if func.attr.value == "pop" and not value.args else self.list_method(value)
+            return
         if isinstance(value, cst.Call) and any(self.res.object(value.func) is f for f in STATEMENT_CALLS):
             self.check_expression(value)
             self.out.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), "nondiff"), self.loc))
@@ -781,8 +787,9 @@ class Normalizer:
             cst.Assign([cst.AssignTarget(cst.Name(name))], node)
         self.out.append(Assign(None, Opaque(statement, (), "nondiff"), loc))
 
-    def comprehension(self, node: cst.ListComp | cst.GeneratorExp, target: str | None) -> Operand:
-        """``[e for v in xs if c]`` as a loop that appends to a new list."""
+    def comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.DictComp, target: str | None) -> Operand:
+        """``[e for v in xs if c]`` as a loop that appends to a new list; ``{k: e for ...}``
+        as one that assigns ``d[k] = e`` into a new dict."""
         items = target or self.fn.fresh("items")
         comp_names = []
         clause = node.for_in
@@ -799,7 +806,8 @@ class Normalizer:
         self.res.locals = self.res.locals | set(comp_names) | {items}
         self.fn.names.update(comp_names)
         statement: cst.BaseStatement = cst.SimpleStatementLine([cst.Expr(cst.Call(
-            cst.Attribute(cst.Name(items), cst.Name("append")), [cst.Arg(node.elt)]))])
+            cst.Attribute(cst.Name(items), cst.Name("append")), [cst.Arg(node.elt)]))] if not isinstance(
+            node, cst.DictComp) else [cst.Assign([cst.AssignTarget(_item(cst.Name(items), node.key))], node.value)])
         clauses = []
         clause = node.for_in
         while clause is not None:
@@ -810,7 +818,7 @@ class Normalizer:
                 statement = cst.If(test=cond.test, body=cst.IndentedBlock([statement]))
             statement = cst.For(target=clause.target, iter=clause.iter,
                                 body=cst.IndentedBlock([statement]))
-        self.out.append(Assign(items, Const("[]"), self.loc))
+        self.out.append(Assign(items, Const("{}" if isinstance(node, cst.DictComp) else "[]"), self.loc))
         self.version[items] = items
         self.block([statement])
         return Var(self.version[items])
@@ -861,6 +869,8 @@ class Normalizer:
     def pop(self, call: cst.Call) -> cst.BaseExpression:
         """``v = xs.pop()`` as ``v = xs[-1]`` and a new version ``xs_2 = xs[:-1]``."""
         name = call.func.value.value
+        if call.args:
+            return self.list_method(call)
         if name not in getattr(self.parsed.source.fn, "__s2sad_tapes__", ()):
             # (a tape of s2sad's gradient code holds each item once, and nothing else holds it)
             self.check_in_place(name, call, f"'{name}.pop()'", f"{name}[-1] and {name} = {name}[:-1]")
@@ -878,6 +888,51 @@ class Normalizer:
         self.res.locals = self.res.locals | {item}
         self.version[item] = item
         return cst.Name(item)
+
+    def list_method(self, call: cst.Call) -> cst.BaseExpression:
+        """``xs.insert(i, v)``, ``xs.extend(ys)`` and ``xs.pop(i)`` on a local list, as new
+        versions of the list (``xs = xs[:i] + [v] + xs[i:]``, ``xs = xs + list(ys)``,
+        ``xs = xs[:i] + xs[i:][1:]`` after ``v = xs[i]``); returns what the call returns."""
+        name, method = call.func.value.value, call.func.attr.value
+        forms = {"insert": (f"{name} = {name}[:i] + [v] + {name}[i:]", 2), "extend": (f"{name} = {name} + list(ys)", 1),
+                 "pop": (f"v = {name}[i] and {name} = {name}[:i] + {name}[i:][1:]", 1)}
+        form, count = forms[method]
+        if len(call.args) != count or any(a.keyword or a.star for a in call.args):
+            raise self.unsupported(call, f"'{name}.{method}' takes {count} positional "
+                                         f"argument{'s' if count > 1 else ''} here; write {form}")
+        self.check_in_place(name, call, f"'{name}.{method}(...)'", form)
+        held = [self.held(a.value) for a in call.args]
+        result = cst.Name("None")
+        if method == "pop":
+            item = self.temporary(f"{name}_item")
+            self.lower(cst.parse_expression(f"{name}[{held[0]}]"), item, item)
+            result = cst.Name(item)
+            code = f"{name}[:{held[0]}] + {name}[{held[0]}:][1:]"
+        elif method == "insert":
+            code = f"{name}[:{held[0]}] + [{held[1]}] + {name}[{held[0]}:]"
+        elif isinstance(call.args[0].value, cst.List):
+            code = f"{name} + {held[0]}"
+        elif "list" not in self.res.locals and self.fn.free.get("list", builtins.list) is builtins.list:
+            code = f"{name} + list({held[0]})"
+        else:
+            raise self.unsupported(call, f"'list' is not the builtin here; write {name} = {name} + [...]")
+        value = cst.parse_expression(code)
+        for n in _walk(value):  # the builtin, whatever the function's globals call 'list'
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "list":
+                self.res.objects[n.func] = builtins.list
+            if isinstance(n, cst.BinaryOperation):  # + of lists
+                self.concatenations.add(n)
+        new = self.new_version(name)
+        self.lower(value, new, name)
+        self.version[name] = new
+        return result
+
+    def held(self, node: cst.BaseExpression) -> str:
+        """Code for the value of an argument that code built here reads: as written when it
+        reads no local variable (or is one), else a temporary that holds it."""
+        if isinstance(node, cst.Name) or not self.local_reads(node):
+            return self.parsed.code(node).strip() if not isinstance(node, cst.Name) else node.value
+        return self.lower(node, self.temporary(self.hint(node)), "").name
 
     def check_in_place(self, name: str, node: cst.CSTNode, what: str, instead: str) -> None:
         """Refuse an in-place update that another name or the caller would see.
@@ -985,7 +1040,7 @@ class Normalizer:
             return self.container(node, target)
         if isinstance(node, cst.IfExp):
             return self.conditional(node, target)
-        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.DictComp)):
             return self.comprehension(node, target)
         raise self.unsupported(node, UNSUPPORTED.get(type(node), f"'{_describe(node)}' is not supported"))
 
@@ -1010,7 +1065,8 @@ class Normalizer:
         if key is None:
             raise self.unsupported(node, f"the operator '{self.parsed.code(node.operator).strip()}' "
                                          "is not supported on values that carry a gradient")
-        if key is operator.add and (isinstance(node.left, _DISPLAYS) or isinstance(node.right, _DISPLAYS)):
+        if key is operator.add and (isinstance(node.left, _DISPLAYS) or isinstance(node.right, _DISPLAYS)
+                                    or node in self.concatenations):
             key = runtime.concat  # xs + [v]: a concatenation (unless xs turns out to be an array)
         (left, lnode), (right, rnode) = self.operand(node.left), self.operand(node.right)
         primal = node.with_changes(left=lnode, right=rnode, operator=_one_line(node.operator),
@@ -1047,6 +1103,11 @@ class Normalizer:
             x, base = (node.with_changes(args=[cst.Arg(a.value)], lpar=[], rpar=[]) for a in node.args)
             return self.binary(cst.BinaryOperation(x, cst.Divide(), base), target)
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _LIST_METHODS and isinstance(
+                func.value, cst.Name) and func.value.value in self.res.locals:
+            raise self.unsupported(node, f"'{func.value.value}.{func.attr.value}(...)' inside an "
+                                         f"expression is not supported; call it on its own line "
+                                         f"(v = {func.value.value}.pop(i) for pop)")
         args: list[Operand] = []
         nodes: list[cst.CSTNode | None] = []
         if isinstance(func, cst.Attribute) and func not in self.res.objects:
@@ -1621,10 +1682,10 @@ def _user_name(version: str, user_names: frozenset[str] | set[str]) -> str:
 
 
 def _is_pop(node: cst.BaseExpression, local_names: frozenset[str] | set[str]) -> bool:
-    """``xs.pop()`` on a local list (no argument)."""
+    """``xs.pop()`` or ``xs.pop(i)`` on a local list."""
     return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
             and node.func.attr.value == "pop" and isinstance(node.func.value, cst.Name)
-            and node.func.value.value in local_names and not node.args)
+            and node.func.value.value in local_names and len(node.args) <= 1)
 
 
 def _item(value: cst.Name, index: cst.BaseExpression) -> cst.Subscript:
@@ -1632,6 +1693,7 @@ def _item(value: cst.Name, index: cst.BaseExpression) -> cst.Subscript:
 
 
 _DISPLAYS = (cst.List, cst.Tuple)
+_LIST_METHODS = ("append", "insert", "extend", "pop")
 
 
 def _literal_key(node: cst.BaseExpression) -> str | None:
@@ -1895,7 +1957,7 @@ def _assigned_in(body: list[cst.BaseStatement]) -> set[str]:
             targets = [n.target]
         if isinstance(n, cst.Expr) and isinstance(n.value, cst.Call):
             func = n.value.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "append":
+            if isinstance(func, cst.Attribute) and func.attr.value in _LIST_METHODS:
                 targets = [func.value]
         for t in targets:
             names.update(_flat_targets(t))
