@@ -148,6 +148,18 @@ def test_tuple_swap_of_rows_follows_numpy_views():
     check_grad(swap_rows, (x,))
 
 
+def swap_list_items(x):
+    L = [x[0], x[1] * 2, x[2]]
+    L[0], L[2] = L[2], L[0]  # (no NumPy here: list items are no views of the list)
+    return L[0] * L[1] ** 2 + L[2]
+
+
+def test_tuple_swap_of_list_items():
+    x = rng.normal(size=3)
+    check_grad(swap_list_items, (x,))
+    check_hvp(swap_list_items, (x,))
+
+
 def test_element_target_after_the_index_it_reads():
     x = rng.normal(size=3)
     check_grad(index_then_element, (x,))
@@ -541,3 +553,72 @@ def set_comprehension_of_active_values(x):
 
 def test_set_of_active_values_is_refused_with_advice():
     refused_at(set_comprehension_of_active_values, "{v * 2 for v in x}", "build a list", rng.normal(size=3))
+
+
+# --- nested functions reading the enclosing function's variables -----------------------------
+
+def closure_def(x):
+    c = 3.0 * x[0]
+
+    def inner(z):
+        return z * c
+    return np.sum(inner(x) ** 2)
+
+
+def closure_lambda_reads_at_the_call(x):
+    c = x[0]
+    scale = lambda z: z * c + np.sin(c)  # noqa: E731
+    c = c ** 2
+    return np.sum(scale(x)) + np.sum(scale(x * 2) ** 2)
+
+
+def closure_with_keyword_only(x, w):
+    def layer(h, *, k=1.0):
+        return np.tanh(w @ h) * k
+    return np.sum(layer(layer(x), k=2.0))
+
+
+def test_nested_functions_reading_enclosing_variables():
+    x, w = rng.normal(size=3), rng.normal(size=(3, 3))
+    check_grad(closure_def, (x,))
+    check_hvp(closure_def, (x,))
+    check_grad(closure_lambda_reads_at_the_call, (x,))
+    check_hvp(closure_lambda_reads_at_the_call, (x,))
+    check_grad(closure_with_keyword_only, (x, w), 0)
+    check_grad(closure_with_keyword_only, (x, w), 1)
+    check_hvp(closure_with_keyword_only, (x, w), 1)
+
+
+def closure_passed_as_a_value(x):
+    c = x[0]
+    f = lambda t: t * c  # noqa: E731
+    g = f
+    return np.sum(g(x))
+
+
+def closure_calling_a_closure(x):
+    c = x[0]
+
+    def g(z):
+        return z * c
+
+    def h(z):
+        return g(z) + c
+    return np.sum(h(x))
+
+
+def test_closures_that_cannot_take_their_variables_as_arguments_are_refused_with_advice():
+    refused_at(closure_passed_as_a_value, "lambda t: t * c",
+               "is used other than called and reads c from the enclosing function; pass it as an argument",
+               rng.normal(size=3))
+    refused_at(closure_calling_a_closure, "def h(z):", "calls the nested function 'g'", rng.normal(size=3))
+
+
+def pop_of_what_may_be_a_dict(d):
+    v = d.pop(1)
+    return v * 2.0
+
+
+def test_pop_with_an_argument_of_an_unknown_container_is_refused_with_advice():
+    refused_at(pop_of_what_may_be_a_dict, "d.pop(1)", "s2sad cannot tell that 'd' is a list here",
+               {1: 2.0, 3: 4.0})

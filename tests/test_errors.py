@@ -108,7 +108,8 @@ def active_through_star_args(x):
 
 def lambda_over_locals(x):
     f = lambda t: t * x
-    return np.sum(f(x))
+    g = f
+    return np.sum(g(x))
 
 
 def walrus(x):

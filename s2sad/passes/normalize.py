@@ -124,6 +124,8 @@ class Normalizer:
         # leave them unbound (see bind_everywhere)
         self.unbound_in: dict[str, list[list[Stmt]]] = {}
         self.concatenations: set[cst.BinaryOperation] = set()  # + that code built here uses on lists
+        self.closure_args: dict[str, list[str]] = {}  # nested function -> the variables it reads
+        self.lists: set[str] = set()  # versions that certainly hold a list (for xs.pop(i))
 
     # --- statements -----------------------------------------------------------
     def run(self) -> Function:
@@ -641,7 +643,8 @@ class Normalizer:
                     for e, t in zip(value.elements, targets)]
             for k, (t, e, op) in enumerate(zip(targets, value.elements, held)):
                 written = {b for u in targets[:k] for b in _element_bases(u)}
-                if written and _may_alias(e.value, self.res) and written & set(_variable_names(e.value)):
+                if written and _may_alias(e.value, self.res) and {  # (an item of a list is no view of it)
+                        n for n in written & set(_variable_names(e.value)) if bases.get(n) not in self.lists}:
                     op = self.reread(t, e.value, op, bases, {n for u in targets[:k] for n in _flat_targets(u)})
                 self.store(t, op)
             return held[-1]
@@ -750,7 +753,9 @@ class Normalizer:
         """A ``def`` (or a lambda bound to a name) inside the function.
 
         It is compiled on its own, with the function's globals, and differentiated
-        like any called Python function; it may not read the function's variables.
+        like any called Python function.  The variables of the function it reads become
+        keyword-only parameters, which each call passes (their values at the call, as
+        Python's closures read them).
         """
         if isinstance(node, cst.FunctionDef) and node.decorators:
             raise self.unsupported(node, "decorated nested functions are not supported; define "
@@ -764,12 +769,24 @@ class Normalizer:
             _suite(node.body) if isinstance(node, cst.FunctionDef) else [])
         outer = sorted({n.value for n in _walk(node.body) if isinstance(n, cst.Name)}
                        & (self.res.locals - own))
-        if outer:
-            raise self.unsupported(node, f"the nested function '{name}' reads {', '.join(outer)} "
-                                         f"from the enclosing function; pass "
-                                         f"{'it as an argument' if len(outer) == 1 else 'them as arguments'}")
         loc = self.location(node)
-        if isinstance(node, cst.FunctionDef):
+        if outer:
+            why = next(("calls itself" if n == name else f"calls the nested function '{n}'" for n in outer
+                        if n == name or n in self.local_functions), None) or self.used_uncalled(name, node)
+            if why:
+                raise self.unsupported(node, f"the nested function '{name}' {why} and reads "
+                                             f"{', '.join(outer)} from the enclosing function; pass "
+                                             f"{'it as an argument' if len(outer) == 1 else 'them as arguments'}")
+            star = node.params.star_arg
+            node = node.with_changes(params=node.params.with_changes(
+                star_arg=cst.ParamStar() if isinstance(star, cst.MaybeSentinel) else star,
+                kwonly_params=[*node.params.kwonly_params, *(cst.Param(cst.Name(n)) for n in outer)]))
+            self.closure_args[name] = outer
+        if isinstance(node, cst.FunctionDef) and outer:  # its source, as compiled, at its lines
+            text = "\n" * (loc.line - 1) + textwrap.dedent(_EMPTY.code_for_node(node.with_changes(leading_lines=[])))
+            filename, first = f"{loc.filename} (nested function {name}, as compiled)", 1
+            linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        elif isinstance(node, cst.FunctionDef):
             text = textwrap.dedent(_EMPTY.code_for_node(node.with_changes(leading_lines=[])))
             filename, first = loc.filename, loc.line
         else:
@@ -786,6 +803,16 @@ class Normalizer:
         statement = node.with_changes(leading_lines=[]) if isinstance(node, cst.FunctionDef) else \
             cst.Assign([cst.AssignTarget(cst.Name(name))], node)
         self.out.append(Assign(None, Opaque(statement, (), "nondiff"), loc))
+
+    def used_uncalled(self, name: str, node: cst.CSTNode) -> str | None:
+        """Why the nested function ``name`` cannot get parameters added: a use other than a call."""
+        called = {id(n.func) for n in _walk(self.parsed.function.body) if isinstance(n, cst.Call)}
+        defined = {id(node.name)} if isinstance(node, cst.FunctionDef) else set()
+        stores = _store_names(self.parsed.function.body)
+        if any(isinstance(n, cst.Name) and n.value == name and id(n) not in called | defined | stores
+               for n in _variable_names_nodes(self.parsed.function.body)):
+            return "is used other than called"
+        return None
 
     def comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.DictComp, target: str | None) -> Operand:
         """``[e for v in xs if c]`` as a loop that appends to a new list; ``{k: e for ...}``
@@ -865,6 +892,7 @@ class Normalizer:
                                          {"xs": Var(current), "x": op}, primal,
                                          slots={"xs": xs_node, "x": node}), self.loc))
         self.version[name] = new
+        self.lists.add(new)
 
     def pop(self, call: cst.Call) -> cst.BaseExpression:
         """``v = xs.pop()`` as ``v = xs[-1]`` and a new version ``xs_2 = xs[:-1]``."""
@@ -885,6 +913,7 @@ class Normalizer:
                    [rest.value, None])
         self.views.discard(new)  # a slice of a list is a new list
         self.version[name] = new
+        self.lists.add(new)
         self.res.locals = self.res.locals | {item}
         self.version[item] = item
         return cst.Name(item)
@@ -901,6 +930,9 @@ class Normalizer:
             raise self.unsupported(call, f"'{name}.{method}' takes {count} positional "
                                          f"argument{'s' if count > 1 else ''} here; write {form}")
         self.check_in_place(name, call, f"'{name}.{method}(...)'", form)
+        if method == "pop" and self.version.get(name, name) not in self.lists:  # d.pop(key) of a dict?
+            raise self.unsupported(call, f"s2sad cannot tell that '{name}' is a list here (pop of "
+                                         f"a dict takes a key); write {form}")
         held = [self.held(a.value) for a in call.args]
         result = cst.Name("None")
         if method == "pop":
@@ -925,6 +957,7 @@ class Normalizer:
         new = self.new_version(name)
         self.lower(value, new, name)
         self.version[name] = new
+        self.lists.add(new)
         return result
 
     def held(self, node: cst.BaseExpression) -> str:
@@ -1010,6 +1043,8 @@ class Normalizer:
     # --- expressions ----------------------------------------------------------
     def lower(self, node: cst.BaseExpression, target: str | None, hint: str = "") -> Operand:
         """Emit statements computing ``node``; return the operand that holds it."""
+        if target is not None and isinstance(_strip_parens(node), (cst.List, cst.ListComp)):
+            self.lists.add(target)
         reads = self.local_reads(node)
         if not reads:
             empty = _strip_parens(node)
@@ -1123,6 +1158,10 @@ class Normalizer:
             fnode = self.rename(func)
             if isinstance(func, cst.Name) and func.value in self.local_functions:
                 key = self.local_functions[func.value]
+                node = node.with_changes(args=[*node.args, *(
+                    cst.Arg(cst.Name(n), keyword=cst.Name(n), equal=cst.AssignEqual(
+                        cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+                    for n in self.closure_args.get(func.value, ()))])
             elif key is MISSING:
                 key = _LocalCallee(self.parsed.code(func).strip())
             elif isinstance(func, cst.Attribute) and isinstance(getattr(key, "__self__", None), np.ndarray):
@@ -2036,6 +2075,21 @@ def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
         nodes.append(n)
         stack.extend(reversed(children(n)))
     return nodes
+
+
+def _variable_names_nodes(node: cst.CSTNode) -> list[cst.Name]:
+    """The Name nodes used as variables under ``node`` (not attribute or keyword names)."""
+    found: list[cst.Name] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            found.append(n)
+        elif isinstance(n, (cst.Attribute, cst.Arg)):
+            stack.append(n.value)
+        else:
+            stack.extend(reversed(children(n)))
+    return found
 
 
 def _variable_names(node: cst.CSTNode) -> list[str]:
