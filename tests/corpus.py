@@ -205,7 +205,6 @@ def _onehot(rows: int, classes: int) -> Callable[[np.random.Generator], np.ndarr
 
 # Reasons shared by several cases that fail today (see tests/test_corpus.py).
 SHARED = "in-place update of a value shared with another name or a container"
-CLOSURE = "nested def or lambda reading a variable of the enclosing function"
 
 
 # ================================================================================================
@@ -1833,7 +1832,7 @@ def helper_keyword_only(x):
     return np.sum(_softplus(x, beta=2.0) + _softplus(x))
 
 
-@case((3,), (3,), xfail=CLOSURE, match="the nested function 'layer' reads w from the enclosing function")
+@case((3,), (3,))
 def nested_def(x, w):
     def layer(h):
         return np.tanh(h * w)
@@ -1855,7 +1854,7 @@ def lambda_bound_to_name(x):
     return np.sum(softplus(x) + softplus(2.0 * x))
 
 
-@case((4,), xfail=CLOSURE, match="the nested function 'f' reads scale from the enclosing function")
+@case((4,))
 def lambda_closes_over_active_value(x):
     scale = np.sum(x ** 2)
     f = lambda z: z * scale  # noqa: E731

@@ -16,6 +16,7 @@ import builtins
 import functools
 import inspect
 import linecache
+import math
 import operator
 import os
 import sys
@@ -72,10 +73,10 @@ UNSUPPORTED: dict[type, str] = {
     cst.Raise: "'raise' is not supported; check inputs before calling the differentiated function",
     cst.Yield: "generators ('yield') cannot be differentiated; return a value instead",
     cst.Await: "'await' is not supported; differentiate a synchronous function",
-    cst.SetComp: "set comprehensions are not supported",
+    cst.SetComp: "a set of values that carry a gradient is not supported (a set has no order to "
+                 "give gradients back in); build a list, or a dict comprehension",
     cst.Lambda: "a lambda used other than bound to a name ('f = lambda v: ...') is not "
                 "supported; define a function with 'def'",
-    cst.DictComp: "dict comprehensions over local values are not supported yet",
     cst.NamedExpr: "the walrus operator ':=' is not supported; assign on its own line",
     cst.Set: "set values are not supported",
     cst.Match: "'match' statements are not supported",
@@ -122,6 +123,9 @@ class Normalizer:
         # versions that branches outside any loop bind on some paths only -> the blocks that
         # leave them unbound (see bind_everywhere)
         self.unbound_in: dict[str, list[list[Stmt]]] = {}
+        self.concatenations: set[cst.BinaryOperation] = set()  # + that code built here uses on lists
+        self.closure_args: dict[str, list[str]] = {}  # nested function -> the variables it reads
+        self.lists: set[str] = set()  # versions that certainly hold a list (for xs.pop(i))
 
     # --- statements -----------------------------------------------------------
     def run(self) -> Function:
@@ -216,6 +220,7 @@ class Normalizer:
 
     def condition(self, node: cst.BaseExpression) -> Operand:
         """Record a branch condition in a variable, so the adjoint can replay the branch."""
+        node = self.hoist(node)
         self.check_expression(node)
         reads = self.local_reads(node)
         code = self.rename(_strip_parens(node))
@@ -291,10 +296,10 @@ class Normalizer:
                 block.append(Assign(version, Const("None"), self.loc, temporary=True))
 
     def for_loop(self, node: cst.For) -> None:
-        if node.orelse is not None:
-            raise self.unsupported(node.orelse, "'for ... else' is not supported; use a flag variable")
         if node.asynchronous is not None:
             raise self.unsupported(node, "'async for' is not supported")
+        if _has_walrus(node.iter):
+            node = node.with_changes(iter=self.hoist(node.iter))
         self.check_expression(node.iter)
         prefix: list[tuple[str, Any, str]] = []  # (name, sequence or None for the index itself, index)
         iterable = node.iter
@@ -315,9 +320,9 @@ class Normalizer:
             self.dict_loop(node, *mapping)
             return
         zipped = _enumerate_zip(iterable, target, self.res) if kind == "enumerate" else None
-        if names is None and zipped is None:
-            raise self.unsupported(target, "loop targets must be a name or a tuple of names "
-                                           "(or 'i, (a, b)' over enumerate(zip(xs, ys)))")
+        body = _suite(node.body)
+        if zipped is None and (names is None or kind in ("sequence", "reversed") and len(names) != 1):
+            names, body = self.loop_target(target, kind, body)
         if kind == "plain":
             header_iter = self.rename(iterable)
             # a loop that runs no iteration leaves a bound target as it was: one read after the
@@ -357,7 +362,7 @@ class Normalizer:
                 sequences = [(names[0], iterable)]
             seq_ops = []
             # the loop's own names are rebound each iteration too (``for x in x``)
-            rebound = _assigned_in(_suite(node.body)) | {name for name, _ in sequences} | set(names or ())
+            rebound = _assigned_in(body) | {name for name, _ in sequences} | set(names or ())
             for name, seq in sequences:
                 op, seq_node = self.operand(seq)
                 if isinstance(op, Var) and _user_name(op.name, self.res.locals) in rebound:
@@ -373,7 +378,30 @@ class Normalizer:
             targets = [index]
             reads = tuple(dict.fromkeys(n for _, op, _ in seq_ops for n in _reads(op)))
             prefix = [(name, op, index) for name, op, _ in seq_ops]
-        self.loop(node, header, reads, targets, prefix, _suite(node.body))
+        self.loop(node, header, reads, targets, prefix, body)
+
+    def loop_target(self, target: cst.BaseExpression, kind: str, body: list[cst.BaseStatement]
+                    ) -> tuple[list[str], list[cst.BaseStatement]]:
+        """``for W, b in layers`` as ``for W_b in layers`` with ``W, b = W_b`` first in the body
+        (and ``for i, (W, b) in enumerate(layers)`` likewise): the names the loop header binds,
+        and the body."""
+        if isinstance(target, (cst.Tuple, cst.List)) and kind not in ("sequence", "reversed"):
+            parts = [e.value for e in target.elements]
+        else:
+            parts = [target]
+        names, unpacks = [], []
+        for part in parts:
+            if isinstance(part, cst.Name):
+                names.append(part.value)
+                continue
+            if not isinstance(part, (cst.Tuple, cst.List)) or any(
+                    isinstance(e, cst.StarredElement) for e in _walk(part)):
+                raise self.unsupported(part, "loop targets must be names or tuples of names "
+                                             "(nested ones too); assign elements in the body")
+            names.append(self.fn.fresh(_target_hint(part)))
+            self.res.locals = self.res.locals | {names[-1]}
+            unpacks.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(part)], cst.Name(names[-1]))]))
+        return names, unpacks + body
 
     def dict_loop(self, node: cst.For, mapping: cst.BaseExpression, key: str | None,
                   value: str | None) -> None:
@@ -393,8 +421,11 @@ class Normalizer:
         self.loop(node, header, _reads(op), [index], prefix, _suite(node.body))
 
     def while_loop(self, node: cst.While) -> None:
-        if node.orelse is not None:
-            raise self.unsupported(node.orelse, "'while ... else' is not supported; use a flag variable")
+        walrus = next((n for n in _walk(node.test) if isinstance(n, cst.NamedExpr)), None)
+        if walrus is not None:
+            raise self.unsupported(walrus, "the walrus operator ':=' in a 'while' condition is not "
+                                           "supported (it runs before every iteration); assign before "
+                                           "the loop and again at the end of its body")
         self.check_expression(node.test)
         test = _strip_parens(node.test)
         self.loop(node, "", self.local_reads(test), [], [], _suite(node.body), test=test)
@@ -451,6 +482,32 @@ class Normalizer:
         carried = [(before[n], after[n]) for n in sorted(live_out)]
         self.version = {**after, **{n: before[n] for n in live_out}}
         self.out.append(Loop(header, tuple(reads), tuple(targets), block, carried, loc, breaking))
+        if getattr(node, "orelse", None) is not None:
+            self.loop_else(node.orelse, breaking, "for" if isinstance(node, cst.For) else "while")
+
+    def loop_else(self, orelse: cst.Else, breaking: str | None, kind: str) -> None:
+        """The ``else`` of a loop runs when no ``break`` (or ``return``) left the loop: under
+        ``if not breaking``, the flag the loop already keeps."""
+        stmts = _suite(orelse.body)
+        jump = next((n for n in _walk(orelse) if isinstance(n, (cst.Return, cst.Break, cst.Continue))), None)
+        if jump is not None:
+            word = type(jump).__name__.lower()
+            raise self.unsupported(jump, f"'{word}' in the else of a '{kind} ... else' is not supported; "
+                                         f"move the else's code after the loop, under a flag the loop sets")
+        if breaking is None:  # nothing leaves the loop early: the else always runs
+            self.block(stmts)
+            return
+        loc = self.location(orelse)
+        test = self.emit(Opaque(cst.parse_expression(f"not {breaking}"), (breaking,), "nondiff"), None,
+                         "completed", orelse)
+        before = dict(self.version)
+        body, _ = self.nested(lambda: self.block(stmts))
+        # a name the else first binds is None when the loop broke (then only a path that
+        # returned, or jumped, goes on; the adjoint reads it all the same)
+        fresh = {n: v for n, v in self.version.items() if n not in before}
+        else_body: list[Stmt] = [Assign(v, Const("None"), loc, temporary=True) for v in fresh.values()]
+        self.version = self.join(before, [(body, self.version, False), (else_body, {**before, **fresh}, False)])
+        self.out.append(If(test, body, else_body, loc))
 
     def loads_outside(self, node: cst.CSTNode) -> set[str]:
         """Local names read anywhere in the function outside ``node``."""
@@ -498,8 +555,8 @@ class Normalizer:
     def return_statement(self, node: cst.Return) -> None:
         if node.value is None:
             raise self.unsupported(node, "'return' without a value; return the scalar to differentiate")
-        self.check_expression(node.value)
-        value = node.value
+        value = self.hoist(node.value)
+        self.check_expression(value)
         nested = self.out is not self.fn.body
         if not nested and self.result not in self.version:
             target = None if isinstance(value, cst.Name) or not self.local_reads(value) else self.result
@@ -517,6 +574,11 @@ class Normalizer:
             self.check_expression(value)
             self.append(value)
             return
+        if isinstance(func, cst.Attribute) and func.attr.value in _LIST_METHODS[1:] and isinstance(
+                func.value, cst.Name) and func.value.value in self.res.locals:
+            self.check_expression(value)
+            self.pop(value) if func.attr.value == "pop" and not value.args else self.list_method(value)
+            return
         if isinstance(value, cst.Call) and any(self.res.object(value.func) is f for f in STATEMENT_CALLS):
             self.check_expression(value)
             self.out.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), "nondiff"), self.loc))
@@ -529,6 +591,8 @@ class Normalizer:
                   "place, which s2sad cannot see; assign its result to a variable or remove it")
 
     def assign(self, node: cst.Assign, at: cst.CSTNode | None = None) -> None:
+        if _has_walrus(node.value):
+            node = node.with_changes(value=self.hoist(node.value))
         self.check_expression(node.value)
         targets = [t.target for t in node.targets]
         for t in targets:
@@ -548,6 +612,9 @@ class Normalizer:
             new = self.new_version(first.value)
             value = self.lower(node.value, new, first.value)
             self.version[first.value] = new
+        elif rest:  # t, u = v = <value>: every target gets the one value, left to right
+            value = self.lower(node.value, self.temporary("items"), "items")
+            self.unpack(first, cst.Name(value.name))
         else:
             value = self.unpack(first, node.value)
         for t in rest:
@@ -560,27 +627,106 @@ class Normalizer:
                               target)
             self.version[t.value] = target
 
-    def unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression) -> Operand:
-        names = [e.value for e in target.elements]
-        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names) and not any(
+    def unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression | Const) -> Operand:
+        """``a, (b, c), x[i] = value``: Python evaluates the whole right side, then stores
+        left to right.  A nested tuple or an element target is first bound to a temporary,
+        then unpacked or stored from it, so that only one-level unpacking reaches the IR."""
+        targets = [e.value for e in target.elements]
+        if isinstance(value, Const):
+            value = cst.parse_expression(value.code)
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(targets) and not any(
                 isinstance(e, cst.StarredElement) for e in value.elements):
-            news = [self.new_version(n.value) for n in names]
-            operands = [self.lower(e.value, new, n.value) for e, n, new in zip(value.elements, names, news)]
-            for n, new in zip(names, news):
-                self.version[n.value] = new
-            return operands[-1]
+            bases = {n: self.version.get(n, n) for n in self.res.locals & {
+                b for t in targets for b in _flat_targets(t)}}  # (as the right side reads them)
+            held = [self.lower(e.value, self.new_version(t.value) if isinstance(t, cst.Name) else
+                               self.temporary(_target_hint(t)), t.value if isinstance(t, cst.Name) else "")
+                    for e, t in zip(value.elements, targets)]
+            for k, (t, e, op) in enumerate(zip(targets, value.elements, held)):
+                written = {b for u in targets[:k] for b in _element_bases(u)}
+                if written and _may_alias(e.value, self.res) and {  # (an item of a list is no view of it)
+                        n for n in written & set(_variable_names(e.value)) if bases.get(n) not in self.lists}:
+                    op = self.reread(t, e.value, op, bases, {n for u in targets[:k] for n in _flat_targets(u)})
+                self.store(t, op)
+            return held[-1]
         kind = self.inactive_kind(value)
         if kind is None and not self.local_reads(value):
             kind = "nondiff"
         source: Opaque | Var = Opaque(self.rename(value), self.local_reads(value), kind) \
             if kind is not None else self.lower(value, None, "items")
-        news = tuple(self.new_version(n.value) for n in names)
+        news = tuple(self.new_version(t.value) if isinstance(t, cst.Name) else self.temporary(_target_hint(t))
+                     for t in targets)
         self.out.append(Assign(news, source, self.loc))
-        for n, new in zip(names, news):
-            self.version[n.value] = new
+        for t, new in zip(targets, news):
+            self.store(t, Var(new))
         return Const(self.parsed.code(value), ())
 
+    def reread(self, target: cst.BaseExpression, value: cst.BaseExpression, held: Var,
+               bases: dict[str, str], rebound: set[str]) -> Var:
+        """``B[0], B[1] = B[1], B[0]``: the value held for ``B[1]`` is ``B[0]`` as it was, unless
+        it is a view of B (B has more than one dimension), which then shows the store into
+        ``B[0]`` (Python's semantics: the second row gets the new first row)."""
+        numpy = next((n for n, v in sorted(self.fn.free.items()) if v is np), None)
+        base = value.value if isinstance(value, cst.Subscript) else None
+        index_names = {n for e in value.slice for n in _variable_names(e)} if base is not None else set()
+        if (numpy is None or not isinstance(base, cst.Name) or base.value not in bases
+                or index_names & rebound or not isinstance(target, cst.Subscript)):
+            code = self.parsed.code(value).strip()
+            raise self.unsupported(value, f"{code} may be a view of an array that this assignment "
+                                          f"changes before storing it; assign a copy "
+                                          f"({code}.copy()) or use separate lines")
+        old = bases[base.value]
+        test = cst.parse_expression(f"isinstance({old}, {numpy}.ndarray) and "
+                                    f"{numpy}.shares_memory({old}, {held.name})")
+        view = self.emit(Opaque(test, (old, held.name), "nondiff"), None, "is_view", value)
+        name = self.temporary(held.name)
+        body, _ = self.nested(lambda: self.lower(value, name))
+        orelse, _ = self.nested(lambda: self.emit_operand(held, name))
+        self.out.append(If(view, body, orelse, self.location(value)))
+        return Var(name)
+
+    def hoist(self, node: cst.BaseExpression, read_first: list[str] = ()) -> cst.BaseExpression:
+        """``f((y := g(x)) * 2)`` as ``y = g(x)`` first, then ``f(y * 2)``: each ':=' becomes
+        an assignment before the statement, in evaluation order (inner ones first).  Refused
+        where that would change what runs: inside a comprehension or lambda, where it may not
+        run, or after a read of its name in the same statement (``read_first`` names the
+        statement reads before the expression)."""
+        if not _has_walrus(node):
+            return node
+        for walrus, where in _walrus_places(node, ""):
+            if where:
+                raise self.unsupported(walrus, f"the walrus operator ':=' {where} is not supported; "
+                                               f"assign on its own line before this statement")
+            name = walrus.target.value
+            start = self.parsed.positions[walrus].start
+            earlier = [n for n in _walk(node) if isinstance(n, cst.Name) and n.value == name
+                       and n is not walrus.target and n in self.parsed.positions
+                       and _before(self.parsed.positions[n].start, start)
+                       and not any(n is m for m in _walk(walrus))]
+            if earlier or name in read_first:
+                raise self.unsupported(walrus, f"this statement reads '{name}' before the walrus "
+                                               f"operator ':=' assigns it; assign on its own line")
+        return node.visit(_Hoister(self, node))
+
+    def store(self, target: cst.BaseExpression, op: Operand) -> None:
+        """Bind one unpacked target to the value ``op`` holds (a new version already named
+        after a plain name's target)."""
+        if isinstance(target, cst.Name):
+            self.version[target.value] = op.name
+        elif isinstance(target, cst.Subscript):
+            self.setitem(target, cst.Name(op.name))
+        else:
+            self.unpack(target, cst.Name(op.name))
+
+    def temporary(self, hint: str) -> str:
+        """A fresh local variable that s2sad introduces (it appears in no user code)."""
+        name = self.fn.fresh(hint)
+        self.res.locals = self.res.locals | {name}
+        self.version[name] = name
+        return name
+
     def augmented_assign(self, node: cst.AugAssign) -> None:
+        if _has_walrus(node.value):
+            node = node.with_changes(value=self.hoist(node.value, _flat_targets(node.target)))
         self.check_expression(node.value)
         self.check_target(node.target)
         op_type = AUGMENTED_OPS.get(type(node.operator))
@@ -613,7 +759,9 @@ class Normalizer:
         """A ``def`` (or a lambda bound to a name) inside the function.
 
         It is compiled on its own, with the function's globals, and differentiated
-        like any called Python function; it may not read the function's variables.
+        like any called Python function.  The variables of the function it reads become
+        keyword-only parameters, which each call passes (their values at the call, as
+        Python's closures read them).
         """
         if isinstance(node, cst.FunctionDef) and node.decorators:
             raise self.unsupported(node, "decorated nested functions are not supported; define "
@@ -627,12 +775,24 @@ class Normalizer:
             _suite(node.body) if isinstance(node, cst.FunctionDef) else [])
         outer = sorted({n.value for n in _walk(node.body) if isinstance(n, cst.Name)}
                        & (self.res.locals - own))
-        if outer:
-            raise self.unsupported(node, f"the nested function '{name}' reads {', '.join(outer)} "
-                                         f"from the enclosing function; pass "
-                                         f"{'it as an argument' if len(outer) == 1 else 'them as arguments'}")
         loc = self.location(node)
-        if isinstance(node, cst.FunctionDef):
+        if outer:
+            why = next(("calls itself" if n == name else f"calls the nested function '{n}'" for n in outer
+                        if n == name or n in self.local_functions), None) or self.used_uncalled(name, node)
+            if why:
+                raise self.unsupported(node, f"the nested function '{name}' {why} and reads "
+                                             f"{', '.join(outer)} from the enclosing function; pass "
+                                             f"{'it as an argument' if len(outer) == 1 else 'them as arguments'}")
+            star = node.params.star_arg
+            node = node.with_changes(params=node.params.with_changes(
+                star_arg=cst.ParamStar() if isinstance(star, cst.MaybeSentinel) else star,
+                kwonly_params=[*node.params.kwonly_params, *(cst.Param(cst.Name(n)) for n in outer)]))
+            self.closure_args[name] = outer
+        if isinstance(node, cst.FunctionDef) and outer:  # its source, as compiled, at its lines
+            text = "\n" * (loc.line - 1) + textwrap.dedent(_EMPTY.code_for_node(node.with_changes(leading_lines=[])))
+            filename, first = f"{loc.filename} (nested function {name}, as compiled)", 1
+            linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        elif isinstance(node, cst.FunctionDef):
             text = textwrap.dedent(_EMPTY.code_for_node(node.with_changes(leading_lines=[])))
             filename, first = loc.filename, loc.line
         else:
@@ -650,8 +810,19 @@ class Normalizer:
             cst.Assign([cst.AssignTarget(cst.Name(name))], node)
         self.out.append(Assign(None, Opaque(statement, (), "nondiff"), loc))
 
-    def comprehension(self, node: cst.ListComp | cst.GeneratorExp, target: str | None) -> Operand:
-        """``[e for v in xs if c]`` as a loop that appends to a new list."""
+    def used_uncalled(self, name: str, node: cst.CSTNode) -> str | None:
+        """Why the nested function ``name`` cannot get parameters added: a use other than a call."""
+        called = {id(n.func) for n in _walk(self.parsed.function.body) if isinstance(n, cst.Call)}
+        defined = {id(node.name)} if isinstance(node, cst.FunctionDef) else set()
+        stores = _store_names(self.parsed.function.body)
+        if any(isinstance(n, cst.Name) and n.value == name and id(n) not in called | defined | stores
+               for n in _variable_names_nodes(self.parsed.function.body)):
+            return "is used other than called"
+        return None
+
+    def comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.DictComp, target: str | None) -> Operand:
+        """``[e for v in xs if c]`` as a loop that appends to a new list; ``{k: e for ...}``
+        as one that assigns ``d[k] = e`` into a new dict."""
         items = target or self.fn.fresh("items")
         comp_names = []
         clause = node.for_in
@@ -668,7 +839,8 @@ class Normalizer:
         self.res.locals = self.res.locals | set(comp_names) | {items}
         self.fn.names.update(comp_names)
         statement: cst.BaseStatement = cst.SimpleStatementLine([cst.Expr(cst.Call(
-            cst.Attribute(cst.Name(items), cst.Name("append")), [cst.Arg(node.elt)]))])
+            cst.Attribute(cst.Name(items), cst.Name("append")), [cst.Arg(node.elt)]))] if not isinstance(
+            node, cst.DictComp) else [cst.Assign([cst.AssignTarget(_item(cst.Name(items), node.key))], node.value)])
         clauses = []
         clause = node.for_in
         while clause is not None:
@@ -679,7 +851,7 @@ class Normalizer:
                 statement = cst.If(test=cond.test, body=cst.IndentedBlock([statement]))
             statement = cst.For(target=clause.target, iter=clause.iter,
                                 body=cst.IndentedBlock([statement]))
-        self.out.append(Assign(items, Const("[]"), self.loc))
+        self.out.append(Assign(items, Const("{}" if isinstance(node, cst.DictComp) else "[]"), self.loc))
         self.version[items] = items
         self.block([statement])
         return Var(self.version[items])
@@ -726,10 +898,13 @@ class Normalizer:
                                          {"xs": Var(current), "x": op}, primal,
                                          slots={"xs": xs_node, "x": node}), self.loc))
         self.version[name] = new
+        self.lists.add(new)
 
     def pop(self, call: cst.Call) -> cst.BaseExpression:
         """``v = xs.pop()`` as ``v = xs[-1]`` and a new version ``xs_2 = xs[:-1]``."""
         name = call.func.value.value
+        if call.args:
+            return self.list_method(call)
         self.check_in_place(name, call, f"'{name}.pop()'", f"{name}[-1] and {name} = {name}[:-1]")
         current = self.version.get(name, name)
         item = self.fn.fresh(f"{name}_last")
@@ -742,9 +917,59 @@ class Normalizer:
                    [rest.value, None])
         self.views.discard(new)  # a slice of a list is a new list
         self.version[name] = new
+        self.lists.add(new)
         self.res.locals = self.res.locals | {item}
         self.version[item] = item
         return cst.Name(item)
+
+    def list_method(self, call: cst.Call) -> cst.BaseExpression:
+        """``xs.insert(i, v)``, ``xs.extend(ys)`` and ``xs.pop(i)`` on a local list, as new
+        versions of the list (``xs = xs[:i] + [v] + xs[i:]``, ``xs = xs + list(ys)``,
+        ``xs = xs[:i] + xs[i:][1:]`` after ``v = xs[i]``); returns what the call returns."""
+        name, method = call.func.value.value, call.func.attr.value
+        forms = {"insert": (f"{name} = {name}[:i] + [v] + {name}[i:]", 2), "extend": (f"{name} = {name} + list(ys)", 1),
+                 "pop": (f"v = {name}[i] and {name} = {name}[:i] + {name}[i:][1:]", 1)}
+        form, count = forms[method]
+        if len(call.args) != count or any(a.keyword or a.star for a in call.args):
+            raise self.unsupported(call, f"'{name}.{method}' takes {count} positional "
+                                         f"argument{'s' if count > 1 else ''} here; write {form}")
+        self.check_in_place(name, call, f"'{name}.{method}(...)'", form)
+        if method == "pop" and self.version.get(name, name) not in self.lists:  # d.pop(key) of a dict?
+            raise self.unsupported(call, f"s2sad cannot tell that '{name}' is a list here (pop of "
+                                         f"a dict takes a key); write {form}")
+        held = [self.held(a.value) for a in call.args]
+        result = cst.Name("None")
+        if method == "pop":
+            item = self.temporary(f"{name}_item")
+            self.lower(cst.parse_expression(f"{name}[{held[0]}]"), item, item)
+            result = cst.Name(item)
+            code = f"{name}[:{held[0]}] + {name}[{held[0]}:][1:]"
+        elif method == "insert":
+            code = f"{name}[:{held[0]}] + [{held[1]}] + {name}[{held[0]}:]"
+        elif isinstance(call.args[0].value, cst.List):
+            code = f"{name} + {held[0]}"
+        elif "list" not in self.res.locals and self.fn.free.get("list", builtins.list) is builtins.list:
+            code = f"{name} + list({held[0]})"
+        else:
+            raise self.unsupported(call, f"'list' is not the builtin here; write {name} = {name} + [...]")
+        value = cst.parse_expression(code)
+        for n in _walk(value):  # the builtin, whatever the function's globals call 'list'
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "list":
+                self.res.objects[n.func] = builtins.list
+            if isinstance(n, cst.BinaryOperation):  # + of lists
+                self.concatenations.add(n)
+        new = self.new_version(name)
+        self.lower(value, new, name)
+        self.version[name] = new
+        self.lists.add(new)
+        return result
+
+    def held(self, node: cst.BaseExpression) -> str:
+        """Code for the value of an argument that code built here reads: as written when it
+        reads no local variable (or is one), else a temporary that holds it."""
+        if isinstance(node, cst.Name) or not self.local_reads(node):
+            return self.parsed.code(node).strip() if not isinstance(node, cst.Name) else node.value
+        return self.lower(node, self.temporary(self.hint(node)), "").name
 
     def check_in_place(self, name: str, node: cst.CSTNode, what: str, instead: str,
                        at_run_time: bool = False) -> str | None:
@@ -817,9 +1042,10 @@ class Normalizer:
             return
         if isinstance(target, (cst.Tuple, cst.List)):
             for e in target.elements:
-                if not isinstance(e.value, cst.Name) or isinstance(e, cst.StarredElement):
-                    raise self.unsupported(e.value, "nested or starred unpacking is not supported; "
-                                                    "unpack one level into names")
+                if isinstance(e, cst.StarredElement):
+                    raise self.unsupported(e, "starred unpacking is not supported; index the "
+                                              "sequence instead (first, rest = t[0], t[1:])")
+                self.check_target(e.value)
             return
         if isinstance(target, cst.Subscript):
             if not isinstance(target.value, cst.Name) or target.value.value not in self.res.locals:
@@ -832,6 +1058,8 @@ class Normalizer:
     # --- expressions ----------------------------------------------------------
     def lower(self, node: cst.BaseExpression, target: str | None, hint: str = "") -> Operand:
         """Emit statements computing ``node``; return the operand that holds it."""
+        if target is not None and isinstance(_strip_parens(node), (cst.List, cst.ListComp)):
+            self.lists.add(target)
         reads = self.local_reads(node)
         if not reads:
             empty = _strip_parens(node)
@@ -862,7 +1090,7 @@ class Normalizer:
             return self.container(node, target)
         if isinstance(node, cst.IfExp):
             return self.conditional(node, target)
-        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.DictComp)):
             return self.comprehension(node, target)
         raise self.unsupported(node, UNSUPPORTED.get(type(node), f"'{_describe(node)}' is not supported"))
 
@@ -887,7 +1115,8 @@ class Normalizer:
         if key is None:
             raise self.unsupported(node, f"the operator '{self.parsed.code(node.operator).strip()}' "
                                          "is not supported on values that carry a gradient")
-        if key is operator.add and (isinstance(node.left, _DISPLAYS) or isinstance(node.right, _DISPLAYS)):
+        if key is operator.add and (isinstance(node.left, _DISPLAYS) or isinstance(node.right, _DISPLAYS)
+                                    or node in self.concatenations):
             key = runtime.concat  # xs + [v]: a concatenation (unless xs turns out to be an array)
         (left, lnode), (right, rnode) = self.operand(node.left), self.operand(node.right)
         primal = node.with_changes(left=lnode, right=rnode, operator=_one_line(node.operator),
@@ -912,7 +1141,23 @@ class Normalizer:
             return self.binary(product, target)
         if any(a.star for a in node.args):
             node = node.with_changes(args=[b for a in node.args for b in self.unstar(a)])
+        called = self.res.object(node.func)
+        plain = not any(a.keyword or a.star for a in node.args)
+        if (called is builtins.min or called is builtins.max) and plain and len(node.args) > 2:
+            # max(a, b, c) as max((a, b, c)): tied arguments share the gradient equally
+            items = cst.Tuple([cst.Element(a.value) for a in node.args], lpar=[cst.LeftParen()],
+                              rpar=[cst.RightParen()])
+            node = node.with_changes(args=[cst.Arg(items)])
+        if called is math.log and plain and len(node.args) == 2:
+            # math.log(x, base) is math.log(x) / math.log(base), as Python computes it
+            x, base = (node.with_changes(args=[cst.Arg(a.value)], lpar=[], rpar=[]) for a in node.args)
+            return self.binary(cst.BinaryOperation(x, cst.Divide(), base), target)
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _LIST_METHODS and isinstance(
+                func.value, cst.Name) and func.value.value in self.res.locals:
+            raise self.unsupported(node, f"'{func.value.value}.{func.attr.value}(...)' inside an "
+                                         f"expression is not supported; call it on its own line "
+                                         f"(v = {func.value.value}.pop(i) for pop)")
         args: list[Operand] = []
         nodes: list[cst.CSTNode | None] = []
         if isinstance(func, cst.Attribute) and func not in self.res.objects:
@@ -928,6 +1173,10 @@ class Normalizer:
             fnode = self.rename(func)
             if isinstance(func, cst.Name) and func.value in self.local_functions:
                 key = self.local_functions[func.value]
+                node = node.with_changes(args=[*node.args, *(
+                    cst.Arg(cst.Name(n), keyword=cst.Name(n), equal=cst.AssignEqual(
+                        cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+                    for n in self.closure_args.get(func.value, ()))])
             elif key is MISSING:
                 key = _LocalCallee(self.parsed.code(func).strip())
             elif isinstance(func, cst.Attribute) and isinstance(getattr(key, "__self__", None), np.ndarray):
@@ -1335,6 +1584,51 @@ class Normalizer:
         return UnsupportedSyntaxError(message, self.location(node))
 
 
+class _Hoister(cst.CSTTransformer):
+    """Lower each ``(name := value)``, innermost first, into an assignment; leave ``name``."""
+
+    def __init__(self, normalizer: Normalizer, root: cst.CSTNode) -> None:
+        super().__init__()
+        self.n = normalizer
+        # only the walruses and what holds them are rebuilt: other nodes keep their identity,
+        # by which the resolution knows the functions they name
+        self.path = {id(n) for n in _walk(root) if any(isinstance(m, cst.NamedExpr) for m in _walk(n))}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.path
+
+    def leave_NamedExpr(self, original: cst.NamedExpr, updated: cst.NamedExpr) -> cst.BaseExpression:
+        n, name = self.n, updated.target.value
+        n.check_expression(updated.value)
+        new = n.new_version(name)
+        n.lower(updated.value, new, name)
+        n.version[name] = new
+        return cst.Name(name)
+
+
+def _walrus_places(node: cst.CSTNode, where: str) -> list[tuple[cst.NamedExpr, str]]:
+    """Each ':=' under ``node`` with where it stands: "" when it always runs, in order."""
+    if isinstance(node, cst.NamedExpr):
+        return [*_walrus_places(node.value, where), (node, where)]
+    if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+        where = where or "inside a comprehension or lambda"
+    short = where or "where it may not run (right of 'and'/'or', a branch of '... if ... else ...')"
+    if isinstance(node, cst.BooleanOperation):
+        return [*_walrus_places(node.left, where), *_walrus_places(node.right, short)]
+    if isinstance(node, cst.IfExp):
+        return [*_walrus_places(node.test, where), *_walrus_places(node.body, short),
+                *_walrus_places(node.orelse, short)]
+    return [w for child in children(node) for w in _walrus_places(child, where)]
+
+
+def _has_walrus(node: cst.CSTNode) -> bool:
+    return any(isinstance(n, cst.NamedExpr) for n in _walk(node))
+
+
+def _before(a: Any, b: Any) -> bool:
+    return (a.line, a.column) < (b.line, b.column)
+
+
 class _LocalCallee:
     """A call through a local variable (or an unbound name): no rule can apply."""
 
@@ -1442,10 +1736,10 @@ def _user_name(version: str, user_names: frozenset[str] | set[str]) -> str:
 
 
 def _is_pop(node: cst.BaseExpression, local_names: frozenset[str] | set[str]) -> bool:
-    """``xs.pop()`` on a local list (no argument)."""
+    """``xs.pop()`` or ``xs.pop(i)`` on a local list."""
     return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
             and node.func.attr.value == "pop" and isinstance(node.func.value, cst.Name)
-            and node.func.value.value in local_names and not node.args)
+            and node.func.value.value in local_names and len(node.args) <= 1)
 
 
 def _item(value: cst.Name, index: cst.BaseExpression) -> cst.Subscript:
@@ -1453,6 +1747,7 @@ def _item(value: cst.Name, index: cst.BaseExpression) -> cst.Subscript:
 
 
 _DISPLAYS = (cst.List, cst.Tuple)
+_LIST_METHODS = ("append", "insert", "extend", "pop")
 
 
 def _literal_key(node: cst.BaseExpression) -> str | None:
@@ -1617,6 +1912,35 @@ def _dict_iteration(iterable: cst.BaseExpression, names: list[str] | None,
     return None
 
 
+def _target_hint(target: cst.BaseExpression) -> str:
+    """A readable name for the temporary that holds what a nested target unpacks: ``a_b``."""
+    if isinstance(target, cst.Subscript):
+        return _join(target.value.value if isinstance(target.value, cst.Name) else "", "value")
+    names = _flat_targets(target, False)
+    return "_".join(names) if names and len(names) <= 3 else "items"
+
+
+def _element_bases(target: cst.BaseExpression) -> list[str]:
+    """The arrays that the element targets (``x[i]``) of a target change."""
+    if isinstance(target, cst.Subscript):
+        return _flat_targets(target.value)
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _element_bases(e.value)]
+    return []
+
+
+def _flat_targets(target: cst.BaseExpression, bases: bool = True) -> list[str]:
+    """The names an assignment target writes, through nested tuples (and with ``bases``,
+    the array that an element target ``x[i]`` changes)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, cst.Subscript):
+        return _flat_targets(target.value, bases) if bases else []
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _flat_targets(e.value, bases)]
+    return []
+
+
 def _target_names(target: cst.BaseExpression) -> list[str] | None:
     if isinstance(target, cst.Name):
         return [target.value]
@@ -1681,18 +2005,16 @@ def _assigned_in(body: list[cst.BaseStatement]) -> set[str]:
             if _is_pop(n.value, {n.value.func.value.value} if isinstance(n.value, cst.Call) and isinstance(
                     n.value.func, cst.Attribute) and isinstance(n.value.func.value, cst.Name) else set()):
                 targets.append(n.value.func.value)
-        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
             targets = [n.target]
         elif isinstance(n, cst.For):
             targets = [n.target]
         if isinstance(n, cst.Expr) and isinstance(n.value, cst.Call):
             func = n.value.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "append":
+            if isinstance(func, cst.Attribute) and func.attr.value in _LIST_METHODS:
                 targets = [func.value]
         for t in targets:
-            if isinstance(t, cst.Subscript):
-                t = t.value
-            names.update(_target_names(t) or [])
+            names.update(_flat_targets(t))
     return names
 
 
@@ -1715,7 +2037,7 @@ def _first_use(node: cst.CSTNode, name: str) -> bool | None:
         return None
     if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
         targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-        assigned = any(name in (_target_names(t) or []) for t in targets)
+        assigned = any(name in _flat_targets(t, False) for t in targets)
         if isinstance(node, cst.AugAssign) and assigned:
             return True
         if node.value is not None and _mentions(node.value, name):
@@ -1734,7 +2056,7 @@ def _first_use(node: cst.CSTNode, name: str) -> bool | None:
         head = node.iter if isinstance(node, cst.For) else node.test
         if _mentions(head, name):
             return True
-        if isinstance(node, cst.For) and name in (_target_names(node.target) or []):
+        if isinstance(node, cst.For) and name in _flat_targets(node.target, False):
             return False
         return True if _read_first(_suite(node.body), name) else None
     return True if _mentions(node, name) else None
@@ -1768,6 +2090,21 @@ def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
         nodes.append(n)
         stack.extend(reversed(children(n)))
     return nodes
+
+
+def _variable_names_nodes(node: cst.CSTNode) -> list[cst.Name]:
+    """The Name nodes used as variables under ``node`` (not attribute or keyword names)."""
+    found: list[cst.Name] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            found.append(n)
+        elif isinstance(n, (cst.Attribute, cst.Arg)):
+            stack.append(n.value)
+        else:
+            stack.extend(reversed(children(n)))
+    return found
 
 
 def _variable_names(node: cst.CSTNode) -> list[str]:

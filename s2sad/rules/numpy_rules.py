@@ -399,3 +399,8 @@ REGISTRY.declare_nondifferentiable(
 
 #: Attributes of arrays that carry no gradient (``x.shape`` and friends).
 NONDIFF_ATTRIBUTES: frozenset[str] = frozenset(["shape", "ndim", "size", "dtype", "itemsize", "nbytes"])
+
+# --- scalars and lists out of arrays ------------------------------------------------------
+defvjp(np.ndarray.item, "a", name="item", linear="joint", a="np.reshape(g, np.shape(a))")
+defvjp(np.ndarray.tolist, "a", name="tolist", returns_container=True, linear="joint",
+       a="np.reshape(np.array(g), np.shape(a))")
