@@ -488,6 +488,13 @@ def _single_position(fn: types.FunctionType, wrt: Wrt, what: str) -> tuple[str, 
     return names[0], positional.index(names[0])
 
 
+def _real_only(*values: Any) -> None:
+    """Refuse complex values: real unit vectors would miss the imaginary directions."""
+    if any(np.iscomplexobj(v) for v in values):
+        raise WrtError("jacobian and hessian take real inputs and outputs; for a complex one, use "
+                       "its real and imaginary parts")
+
+
 def _basis(x: Any) -> Any:
     """Unit vectors shaped like ``x``, one per entry."""
     x = np.asarray(x, dtype=float) if not isinstance(x, np.ndarray) else x
@@ -511,6 +518,7 @@ def jacobian(f: Callable[..., Any], wrt: Wrt | None = None, mode: str = "auto", 
     def jacobian_call(*args: Any, **kwargs: Any) -> Any:
         out = np.asarray(fn(*args, **kwargs))
         x = args[index]
+        _real_only(x, out)
         forward_mode = mode == "forward" or mode == "auto" and np.size(x) <= out.size
         if forward_mode:
             push = jvp(f, name)
@@ -532,6 +540,7 @@ def hessian(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Non
 
     def hessian_call(*args: Any, **kwargs: Any) -> Any:
         x = args[index]
+        _real_only(x)
         columns = [np.asarray(product(*args, v, **kwargs)) for v in _basis(x)]
         return np.moveaxis(np.stack(columns), 0, -1).reshape(np.shape(x) + np.shape(x))
 

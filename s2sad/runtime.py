@@ -220,11 +220,12 @@ def _byte_bounds(a: np.ndarray) -> tuple[int, int]:
 
 
 def check_wrt(x: Any, name: str) -> None:
-    """Refuse a gradient with respect to an integer, boolean or complex value.
+    """Refuse a gradient with respect to an integer or boolean value (a complex one has
+    autograd's gradient: d/d(real part) - i d/d(imaginary part)).
 
     Tuples, lists and dicts are checked leaf by leaf.
     """
-    if type(x) is float or type(x) is np.ndarray and x.dtype.kind == "f":
+    if type(x) is float or type(x) is np.ndarray and x.dtype.kind in "fc":
         return
     if isinstance(x, _CONTAINERS):
         items = x.items() if isinstance(x, dict) else enumerate(x)
@@ -232,14 +233,15 @@ def check_wrt(x: Any, name: str) -> None:
             check_wrt(value, f"{name}[{key!r}]")
         return
     kind = np.asarray(x).dtype.kind if isinstance(x, (np.ndarray, np.generic)) else None
-    if kind == "f":
+    if kind in ("f", "c"):
         return
-    if kind is None and isinstance(x, float):
+    if kind is None and isinstance(x, (float, complex)):
         return
     raise NonDifferentiableInputError(
         f"cannot differentiate with respect to '{name}': it is "
         f"{type(x).__name__}{'' if kind is None else ' of dtype ' + str(np.asarray(x).dtype)}; "
-        f"pass a float (for example {name}=float(...) or an array with .astype(float))"
+        f"pass a float or complex value (for example {name}=float(...) or an array with "
+        f".astype(float))"
     )
 
 
@@ -247,6 +249,8 @@ def zeros_grad(x: Any) -> Any:
     """A zero gradient shaped like ``x``; of the same structure for tuples, lists, dicts."""
     if type(x) is float or x is None:  # None: a loop variable no iteration assigned
         return 0.0
+    if type(x) is complex:
+        return 0j
     if isinstance(x, np.generic):  # a NumPy scalar: one of its type
         return x.dtype.type(0)
     if isinstance(x, dict):
@@ -378,12 +382,33 @@ def add_grads(a: Any, b: Any) -> Any:
 
 
 def unbroadcast(g: Any, x: Any) -> Any:
-    """Sum ``g`` over the axes along which ``x`` was broadcast, giving x's shape."""
+    """Sum ``g`` over the axes along which ``x`` was broadcast, giving x's shape; for a real
+    ``x``, the real part of a complex ``g`` (x * 1j: the gradient of a real x is real)."""
     kind = type(x)
     if kind is np.ndarray:
         if type(g) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype:
             return g  # the commonest case, decided first
-    elif (kind is float or kind is np.float64) and type(g) is not np.ndarray:
+    elif (kind is float or kind is np.float64) and (type(g) is float or type(g) is np.float64):
+        return g
+    out = _reduce_to(g, x)
+    if (out.dtype.kind if type(out) is np.ndarray else _kind(out)) == "c" and _kind(x) != "c":
+        part = np.real(out)
+        return float(part) if kind is float else _in_dtype_of(part, x)
+    return out
+
+
+def _kind(x: Any) -> str:
+    """The dtype kind of an array, NumPy scalar or Python number."""
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.dtype.kind
+    return "c" if isinstance(x, complex) else "f" if isinstance(x, float) else np.asarray(x).dtype.kind
+
+
+def _reduce_to(g: Any, x: Any) -> Any:
+    """Sum ``g`` over the axes along which ``x`` was broadcast (a complex step keeps its
+    imaginary part)."""
+    kind = type(x)
+    if (kind is float or kind is np.float64) and type(g) is not np.ndarray:
         return g
     shape = getattr(x, "shape", None)
     if shape is None:
@@ -429,12 +454,14 @@ def broadcast_tangent(t: Any, ans: Any) -> Any:
 
 def balanced_eq(x: Any, ans: Any, y: Any) -> Any:
     """Where ``x`` produced ``ans``: 1, or 1/2 where ``x`` and ``y`` tie."""
+    _real_only("a maximum or minimum", x, y)
     dtype = np.result_type(x, y)
     return np.asarray((x == ans), dtype) / np.asarray(1 + (x == y), dtype)
 
 
 def clip_mask(a: Any, a_min: Any, a_max: Any) -> Any:
     """Where ``np.clip(a, a_min, a_max)`` passes ``a`` through (strictly inside the bounds)."""
+    _real_only("np.clip", a)
     lo = True if a_min is None else np.greater(a, a_min)
     hi = True if a_max is None else np.less(a, a_max)
     return np.logical_and(lo, hi)
@@ -512,7 +539,7 @@ def grad_like(g: Any, x: Any) -> Any:
     if kind is np.ndarray:
         if type(g) is np.ndarray and g.dtype == x.dtype:
             return g if g.flags.writeable else g.copy()
-        g = _real(np.asarray(g))
+        g = _real(np.asarray(g), x)
         if g.dtype.kind == "f" and x.dtype.kind == "f" and g.dtype.itemsize < x.dtype.itemsize:
             return g
         return g.astype(x.dtype)
@@ -521,18 +548,18 @@ def grad_like(g: Any, x: Any) -> Any:
     if isinstance(x, (list, tuple)) and isinstance(g, (list, tuple)):
         return _rebuild(x, [grad_like(u, v) for u, v in zip(g, x)])
     if kind is float:
-        return g if type(g) is float else float(_real(np.asarray(g)))
+        return g if type(g) is float else float(_real(np.asarray(g), x))
+    if kind is complex:
+        return complex(g)
     if isinstance(x, np.generic) and type(g) is not kind:
-        return kind(_real(np.asarray(g)))
+        return kind(_real(np.asarray(g), x))
     return g
 
 
-def _real(g: np.ndarray) -> np.ndarray:
-    if g.dtype.kind == "c":
-        raise NonScalarOutputError(
-            "the differentiated function must return a real floating-point scalar, but complex "
-            "values reach it; take np.real(...) or np.abs(...) of the complex part")
-    return g
+def _real(g: np.ndarray, x: Any) -> np.ndarray:
+    """``g`` for a real ``x``: its real part (the output is real, checked by the seed, so an
+    imaginary part a gradient picked up on the way has no meaning)."""
+    return np.real(g) if g.dtype.kind == "c" and _kind(x) != "c" else g
 
 
 def distinct(*grads: Any) -> tuple[Any, ...]:
@@ -595,6 +622,7 @@ def _as_array(x: Any) -> Any:
 
 def extremum_grad(g: Any, x: Any, ans: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Gradient of max/min: shared equally among the entries that tie for it."""
+    _real_only("a maximum or minimum", x)
     x = _as_array(x)
     ndim = np.ndim(x)
     ans = _expand(ans, ndim, axis, keepdims)
@@ -864,17 +892,18 @@ def safe_divide(x: Any, y: Any) -> Any:
 
 def cast_grad(g: Any, x: Any, ans: Any) -> Any:
     """Gradient of converting ``x`` to ans's dtype: g in x's dtype (to a non-float dtype: an error)."""
-    if np.result_type(ans).kind != "f":  # an integer, boolean or complex result: not a silent zero
+    if np.result_type(ans).kind not in "fc":  # an integer or boolean result: not a silent zero
         raise S2SADError(
             f"a gradient reaches a conversion to {np.result_type(ans)}, which is not "
             f"differentiable; convert to a float dtype, or wrap the conversion in stop_gradient(...)")
     if isinstance(x, (np.ndarray, np.generic)):
-        return np.asarray(g).astype(x.dtype)[()]
+        return _real(np.asarray(g), x).astype(x.dtype)[()]
     return g
 
 
 def var_grad(g: Any, x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
     """Gradient of ``np.var(x, axis, ddof=ddof, keepdims=keepdims)``: 2 g (x - mean) / (n - ddof)."""
+    _real_only("np.var", x)
     shape = np.shape(x)
     centered = x - np.mean(x, axis=axis, keepdims=True)
     return 2 * _expand(g, len(shape), axis, keepdims) * centered / (_count(shape, axis) - ddof)
@@ -922,6 +951,7 @@ def ptp_grad(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 def sort_grad(g: Any, x: Any, axis: Any = -1) -> Any:
     """Gradient of ``np.sort(x, axis)``: g back in x's order; equal entries share their gradients."""
+    _real_only("np.sort", x)
     shape = np.shape(x)
     if axis is None:
         x, axis = np.ravel(x), 0
@@ -1062,6 +1092,7 @@ def norm_grad(g: Any, x: Any, ans: Any, ord: Any = None, axis: Any = None,
     """Gradient of ``np.linalg.norm(x, ord, axis, keepdims)``; ties share, 0 where the norm is 0.
 
     Written with |x| as x sign(re x), so that a complex step (step_jvp) differentiates it."""
+    _real_only("np.linalg.norm", x)
     x = _as_array(x)
     ndim = np.ndim(x)
     axes = tuple(range(ndim)) if axis is None else tuple(int(a) % ndim for a in np.atleast_1d(axis))
@@ -1105,6 +1136,7 @@ def _triangle(m: Any, lower: bool) -> Any:
 
 def cholesky_grad(g: Any, ans: Any, upper: bool = False) -> Any:
     """Gradient of ``np.linalg.cholesky`` (Murray 2016), on the triangle of the input NumPy reads."""
+    _real_only("np.linalg.cholesky", ans)
     low, g = (_t(ans), _t(g)) if upper else (ans, g)
     phi = np.tril(_t(low) @ g)
     phi = phi - 0.5 * np.triu(phi)  # the diagonal halved
@@ -1114,6 +1146,7 @@ def cholesky_grad(g: Any, ans: Any, upper: bool = False) -> Any:
 
 def eigh_grad(g: Any, a: Any, ans: Any, UPLO: str = "L") -> Any:
     """Gradient of ``np.linalg.eigh(a, UPLO)``, on the triangle NumPy reads (distinct eigenvalues)."""
+    _real_only("np.linalg.eigh", a)
     w, v = ans
     g_w, g_v = g
     gaps = w[..., None, :] - w[..., :, None]
@@ -1124,21 +1157,22 @@ def eigh_grad(g: Any, a: Any, ans: Any, UPLO: str = "L") -> Any:
 
 def slogdet_grad(g: Any, a: Any) -> Any:
     """Gradient of ``np.linalg.slogdet(a)``, g = (g_sign, g_logabsdet): g_logabsdet a^-T."""
+    _real_only("np.linalg.slogdet", a)
     _, g_logdet = g  # the sign is piecewise constant
     return np.expand_dims(g_logdet, (-2, -1)) * _t(np.linalg.inv(a))
 
 
 def solve_grad_b(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``np.linalg.solve(a, b)`` with respect to b: solve(a^T, g)."""
-    return unbroadcast(_solve_transposed(g, a, b), b)
+    return _reduce_to(_solve_transposed(g, a, b), b)
 
 
 def solve_grad_a(g: Any, a: Any, b: Any, ans: Any) -> Any:
     """Gradient of ``np.linalg.solve(a, b)`` with respect to a: -solve(a^T, g) ans^T."""
     g_b = _solve_transposed(g, a, b)
     if np.ndim(b) == 1:
-        return unbroadcast(-g_b[..., :, None] * ans[..., None, :], a)
-    return unbroadcast(-g_b @ _t(ans), a)
+        return _reduce_to(-g_b[..., :, None] * ans[..., None, :], a)
+    return _reduce_to(-g_b @ _t(ans), a)
 
 
 def _solve_transposed(g: Any, a: Any, b: Any) -> Any:
@@ -1149,6 +1183,7 @@ def _solve_transposed(g: Any, a: Any, b: Any) -> Any:
 
 def pinv_grad(g: Any, a: Any, ans: Any) -> Any:
     """Gradient of ``np.linalg.pinv(a)`` (Golub and Pereyra), where a's rank does not change."""
+    _real_only("np.linalg.pinv", a)
     p, g_t = ans, _t(g)
     return (-_t(p) @ g @ _t(p) + (g_t - a @ p @ g_t) @ p @ _t(p)
             + _t(p) @ p @ (g_t - g_t @ p @ a))
@@ -1156,6 +1191,7 @@ def pinv_grad(g: Any, a: Any, ans: Any) -> Any:
 
 def qr_grad(g: Any, a: Any, ans: Any, mode: str = "reduced") -> Any:
     """Gradient of ``np.linalg.qr(a, mode)``: mode 'reduced' (or square 'complete'), rows >= columns."""
+    _real_only("np.linalg.qr", a)
     rows, cols = np.shape(a)[-2:]
     if mode not in ("reduced", "complete") or rows < cols or mode == "complete" and rows != cols:
         raise S2SADError(f"s2sad differentiates np.linalg.qr with mode 'reduced' of a matrix with at "
@@ -1169,6 +1205,7 @@ def qr_grad(g: Any, a: Any, ans: Any, mode: str = "reduced") -> Any:
 
 def svd_grad(g: Any, a: Any, ans: Any, full_matrices: bool = True, compute_uv: bool = True) -> Any:
     """Gradient of ``np.linalg.svd(a, full_matrices, compute_uv)`` (distinct singular values)."""
+    _real_only("np.linalg.svd", a)
     if not compute_uv:
         _real_svd_input(a)
         u, _, vt = np.linalg.svd(a, full_matrices=False)
@@ -1333,6 +1370,7 @@ def choice_grad(g: Any, items: Any, ans: Any, other: Any = None) -> Any:
 
 def extremum_jvp(t: Any, x: Any, ans: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Tangent of max/min: the mean of the tangent over the entries that tie for it."""
+    _real_only("a maximum or minimum", x)
     x, t = _as_array(x), _as_array(t)
     ndim = np.ndim(x)
     mask = np.asarray(x == _expand(ans, ndim, axis, keepdims), dtype=np.result_type(t, x))
@@ -1360,6 +1398,7 @@ def cumprod_jvp(t: Any, x: Any, axis: Any = None) -> Any:
 
 def sort_jvp(t: Any, x: Any, axis: Any = -1) -> Any:
     """Tangent of ``np.sort(x, axis)``: t in sorted order; equal entries share their tangents."""
+    _real_only("np.sort", x)
     if axis is None:
         x, t, axis = np.ravel(x), np.ravel(t), 0
     x, t = np.moveaxis(x, axis, -1), np.moveaxis(t, axis, -1)
@@ -1384,6 +1423,7 @@ def _read_symmetric(t: Any, lower: bool) -> Any:
 
 def cholesky_jvp(t: Any, ans: Any, upper: bool = False) -> Any:
     """Tangent of ``np.linalg.cholesky``, from the triangle of t NumPy reads: L phi(L^-1 S L^-T)."""
+    _real_only("np.linalg.cholesky", ans)
     low = _t(ans) if upper else ans
     inner = np.linalg.solve(low, _t(np.linalg.solve(low, _read_symmetric(t, not upper))))
     phi = np.tril(inner) - 0.5 * np.triu(np.tril(inner))  # the lower triangle, diagonal halved
@@ -1393,6 +1433,7 @@ def cholesky_jvp(t: Any, ans: Any, upper: bool = False) -> Any:
 
 def eigh_jvp(t: Any, a: Any, ans: Any, UPLO: str = "L") -> Any:
     """Tangent ``(w_dot, v_dot)`` of ``np.linalg.eigh(a, UPLO)``, from the triangle NumPy reads."""
+    _real_only("np.linalg.eigh", a)
     w, v = ans
     inner = _t(v) @ _read_symmetric(t, UPLO == "L") @ v
     gaps = w[..., None, :] - w[..., :, None]
@@ -1402,6 +1443,7 @@ def eigh_jvp(t: Any, a: Any, ans: Any, UPLO: str = "L") -> Any:
 
 def pinv_jvp(t: Any, a: Any, ans: Any) -> Any:
     """Tangent of ``np.linalg.pinv(a)`` (Golub and Pereyra), where a's rank does not change."""
+    _real_only("np.linalg.pinv", a)
     p, t_t = ans, _t(t)
     pp, p_p = p @ _t(p), _t(p) @ p
     return -p @ t @ p + pp @ t_t - pp @ t_t @ a @ p + t_t @ p_p - p @ a @ t_t @ p_p
@@ -1409,6 +1451,7 @@ def pinv_jvp(t: Any, a: Any, ans: Any) -> Any:
 
 def qr_jvp(t: Any, a: Any, ans: Any, mode: str = "reduced") -> Any:
     """Tangent ``(q_dot, r_dot)`` of ``np.linalg.qr(a, mode)``, for the modes ``qr_grad`` takes."""
+    _real_only("np.linalg.qr", a)
     rows, cols = np.shape(a)[-2:]
     if mode not in ("reduced", "complete") or rows < cols or mode == "complete" and rows != cols:
         raise S2SADError(f"s2sad differentiates np.linalg.qr with mode 'reduced' of a matrix with at "
@@ -1427,6 +1470,7 @@ def svd_jvp(t: Any, a: Any, ans: Any, full_matrices: bool = True, compute_uv: bo
     With full_matrices and a non-square a, the added columns of u (rows of vh), which are
     not unique, get the tangent that keeps them orthogonal to the others and turns them least.
     """
+    _real_only("np.linalg.svd", a)
     if not compute_uv:
         _real_svd_input(a)
         u, _, vt = np.linalg.svd(a, full_matrices=False)
@@ -1528,11 +1572,18 @@ def _map(fun: Any, *trees: Any) -> Any:
 def step_jvp(fun: Any, which: int, t: Any, args: tuple[Any, ...]) -> Any:
     """The derivative of ``fun(*args)`` along ``t`` in argument ``which``, by a complex step:
     exact to rounding for a helper analytic in that argument (arithmetic, matmul, solve)."""
+    if any(_kind(leaf) == "c" for leaf in (*_leaves(args), *_leaves(t)) if leaf is not None):
+        raise S2SADError(f"s2sad differentiates {fun.__name__} of complex values once, not twice "
+                         f"(its second derivative is taken by a complex step, which needs real values)")
     scale = max((float(np.max(np.abs(leaf))) for leaf in _leaves(t) if np.size(leaf)), default=0.0)
     scale = scale or 1.0
     moved = list(args)
     moved[which] = _map(lambda a, d: a + (1j * _STEP / scale) * (0.0 if d is None else d), args[which], t)
-    out = fun(*moved)
+    _STEPPING.append(fun)
+    try:
+        out = fun(*moved)
+    finally:
+        _STEPPING.pop()
     dtype = np.result_type(*[leaf for leaf in _leaves(args[which])], *_leaves(t))
 
     def real(v: Any) -> Any:
@@ -1542,6 +1593,20 @@ def step_jvp(fun: Any, which: int, t: Any, args: tuple[Any, ...]) -> Any:
         return np.asarray(part).astype(dtype if dtype.kind == "f" else np.float64)[()]
 
     return _map(real, out)
+
+
+#: The helpers a complex step is running (their complex arguments are no complex data).
+_STEPPING: list[Any] = []
+
+
+def _real_only(name: str, *values: Any) -> None:
+    """Refuse complex values in a rule that differentiates real ones only: under autograd's
+    convention its gradient would need conjugates it does not take (a sort, a norm, a
+    factorization), so it would be silently wrong."""
+    if not _STEPPING and any(_kind(v) == "c" for v in values if v is not None):
+        raise S2SADError(f"a gradient reaches {name} of complex values, which s2sad differentiates "
+                         f"for real values only; apply it to np.real(...), np.imag(...) or "
+                         f"np.abs(...) of them")
 
 
 def column_vjp(fun: Any, which: int, g: Any, args: tuple[Any, ...], linear: bool = False) -> Any:
@@ -1698,7 +1763,7 @@ def check_float_write(x: Any, where: str) -> None:
     """Refuse ``x[i] = v``, with ``v`` carrying a gradient, when ``x`` is an array of a dtype
     that is not floating point: the write converts ``v`` (an integer truncates it), so
     passing ``v`` its gradient would be silently wrong.  ``where`` is "file:line:col"."""
-    if type(x) is not np.ndarray or x.dtype.kind in "fO":
+    if type(x) is not np.ndarray or x.dtype.kind in "fcO":
         return
     from .errors import Location, NoGradientRuleError
 

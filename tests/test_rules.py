@@ -590,7 +590,7 @@ ROWS: list[Row] = [
 ]
 
 #: The other tables of rules (each a test module with its own ROWS), covered together.
-MORE_TABLES = ("test_rules_numpy_more", "test_rules_scipy")
+MORE_TABLES = ("test_rules_numpy_more", "test_rules_scipy", "test_complex")
 #: The names the expressions of rows may use (other tables add theirs).
 NAMESPACE: dict[str, Any] = {"np": np, "math": math}
 
@@ -619,7 +619,7 @@ def build(row: Row, dtype: Any = np.float64) -> tuple[Any, list[Any]]:
 
 
 #: The modules of the helpers generated code calls (tested by differentiating generated code).
-RUNTIME_MODULES = ("s2sad.runtime", "s2sad.runtime_more")
+RUNTIME_MODULES = ("s2sad.runtime", "s2sad.runtime_more", "s2sad.runtime_complex")
 
 
 def applied_rules(f: Any, nargs: int) -> set[int]:

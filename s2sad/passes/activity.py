@@ -184,7 +184,7 @@ def _check_float_writes(fn: Function, stmts: list[Assign], varied: set[str], act
         if isinstance(x, Var) and x.name in varied:
             continue
         dtype = _StaticDtype(fn, defs, varied).of(x)
-        if isinstance(dtype, str) or dtype is not None and dtype.kind in "fO":
+        if isinstance(dtype, str) or dtype is not None and dtype.kind in "fcO":
             continue
         if dtype is not None:
             raise NoGradientRuleError(

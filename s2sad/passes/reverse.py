@@ -38,7 +38,8 @@ from .. import runtime as runtime_module
 from ..errors import InternalRuleError, S2SADError
 from ..ir import (CALLEE_KINDS, VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Opaque, Operand,
                   Return, Stmt, Var, assigned_names, assigns, surely_assigned)
-from ..rules.registry import USER_OBJECTS, is_atomic
+from ..rules.complex_rules import COMPLEX_RESULTS, REAL_RESULTS
+from ..rules.registry import REGISTRY, USER_OBJECTS, is_atomic
 
 
 from .activity import Activity
@@ -202,6 +203,7 @@ class Reverser:
         self.reduced: dict[str, tuple[Line, str]] = {}
         self.support: dict[str, Support] = {}  # adjoint name -> where it may be nonzero
         self.changed: set[str] = set()  # adjoints assigned (in the loop being reversed)
+        self.complex = _complex_values(adj.fn, adj.forward)
 
     def dname(self, var: str) -> str:
         if var not in self.names:
@@ -361,6 +363,11 @@ class Reverser:
                 passes_support = passes_support and "reduced"
                 if not negated and reduced.isidentifier():
                     reduced_from = reduced
+            if (stmt.target in self.complex and op.name not in self.complex and "unbroadcast(" not in code
+                    and REGISTRY.key(v.rule.fun) not in COMPLEX_RESULTS):  # (whose rules see to it)
+                # a complex result's gradient reaching what may be real (x * 1j): its real part
+                code = f"{self.adj.use('real_like')}({code}, {op.name})"
+                reads.add(op.name)
             scatter = (values["index"], g) if v.rule.fun is operator.getitem else None
             first = self.dname(op.name) not in self.defined
             if first and code in (g, f"{self.adj.runtime.get('unbroadcast')}({g}, {op.name})"):
@@ -646,16 +653,56 @@ def _reduced_operands(stmts: list[Stmt], name: str, scalars: set[str],
                 if not isinstance(a, Var) or a.name not in active:
                     return None
                 found.append(a.name)
+            elif REGISTRY.key(v.rule.fun) in REAL_RESULTS:  # maybe real of complex: seed() checks
+                return None
             else:  # elementwise, or float(): what it reads decides
                 todo += [op.name for op in v.args.values() if isinstance(op, Var)]
     return sorted(set(found)) or None
 
 
+def _complex_values(fn: Function, stmts: list[Stmt]) -> set[str]:
+    """Variables that surely hold complex values: results of the FFTs, and of functions of
+    complex literals, complex globals or such variables (but for those whose result is real:
+    abs, real, imag, angle, the inverse real FFTs)."""
+    found: set[str] = set()
+
+    def complex_operand(op: Operand) -> bool:
+        if isinstance(op, Var):
+            return op.name in found
+        return isinstance(op, Const) and (_has_complex_literal(op.code) or any(
+            np.iscomplexobj(fn.free[n]) for n in op.reads if n in fn.free and not callable(fn.free[n])))
+
+    size = -1
+    while size != len(found):  # a loop may carry a complex value around
+        size = len(found)
+        for s in assigns(stmts):
+            v = s.value
+            if not isinstance(s.target, str):
+                continue
+            if isinstance(v, Var) and v.name in found:
+                found.add(s.target)
+            elif isinstance(v, Call) and v.rule is not None and REGISTRY.key(v.rule.fun) not in REAL_RESULTS and (
+                    REGISTRY.key(v.rule.fun) in COMPLEX_RESULTS or any(map(complex_operand, v.args.values()))):
+                found.add(s.target)
+    return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _has_complex_literal(code: str) -> bool:
+    if "j" not in code:
+        return False
+    try:
+        tree = ast.parse(code, mode="eval")
+    except SyntaxError:
+        return False
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, complex) for n in ast.walk(tree))
+
+
 def _converts(stmt: Assign, v: Call, fn: Function) -> bool:
     """Whether the call converts its result with a ``dtype=`` argument that may not be a
     float dtype, so that the generated code must check the result's dtype before passing a
-    gradient through.  A dtype known at generation time is checked here: an integer,
-    boolean or complex one is an error where a gradient reaches it."""
+    gradient through.  A dtype known at generation time is checked here: an integer or
+    boolean one is an error where a gradient reaches it."""
     dtype = v.args.get("dtype")
     if dtype is None or isinstance(dtype, Const) and dtype.code == "None":
         return False
@@ -665,7 +712,7 @@ def _converts(stmt: Assign, v: Call, fn: Function) -> bool:
         to = np.dtype(eval(dtype.code, {"__builtins__": builtins}, dict(fn.free)))
     except Exception:  # noqa: BLE001 - not a dtype known here: checked when the code runs
         return True
-    if to.kind != "f":
+    if to.kind not in "fc":
         raise S2SADError(
             f"a gradient reaches {v.callee}(..., dtype={dtype.code}), a conversion to {to}, "
             f"which is not differentiable; use a float dtype, or wrap the call in "

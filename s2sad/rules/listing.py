@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import runtime, runtime_more
+from .. import runtime, runtime_complex, runtime_more
 from .numpy_rules import NONDIFF_ATTRIBUTES
 from .registry import APPEND, REGISTRY, SETITEM, Primitive, Registry
 
@@ -39,6 +39,7 @@ GROUPS: list[tuple[str, Any, str]] = [  # (title, namespace, prefix of the names
     ("numpy", np, "np."),
     ("numpy methods", np.ndarray, "x."),
     ("np.linalg", np.linalg, "np.linalg."),
+    ("np.fft", np.fft, "np.fft."),
     ("np.random", np.random, "np.random."),
     ("np.random.Generator methods", np.random.Generator, "rng."),
     ("np.random.RandomState methods", np.random.RandomState, "rng."),
@@ -47,12 +48,14 @@ GROUPS: list[tuple[str, Any, str]] = [  # (title, namespace, prefix of the names
     ("containers", None, ""),
     ("s2sad", runtime, ""),
     ("s2sad", runtime_more, ""),
+    ("s2sad", runtime_complex, ""),
 ]
 #: SciPy's groups, listed when SciPy is installed.
 SCIPY_GROUPS = ("special", "stats", "linalg", "signal")
 if importlib.util.find_spec("scipy") is not None:
-    GROUPS[-4:-4] = [(f"scipy.{name}", importlib.import_module(f"scipy.{name}"), f"scipy.{name}.")
-                     for name in SCIPY_GROUPS]
+    _AT = GROUPS.index(("builtins", builtins, ""))
+    GROUPS[_AT:_AT] = [(f"scipy.{name}", importlib.import_module(f"scipy.{name}"), f"scipy.{name}.")
+                       for name in SCIPY_GROUPS]
 
 
 def _names(fun: Any) -> tuple[str, list[str]]:
@@ -72,7 +75,7 @@ def _names(fun: Any) -> tuple[str, list[str]]:
                      if value is fun.__self__ and not name.startswith("_")]
         if namespace is np.ndarray:
             names = [f"{n}()" if callable(fun) else n for n in names]
-        if namespace in (runtime, runtime_more) and names and fun is not runtime.stop_gradient:
+        if namespace in (runtime, runtime_more, runtime_complex) and names and fun is not runtime.stop_gradient:
             title = "s2sad.runtime (generated code's helpers)"
             prefix = f"{namespace.__name__}."
         if names:

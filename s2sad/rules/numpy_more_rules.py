@@ -83,8 +83,8 @@ for convert in (builtins.tuple, builtins.list, builtins.dict):
            iterable="sequence_grad(g, iterable)")
 
 # --- products, polynomials, convolution ---------------------------------------------
-defvjp(np.vdot, "a, b", linear="each",
-       a="np.reshape(g * np.ravel(b), np.shape(a))", b="np.reshape(g * np.ravel(a), np.shape(b))")
+defvjp(np.vdot, "a, b", linear="each",  # sum(conj(a) b): a's gradient is conjugated
+       a="np.reshape(np.conj(g * np.ravel(b)), np.shape(a))", b="np.reshape(g * np.conj(np.ravel(a)), np.shape(b))")
 _DEGREES = "np.arange(np.shape(p)[0] - 1, -1, -1)"
 defvjp(np.polyval, "p, x",
        jvp={"p": "np.polyval(t, x)",

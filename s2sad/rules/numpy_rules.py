@@ -21,8 +21,8 @@ The same convention everywhere else:
   on that triangle (the diagonal, plus both mirrored entries summed below or
   above it); eigenvector gradients assume distinct eigenvalues, as ``svd``'s
   singular vectors assume distinct singular values;
-* ``x.astype(dtype)`` gives g back in x's dtype; to an integer, boolean or
-  complex dtype it is an error when a gradient reaches it (not a silent zero).
+* ``x.astype(dtype)`` gives g back in x's dtype (a real x the real part of a complex g);
+  to an integer or boolean dtype it is an error when a gradient reaches it (not a silent zero).
 """
 from __future__ import annotations
 
@@ -84,8 +84,10 @@ unary(np.tan, "g * (1.0 + ans ** 2)")
 unary(np.tanh, "g * (1.0 - ans ** 2)")
 unary(np.sqrt, "g * 0.5 / ans")
 unary(np.square, "g * 2 * x")
-for absolute in (np.abs, builtins.abs):
-    unary(absolute, "g * np.sign(x)")
+for absolute in (np.abs, builtins.abs):  # of a complex x: conj(x) / |x| (complex_rules.py)
+    defvjp(absolute, "x", elementwise=True,
+           jvp={"x": "t * np.sign(x) if np.isrealobj(x) else safe_divide(np.real(np.conj(x) * t), ans)"},
+           x="g * np.sign(x) if np.isrealobj(x) else np.real(g) * safe_divide(np.conj(x), ans)")
 binary(np.maximum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 binary(np.minimum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 defvjp(np.where, "condition, x, y", linear="joint",
@@ -137,7 +139,7 @@ binary(np.logaddexp, "g * np.exp(x - ans)", "g * np.exp(y - ans)")
 binary(np.logaddexp2, "g * 2 ** (x - ans)", "g * 2 ** (y - ans)")
 binary(np.fmax, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")  # NaN: to the other
 binary(np.fmin, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
-# x.astype(dtype): g back in x's dtype; to an integer, boolean or complex dtype: an error
+# x.astype(dtype): g back in x's dtype; to an integer or boolean dtype: an error
 defvjp(np.ndarray.astype, "a, dtype, order='K', casting='unsafe', subok=True, copy=True", name="astype",
        jvp={"a": "cast_grad(t, ans, ans)"}, a="cast_grad(g, a, ans)")
 

@@ -148,7 +148,7 @@ def _compile(text: str, placeholders: frozenset[str]) -> tuple[tuple[Any, ...], 
 def parse_params(spec: str) -> tuple[Param, ...]:
     """Parse ``"a, axis=None, *, keepdims=False"`` into parameters."""
     params = []
-    for part in (p.strip() for p in spec.split(",") if p.strip()):
+    for part in (p.strip() for p in _top_level_split(spec) if p.strip()):
         if part == "*":
             continue
         if part.startswith("*"):
@@ -159,6 +159,17 @@ def parse_params(spec: str) -> tuple[Param, ...]:
         else:
             params.append(Param(part))
     return tuple(params)
+
+
+def _top_level_split(spec: str) -> list[str]:
+    """``spec`` split at the commas outside brackets (a default may be a tuple)."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(spec):
+        depth += (char in "([{") - (char in ")]}")
+        if char == "," and not depth:
+            parts.append(spec[start:i])
+            start = i + 1
+    return parts + [spec[start:]]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,89 @@
+"""Gradient rules for complex numbers and ``np.fft``.
+
+The convention is autograd's: the gradient of a real ``L`` with respect to a complex
+``z = x + iy`` is ``dL/dx - i dL/dy`` (step along its conjugate to increase ``L``).  So a
+holomorphic function's adjoint is ``g`` times its complex derivative, with no conjugate:
+the rules of ``+ - * / **``, ``exp``, ``log``, ``sin`` and the other analytic functions,
+of sums, products, ``@`` and the shape functions hold for complex values as written.  The
+rules here are for what is not holomorphic (``real``, ``imag``, ``conj``, ``angle``,
+``abs`` in numpy_rules.py) and for the FFTs, which are linear: each one's adjoint is its
+transpose (the same transform: the DFT matrix is symmetric), and a real input keeps the
+real part of its gradient.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import runtime_complex as rc
+from .registry import REGISTRY, USER_OBJECTS
+
+USER_OBJECTS.update((name, getattr(rc, name)) for name in rc.__all__)
+defvjp = REGISTRY.defvjp
+
+# --- real and imaginary parts --------------------------------------------------------
+defvjp(np.real, "val", linear="joint", val="real_grad(g, val)")
+defvjp(np.imag, "val", linear="joint", val="imag_grad(g, val)")
+defvjp(np.ndarray.real, "a", name=".real", linear="joint", a="real_grad(g, a)")
+defvjp(np.ndarray.imag, "a", name=".imag", linear="joint", a="imag_grad(g, a)")
+for conj in (np.conj, np.conjugate):  # np.conj is np.conjugate in NumPy 2
+    defvjp(conj, "x", elementwise=True, x="np.conj(g)")
+for conj in (np.ndarray.conj, np.ndarray.conjugate):
+    defvjp(conj, "a", name="conj", linear="joint", a="np.conj(g)")
+# real_if_close returns a real array when every imaginary part is negligible
+defvjp(np.real_if_close, "a, tol=100", jvp={"a": "t if np.iscomplexobj(ans) else real_like(t, ans)"},
+       a="g if np.iscomplexobj(ans) else real_grad(g, a)")
+# angle(z) is the imaginary part of log(z): -i g / z for the real part of g (0 at 0)
+_DEG = "(180 / np.pi if deg else 1.0)"
+defvjp(np.angle, "z, deg=False", jvp={"z": f"np.imag(safe_divide(t, z)) * {_DEG}"},
+       z=f"real_like(np.real(g) * safe_divide(-1j, z), z) * {_DEG}")
+REGISTRY.declare_nondifferentiable(np.iscomplexobj, np.isrealobj, np.iscomplex, np.isreal)
+
+# --- np.fft ----------------------------------------------------------------------------
+_ONE = "n, (axis,)"  # a 1-d FFT as an n-d one: its n for s, its axis for axes
+for fun, inverse in ((np.fft.fft, False), (np.fft.ifft, True)):
+    defvjp(fun, "a, n=None, axis=-1, norm=None", linear="joint",
+           a=f"fftn_grad(g, a, {_ONE}, norm, {inverse})")
+for fun, inverse in ((np.fft.fft2, False), (np.fft.ifft2, True)):
+    defvjp(fun, "a, s=None, axes=(-2, -1), norm=None", linear="joint",
+           a=f"fftn_grad(g, a, s, axes, norm, {inverse})")
+for fun, inverse in ((np.fft.fftn, False), (np.fft.ifftn, True)):
+    defvjp(fun, "a, s=None, axes=None, norm=None", linear="joint",
+           a=f"fftn_grad(g, a, s, axes, norm, {inverse})")
+defvjp(np.fft.rfft, "a, n=None, axis=-1, norm=None", linear="joint", a=f"rfftn_grad(g, a, {_ONE}, norm)")
+defvjp(np.fft.irfft, "a, n=None, axis=-1, norm=None", linear="joint", a=f"irfftn_grad(g, a, {_ONE}, norm)")
+defvjp(np.fft.rfft2, "a, s=None, axes=(-2, -1), norm=None", linear="joint",
+       a="rfftn_grad(g, a, s, axes, norm)")
+defvjp(np.fft.irfft2, "a, s=None, axes=(-2, -1), norm=None", linear="joint",
+       a="irfftn_grad(g, a, s, axes, norm)")
+defvjp(np.fft.rfftn, "a, s=None, axes=None, norm=None", linear="joint", a="rfftn_grad(g, a, s, axes, norm)")
+defvjp(np.fft.irfftn, "a, s=None, axes=None, norm=None", linear="joint", a="irfftn_grad(g, a, s, axes, norm)")
+defvjp(np.fft.hfft, "a, n=None, axis=-1, norm=None", linear="joint", a="hfft_grad(g, a, n, axis, norm)")
+defvjp(np.fft.ihfft, "a, n=None, axis=-1, norm=None", linear="joint", a="ihfft_grad(g, a, n, axis, norm)")
+defvjp(np.fft.fftshift, "x, axes=None", linear="joint", x="np.fft.ifftshift(g, axes)")
+defvjp(np.fft.ifftshift, "x, axes=None", linear="joint", x="np.fft.fftshift(g, axes)")
+REGISTRY.declare_nondifferentiable(np.fft.fftfreq, np.fft.rfftfreq)
+
+#: Functions whose result is complex, and those whose result is real, whatever their
+#: arguments: reverse mode keeps the real part of a complex contribution to a real value.
+COMPLEX_RESULTS: frozenset[int] = frozenset(map(REGISTRY.key, (
+    np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn, np.fft.rfft,
+    np.fft.rfft2, np.fft.rfftn, np.fft.ihfft)))
+REAL_RESULTS: frozenset[int] = frozenset(map(REGISTRY.key, (
+    np.abs, abs, np.real, np.imag, np.ndarray.real, np.ndarray.imag, np.angle, np.fft.irfft,
+    np.fft.irfft2, np.fft.irfftn, np.fft.hfft)))
+
+# --- the helpers above (so that s2sad can differentiate its own output) -------------------
+# each is the adjoint of a real-linear map, so its own adjoint is that map; a real x's
+# gradient is real (the incoming one may carry an imaginary part of no meaning: real_like)
+defvjp(rc.real_like, "ct, x", linear="joint", ct="real_like(g, x)")
+defvjp(rc.real_grad, "ct, x", linear="joint", ct="np.real(g)")
+defvjp(rc.imag_grad, "ct, x", linear="joint", ct="np.imag(real_like(g, x))")
+defvjp(rc.fftn_grad, "ct, x, s, axes, norm, inverse", linear="joint",
+       ct="np.fft.ifftn(real_like(g, x), fft_lengths(s), axes, norm) if inverse else "
+          "np.fft.fftn(real_like(g, x), fft_lengths(s), axes, norm)")
+defvjp(rc.rfftn_grad, "ct, x, s, axes, norm", linear="joint", ct="np.fft.rfftn(np.real(g), fft_lengths(s), axes, norm)")
+defvjp(rc.irfftn_grad, "ct, x, s, axes, norm", linear="joint",
+       ct="np.fft.irfftn(real_like(g, x), fft_lengths(s), axes, norm)")
+defvjp(rc.hfft_grad, "ct, x, n, axis, norm", linear="joint", ct="np.fft.hfft(real_like(g, x), n, axis, norm)")
+defvjp(rc.ihfft_grad, "ct, x, n, axis, norm", linear="joint", ct="np.fft.ihfft(np.real(g), n, axis, norm)")
+REGISTRY.declare_nondifferentiable(rc.fft_lengths)
