@@ -233,6 +233,29 @@ def target_read_after_the_loop(x):
     return a * b
 
 
+def dict_items_nested(x):
+    d = {"a": (x[0], x[1]), "b": (x[2], x[0])}
+    t = 0.0
+    for k, (u, v) in d.items():
+        t = t + u * v ** 2
+    return t
+
+
+def dict_values_unpacked(x):
+    d = {"a": (x[0], x[1]), "b": (x[2], x[0])}
+    t = 0.0
+    for u, v in d.values():
+        t = t + u * v ** 2
+    return t
+
+
+def pairs_of_a_tuple_display(x):
+    t = 0.0
+    for a, b in ((x[0], x[1]), (x[1], x[2])):
+        t = t + a * b ** 2
+    return t
+
+
 def make_layers():
     return [(rng.normal(size=(3, 3)) * 0.5, rng.normal(size=3)) for _ in range(3)]
 
@@ -251,7 +274,8 @@ def test_nested_loop_target_over_zip():
     check_grad(zip_of_pairs, ([(x, x * 2), (x * 3, x)], x), 0)
 
 
-@pytest.mark.parametrize("f", [reversed_pairs, nested_target_over_constants, target_read_after_the_loop])
+@pytest.mark.parametrize("f", [reversed_pairs, nested_target_over_constants, target_read_after_the_loop,
+                               dict_items_nested, dict_values_unpacked, pairs_of_a_tuple_display])
 def test_loop_targets_unpacked(f):
     x = rng.normal(size=3)
     check_grad(f, (x,))

@@ -315,12 +315,17 @@ class Normalizer:
             kind = "sequence"
         target = node.target
         names = _target_names(target)
+        body = _suite(node.body)
+        method = iterable.func.attr.value if isinstance(func, cst.Attribute) and not iterable.args else None
+        if kind == "sequence" and isinstance(target, (cst.Tuple, cst.List)) and (
+                method == "items" and names is None or method == "values"):
+            # for k, (a, b) in d.items(), for a, b in d.values(): the value unpacked in the body
+            names, body = self.loop_target(target, "sequence" if method == "values" else "items", body)
         mapping = _dict_iteration(iterable, names, node.body) if kind == "sequence" else None
         if mapping is not None:  # keys carry no gradient: a loop over them, values by key
-            self.dict_loop(node, *mapping)
+            self.dict_loop(node, *mapping, body)
             return
         zipped = _enumerate_zip(iterable, target, self.res) if kind == "enumerate" else None
-        body = _suite(node.body)
         if zipped is None and (names is None or kind in ("sequence", "reversed") and len(names) != 1):
             names, body = self.loop_target(target, kind, body)
         if kind == "plain":
@@ -404,11 +409,11 @@ class Normalizer:
         return names, unpacks + body
 
     def dict_loop(self, node: cst.For, mapping: cst.BaseExpression, key: str | None,
-                  value: str | None) -> None:
+                  value: str | None, body: list[cst.BaseStatement]) -> None:
         """``for k in d``, ``for k in d.keys()``, ``for v in d.values()``, ``for k, v in d.items()``:
         ``for k in d`` over the keys, and ``v = d[k]`` first in the body."""
         op, seq_node = self.operand(mapping)
-        rebound = _assigned_in(_suite(node.body)) | {key, value}
+        rebound = _assigned_in(body) | {key, value}
         if isinstance(op, Var) and _user_name(op.name, self.res.locals) in rebound:
             snapshot = self.fn.fresh(f"{op.name}_items")  # the dict as it was when the loop started
             self.out.append(Assign(snapshot, op, self.loc, temporary=True))
@@ -418,7 +423,7 @@ class Normalizer:
             self.version[key] = index
         header = f"for {index} in {_EMPTY.code_for_node(seq_node).strip()}"
         prefix = [] if value is None else [(value, op, index)]
-        self.loop(node, header, _reads(op), [index], prefix, _suite(node.body))
+        self.loop(node, header, _reads(op), [index], prefix, body)
 
     def while_loop(self, node: cst.While) -> None:
         walrus = next((n for n in _walk(node.test) if isinstance(n, cst.NamedExpr)), None)
