@@ -426,14 +426,22 @@ class Normalizer:
         self.loop(node, header, _reads(op), [index], prefix, body)
 
     def while_loop(self, node: cst.While) -> None:
-        walrus = next((n for n in _walk(node.test) if isinstance(n, cst.NamedExpr)), None)
-        if walrus is not None:
-            raise self.unsupported(walrus, "the walrus operator ':=' in a 'while' condition is not "
-                                           "supported (it runs before every iteration); assign before "
-                                           "the loop and again at the end of its body")
-        self.check_expression(node.test)
-        test = _strip_parens(node.test)
-        self.loop(node, "", self.local_reads(test), [], [], _suite(node.body), test=test)
+        body, test = _suite(node.body), node.test
+        if _has_walrus(test):
+            # while (r := f(r)) > tol: each ':=' runs before the loop, and again as the last
+            # statement of the body (so that a 'continue', which would skip it, is refused)
+            walruses = [w for w, _ in _walrus_places(test, "")]
+            if _jumps(body)[1]:
+                raise self.unsupported(walruses[0], "the walrus operator ':=' in the condition of a "
+                                                    "'while' loop that uses 'continue' is not supported; "
+                                                    "assign before the loop and again before each 'continue'")
+            test = self.hoist(test)
+            inner = {id(m) for w in walruses for m in _walk(w.value)}
+            body = body + [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(w.target)], w.value)])
+                           for w in walruses if id(w) not in inner]
+        self.check_expression(test)
+        test = _strip_parens(test)
+        self.loop(node, "", self.local_reads(test), [], [], body, test=test)
 
     def loop(self, node: cst.CSTNode, header: str, reads: tuple[str, ...], targets: list[str],
              prefix: list[Any], body: list[cst.BaseStatement],
