@@ -659,7 +659,7 @@ class Normalizer:
                 if written and _may_alias(e.value, self.res) and {  # (an item of a list is no view of it)
                         n for n in written & set(_variable_names(e.value)) if bases.get(n) not in self.lists}:
                     op = self.reread(t, e.value, op, bases, {n for u in targets[:k] for n in _flat_targets(u)})
-                self.store(t, op)
+                self.store(t, op, e.value)
             return held[-1]
         kind = self.inactive_kind(value)
         if kind is None and not self.local_reads(value):
@@ -720,13 +720,13 @@ class Normalizer:
                                                f"operator ':=' assigns it; assign on its own line")
         return node.visit(_Hoister(self, node))
 
-    def store(self, target: cst.BaseExpression, op: Operand) -> None:
+    def store(self, target: cst.BaseExpression, op: Operand, shown: cst.CSTNode | None = None) -> None:
         """Bind one unpacked target to the value ``op`` holds (a new version already named
-        after a plain name's target)."""
+        after a plain name's target); ``shown`` is the value as the user wrote it."""
         if isinstance(target, cst.Name):
             self.version[target.value] = op.name
         elif isinstance(target, cst.Subscript):
-            self.setitem(target, cst.Name(op.name))
+            self.setitem(target, cst.Name(op.name), shown)
         else:
             self.unpack(target, cst.Name(op.name))
 
@@ -863,7 +863,7 @@ class Normalizer:
         self.block([statement])
         return Var(self.version[items])
 
-    def setitem(self, target: cst.Subscript, value: cst.BaseExpression) -> None:
+    def setitem(self, target: cst.Subscript, value: cst.BaseExpression, shown: cst.CSTNode | None = None) -> None:
         """``x[i] = v`` as a new version of x: ``x_2 = x.copy(); x_2[i] = v``.
 
         The caller's arrays are never written to.  An alias of x (``y = x``) would
@@ -883,7 +883,7 @@ class Normalizer:
             # NumPy may copy a view of x into x element by element: the generated code checks
             loc = self.location(target)
             call.overlap = (f"{os.path.basename(loc.filename)}:{loc.line}:{loc.column}: "
-                            f"{self.parsed.code(target).strip()} = {self.parsed.code(value).strip()}")
+                            f"{self.parsed.code(target).strip()} = {self.parsed.code(shown or value).strip()}")
         self.out.append(Assign(new, call, self.location(target)))
         self.version[name] = new
 
