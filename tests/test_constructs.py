@@ -233,6 +233,29 @@ def target_read_after_the_loop(x):
     return a * b
 
 
+def dict_items_nested(x):
+    d = {"a": (x[0], x[1]), "b": (x[2], x[0])}
+    t = 0.0
+    for k, (u, v) in d.items():
+        t = t + u * v ** 2
+    return t
+
+
+def dict_values_unpacked(x):
+    d = {"a": (x[0], x[1]), "b": (x[2], x[0])}
+    t = 0.0
+    for u, v in d.values():
+        t = t + u * v ** 2
+    return t
+
+
+def pairs_of_a_tuple_display(x):
+    t = 0.0
+    for a, b in ((x[0], x[1]), (x[1], x[2])):
+        t = t + a * b ** 2
+    return t
+
+
 def make_layers():
     return [(rng.normal(size=(3, 3)) * 0.5, rng.normal(size=3)) for _ in range(3)]
 
@@ -251,7 +274,8 @@ def test_nested_loop_target_over_zip():
     check_grad(zip_of_pairs, ([(x, x * 2), (x * 3, x)], x), 0)
 
 
-@pytest.mark.parametrize("f", [reversed_pairs, nested_target_over_constants, target_read_after_the_loop])
+@pytest.mark.parametrize("f", [reversed_pairs, nested_target_over_constants, target_read_after_the_loop,
+                               dict_items_nested, dict_values_unpacked, pairs_of_a_tuple_display])
 def test_loop_targets_unpacked(f):
     x = rng.normal(size=3)
     check_grad(f, (x,))
@@ -383,8 +407,27 @@ def walrus_in_an_elif(x):
     return r
 
 
+def walrus_in_a_while_condition(x):
+    r = x[0] * 1.0 + 2.0
+    n = 0
+    while (n := n + 1) < 4:
+        r = r - (r ** 2 - x[1] ** 2 - 1.0) / (2 * r)
+    return r * n
+
+
+def walrus_in_a_while_with_else(x):
+    t = 0.0
+    s = np.sum(x ** 2) + 1.0
+    while (s := s * 0.5) > 0.2:
+        t = t + s * x[0]
+    else:
+        t = t + s
+    return t + s
+
+
 @pytest.mark.parametrize("f", [walrus_in_a_condition, walrus_in_an_expression, walrus_nested,
-                               walrus_in_a_loop, walrus_in_an_elif])
+                               walrus_in_a_loop, walrus_in_an_elif, walrus_in_a_while_condition,
+                               walrus_in_a_while_with_else])
 def test_walrus(f):
     for x in (rng.normal(size=3), -np.abs(rng.normal(size=3))):
         check_grad(f, (x,))
@@ -404,11 +447,14 @@ def walrus_after_a_read(x):
     return np.sum(y * (y := x * 2))
 
 
-def walrus_in_a_while(x):
+def walrus_in_a_while_that_continues(x):
     n = 0
-    while (n := n + 1) < 3:
-        x = x * 2
-    return np.sum(x)
+    t = 0.0
+    while (n := n + 1) < 4:
+        if n == 2:
+            continue
+        t = t + x[0] * n
+    return t
 
 
 def walrus_after_augmented_read(x):
@@ -421,7 +467,7 @@ def walrus_after_augmented_read(x):
     (walrus_in_a_comprehension, "y := v * 2", "inside a comprehension or lambda"),
     (walrus_short_circuited, "y := x[1]", "where it may not run"),
     (walrus_after_a_read, "y := x * 2", "reads 'y' before the walrus operator"),
-    (walrus_in_a_while, "n := n + 1", "assign before the loop and again at the end of its body"),
+    (walrus_in_a_while_that_continues, "n := n + 1", "assign before the loop and again before each 'continue'"),
     (walrus_after_augmented_read, "y := x * 2", "reads 'y' before the walrus operator"),
 ], ids=lambda v: v.__name__ if callable(v) else "")
 def test_walrus_where_hoisting_would_change_what_runs_is_refused(f, snippet, words):
@@ -622,3 +668,28 @@ def pop_of_what_may_be_a_dict(d):
 def test_pop_with_an_argument_of_an_unknown_container_is_refused_with_advice():
     refused_at(pop_of_what_may_be_a_dict, "d.pop(1)", "s2sad cannot tell that 'd' is a list here",
                {1: 2.0, 3: 4.0})
+
+
+# --- forward mode over every construct above -----------------------------------------------
+
+FORWARD = [pytree_of_a_display, swap_elements, index_then_element, reversed_pairs,
+           nested_target_over_constants, target_read_after_the_loop, dict_items_nested,
+           dict_values_unpacked, for_else, for_else_broken, while_else, for_else_after_return,
+           inner_for_else, walrus_in_a_condition, walrus_in_an_expression, walrus_nested,
+           walrus_in_a_loop, walrus_in_an_elif, walrus_in_a_while_condition, walrus_in_a_while_with_else,
+           min_max_of_several, log_with_a_base, item_of_arrays,
+           tolist_of_arrays, insert_extend_pop, list_methods_with_negative_indices,
+           list_methods_in_loops, dict_comprehension_by_index, dict_comprehension_filtered,
+           closure_def, closure_lambda_reads_at_the_call, swap_list_items]
+
+
+SCALAR_FUNCTIONS = (min_max_of_several, log_with_a_base, item_of_arrays, tolist_of_arrays)
+
+
+@pytest.mark.parametrize("f", FORWARD, ids=[f.__name__ for f in FORWARD])
+def test_jvp_against_directional_finite_differences(f):
+    x = np.array([0.3, -0.5, 0.7, 0.2]) if f in SCALAR_FUNCTIONS else rng.normal(size=3)
+    v = rng.normal(size=x.shape)
+    value, slope = s2sad.jvp(f)(x, v)
+    assert value == pytest.approx(f(x))
+    assert slope == pytest.approx((f(x + 1e-6 * v) - f(x - 1e-6 * v)) / 2e-6, rel=1e-5, abs=1e-7)

@@ -315,12 +315,17 @@ class Normalizer:
             kind = "sequence"
         target = node.target
         names = _target_names(target)
+        body = _suite(node.body)
+        method = iterable.func.attr.value if isinstance(func, cst.Attribute) and not iterable.args else None
+        if kind == "sequence" and isinstance(target, (cst.Tuple, cst.List)) and (
+                method == "items" and names is None or method == "values"):
+            # for k, (a, b) in d.items(), for a, b in d.values(): the value unpacked in the body
+            names, body = self.loop_target(target, "sequence" if method == "values" else "items", body)
         mapping = _dict_iteration(iterable, names, node.body) if kind == "sequence" else None
         if mapping is not None:  # keys carry no gradient: a loop over them, values by key
-            self.dict_loop(node, *mapping)
+            self.dict_loop(node, *mapping, body)
             return
         zipped = _enumerate_zip(iterable, target, self.res) if kind == "enumerate" else None
-        body = _suite(node.body)
         if zipped is None and (names is None or kind in ("sequence", "reversed") and len(names) != 1):
             names, body = self.loop_target(target, kind, body)
         if kind == "plain":
@@ -404,11 +409,11 @@ class Normalizer:
         return names, unpacks + body
 
     def dict_loop(self, node: cst.For, mapping: cst.BaseExpression, key: str | None,
-                  value: str | None) -> None:
+                  value: str | None, body: list[cst.BaseStatement]) -> None:
         """``for k in d``, ``for k in d.keys()``, ``for v in d.values()``, ``for k, v in d.items()``:
         ``for k in d`` over the keys, and ``v = d[k]`` first in the body."""
         op, seq_node = self.operand(mapping)
-        rebound = _assigned_in(_suite(node.body)) | {key, value}
+        rebound = _assigned_in(body) | {key, value}
         if isinstance(op, Var) and _user_name(op.name, self.res.locals) in rebound:
             snapshot = self.fn.fresh(f"{op.name}_items")  # the dict as it was when the loop started
             self.out.append(Assign(snapshot, op, self.loc, temporary=True))
@@ -418,17 +423,25 @@ class Normalizer:
             self.version[key] = index
         header = f"for {index} in {_EMPTY.code_for_node(seq_node).strip()}"
         prefix = [] if value is None else [(value, op, index)]
-        self.loop(node, header, _reads(op), [index], prefix, _suite(node.body))
+        self.loop(node, header, _reads(op), [index], prefix, body)
 
     def while_loop(self, node: cst.While) -> None:
-        walrus = next((n for n in _walk(node.test) if isinstance(n, cst.NamedExpr)), None)
-        if walrus is not None:
-            raise self.unsupported(walrus, "the walrus operator ':=' in a 'while' condition is not "
-                                           "supported (it runs before every iteration); assign before "
-                                           "the loop and again at the end of its body")
-        self.check_expression(node.test)
-        test = _strip_parens(node.test)
-        self.loop(node, "", self.local_reads(test), [], [], _suite(node.body), test=test)
+        body, test = _suite(node.body), node.test
+        if _has_walrus(test):
+            # while (r := f(r)) > tol: each ':=' runs before the loop, and again as the last
+            # statement of the body (so that a 'continue', which would skip it, is refused)
+            walruses = [w for w, _ in _walrus_places(test, "")]
+            if _jumps(body)[1]:
+                raise self.unsupported(walruses[0], "the walrus operator ':=' in the condition of a "
+                                                    "'while' loop that uses 'continue' is not supported; "
+                                                    "assign before the loop and again before each 'continue'")
+            test = self.hoist(test)
+            inner = {id(m) for w in walruses for m in _walk(w.value)}
+            body = body + [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(w.target)], w.value)])
+                           for w in walruses if id(w) not in inner]
+        self.check_expression(test)
+        test = _strip_parens(test)
+        self.loop(node, "", self.local_reads(test), [], [], body, test=test)
 
     def loop(self, node: cst.CSTNode, header: str, reads: tuple[str, ...], targets: list[str],
              prefix: list[Any], body: list[cst.BaseStatement],
@@ -646,7 +659,7 @@ class Normalizer:
                 if written and _may_alias(e.value, self.res) and {  # (an item of a list is no view of it)
                         n for n in written & set(_variable_names(e.value)) if bases.get(n) not in self.lists}:
                     op = self.reread(t, e.value, op, bases, {n for u in targets[:k] for n in _flat_targets(u)})
-                self.store(t, op)
+                self.store(t, op, e.value)
             return held[-1]
         kind = self.inactive_kind(value)
         if kind is None and not self.local_reads(value):
@@ -707,13 +720,13 @@ class Normalizer:
                                                f"operator ':=' assigns it; assign on its own line")
         return node.visit(_Hoister(self, node))
 
-    def store(self, target: cst.BaseExpression, op: Operand) -> None:
+    def store(self, target: cst.BaseExpression, op: Operand, shown: cst.CSTNode | None = None) -> None:
         """Bind one unpacked target to the value ``op`` holds (a new version already named
-        after a plain name's target)."""
+        after a plain name's target); ``shown`` is the value as the user wrote it."""
         if isinstance(target, cst.Name):
             self.version[target.value] = op.name
         elif isinstance(target, cst.Subscript):
-            self.setitem(target, cst.Name(op.name))
+            self.setitem(target, cst.Name(op.name), shown)
         else:
             self.unpack(target, cst.Name(op.name))
 
@@ -856,7 +869,7 @@ class Normalizer:
         self.block([statement])
         return Var(self.version[items])
 
-    def setitem(self, target: cst.Subscript, value: cst.BaseExpression) -> None:
+    def setitem(self, target: cst.Subscript, value: cst.BaseExpression, shown: cst.CSTNode | None = None) -> None:
         """``x[i] = v`` as a new version of x: ``x_2 = x.copy(); x_2[i] = v``.
 
         The caller's arrays are never written to.  An alias of x (``y = x``) would
@@ -876,7 +889,7 @@ class Normalizer:
             # NumPy may copy a view of x into x element by element: the generated code checks
             loc = self.location(target)
             call.overlap = (f"{os.path.basename(loc.filename)}:{loc.line}:{loc.column}: "
-                            f"{self.parsed.code(target).strip()} = {self.parsed.code(value).strip()}")
+                            f"{self.parsed.code(target).strip()} = {self.parsed.code(shown or value).strip()}")
         self.out.append(Assign(new, call, self.location(target)))
         self.version[name] = new
 
