@@ -219,6 +219,14 @@ def test_a_complex_output_is_an_error(body: str) -> None:
         s2sad.grad(f)(np.arange(4.0))
 
 
+@pytest.mark.parametrize("body", ["np.sum(np.fft.fft(x))", "np.fft.rfft(x)[1] * 2.0", "np.sum(x) * 1j"])
+def test_a_surely_complex_output_is_refused_at_the_return(body: str) -> None:
+    f = make_function(f"def f(x):\n    y = x * 2.0\n    return {body}\n", {"np": np})
+    with pytest.raises(NonScalarOutputError, match="this value is complex") as info:
+        s2sad.grad(f)(np.arange(4.0))
+    assert (info.value.location.line, info.value.location.column) == (3, 5)
+
+
 @pytest.mark.parametrize("expr, name", [("np.var(x * 1j)", "np.var"), ("np.max(np.abs(x) * 1j)", "a maximum or minimum"),
                                         ("np.linalg.norm(x + 1j)", "np.linalg.norm"),
                                         ("np.sort(x * (1 + 1j))", "np.sort")])

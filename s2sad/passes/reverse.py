@@ -35,7 +35,7 @@ import libcst as cst
 import numpy as np
 
 from .. import runtime as runtime_module
-from ..errors import InternalRuleError, S2SADError
+from ..errors import InternalRuleError, NonScalarOutputError, S2SADError
 from ..ir import (CALLEE_KINDS, VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Opaque, Operand,
                   Return, Stmt, Var, assigned_names, assigns, surely_assigned)
 from ..rules.complex_rules import COMPLEX_RESULTS, REAL_RESULTS
@@ -978,6 +978,10 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
         adj.backward_name = fn.fresh("backward")
     rev = Reverser(adj, activity)
     value = ret.value
+    if kind not in ("vjp", "split") and isinstance(value, Var) and value.name in rev.complex:
+        raise NonScalarOutputError(
+            "the differentiated function must return a real floating-point scalar, but this value "
+            "is complex; return np.real(...), np.imag(...) or np.abs(...) of it", ret.loc)
     seeded = kind in ("vjp", "split")  # the caller passes the output's gradient
     returned_call = None if seeded else _returned_call(fn, adj.forward, value, activity)
     head: list[Out] = []

@@ -25,7 +25,7 @@ defvjp(np.real, "val", linear="joint", val="real_grad(g, val)")
 defvjp(np.imag, "val", linear="joint", val="imag_grad(g, val)")
 defvjp(np.ndarray.real, "a", name=".real", linear="joint", a="real_grad(g, a)")
 defvjp(np.ndarray.imag, "a", name=".imag", linear="joint", a="imag_grad(g, a)")
-for conj in (np.conj, np.conjugate):  # np.conj is np.conjugate in NumPy 2
+for conj in dict.fromkeys((np.conj, np.conjugate)):  # one ufunc in NumPy 2
     defvjp(conj, "x", elementwise=True, x="np.conj(g)")
 for conj in (np.ndarray.conj, np.ndarray.conjugate):
     defvjp(conj, "a", name="conj", linear="joint", a="np.conj(g)")
