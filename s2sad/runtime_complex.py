@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from .errors import S2SADError
+
 __all__ = [
     "real_like",
     "real_grad",
@@ -23,6 +25,7 @@ __all__ = [
     "hfft_grad",
     "ihfft_grad",
     "fft_lengths",
+    "real_input",
 ]
 
 #: The norm whose scale is the other direction's: an FFT's adjoint scales like its inverse.
@@ -38,6 +41,16 @@ def real_like(ct: Any, x: Any) -> Any:
     if _is_complex(x) or not _is_complex(ct):
         return ct
     return float(np.real(ct)) if isinstance(x, (int, float)) and not np.ndim(ct) else np.real(ct)
+
+
+def real_input(ct: Any, x: Any, name: str) -> Any:
+    """``ct``, the gradient or tangent of ``x`` through ``name``, which differentiates real
+    values only (its rule takes no conjugates): an error for a complex ``x``."""
+    if _is_complex(x):
+        raise S2SADError(f"a gradient reaches {name} of complex values, which s2sad differentiates "
+                         f"for real values only; apply it to np.real(...), np.imag(...) or "
+                         f"np.abs(...) of them")
+    return ct
 
 
 def real_grad(ct: Any, x: Any) -> Any:

@@ -219,14 +219,26 @@ def test_a_complex_output_is_an_error(body: str) -> None:
         s2sad.grad(f)(np.arange(4.0))
 
 
+@pytest.mark.parametrize("body", ["np.sum(np.fft.fft(x))", "np.fft.rfft(x)[1] * 2.0", "np.sum(x) * 1j"])
+def test_a_surely_complex_output_is_refused_at_the_return(body: str) -> None:
+    f = make_function(f"def f(x):\n    y = x * 2.0\n    return {body}\n", {"np": np})
+    with pytest.raises(NonScalarOutputError, match="this value is complex") as info:
+        s2sad.grad(f)(np.arange(4.0))
+    assert (info.value.location.line, info.value.location.column) == (3, 5)
+
+
 @pytest.mark.parametrize("expr, name", [("np.var(x * 1j)", "np.var"), ("np.max(np.abs(x) * 1j)", "a maximum or minimum"),
                                         ("np.linalg.norm(x + 1j)", "np.linalg.norm"),
-                                        ("np.sort(x * (1 + 1j))", "np.sort")])
-def test_a_rule_for_real_values_refuses_complex_ones(expr: str, name: str) -> None:
+                                        ("np.sort(x * (1 + 1j))", "np.sort"), ("np.nanvar(x * 1j)", "np.nanvar"),
+                                        ("np.nanstd(x + 1j)", "np.nanstd"),
+                                        ("np.linalg.eigvalsh(np.outer(x, x) * 1j)", "np.linalg.eigvalsh")])
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_a_rule_for_real_values_refuses_complex_ones(expr: str, name: str, mode: str) -> None:
     """A rule that would need conjugates it does not take is an error, not a silent zero."""
     f = make_function(f"def f(x):\n    return np.real(np.sum({expr}))\n", {"np": np})
+    x = np.array([0.5, -1.0, 2.0])
     with pytest.raises(S2SADError, match=f"reaches {re.escape(name)}"):
-        s2sad.grad(f)(np.array([0.5, -1.0, 2.0]))
+        s2sad.grad(f)(x) if mode == "reverse" else s2sad.jvp(f)(x, np.ones(3))
 
 
 @pytest.mark.parametrize("body", ["np.abs(np.sum(z))", "np.real(np.sum(z))", "np.sum(z).imag",

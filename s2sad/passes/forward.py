@@ -14,7 +14,8 @@ import libcst as cst
 
 from ..errors import NoGradientRuleError, S2SADError
 from ..ir import Assign, Call, Function, If, Loop, Operand, Raw, Return, Stmt, Var
-from ..rules.registry import SETITEM
+from ..rules.complex_rules import REAL_ONLY
+from ..rules.registry import REGISTRY, SETITEM
 from .activity import Activity
 from .reverse import Adjoint, _code, _converts, _reads, _scalars, _is_number, callee_args
 from .simplify import simplify
@@ -187,6 +188,8 @@ class Forward:
                     raise NoGradientRuleError(
                         f"no forward-mode rule for {v.callee}; declare it elementwise, linear, or "
                         f"give jvp templates (s2sad.defvjp)", s.loc)
+                if REGISTRY.key(rule.fun) in REAL_ONLY:
+                    code = f"{self.adj.use('real_input')}({code}, {_code(v.args[p])}, {v.callee!r})"
                 terms.append(simplify(code))
                 reads |= {n for op in v.args.values() for n in _reads(op)} | {tan, s.target}
         code = " + ".join(t if len(terms) == 1 or _safe_term(t) else f"({t})" for t in terms)

@@ -35,10 +35,10 @@ import libcst as cst
 import numpy as np
 
 from .. import runtime as runtime_module
-from ..errors import InternalRuleError, S2SADError
+from ..errors import InternalRuleError, NonScalarOutputError, S2SADError
 from ..ir import (CALLEE_KINDS, VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Opaque, Operand,
                   Return, Stmt, Var, assigned_names, assigns, surely_assigned)
-from ..rules.complex_rules import COMPLEX_RESULTS, REAL_RESULTS
+from ..rules.complex_rules import COMPLEX_RESULTS, REAL_ONLY, REAL_RESULTS
 from ..rules.registry import REGISTRY, USER_OBJECTS, is_atomic
 
 
@@ -363,6 +363,9 @@ class Reverser:
                 passes_support = passes_support and "reduced"
                 if not negated and reduced.isidentifier():
                     reduced_from = reduced
+            if REGISTRY.key(v.rule.fun) in REAL_ONLY:
+                code = f"{self.adj.use('real_input')}({code}, {op.name}, {v.callee!r})"
+                reads.add(op.name)
             if (stmt.target in self.complex and op.name not in self.complex and "unbroadcast(" not in code
                     and REGISTRY.key(v.rule.fun) not in COMPLEX_RESULTS):  # (whose rules see to it)
                 # a complex result's gradient reaching what may be real (x * 1j): its real part
@@ -978,6 +981,10 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
         adj.backward_name = fn.fresh("backward")
     rev = Reverser(adj, activity)
     value = ret.value
+    if kind not in ("vjp", "split") and isinstance(value, Var) and value.name in rev.complex:
+        raise NonScalarOutputError(
+            "the differentiated function must return a real floating-point scalar, but this value "
+            "is complex; return np.real(...), np.imag(...) or np.abs(...) of it", ret.loc)
     seeded = kind in ("vjp", "split")  # the caller passes the output's gradient
     returned_call = None if seeded else _returned_call(fn, adj.forward, value, activity)
     head: list[Out] = []

@@ -25,7 +25,7 @@ defvjp(np.real, "val", linear="joint", val="real_grad(g, val)")
 defvjp(np.imag, "val", linear="joint", val="imag_grad(g, val)")
 defvjp(np.ndarray.real, "a", name=".real", linear="joint", a="real_grad(g, a)")
 defvjp(np.ndarray.imag, "a", name=".imag", linear="joint", a="imag_grad(g, a)")
-for conj in (np.conj, np.conjugate):  # np.conj is np.conjugate in NumPy 2
+for conj in dict.fromkeys((np.conj, np.conjugate)):  # one ufunc in NumPy 2
     defvjp(conj, "x", elementwise=True, x="np.conj(g)")
 for conj in (np.ndarray.conj, np.ndarray.conjugate):
     defvjp(conj, "a", name="conj", linear="joint", a="np.conj(g)")
@@ -63,19 +63,25 @@ defvjp(np.fft.fftshift, "x, axes=None", linear="joint", x="np.fft.ifftshift(g, a
 defvjp(np.fft.ifftshift, "x, axes=None", linear="joint", x="np.fft.fftshift(g, axes)")
 REGISTRY.declare_nondifferentiable(np.fft.fftfreq, np.fft.rfftfreq)
 
-#: Functions whose result is complex, and those whose result is real, whatever their
-#: arguments: reverse mode keeps the real part of a complex contribution to a real value.
+#: Functions whose rules differentiate real values only (no conjugates): complex values are
+#: refused when a gradient or tangent passes (``real_input``).  The runtime helpers of the
+#: others (var_grad, norm_grad, the factorizations, max and min) refuse them themselves.
+REAL_ONLY: frozenset[int] = frozenset(map(REGISTRY.key, (np.nanvar, np.nanstd, np.linalg.eigvalsh)))
+#: Functions whose result is complex, and those whose result may be real, whatever their
+#: arguments (real_if_close: when it is close): reverse mode keeps the real part of a
+#: complex contribution to what may be real, and refuses a surely complex output.
 COMPLEX_RESULTS: frozenset[int] = frozenset(map(REGISTRY.key, (
     np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn, np.fft.rfft,
     np.fft.rfft2, np.fft.rfftn, np.fft.ihfft)))
 REAL_RESULTS: frozenset[int] = frozenset(map(REGISTRY.key, (
     np.abs, abs, np.real, np.imag, np.ndarray.real, np.ndarray.imag, np.angle, np.fft.irfft,
-    np.fft.irfft2, np.fft.irfftn, np.fft.hfft)))
+    np.fft.irfft2, np.fft.irfftn, np.fft.hfft, np.real_if_close)))
 
 # --- the helpers above (so that s2sad can differentiate its own output) -------------------
 # each is the adjoint of a real-linear map, so its own adjoint is that map; a real x's
 # gradient is real (the incoming one may carry an imaginary part of no meaning: real_like)
 defvjp(rc.real_like, "ct, x", linear="joint", ct="real_like(g, x)")
+defvjp(rc.real_input, "ct, x, name", linear="joint", ct="real_input(g, x, name)")
 defvjp(rc.real_grad, "ct, x", linear="joint", ct="np.real(g)")
 defvjp(rc.imag_grad, "ct, x", linear="joint", ct="np.imag(real_like(g, x))")
 defvjp(rc.fftn_grad, "ct, x, s, axes, norm, inverse", linear="joint",
