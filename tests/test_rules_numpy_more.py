@@ -182,6 +182,11 @@ ROWS: list[Row] = [
     Row("np.var(x, axis=1, correction=1)", ((3, 4),), (np.var,)),
     Row("np.std(x, axis=0, correction=1.5, keepdims=True)", ((3, 4),), (np.std,)),
     Row("np.std(x, axis=-1, correction=1)", ((3, 4),), (np.std,)),
+    Row("np.var(x, axis=1, mean=y)", ((3, 4), (3, 1)), (np.var,)),
+    Row("np.var(x, mean=np.mean(x), correction=1)", ((3, 4),), (np.var, np.mean)),
+    Row("x.var(axis=0, keepdims=True, mean=y)", ((3, 4), (1, 4)), (np.ndarray.var,)),
+    Row("np.std(x, axis=0, mean=y, ddof=1)", ((3, 4), (1, 4)), (np.std,)),
+    Row("x.std(axis=1, mean=np.mean(x, axis=1, keepdims=True))", ((3, 4),), (np.ndarray.std, np.mean)),
 ]
 
 

@@ -161,7 +161,7 @@ REFUSALS = [  # (body, (line, column) of the error, what it says)
     ("return np.std(x, where=x > 0.0)", (2, 12),
      "s2sad does not differentiate np.std with argument 'where'; write the call without that "
      "argument (for where=, select with np.where(...) first)"),
-    ("return np.var(x, mean=0.0)", (2, 12), "s2sad does not differentiate np.var with argument 'mean'"),
+    ("return np.var(x, where=x > 0.0)", (2, 12), "s2sad does not differentiate np.var with argument 'where'"),
     ("buf = np.zeros(3)\nreturn np.sum(np.cumsum(x, out=buf))", (3, 19),
      "np.cumsum(..., out=...) writes its result into an existing array, which s2sad does not "
      "follow; assign the result instead"),

@@ -178,18 +178,25 @@ for prod in (np.prod, np.ndarray.prod):
     defvjp(prod, _WHERE, jvp={"a": _SUM_T.format(f"({_PROD.format(g='np.ones_like(ans)')})"),
                               "initial": f"t * {_PROD_REST}"},
            a=_PROD.format(g="g"), initial=f"unbroadcast(g * {_PROD_REST}, initial)")
-# correction= is NumPy 2's spelling of ddof (np.var's and np.std's, not the methods')
-_MOMENT = "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None"
+# correction= is NumPy 2's spelling of ddof (np.var's and np.std's, not the methods'); with
+# mean=m given, the deviations are a - m (m is an input of its own)
+_MOMENT = "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, mean=None, correction=None"
 _DDOF = "ddof if correction is None else correction"
-for var in (np.var, np.ndarray.var):
-    defvjp(var, _MOMENT,
-           jvp={"a": _SUM_T.format(f"var_grad(np.ones_like(ans), a, axis, {_DDOF}, keepdims)")},
-           a=f"var_grad(g, a, axis, {_DDOF}, keepdims)")
-for std in (np.std, np.ndarray.std):
-    # 0 where the deviation is 0 (one entry: identically constant), as norms at the origin
-    defvjp(std, _MOMENT,
-           jvp={"a": _SUM_T.format(f"var_grad(safe_divide(0.5, ans), a, axis, {_DDOF}, keepdims)")},
-           a=f"var_grad(g * safe_divide(0.5, ans), a, axis, {_DDOF}, keepdims)")
+
+
+def _moment_weight(g: str) -> str:
+    """The adjoint of ``a`` in np.var (``g``: the incoming gradient; np.std: scaled)."""
+    return (f"var_grad({g}, a, axis, {_DDOF}, keepdims) if mean is None else "
+            f"reduce_grad(2.0 * {g} / (np.size(a) / np.size(ans) - ({_DDOF})), a, axis, keepdims) * (a - mean)")
+
+
+for moment, scale in ((np.var, "{}"), (np.ndarray.var, "{}"), (np.std, "{} * safe_divide(0.5, ans)"),
+                      (np.ndarray.std, "{} * safe_divide(0.5, ans)")):
+    # std: 0 where the deviation is 0 (one entry: identically constant), as norms at the origin
+    weight = _moment_weight(scale.format("np.ones_like(ans)"))
+    defvjp(moment, _MOMENT, jvp={"a": _SUM_T.format(f"({weight})"), "mean": f"-{_SUM_T.format(f'({weight})')}"},
+           a=_moment_weight(scale.format("g")),
+           mean=f"unbroadcast(-({_moment_weight(scale.format('g'))}), mean)")
 defvjp(np.ptp, "a, axis=None, out=None, keepdims=False",
        jvp={"a": _SUM_T.format("ptp_grad(np.ones_like(ans), a, axis, keepdims)")},
        a="ptp_grad(g, a, axis, keepdims)")
