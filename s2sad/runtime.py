@@ -1289,9 +1289,10 @@ def _kron_grad(g: Any, a: Any, b: Any, lhs: bool) -> Any:
 
 def einsum_grad(g: Any, i: int, subscripts: str, *operands: Any) -> Any:
     """Gradient of ``np.einsum(subscripts, *operands)`` w.r.t. operand ``i`` (None operands: absent)."""
-    if not isinstance(subscripts, str):
-        raise S2SADError("s2sad differentiates np.einsum with a subscripts string ('ij,jk->ik'), "
-                         "not in the sublist form")
+    if not isinstance(subscripts, str):  # the sublist form: einsum(op0, sub0, op1, sub1, out)
+        from .runtime_more import einsum_sublists
+
+        subscripts, i, operands = einsum_sublists(i, subscripts, *operands)
     operands = tuple(op for op in operands if op is not None)
     terms, out, unused = _einsum_terms(subscripts, [np.ndim(op) for op in operands])
     others = [t for j, t in enumerate(terms) if j != i]

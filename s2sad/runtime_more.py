@@ -12,9 +12,11 @@ from typing import Any
 import numpy as np
 
 from .errors import S2SADError
+from .runtime import zeros_grad
 
 __all__ = [
     "sequence_grad",
+    "sequence_jvp",
     "take_along_axis_grad",
     "partition_indices",
     "median_grad",
@@ -34,16 +36,40 @@ __all__ = [
     "interp_slope_grad",
     "interp_grad_fp",
     "gradient_grad",
+    "extremum_where_grad",
+    "extremum_initial_grad",
+    "lstsq_full_rank",
+    "multi_dot_grad",
+    "multi_dot_jvp",
+    "einsum_sublists",
 ]
 
 
-def sequence_grad(g: Any, x: Any) -> Any:
-    """Gradient of ``tuple(x)``/``list(x)``/``dict(x)``: ``g`` in the form of ``x``."""
+def sequence_grad(g: Any, x: Any, pairs: Any = None) -> Any:
+    """Gradient of ``tuple(x)``/``list(x)``/``dict(x)``: ``g`` in the form of ``x``; for
+    ``dict(pairs)``, each value's gradient in its pair (none for the keys, nor for a value
+    that a later pair with the same key replaces).  With ``pairs``, the transpose of that:
+    a dict ``x`` from the gradient ``g`` of those pairs."""
     if isinstance(x, dict):
-        return {k: g[k] for k in x}
+        if isinstance(g, dict):
+            return {k: g[k] for k in x}
+        last = {pair[0]: i for i, pair in enumerate(pairs)}
+        return {k: g[last[k]][1] for k in x}
+    if isinstance(x, (list, tuple)) and isinstance(g, dict):
+        last = {pair[0]: i for i, pair in enumerate(x)}
+        return type(x)(type(pair)((0.0, g[pair[0]] if last[pair[0]] == i else zeros_grad(pair[1])))
+                       for i, pair in enumerate(x))
     if isinstance(x, (list, tuple)):
         return type(x)(g)
     return np.reshape(np.asarray(list(g), dtype=np.result_type(x)), np.shape(x))
+
+
+def sequence_jvp(t: Any, x: Any, out: Any) -> Any:
+    """Tangent of ``out = tuple(x)``/``list(x)``/``dict(x)`` from x's tangent ``t``; for
+    ``dict(pairs)``, each value's tangent under its key (the keys have none)."""
+    if isinstance(out, dict) and not isinstance(x, dict):
+        return {pair[0]: tangent[1] for pair, tangent in zip(x, t)}
+    return type(out)(t)
 
 
 def take_along_axis_grad(g: Any, arr: Any, indices: Any, axis: Any = -1) -> Any:
@@ -67,18 +93,19 @@ def partition_indices(a: Any, ans: Any, axis: Any = -1) -> Any:
     return np.take_along_axis(order, rank, axis=axis)
 
 
-def median_grad(g: Any, a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def median_grad(g: Any, a: Any, axis: Any = None, keepdims: bool = False, skipnan: bool = False) -> Any:
     """Gradient of ``np.median(a, axis)``: ``g`` to the middle entry, or half to each of the
-    two middle entries (their positions in sorted order)."""
+    two middle entries (their positions in sorted order); with ``skipnan``, of
+    ``np.nanmedian``: the middle of the entries that are not NaN (which sort last)."""
     a = np.asarray(a)
     flat = axis is None
     x = np.ravel(a) if flat else _last(a, (axis,) if np.ndim(axis) == 0 else tuple(axis))
     n = x.shape[-1]
-    weights = np.zeros(n, dtype=np.result_type(a, g, 1.0))
-    weights[(n - 1) // 2] += 0.5
-    weights[n // 2] += 0.5
+    count = np.sum(~np.isnan(x), axis=-1, keepdims=True) if skipnan else np.full(x.shape[:-1] + (1,), n)
+    place = np.arange(n)
+    weights = (0.5 * (place == (count - 1) // 2) + 0.5 * (place == count // 2)) * (count > 0)
     order = np.argsort(x, axis=-1, kind="stable")
-    grad_sorted = np.expand_dims(np.reshape(g, x.shape[:-1]), -1) * weights
+    grad_sorted = np.expand_dims(np.reshape(g, x.shape[:-1]), -1) * weights.astype(np.result_type(a, g, 1.0))
     out = np.zeros_like(grad_sorted)
     np.put_along_axis(out, order, grad_sorted, axis=-1)
     if flat:
@@ -283,3 +310,107 @@ def gradient_grad(g: Any, f: Any, spacing: Any, axis: Any = None, edge_order: in
         matrix = np.gradient(np.eye(f.shape[ax]), step, axis=0, edge_order=edge_order)
         out += np.moveaxis(np.tensordot(matrix.T, np.moveaxis(np.asarray(grads[k]), ax, 0), axes=1), 0, ax)
     return out
+
+
+def _extremum_shares(x: Any, ans: Any, axis: Any, keepdims: bool, initial: Any, where: Any,
+                     dtype: Any) -> tuple[Any, Any, Any]:
+    """For max/min with ``initial=`` and ``where=``: where the entries tie for the result (and
+    may), whether ``initial`` ties for it, and how many share it (at least 1)."""
+    from .runtime import _expand
+
+    x = np.asarray(x)
+    m = _expand(ans, x.ndim, axis, keepdims)
+    ties = np.asarray(np.logical_and(x == m, where), dtype=dtype)
+    initial_ties = np.zeros_like(m, dtype=dtype) if initial is None else np.asarray(initial == m, dtype=dtype)
+    count = np.sum(ties, axis=axis, keepdims=True) + initial_ties
+    return ties, initial_ties, np.maximum(count, 1)
+
+
+def extremum_where_grad(g: Any, x: Any, ans: Any, axis: Any = None, keepdims: bool = False,
+                        initial: Any = None, where: Any = True) -> Any:
+    """Gradient for ``x`` of ``np.max(x, axis, initial=initial, where=where)`` (or min): shared
+    equally among the entries that tie for the result where ``where`` holds (and ``initial``
+    if it ties too); none elsewhere."""
+    from .runtime import _expand
+
+    ties, _, count = _extremum_shares(x, ans, axis, keepdims, initial, where, np.result_type(g, x))
+    return _expand(g, ties.ndim, axis, keepdims) * ties / count
+
+
+def extremum_initial_grad(g: Any, x: Any, ans: Any, axis: Any = None, keepdims: bool = False,
+                          initial: Any = None, where: Any = True) -> Any:
+    """Gradient for ``initial`` of ``np.max(x, axis, initial=initial, where=where)`` (or min),
+    in the result's shape: ``g`` where ``initial`` is the result (shared at a tie)."""
+    _, initial_ties, count = _extremum_shares(x, ans, axis, keepdims, initial, where,
+                                              np.result_type(g, x, initial))
+    return g * np.reshape(initial_ties / count, np.shape(ans))
+
+
+def lstsq_full_rank(ct: Any, rank: Any, a: Any) -> Any:
+    """``ct`` if ``a`` has full rank (``rank``, from np.linalg.lstsq); else an error (the least
+    squares solution is differentiable where a's rank does not change, as pinv's)."""
+    if rank < min(np.shape(a)[-2:]):
+        raise S2SADError(f"a gradient reaches np.linalg.lstsq of a {np.shape(a)[0]}x{np.shape(a)[1]} matrix "
+                         f"of rank {rank}, which s2sad does not differentiate (full rank only); "
+                         f"regularize the problem (solve (a.T @ a + c * I) x = a.T @ b) instead")
+    return ct
+
+
+def _matrices(arrays: Any) -> list[Any]:
+    """The factors of ``np.linalg.multi_dot(arrays)`` as matrices: a 1-d first one as a row,
+    a 1-d last one as a column."""
+    mats = [np.asarray(a) for a in arrays]
+    if mats[0].ndim == 1:
+        mats[0] = mats[0][None, :]
+    if mats[-1].ndim == 1:
+        mats[-1] = mats[-1][:, None]
+    return mats
+
+
+def _chain(mats: list[Any], n: int, dtype: Any) -> Any:
+    """The product of ``mats``; the n x n identity for none."""
+    out = np.eye(n, dtype=dtype)
+    for m in mats:
+        out = out @ m
+    return out
+
+
+def multi_dot_grad(ct: Any, arrays: Any) -> Any:
+    """Gradient of ``np.linalg.multi_dot(arrays)`` for each array: ``ct`` multiplied by the
+    transposed products of the factors on its left and on its right."""
+    mats = _matrices(arrays)
+    dtype = np.result_type(ct, *mats)
+    g = np.reshape(ct, (mats[0].shape[0], mats[-1].shape[1]))
+    out = []
+    for k, m in enumerate(mats):
+        left = _chain(mats[:k], mats[0].shape[0], dtype)
+        right = _chain(mats[k + 1:], m.shape[1], dtype)
+        out.append(np.reshape(left.T @ g @ right.T, np.shape(arrays[k])))
+    return type(arrays)(out) if isinstance(arrays, tuple) else out
+
+
+def multi_dot_jvp(t: Any, arrays: Any) -> Any:
+    """Tangent of ``np.linalg.multi_dot(arrays)``: one product per factor, that factor's
+    tangent in its place."""
+    mats = _matrices(arrays)
+    tans = _matrices([np.zeros_like(np.asarray(a)) if d is None else d for a, d in zip(arrays, t)])
+    dtype = np.result_type(*mats, *tans)
+    total = sum(_chain(mats[:k] + [tans[k]] + mats[k + 1:], mats[0].shape[0], dtype) for k in range(len(mats)))
+    shape = [n for n, vector in ((mats[0].shape[0], np.ndim(arrays[0]) == 1),
+                                 (mats[-1].shape[1], np.ndim(arrays[-1]) == 1)) if not vector]
+    return np.reshape(total, tuple(shape))
+
+
+def einsum_sublists(i: int, *args: Any) -> tuple[str, int, tuple[Any, ...]]:
+    """``np.einsum(op0, sublist0, op1, sublist1[, out])`` as a subscripts string, the index
+    among the operands of the rule's argument ``i`` (0, 1 or 3: the subscripts, b and d
+    slots of np.einsum's rule), and the operands."""
+    args = args[:max((k + 1 for k, arg in enumerate(args) if arg is not None), default=0)]
+    pairs, out = (args[:-1], args[-1]) if len(args) % 2 else (args, None)
+
+    def term(sublist: Any) -> str:
+        return "".join("..." if s is Ellipsis else "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[s]
+                       for s in sublist)
+
+    spec = ",".join(term(s) for s in pairs[1::2]) + ("" if out is None else "->" + term(out))
+    return spec, {0: 0, 1: 1, 3: 2}[i], tuple(pairs[0::2])

@@ -158,10 +158,10 @@ REFUSALS = [  # (body, (line, column) of the error, what it says)
     ("return np.sum(np.roll(x, (x[0] * 3).astype(int)))", (2, 19),
      "argument 'shift' of np.roll is computed from values that carry a gradient, but s2sad has "
      "no gradient rule for that argument"),
-    ("return np.sum(x, where=x > 0.0)", (2, 12),
-     "s2sad does not differentiate np.sum with argument 'where'; write the call without that "
+    ("return np.std(x, where=x > 0.0)", (2, 12),
+     "s2sad does not differentiate np.std with argument 'where'; write the call without that "
      "argument (for where=, select with np.where(...) first)"),
-    ("return np.max(x, initial=0.0)", (2, 12), "s2sad does not differentiate np.max with argument 'initial'"),
+    ("return np.var(x, where=x > 0.0)", (2, 12), "s2sad does not differentiate np.var with argument 'where'"),
     ("buf = np.zeros(3)\nreturn np.sum(np.cumsum(x, out=buf))", (3, 19),
      "np.cumsum(..., out=...) writes its result into an existing array, which s2sad does not "
      "follow; assign the result instead"),

@@ -1,7 +1,9 @@
-"""Algebraic clean-up of one generated expression: ``x ** (2 - 1)`` becomes ``x``.
+"""Algebraic clean-up of one generated expression: ``x ** (2 - 1)`` becomes ``x``, and
+``a if None is None else b`` becomes ``a``.
 
 Used on the code a rule template renders to, so that declaring a rule once
-in general form does not leave arithmetic on literals in the output.
+in general form does not leave arithmetic on literals in the output, nor the
+branches of an optional argument (``where=``, ``initial=``) that was not passed.
 """
 from __future__ import annotations
 
@@ -36,6 +38,46 @@ class _Simplifier(ast.NodeTransformer):
             self.changed = True
             return node.right
         return node
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:  # None is None, 0.5 is not None
+        self.generic_visit(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+            left, right = node.left, node.comparators[0]
+            if _singleton(left) and _literal(right) or _singleton(right) and _literal(left):
+                same = _singleton(left) and _singleton(right) and left.value is right.value
+                self.changed = True
+                return ast.copy_location(ast.Constant(same == isinstance(node.ops[0], ast.Is)), node)
+        return node
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+        self.generic_visit(node)
+        if all(_singleton(v) for v in node.values):
+            values = [v.value for v in node.values]
+            self.changed = True
+            return ast.copy_location(ast.Constant(all(values) if isinstance(node.op, ast.And)
+                                                  else any(values)), node)
+        return node
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
+        self.generic_visit(node)
+        if _singleton(node.test):
+            self.changed = True
+            return node.body if node.test.value else node.orelse
+        return node
+
+
+def _literal(node: ast.AST) -> bool:
+    """Whether ``node`` is a literal (a number, a string, a tuple of them, ``-0.5``)."""
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _singleton(node: ast.AST) -> bool:
+    """Whether ``node`` is the literal None, True or False."""
+    return isinstance(node, ast.Constant) and type(node.value) in (bool, type(None))
 
 
 def simplify(code: str) -> str:

@@ -3,10 +3,11 @@ polynomials, convolution, more of np.linalg, and ``tuple``/``list``/``dict`` of 
 
 Conventions as in :mod:`s2sad.rules.numpy_rules`: the NaN-ignoring reductions give
 NaN entries no gradient; ``median`` gives the middle entry ``g`` (half to each of the
-two middle entries of an even count); ``partition`` moves ``g`` back like ``sort``;
-``eigvalsh`` reads one triangle (the gradient lies on it); ``eigvals`` is
-differentiated for real eigenvalues only (complex ones are an error when a gradient
-reaches them).
+two middle entries of an even count; ``nanmedian`` among the entries that are not NaN);
+``partition`` moves ``g`` back like ``sort``; ``eigvalsh`` reads one triangle (the
+gradient lies on it); ``eig`` and ``eigvals`` are differentiated for real eigenvalues
+only (complex ones are an error when a gradient reaches them), eigenvectors for distinct
+eigenvalues; ``lstsq`` for a matrix of full rank (else an error when a gradient reaches it).
 """
 from __future__ import annotations
 
@@ -50,11 +51,22 @@ defvjp(np.nanstd, _NANMOMENT, a=_VAR_W.format(g="(0.5 * g / ans)"),
        jvp={"a": f"np.sum({_VAR_W.format(g='(0.5 / ans)')} * np.where(np.isnan(a), 0.0, t), "
                  f"axis=axis, keepdims=keepdims)"})
 
+defvjp(np.nancumsum, "a, axis=None, dtype=None, out=None",
+       jvp={"a": "np.cumsum(np.where(np.isnan(a), 0.0, t), axis)"},
+       a="np.where(np.isnan(a), 0.0, cumsum_grad(g, a, axis))")
+defvjp(np.nancumprod, "a, axis=None, dtype=None, out=None",
+       jvp={"a": f"cumprod_jvp(np.where(np.isnan(a), 0.0, t), {_ONES}, axis)"},
+       a=f"np.where(np.isnan(a), 0.0, cumprod_grad(g, {_ONES}, axis))")
+
 # --- order statistics ------------------------------------------------------------
 defvjp(np.median, "a, axis=None, out=None, overwrite_input=False, keepdims=False",
        jvp={"a": "np.sum(np.reshape(median_grad(np.ones_like(ans), a, axis, keepdims), np.shape(a)) * t, "
                  "axis=axis, keepdims=keepdims)"},
        a="median_grad(g, a, axis, keepdims)")
+defvjp(np.nanmedian, "a, axis=None, out=None, overwrite_input=False, keepdims=False",
+       jvp={"a": "np.sum(np.reshape(median_grad(np.ones_like(ans), a, axis, keepdims, True), np.shape(a)) "
+                 "* np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims)"},
+       a="median_grad(g, a, axis, keepdims, True)")
 defvjp(np.take_along_axis, "arr, indices, axis=-1", linear="joint",
        arr="take_along_axis_grad(g, arr, indices, axis)")
 defvjp(np.partition, "a, kth, axis=-1, kind='introselect', order=None",
@@ -80,7 +92,7 @@ defvjp(np.select, "condlist, choicelist, default=0", containers=("choicelist",),
        default="unbroadcast(np.select(condlist, [0.0] * len(condlist), g), default)")
 for convert in (builtins.tuple, builtins.list, builtins.dict):
     defvjp(convert, "iterable", containers=("iterable",), returns_container=True, linear="joint",
-           iterable="sequence_grad(g, iterable)")
+           jvp={"iterable": "sequence_jvp(t, iterable, ans)"}, iterable="sequence_grad(g, iterable)")
 
 # --- products, polynomials, convolution ---------------------------------------------
 defvjp(np.vdot, "a, b", linear="each",  # sum(conj(a) b): a's gradient is conjugated
@@ -109,18 +121,35 @@ _S = f"({_V} * np.expand_dims(g, -2)) @ np.swapaxes({_V}, -1, -2)"
 defvjp(np.linalg.eigvalsh, "a, UPLO='L'",
        jvp={"a": f"np.sum({_V} * (read_triangle(t, UPLO == 'L') @ {_V}), axis=-2)"},
        a=f"(np.tril(2.0 * {_S}) if UPLO == 'L' else np.triu(2.0 * {_S})) - {_S} * np.eye({_N})")
+# eig for real eigenvalues (complex ones are an error when a gradient reaches them): with
+# a v = v diag(w) and E = v^-1 da v, dw = diag(E) and dv = v (F * E), F[i, j] = 1 / (w[j] - w[i])
+# off the diagonal (distinct eigenvalues, as eigh), less each column's change of length (NumPy
+# gives unit columns)
+_EW = "real_eigenvalues(ans[0], 'np.linalg.eig')"
+_EVEC = "real_eigenvalues(ans[1], 'np.linalg.eig')"
+_EVT = f"np.swapaxes({_EVEC}, -1, -2)"
+_F = f"safe_divide(1.0, np.expand_dims({_EW}, -2) - np.expand_dims({_EW}, -1))"
+_E = f"np.linalg.solve({_EVEC}, t @ {_EVEC})"
+_DV = f"({_EVEC} @ ({_F} * {_E}))"
+_GV = f"(g[1] - {_EVEC} * np.sum({_EVEC} * g[1], axis=-2, keepdims=True))"
+defvjp(np.linalg.eig, "a", returns_container=True,
+       jvp={"a": f"(np.diagonal({_E}, axis1=-2, axis2=-1), "
+                 f"{_DV} - {_EVEC} * np.sum({_EVEC} * {_DV}, axis=-2, keepdims=True))"},
+       a=f"np.linalg.solve({_EVT}, (np.expand_dims(g[0], -2) * np.eye({_N}) + {_F} * ({_EVT} @ {_GV})) @ {_EVT})")
 _EV = "real_eigenvalues(np.linalg.eig(a)[1], 'np.linalg.eigvals')"
 defvjp(np.linalg.eigvals, "a",
        jvp={"a": f"np.sum(np.swapaxes(np.linalg.inv({_EV}), -1, -2) * (t @ {_EV}), axis=-2)"},
        a=f"np.swapaxes(np.linalg.inv({_EV}), -1, -2) @ (np.expand_dims(g, -1) * np.swapaxes({_EV}, -1, -2))")
 
 # --- the helpers above (so that s2sad can differentiate its own output) -------------------
-defvjp(rm.sequence_grad, "ct, x", containers=("ct",), returns_container=True, linear="joint",
-       ct="sequence_grad(g, ct)")
+defvjp(rm.sequence_grad, "ct, x, pairs=None", containers=("ct",), returns_container=True, linear="joint",
+       ct="sequence_grad(g, ct, x)")
+defvjp(rm.sequence_jvp, "tan, x, out", containers=("tan",), returns_container=True, linear="joint",
+       tan="sequence_grad(g, x)")
 defvjp(rm.take_along_axis_grad, "ct, arr, indices, axis=-1", linear="joint",
        ct="np.take_along_axis(g, indices, axis)")
-defvjp(rm.median_grad, "ct, a, axis=None, keepdims=False", linear="joint",
-       ct="np.sum(median_grad(np.ones_like(ct), a, axis, keepdims) * g, axis=axis, keepdims=keepdims)")
+defvjp(rm.median_grad, "ct, a, axis=None, keepdims=False, skipnan=False", linear="joint",
+       ct="np.sum(median_grad(np.ones_like(ct), a, axis, keepdims, skipnan) * g, axis=axis, keepdims=keepdims)")
 defvjp(rm.block_grad, "ct, arrays", returns_container=True, linear="joint", ct="np.block(g)")
 defvjp(rm.meshgrid_grad, "ct, k, indexing, x1, x2=None, x3=None", containers=("ct",), linear="joint",
        ct="meshgrid_grad_transpose(g, k, indexing, x1, x2, x3)")
@@ -217,3 +246,42 @@ defvjp(np.gradient, "f, *varargs, axis=None, edge_order=1", returns_container=Tr
        f="gradient_grad(g, f, varargs, axis, edge_order)")
 defvjp(rm.gradient_grad, "ct, f, spacing, axis=None, edge_order=1", containers=("ct",), linear="joint",
        ct="np.gradient(g, *spacing, axis=axis, edge_order=edge_order)")
+
+# --- max/min with initial= and where= (their rules are in numpy_rules) -------------------------
+_EXTREMUM_ARGS = "x, m, axis, keepdims, initial, where"
+defvjp(rm.extremum_where_grad, "ct, x, m, axis=None, keepdims=False, initial=None, where=True", linear="joint",
+       ct=f"np.sum(g * extremum_where_grad(np.ones_like(ct), {_EXTREMUM_ARGS}), axis=axis, keepdims=keepdims)")
+defvjp(rm.extremum_initial_grad, "ct, x, m, axis=None, keepdims=False, initial=None, where=True",
+       linear="joint", ct=f"g * extremum_initial_grad(np.ones_like(ct), {_EXTREMUM_ARGS})")
+
+# --- least squares ------------------------------------------------------------------------------
+# x = pinv(a) b for a of full rank; the residuals r'r (r = b - a x, per column of b) change
+# by -2 r'(da x) + 2 r'db (a'r = 0), and the singular values as those of np.linalg.svd
+_LS_N = "np.shape(a)[-1]"
+_LS_X2 = f"np.reshape(ans[0], ({_LS_N}, -1))"
+_LS_B2 = "np.reshape(b, (np.shape(a)[0], -1))"
+_LS_R = f"({_LS_B2} - a @ {_LS_X2})"
+_LS_G2 = f"np.reshape(lstsq_full_rank(g[0], ans[2], a), ({_LS_N}, -1))"
+_LS_USV = "np.linalg.svd(a, full_matrices=False)"
+_LS_T = "lstsq_full_rank(t, ans[2], a)"
+defvjp(np.linalg.lstsq, "a, b, rcond=None", returns_container=True,
+       jvp={"a": f"(np.reshape(pinv_jvp({_LS_T}, a, np.linalg.pinv(a)) @ {_LS_B2}, np.shape(ans[0])), "
+                 f"-2.0 * np.sum({_LS_R} * ({_LS_T} @ {_LS_X2}), axis=0) if np.size(ans[1]) else ans[1] * 0.0, "
+                 f"0.0, np.sum({_LS_USV}[0] * ({_LS_T} @ np.swapaxes({_LS_USV}[2], -1, -2)), axis=-2))",
+            "b": f"(np.reshape(np.linalg.pinv(a) @ np.reshape({_LS_T}, (np.shape(a)[0], -1)), np.shape(ans[0])), "
+                 f"2.0 * np.sum({_LS_R} * np.reshape(t, (np.shape(a)[0], -1)), axis=0) if np.size(ans[1]) "
+                 f"else ans[1] * 0.0, 0.0, np.zeros_like(ans[3]))"},
+       a=f"pinv_grad({_LS_G2} @ np.swapaxes({_LS_B2}, -1, -2), a, np.linalg.pinv(a)) "
+         f"+ (-2.0 * ({_LS_R} * g[1]) @ np.swapaxes({_LS_X2}, -1, -2) if np.size(g[1]) else 0.0) "
+         f"+ (({_LS_USV}[0] * g[3]) @ {_LS_USV}[2] if np.any(g[3]) else 0.0)",
+       b=f"np.reshape(np.swapaxes(np.linalg.pinv(a), -1, -2) @ {_LS_G2} "
+         f"+ (2.0 * {_LS_R} * g[1] if np.size(g[1]) else 0.0), np.shape(b))")
+defvjp(rm.lstsq_full_rank, "ct, rank, a", linear="joint", ct="lstsq_full_rank(g, rank, a)")
+
+# --- more products and norms ------------------------------------------------------------------
+defvjp(np.linalg.multi_dot, "arrays, *, out=None", containers=("arrays",),
+       jvp={"arrays": "multi_dot_jvp(t, arrays)"}, arrays="multi_dot_grad(g, arrays)")
+_MN = "norm_grad({g}, x, ans, ord, (-2, -1), keepdims)"
+defvjp(np.linalg.matrix_norm, "x, *, keepdims=False, ord='fro'",
+       jvp={"x": f"np.sum({_MN.format(g='np.ones_like(ans)')} * t, axis=(-2, -1), keepdims=keepdims)"},
+       x=_MN.format(g="g"))

@@ -93,13 +93,17 @@ binary(np.minimum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 defvjp(np.where, "condition, x, y", linear="joint",
        masks={"x": "condition", "y": "np.logical_not(condition)"},
        x="unbroadcast(np.where(condition, g, 0), x)", y="unbroadcast(np.where(condition, 0, g), y)")
-# clip: each element gets its gradient from a, a_min or a_max, whichever it is (a bound at a tie)
-defvjp(np.clip, "a, a_min=None, a_max=None, out=None",
-       jvp={"a": "t * clip_mask(a, a_min, a_max)", "a_min": "t * clip_min_mask(a, a_min, a_max)",
-            "a_max": "t * clip_max_mask(a, a_min, a_max)"},
-       a="unbroadcast(g * clip_mask(a, a_min, a_max), a)",
-       a_min="unbroadcast(g * clip_min_mask(a, a_min, a_max), a_min)",
-       a_max="unbroadcast(g * clip_max_mask(a, a_min, a_max), a_max)")
+# clip: each element gets its gradient from a, a_min or a_max, whichever it is (a bound at a tie);
+# min= and max= are NumPy 2.1's spellings of a_min and a_max
+_LO, _HI = "a_min if min is None else min", "a_max if max is None else max"
+_CLIP = {"a": f"clip_mask(a, {_LO}, {_HI})", "lo": f"clip_min_mask(a, {_LO}, {_HI})",
+         "hi": f"clip_max_mask(a, {_LO}, {_HI})"}
+defvjp(np.clip, "a, a_min=None, a_max=None, out=None, *, min=None, max=None",
+       jvp={"a": f"t * {_CLIP['a']}", **{p: f"t * {_CLIP['lo']}" for p in ("a_min", "min")},
+            **{p: f"t * {_CLIP['hi']}" for p in ("a_max", "max")}},
+       a=f"unbroadcast(g * {_CLIP['a']}, a)",
+       **{p: f"unbroadcast(g * {_CLIP['lo']}, {p})" for p in ("a_min", "min")},
+       **{p: f"unbroadcast(g * {_CLIP['hi']}, {p})" for p in ("a_max", "max")})
 defvjp(np.ndarray.clip, "a, min=None, max=None, out=None", name="clip",
        jvp={"a": "t * clip_mask(a, min, max)", "min": "t * clip_min_mask(a, min, max)",
             "max": "t * clip_max_mask(a, min, max)"},
@@ -144,30 +148,57 @@ defvjp(np.ndarray.astype, "a, dtype, order='K', casting='unsafe', subok=True, co
        jvp={"a": "cast_grad(t, ans, ans)"}, a="cast_grad(g, a, ans)")
 
 # --- reductions --------------------------------------------------------------
-_REDUCE = "a, axis=None, dtype=None, out=None, keepdims=False"
+# where= masks the gradient (and for mean the count); initial= is one more term of a sum or
+# factor of a product, and for max/min one more candidate: a gradient where it wins
+_WHERE = "a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True"
 for sum_ in (np.sum, np.ndarray.sum):
-    defvjp(sum_, _REDUCE, linear="joint", a="reduce_grad(g, a, axis, keepdims)")
+    defvjp(sum_, _WHERE, linear="joint", initial="unbroadcast(g, initial)",
+           a="reduce_grad(g, a, axis, keepdims) if where is True else "
+             "np.where(where, reduce_grad(g, a, axis, keepdims), 0.0)")
+_COUNT = "np.sum(where * np.ones_like(a), axis=axis, keepdims=keepdims)"
 for mean in (np.mean, np.ndarray.mean):
-    defvjp(mean, _REDUCE, linear="joint", a="mean_grad(g, a, axis, keepdims)")
+    defvjp(mean, "a, axis=None, dtype=None, out=None, keepdims=False, *, where=True", linear="joint",
+           a=f"mean_grad(g, a, axis, keepdims) if where is True else "
+             f"np.where(where, reduce_grad(g / {_COUNT}, a, axis, keepdims), 0.0)")
+_EXTREMUM = ("extremum_grad({g}, a, ans, axis, keepdims) if where is True and initial is None else "
+             "extremum_where_grad({g}, a, ans, axis, keepdims, initial, where)")
+_INITIAL = "extremum_initial_grad({g}, a, ans, axis, keepdims, initial, where)"
 for extremum in (np.max, np.min, np.amax, np.amin, np.ndarray.max, np.ndarray.min):
-    defvjp(extremum, "a, axis=None, out=None, keepdims=False",
-           jvp={"a": "extremum_jvp(t, a, ans, axis, keepdims)"},
-           a="extremum_grad(g, a, ans, axis, keepdims)")
+    defvjp(extremum, "a, axis=None, out=None, keepdims=False, initial=None, where=True",
+           jvp={"a": f"extremum_jvp(t, a, ans, axis, keepdims) if where is True and initial is None else "
+                     f"np.sum(extremum_where_grad(np.ones_like(ans), a, ans, axis, keepdims, initial, where) * t, "
+                     f"axis=axis, keepdims=keepdims)",
+                "initial": f"t * {_INITIAL.format(g='np.ones_like(ans)')}"},
+           a=_EXTREMUM.format(g="g"), initial=f"unbroadcast({_INITIAL.format(g='g')}, initial)")
 # (forward mode: these adjoints are g times a weight; the tangent sums the weight times t)
 _SUM_T = "np.sum({} * t, axis=axis, keepdims=keepdims)"
+_PROD = ("prod_grad({g}, a, axis, keepdims) if where is True and initial is None else "
+         "np.where(where, prod_grad({g} if initial is None else {g} * initial, np.where(where, a, 1.0), axis, "
+         "keepdims), 0.0)")
+_PROD_REST = "np.prod(a, axis=axis, keepdims=keepdims, where=where)"
 for prod in (np.prod, np.ndarray.prod):
-    defvjp(prod, _REDUCE, jvp={"a": _SUM_T.format("prod_grad(np.ones_like(ans), a, axis, keepdims)")},
-           a="prod_grad(g, a, axis, keepdims)")
-_MOMENT = "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False"
-for var in (np.var, np.ndarray.var):
-    defvjp(var, _MOMENT,
-           jvp={"a": _SUM_T.format("var_grad(np.ones_like(ans), a, axis, ddof, keepdims)")},
-           a="var_grad(g, a, axis, ddof, keepdims)")
-for std in (np.std, np.ndarray.std):
-    # 0 where the deviation is 0 (one entry: identically constant), as norms at the origin
-    defvjp(std, _MOMENT,
-           jvp={"a": _SUM_T.format("var_grad(safe_divide(0.5, ans), a, axis, ddof, keepdims)")},
-           a="var_grad(g * safe_divide(0.5, ans), a, axis, ddof, keepdims)")
+    defvjp(prod, _WHERE, jvp={"a": _SUM_T.format(f"({_PROD.format(g='np.ones_like(ans)')})"),
+                              "initial": f"t * {_PROD_REST}"},
+           a=_PROD.format(g="g"), initial=f"unbroadcast(g * {_PROD_REST}, initial)")
+# correction= is NumPy 2's spelling of ddof (np.var's and np.std's, not the methods'); with
+# mean=m given, the deviations are a - m (m is an input of its own)
+_MOMENT = "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, mean=None, correction=None"
+_DDOF = "ddof if correction is None else correction"
+
+
+def _moment_weight(g: str) -> str:
+    """The adjoint of ``a`` in np.var (``g``: the incoming gradient; np.std: scaled)."""
+    return (f"var_grad({g}, a, axis, {_DDOF}, keepdims) if mean is None else "
+            f"reduce_grad(2.0 * {g} / (np.size(a) / np.size(ans) - ({_DDOF})), a, axis, keepdims) * (a - mean)")
+
+
+for moment, scale in ((np.var, "{}"), (np.ndarray.var, "{}"), (np.std, "{} * safe_divide(0.5, ans)"),
+                      (np.ndarray.std, "{} * safe_divide(0.5, ans)")):
+    # std: 0 where the deviation is 0 (one entry: identically constant), as norms at the origin
+    weight = _moment_weight(scale.format("np.ones_like(ans)"))
+    defvjp(moment, _MOMENT, jvp={"a": _SUM_T.format(f"({weight})"), "mean": f"-{_SUM_T.format(f'({weight})')}"},
+           a=_moment_weight(scale.format("g")),
+           mean=f"unbroadcast(-({_moment_weight(scale.format('g'))}), mean)")
 defvjp(np.ptp, "a, axis=None, out=None, keepdims=False",
        jvp={"a": _SUM_T.format("ptp_grad(np.ones_like(ans), a, axis, keepdims)")},
        a="ptp_grad(g, a, axis, keepdims)")
@@ -197,8 +228,8 @@ defvjp(np.kron, "a, b", linear="each", a="kron_grad_lhs(g, a, b)", b="kron_grad_
 defvjp(np.cross, "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None", linear="each",
        a="unbroadcast(np.cross(b, g, axisb, axisc, axisa, axis), a)",
        b="unbroadcast(np.cross(g, a, axisc, axisa, axisb, axis), b)")
-# einsum(subscripts, *operands): up to four operands, so that each can carry a gradient; an
-# array as the first argument (the sublist form) is refused when a gradient reaches it
+# einsum(subscripts, *operands): up to four operands, so that each can carry a gradient; in the
+# sublist form einsum(op0, sublist0, op1, sublist1, out), the operands are subscripts, b and d
 defvjp(np.einsum, "subscripts, a, b=None, c=None, d=None, out=None, dtype=None, order='K', "
                   "casting='safe', optimize=False", linear="each",
        subscripts="einsum_grad(g, 0, subscripts, a, b, c, d)",

@@ -126,16 +126,18 @@ defvjp(rt.kron_grad_rhs, "ct, a, b", linear="each", ct="np.kron(a, g)", a="kron_
 defvjp(rt.var_grad, "ct, x, axis=None, ddof=0, keepdims=False", linear="each",  # 2 ct (x - mean) / n
        ct="np.sum(g * var_grad(np.ones_like(ct), x, axis, ddof, keepdims), axis=axis, keepdims=keepdims)",
        x="var_grad(ct, g, axis, ddof, keepdims)")
-# einsum_grad(ct, i, ...): linear in ct and in every operand but the i-th (which gives its shape)
+# einsum_grad(ct, i, ...): linear in ct and in every operand but the i-th (which gives its shape);
+# in the sublist form, subscripts is operand 0 too
 _EINSUM = "ct, i, subscripts, a, b=None, c=None, d=None"
+_EINSUM_SLOTS = [("subscripts", 0), ("a", 0), ("b", 1), ("c", 2), ("d", 3)]  # (parameter, its i)
 defvjp(rt.einsum_grad, _EINSUM,
        jvp={"ct": "einsum_grad(t, i, subscripts, a, b, c, d)",
-            **{p: f"zeros_grad(ans) if i == {k} else einsum_grad(ct, i, subscripts, "
-                  f"{', '.join('t' if q == p else q for q in 'abcd')})" for k, p in enumerate("abcd")}},
+            **{p: f"zeros_grad(ans) if i == {k} else einsum_grad(ct, i, "
+                  f"{', '.join('t' if q == p else q for q, _ in _EINSUM_SLOTS)})" for p, k in _EINSUM_SLOTS}},
        ct="column_vjp(einsum_grad, 0, g, (ct, i, subscripts, a, b, c, d), True)",
        **{p: f"zeros_grad({p}) if i == {k} else "
-             f"column_vjp(einsum_grad, {k + 3}, g, (ct, i, subscripts, a, b, c, d), True)"
-          for k, p in enumerate("abcd")})
+             f"column_vjp(einsum_grad, {n + 2}, g, (ct, i, subscripts, a, b, c, d), True)"
+          for n, (p, k) in enumerate(_EINSUM_SLOTS)})
 
 # --- elementwise -----------------------------------------------------------------------
 defvjp(rt.safe_divide, "x, y", broadcast=("x", "y"), elementwise=True,
@@ -181,3 +183,13 @@ REGISTRY.declare_nondifferentiable(rt.seed, rt.seed_for, rt.zeros_grad, rt.stand
                                    rt.balanced_eq, rt.clip_mask, rt.branch_mask, rt.check_wrt,
                                    rt.check_assignment_order, rt.invert_axes, rt.no_third_order,
                                    rt.check_number)
+
+# --- helpers of s2sad/rules/numpy_more_rules.py that are not linear ---------------------------
+from .. import runtime_more as rm  # noqa: E402
+
+# multi_dot_grad and multi_dot_jvp: linear in ct (tan), multilinear in the arrays (a complex step)
+for _multi in (rm.multi_dot_grad, rm.multi_dot_jvp):
+    _name = _multi.__name__
+    defvjp(_multi, "ct, arrays", containers=("ct", "arrays"), returns_container=True,
+           jvp={"ct": f"{_name}(t, arrays)", "arrays": f"step_jvp({_name}, 1, t, (ct, arrays))"},
+           ct=f"column_vjp({_name}, 0, g, (ct, arrays), True)", arrays=f"column_vjp({_name}, 1, g, (ct, arrays))")
