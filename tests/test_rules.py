@@ -221,6 +221,8 @@ SHAPES = [
     Row("np.ravel(x)", ((2, 3, 4),), (np.ravel,)),
     Row("x.ravel()", ((3, 4),), (np.ndarray.ravel,)),
     Row("x.flatten()", ((3, 4),), (np.ndarray.flatten,)),
+    Row("x.item() * y", ((1, 1), (3,)), (np.ndarray.item, operator.mul)),
+    Row("sum(x.tolist()[1])", ((2, 3),), (np.ndarray.tolist, operator.getitem, builtins.sum)),
     Row("np.transpose(x)", ((3, 4),), (np.transpose,)),
     Row("np.transpose(x)", ((2, 3, 4),), (np.transpose,)),
     Row("np.transpose(x, (1, 0))", ((3, 4),), (np.transpose,)),
