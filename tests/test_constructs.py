@@ -181,6 +181,32 @@ def swap_through_another_view(x):
     return np.sum(B)
 
 
+def unpack_into_elements(x):
+    L = [x[0], x[1], x[2]]
+    B = x * 1.0
+    pair = (x[2] ** 2, x[0])
+    L[0], L[2] = pair  # (a list: its items are no views of it)
+    B[1], c = np.sin(x[:2])
+    return L[0] * L[1] + L[2] * c + np.sum(B ** 2)
+
+
+def unpack_into_two_rows(x):
+    B = x * 1.0
+    t = (B[1], B[0])
+    B[0], B[1] = t  # with views in t, NumPy's second store would copy the new first row
+    return np.sum(B)
+
+
+def test_unpacking_a_value_into_elements():
+    x = rng.normal(size=3)
+    check_grad(unpack_into_elements, (x,))
+    check_hvp(unpack_into_elements, (x,))
+
+
+def test_unpacking_a_value_into_two_elements_of_one_array_is_refused_with_advice():
+    refused_at(unpack_into_two_rows, "B[1] = t", "write the values out as a tuple", rng.normal(size=(2, 3)))
+
+
 def test_starred_unpacking_is_refused_with_advice():
     refused_at(starred_unpacking, "*rest", "first, rest = t[0], t[1:]", rng.normal(size=3))
 

@@ -661,6 +661,14 @@ class Normalizer:
                     op = self.reread(t, e.value, op, bases, {n for u in targets[:k] for n in _flat_targets(u)})
                 self.store(t, op, e.value)
             return held[-1]
+        written: set[str] = set()
+        for t in targets:
+            again = {b for b in _element_bases(t) if self.version.get(b, b) not in self.lists} & written
+            if again:  # an unpacked value may be a view of it, changed by the earlier store
+                raise self.unsupported(t, f"'{sorted(again)[0]}' is changed by an earlier target of this "
+                                          f"assignment, and the value unpacked into this one may be a view "
+                                          f"of it; write the values out as a tuple (x[0], x[1] = x[1], x[0])")
+            written |= set(_element_bases(t))
         kind = self.inactive_kind(value)
         if kind is None and not self.local_reads(value):
             kind = "nondiff"
