@@ -257,3 +257,36 @@ def test_a_user_rule_parameter_without_a_rule_refuses_a_gradient() -> None:
     finally:
         from s2sad.rules import REGISTRY
         del REGISTRY.rules[id(scaled)]
+
+
+def _views_in_a_tuple(B):
+    B = B.copy()
+    t = (B[1], B[0])
+    B[0] = t[0] * 2.0
+    B[1] = t[1] * 3.0
+    return np.sum(B ** 2)
+
+
+def _a_view_taken_out_of_a_list(B):
+    B = B.copy()
+    t = [B[1], B[0]]
+    u = t[0]
+    B[1] = B[0] * 2.0
+    return np.sum(u ** 2) + np.sum(B)
+
+
+def _a_view_in_a_nested_container(B):
+    B = B.copy()
+    d = {"a": (B[1],)}
+    B[1] = B[0] * 2.0
+    return np.sum(d["a"][0] ** 2) + np.sum(B)
+
+
+@pytest.mark.parametrize("f, holder", [(_views_in_a_tuple, "'t' holds 'B'"),
+                                       (_a_view_taken_out_of_a_list, "'u' may share memory with 'B'"),
+                                       (_a_view_in_a_nested_container, "'d' holds 'B'")])
+def test_a_write_into_an_array_a_container_holds_views_of_is_refused(f, holder):
+    """Rows of a 2-d array kept in a tuple, list or dict are views: writing into the array
+    changes them (these gave wrong gradients, silently)."""
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match=holder):
+        s2sad.grad(f)(np.array([[0.3, -0.5], [0.7, 0.2]]))

@@ -118,6 +118,7 @@ class Normalizer:
         self.views: set[str] = set()  # versions that may be views into another array
         self.partners: dict[str, set[str]] = {}  # version -> user names bound to the same object
         self.bases: dict[str, frozenset[str]] = {}  # version -> earlier versions it may share memory with
+        self.holders: dict[str, frozenset[str]] = {}  # container version -> what its items may share
         self.callee = callee  # compiled for a caller: changes to arguments would be visible
         self.local_functions: dict[str, types.FunctionType] = {}  # nested defs and lambdas
         # versions that branches outside any loop bind on some paths only -> the blocks that
@@ -1020,10 +1021,16 @@ class Normalizer:
                 why = f"'{name}' and '{partners[0]}' are the same object, and '{partners[0]}' is read later"
             else:
                 shared = sorted(u for u in self.sharers(current) - {name} if self.read_later(node, u))
+                mine = self.bases.get(current, frozenset()) | {current}
+                holding = sorted(u for u in {_user_name(c, self.res.locals) for c, held in self.holders.items()
+                                             if held & mine} & self.res.locals - {name}
+                                 if self.read_later(node, u))
                 if shared:
                     why = (f"'{shared[0]}' may share memory with '{name}' (it is a view of it, "
                            f"stop_gradient of it, or a function's result computed from it) and "
                            f"'{shared[0]}' is read later")
+                elif holding:
+                    why = (f"'{holding[0]}' holds '{name}' or a view of it, and is read later")
         if not why:
             return None
         message = f"{why}: {what} would change it in place, which s2sad does not follow; write {instead}"
@@ -1362,6 +1369,10 @@ class Normalizer:
         call = Call(rule, "display", {p.name: op for p, op in zip(rule.params, operands)}, primal,
                     slots=slots)
         result = self.emit(call, target, self.hint(node), node)
+        # the container holds its elements themselves: views among them still see their array
+        self.holders[result.name] = frozenset().union(
+            *({op.name} | self.bases.get(op.name, frozenset()) | self.holders.get(op.name, frozenset())
+              for op in operands if isinstance(op, Var)))
         if self.out is self.fn.body:
             self.sizes[result.name] = tuple(keys) if isinstance(node, cst.Dict) else len(elements)
         return result
@@ -1414,7 +1425,7 @@ class Normalizer:
     def share(self, name: str, sources: list[str] | tuple[str, ...]) -> None:
         """Record that ``name`` may share memory with each of ``sources`` (and what they share)."""
         self.bases[name] = self.bases.get(name, frozenset()).union(
-            *({s} | self.bases.get(s, frozenset()) for s in sources))
+            *({s} | self.bases.get(s, frozenset()) | self.holders.get(s, frozenset()) for s in sources))
 
     def sharers(self, version: str) -> set[str]:
         """User variables that may share memory with ``version``: views, aliases, results."""

@@ -698,7 +698,11 @@ def _has_complex_literal(code: str) -> bool:
         tree = ast.parse(code, mode="eval")
     except SyntaxError:
         return False
-    return any(isinstance(n, ast.Constant) and isinstance(n.value, complex) for n in ast.walk(tree))
+    steps = {id(n.args[2]) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+             and n.func.id == "slice" and len(n.args) == 3}  # np.r_[0:1:5j]: a count, not a value
+    steps |= {id(n.step) for n in ast.walk(tree) if isinstance(n, ast.Slice) and n.step is not None}
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, complex) and id(n) not in steps
+               for n in ast.walk(tree))
 
 
 def _converts(stmt: Assign, v: Call, fn: Function) -> bool:
