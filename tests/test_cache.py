@@ -257,3 +257,17 @@ def test_an_attribute_of_an_instance_rebound():
         np.testing.assert_allclose(value_and_grad(loss)(x3)[1], np.cos(x3))
     del net.act
     np.testing.assert_allclose(grad(by_method)(x3), 1 - np.tanh(x3) ** 2)
+
+
+def test_a_kept_gradient_keeps_the_function_an_attribute_named():
+    """The gradient code calls the function whose rule it applies, bound when it was made:
+    a kept gradient stays tanh's after ``config.act = np.sin`` (never sin's forward pass with
+    tanh's rule), and grad(f) again gives sin's."""
+    import types
+
+    config = types.SimpleNamespace(act=np.tanh)
+    loss = make_function("def loss(x):\n    return np.sum(config.act(x))\n", {"np": np, "config": config})
+    kept = grad(loss)
+    config.act = np.sin
+    np.testing.assert_allclose(kept(x3), 1 - np.tanh(x3) ** 2)
+    np.testing.assert_allclose(grad(loss)(x3), np.cos(x3))

@@ -1199,6 +1199,11 @@ class Normalizer:
         else:
             key = self.res.object(func)
             fnode = self.rename(func)
+            if self.registry.rule(key) is not None and _through_an_instance(func, self.res):
+                # ``config.act(x)``: the generated code calls the function whose rule it
+                # applies, bound by name, even if the attribute is rebound later
+                fnode = cst.Name(self.fn.fresh("_".join(_attribute_path(func))))
+                self.fn.free[fnode.value] = key
             if isinstance(func, cst.Name) and func.value in self.local_functions:
                 key = self.local_functions[func.value]
                 node = node.with_changes(args=[*node.args, *(
@@ -2184,3 +2189,24 @@ def _describe(node: cst.CSTNode) -> str:
 
 def normalize(parsed: Parsed, res: Resolution, registry: Registry, callee: bool = False) -> Function:
     return Normalizer(parsed, res, registry, callee).run()
+
+
+def _attribute_path(node: cst.BaseExpression) -> list[str]:
+    """``a.b.c`` as ``["a", "b", "c"]`` (empty when the chain does not start with a name)."""
+    if isinstance(node, cst.Name):
+        return [node.value]
+    if isinstance(node, cst.Attribute):
+        base = _attribute_path(node.value)
+        return base + [node.attr.value] if base else []
+    return []
+
+
+def _through_an_instance(node: cst.BaseExpression, res: Resolution) -> bool:
+    """Whether an attribute chain reaches its object through an object that is neither a
+    module nor a class (a configuration object, a model), whose attributes may be rebound."""
+    while isinstance(node, cst.Attribute):
+        base = res.object(node.value)
+        if base is not MISSING and base is not None and not isinstance(base, (types.ModuleType, type)):
+            return True
+        node = node.value
+    return False
