@@ -8,27 +8,14 @@ from .api import Wrt, _target, _wrt_names
 from .passes.source import read_source
 
 if TYPE_CHECKING:
-    from .ir import Return, Stmt
-
-
-def _statements(stmts: list[Stmt]) -> list[Stmt]:
-    from .ir import If, Loop
-
-    out: list[Stmt] = []
-    for s in stmts:
-        out.append(s)
-        if isinstance(s, If):
-            out += _statements(s.body) + _statements(s.orelse)
-        elif isinstance(s, Loop):
-            out += _statements(s.body)
-    return out
+    from .ir import Return
 
 
 def explain(f: Callable[..., Any], wrt: Wrt = 0) -> str:
     """For each source line of ``f``: active, inactive, or stopped by stop_gradient,
     and what the generated gradient saves per loop iteration."""
     # the compiler (and libcst) load on first use, not with ``import s2sad``
-    from .ir import Assign, If, Loop, Opaque, Return
+    from .ir import Assign, If, Loop, Opaque, Return, statements
     from .pipeline import PIPELINE, State
 
     target = _target(f, wrt)  # a method's or a partial's function, what they bind constant
@@ -44,7 +31,7 @@ def explain(f: Callable[..., Any], wrt: Wrt = 0) -> str:
             p.run(state)
     act, src = state.activity, state.source
     lines: dict[int, list[str]] = {}
-    for stmt in _statements(state.ir.body):
+    for stmt in statements(state.ir.body):
         loc = stmt.loc
         if isinstance(stmt, Assign):
             if isinstance(stmt.value, Opaque) and stmt.value.kind == "stopped":
@@ -70,10 +57,10 @@ def explain(f: Callable[..., Any], wrt: Wrt = 0) -> str:
         label = "inactive" if label == "stopped" else label
         note = "   # stop_gradient: no adjoint for its argument" if "stopped" in labels else ""
         out.append(f"  {number:>{width}}  {label:<9} {text.rstrip()}{note}")
-    saving = [s for s in _statements(state.adjoint.forward) if isinstance(s, Loop)]
+    saving = [s for s in statements(state.adjoint.forward) if isinstance(s, Loop)]
     for loop in saving:
         if loop.tape:
-            saved = sorted({*loop.saved, *(n for i in _statements(loop.body) if isinstance(i, If)
+            saved = sorted({*loop.saved, *(n for i in statements(loop.body) if isinstance(i, If)
                                            for branch in i.saves for n in branch)})
             out.append(f"  line {loop.loc.line}: saves {', '.join(saved)} per iteration "
                        f"(in the list {loop.tape})")

@@ -151,6 +151,18 @@ class Raw:
 Stmt = Union[Assign, Return, If, Loop, Raw]
 
 
+def statements(stmts: list[Stmt]) -> "Iterator[Stmt]":
+    """Every statement in ``stmts``, nested ones included, in program order (an ``if`` or a
+    loop before its body, a body before an ``else``)."""
+    for s in stmts:
+        yield s
+        if isinstance(s, If):
+            yield from statements(s.body)
+            yield from statements(s.orelse)
+        elif isinstance(s, Loop):
+            yield from statements(s.body)
+
+
 def assigns(stmts: list[Stmt]) -> "Iterator[Assign]":
     """Every assignment in ``stmts``, nested ones included, in program order.
 

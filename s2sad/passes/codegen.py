@@ -25,7 +25,7 @@ from ..rules.registry import SETITEM, USER_OBJECTS, is_atomic
 from ..sentinel import MISSING
 from ..runtime import concat
 from ..errors import Location
-from ..ir import VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var
+from ..ir import VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var, statements
 from .reverse import Adjoint, Line, Out, runtime_object
 from .source import GENERATED_LINES
 
@@ -374,7 +374,7 @@ def _origins(adj: Adjoint, lines: list[str], start: int) -> dict[int, Location]:
 
     origins: dict[int, Location] = {}
     position = start
-    for stmt in _in_order(adj.forward):
+    for stmt in statements(adj.forward):
         first = _first_line(stmt)
         for j in range(position, len(lines)):
             if lines[j].strip() == first:
@@ -391,17 +391,6 @@ def _origins(adj: Adjoint, lines: list[str], start: int) -> dict[int, Location]:
         elif current is not None:
             origins[j + 1] = current
     return origins
-
-
-def _in_order(stmts: list[Stmt]) -> list[Stmt]:
-    out: list[Stmt] = []
-    for s in stmts:
-        out.append(s)
-        if isinstance(s, If):
-            out += _in_order(s.body) + _in_order(s.orelse)
-        elif isinstance(s, Loop):
-            out += _in_order(s.body)
-    return out
 
 
 def _first_line(stmt: Stmt) -> str:

@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import runtime as runtime_module
 from ..ir import (Assign, Call, Const, If, Loop, Opaque, Raw, Stmt, Var, assigned_names, assigns,
-                  operand_reads, reads)
+                  operand_reads, reads, statements)
 from .reverse import Adjoint, Block, Line, _scalars, lines
 
 _LOOSE = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation,
@@ -61,15 +61,7 @@ def _backward_reads(adj: Adjoint) -> set[str]:
 
 
 def _raws(stmts: list[Stmt]) -> list[Raw]:
-    out: list[Raw] = []
-    for s in stmts:
-        if isinstance(s, Raw):
-            out.append(s)
-        elif isinstance(s, If):
-            out += _raws(s.body) + _raws(s.orelse)
-        elif isinstance(s, Loop):
-            out += _raws(s.body)
-    return out
+    return [s for s in statements(stmts) if isinstance(s, Raw)]
 
 
 def optimize(adj: Adjoint) -> Adjoint:
