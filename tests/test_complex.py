@@ -267,11 +267,12 @@ def test_complex_wrt_inputs_are_accepted_and_integers_refused() -> None:
 
 
 def test_the_worked_example_in_the_docs() -> None:
-    """docs/complex.md's example runs and gives the numbers it states."""
-    text = (Path(__file__).resolve().parent.parent / "docs" / "complex.md").read_text(encoding="utf-8")
-    block = text.split("```python\n", 1)[1].split("```", 1)[0]
+    """The README's complex-number example runs and gives the numbers it states."""
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = text.split("### Complex numbers and np.fft", 1)[1]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
     namespace: dict[str, Any] = {}
-    filename = "<docs/complex.md example>"  # registered, so that s2sad can read the functions' source
+    filename = "<README.md complex example>"  # registered, so that s2sad can read the functions' source
     linecache.cache[filename] = (len(block), None, block.splitlines(True), filename)
     exec(compile(block, filename, "exec"), namespace)
     np.testing.assert_allclose(namespace["g1"], [8.0, 16.0, 0.0, -8.0], atol=1e-12)

@@ -822,7 +822,6 @@ REFUSED = [  # (expression of x, x, what the error says): refused rather than a 
     ("np.pad(x, 1, mode='linear_ramp')", np.ones((3, 4)), "np.pad with mode"),
     ("np.linalg.qr(x)[0]", np.eye(3, 4) + 0.5, "as many rows as columns"),
     ("np.linalg.svd(x)[0]", np.eye(4, 3) + 0.5, "full_matrices=False"),
-    ("math.log(x, 2.0)", 3.0, "at most 1 positional"),
 ]
 
 

@@ -274,8 +274,10 @@ def _header(adj: Adjoint, kind: str, function: str) -> str:
             continue
         if obj is MISSING or getattr(builtins, name, None) is obj:  # (MISSING: a comprehension's own)
             continue
-        if USER_OBJECTS.get(name) is obj:  # a Python function given to s2sad.defvjp
-            imports.add(f"import {obj.__module__}  # declares the rules of s2sad.defvjp called below")
+        if USER_OBJECTS.get(name) is obj and _importable(obj) is None:  # a function given to defvjp
+            declared_in = getattr(obj, "__module__", None)
+            if declared_in and declared_in != "__main__":
+                imports.add(f"import {declared_in}  # declares the rules of s2sad.defvjp called below")
             rule_functions.append(name)
             continue
         if isinstance(obj, types.ModuleType):
