@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
-import inspect
 import linecache
 import math
 import operator

@@ -165,9 +165,9 @@ _EXTREMUM = ("extremum_grad({g}, a, ans, axis, keepdims) if where is True and in
 _INITIAL = "extremum_initial_grad({g}, a, ans, axis, keepdims, initial, where)"
 for extremum in (np.max, np.min, np.amax, np.amin, np.ndarray.max, np.ndarray.min):
     defvjp(extremum, "a, axis=None, out=None, keepdims=False, initial=None, where=True",
-           jvp={"a": f"extremum_jvp(t, a, ans, axis, keepdims) if where is True and initial is None else "
-                     f"np.sum(extremum_where_grad(np.ones_like(ans), a, ans, axis, keepdims, initial, where) * t, "
-                     f"axis=axis, keepdims=keepdims)",
+           jvp={"a": "extremum_jvp(t, a, ans, axis, keepdims) if where is True and initial is None else "
+                     "np.sum(extremum_where_grad(np.ones_like(ans), a, ans, axis, keepdims, initial, where) * t, "
+                     "axis=axis, keepdims=keepdims)",
                 "initial": f"t * {_INITIAL.format(g='np.ones_like(ans)')}"},
            a=_EXTREMUM.format(g="g"), initial=f"unbroadcast({_INITIAL.format(g='g')}, initial)")
 # (forward mode: these adjoints are g times a weight; the tangent sums the weight times t)
