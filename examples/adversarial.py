@@ -14,7 +14,6 @@ import pathlib
 import warnings
 
 import numpy as np
-from tqdm import tqdm
 
 from s2sad import adjoint_source, check_grad, grad, stop_gradient, value_and_grad
 
@@ -64,6 +63,8 @@ def train(loss, extra, X, Y, args, label):
 
     Returns the parameters and the mean loss of each epoch.
     """
+    from tqdm import tqdm
+
     params = initial_parameters(args.hidden, args.seed)
     step = value_and_grad(loss, wrt="params")
     m = [np.zeros_like(p) for p in params]

@@ -14,7 +14,6 @@ import pathlib
 import warnings
 
 import numpy as np
-from tqdm import tqdm
 
 from s2sad import adjoint_source, check_grad, grad, stop_gradient, value_and_grad
 
@@ -112,6 +111,8 @@ def gradient_em(objective, params: dict, X: np.ndarray, iterations: int, lr: flo
 
     The learning rate decays geometrically to 1% of ``lr`` so the last steps settle.
     """
+    from tqdm import tqdm
+
     step = value_and_grad(objective, wrt="params")
     params = {k: v.copy() for k, v in params.items()}
     m = {k: np.zeros_like(v) for k, v in params.items()}

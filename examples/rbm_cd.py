@@ -13,7 +13,6 @@ import argparse
 import pathlib
 
 import numpy as np
-from tqdm import tqdm
 
 from s2sad import adjoint_source, check_grad, stop_gradient, value_and_grad
 
@@ -95,6 +94,7 @@ def main(argv: list[str] | None = None) -> dict:
     """Train both RBMs, compare, plot; return the measured numbers (the tests check them)."""
     from sklearn.datasets import load_digits
     from sklearn.neural_network import BernoulliRBM
+    from tqdm import tqdm
 
     args = parse_args(argv)
     rng = np.random.default_rng(args.seed)

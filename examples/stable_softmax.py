@@ -12,7 +12,6 @@ import argparse
 import pathlib
 
 import numpy as np
-from tqdm import tqdm
 
 from s2sad import adjoint_source, grad, stop_gradient, value_and_grad
 
@@ -72,6 +71,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> dict:
     """Train, compare, plot; return the measured numbers (the tests check them)."""
+    from tqdm import tqdm
+
     args = parse_args(argv)
     X_train, y_train, X_test, y_test = load_data(args.seed, n=300 if args.quick else None)
     Y_train, Y_test = np.eye(10)[y_train], np.eye(10)[y_test]
