@@ -248,3 +248,19 @@ def test_hvp_through_a_linear_helper_warns_nothing():
     hvp is the caller's business, not a zero gradient to report (pytest makes it an error)."""
     x, v = np.array([0.3, 0.5]), np.array([1.0, -1.0])
     np.testing.assert_allclose(hvp(calls_a_linear_helper)(x, v), 8.0 * v)
+
+
+def unpacks_a_constant_in_one_branch(x):
+    v = x * 2.0
+    if np.sum(x) < 0.0:
+        w, v = stop_gradient((np.ones(2), np.full(2, 3.0)))
+    return np.sum(np.tanh(v) * x)
+
+
+@pytest.mark.parametrize("x", [np.array([0.5, 0.25]), np.array([-0.5, -0.25])])
+def test_hvp_where_a_branch_unpacks_a_constant_into_a_varied_name(x):
+    """The unpacked names get zero tangents (found by the fuzzer: UnboundLocalError in hvp
+    code, the tangent set on the other branch only)."""
+    v = np.array([0.3, -0.7])
+    expected = directional_fd(grad(unpacks_a_constant_in_one_branch), (x,), 0, v, eps=1e-5)
+    np.testing.assert_allclose(hvp(unpacks_a_constant_in_one_branch)(x, v), expected, rtol=1e-5, atol=1e-8)

@@ -13,7 +13,7 @@ from typing import Any
 import libcst as cst
 
 from ..errors import NoGradientRuleError, S2SADError
-from ..ir import Assign, Call, Function, If, Loop, Operand, Raw, Return, Stmt, Var
+from ..ir import Assign, Call, Function, If, Loop, Opaque, Operand, Raw, Return, Stmt, Var
 from ..rules.complex_rules import REAL_ONLY
 from ..rules.registry import REGISTRY, SETITEM
 from .activity import Activity
@@ -122,10 +122,12 @@ class Forward:
     def assign(self, s: Assign) -> list[Stmt]:
         v = s.value
         if isinstance(s.target, tuple):
-            if isinstance(v, Var) and v.name in self.active:
+            if isinstance(v, Var) and self.tangent(v):
                 names = ", ".join(self.tname(t) for t in s.target)
                 self.defined.update(self.tname(t) for t in s.target)
                 return [s, Raw(f"{names} = {self.tname(v.name)}", frozenset({self.tname(v.name)}), s.loc)]
+            if isinstance(v, (Var, Opaque)):  # unpacking a constant: zero tangents (a branch may vary them)
+                return [s] + [self.set(t, self.zero(t), {t}, s.loc) for t in s.target if t in self.active]
             return [s]
         if s.target is None or s.target not in self.active:
             return [s]
