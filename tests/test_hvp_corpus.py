@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import corpus
+from test_forward import directional_fd
 from s2sad import grad, hvp
 
 CASES = [c for c in corpus.CASES if not c.xfail and "stop_gradient" not in inspect.getsource(c.fn)]
@@ -31,11 +32,7 @@ def test_hvp_matches_finite_differences_of_the_gradient(case):
         v = rng.normal(size=np.shape(x))
         v = float(v) if isinstance(x, float) else v
         got = hvp(case.fn, wrt=k)(*args, v)
-        gradient = grad(case.fn, wrt=k)
-        eps = 1e-5
-        plus, minus = list(args), list(args)
-        plus[k], minus[k] = x + eps * v, x - eps * v
-        want = (np.asarray(gradient(*plus)) - np.asarray(gradient(*minus))) / (2 * eps)
+        want = directional_fd(grad(case.fn, wrt=k), args, k, v, eps=1e-5)
         assert np.shape(got) == np.shape(x)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5,
                                    err_msg=f"hvp of {case.id} with respect to {case.params[k]}")
