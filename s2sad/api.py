@@ -554,9 +554,17 @@ def jvp_source(f: Callable[..., Any], wrt: Wrt = 0) -> str:
 
 
 @user_errors
-def adjoint_source(f: Callable[..., Any], wrt: Wrt = 0) -> str:
-    """The source of the generated gradient function, exactly as the CLI prints it."""
-    return grad(f, wrt).__s2sad_source__
+def adjoint_source(f: Callable[..., Any], wrt: Wrt = 0, *, standalone: bool = False) -> str:
+    """The source of the generated gradient function, exactly as the CLI prints it.
+
+    ``standalone=True``: a module whose only import is NumPy (s2sad's helpers, the user's
+    functions it calls and the constants it reads are copied into it)."""
+    text = grad(f, wrt).__s2sad_source__
+    if not standalone:
+        return text
+    from .standalone import make_standalone
+
+    return make_standalone(text, _unwrap(f))
 
 
 class Differentiable:

@@ -66,6 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=("reverse", "forward", "hvp"), default="reverse",
                    help="reverse: the gradient (default); forward: the Jacobian-vector product; "
                         "hvp: the Hessian-vector product (forward mode over the gradient code)")
+    p.add_argument("--standalone", action="store_true",
+                   help="a module that needs only NumPy: s2sad's helpers, the functions it calls and "
+                        "the constants it reads are copied into it")
     p.add_argument("--stages", action="store_true", help="print the code after every compiler pass")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
     return p
@@ -197,6 +200,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 code = _build(fn, wrt, "grad" if args.mode == "reverse" else "jvp",
                               stages).__s2sad_source__
+            if args.standalone and not args.stages:
+                from .standalone import make_standalone
+
+                code = make_standalone(code, _unwrap(fn))
         for w in caught:
             print(f"warning: {w.message}", file=sys.stderr)
     except (S2SADError, CLIError) as exc:
