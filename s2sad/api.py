@@ -15,7 +15,7 @@ import numpy as np
 from .cache import Check, absolute_checks, bind, hold, holds, merge, own_checks, relative_checks
 from .errors import HasAuxError, Location, S2SADError, SourceError, UnsupportedSyntaxError, WrtError, ZeroGradientWarning
 from .runtime import check_wrt, seed, zeros_grad
-from .tracebacks import user_errors
+from .tracebacks import debugging, user_errors
 from .passes.source import call_signature, forwarding_signature, no_source_message, read_source, relocate
 
 if TYPE_CHECKING:
@@ -238,7 +238,8 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
     """The generated ``kind`` of ``f``; ``split=False`` for code that will itself be
     differentiated: a callee's vjp then recomputes the callee's forward pass."""
     fn = _unwrap(f)
-    fast = (tuple(wrt) if isinstance(wrt, list) else wrt, kind, split)
+    debug = debugging()
+    fast = (tuple(wrt) if isinstance(wrt, list) else wrt, kind, split, debug)
     if show is None:
         try:
             out, valid = _bound[fn][fast]  # the cached call path: a lookup, a few identity checks
@@ -259,7 +260,7 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
     if not isinstance(fn, types.FunctionType):
         read_source(fn)  # raises the appropriate SourceError
     names, multiple = _wrt_names(fn, wrt)
-    key = (names, multiple, kind, split)
+    key = (names, multiple, kind, split, debug)
     # functions, not code objects: one decorator's wrapper code serves many functions
     in_progress = _compiling.__dict__.setdefault("functions", [])
     if fn in in_progress:
@@ -284,7 +285,7 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
                     if kind in CALLEE_KINDS or nested:  # the caller decided what is active
                         warnings.simplefilter("ignore", ZeroGradientWarning)
                     try:
-                        state = run(State(fn, names, multiple, kind, split), show)
+                        state = run(State(fn, names, multiple, kind, split, debug), show)
                     except S2SADError as exc:
                         relocate(exc)  # (found in generated code differentiated again)
                         raise

@@ -28,6 +28,7 @@ class State:
     multiple: bool
     kind: str  # "grad", "value_and_grad", "jvp", or one of ir.CALLEE_KINDS
     split: bool = True  # a callee's forward values kept for its backward pass (not replayed)
+    keep_values: bool = False  # no stand-ins (S2SAD_DEBUG=1): a debugger sees real values
     source: source.FunctionSource | None = None
     parsed: parse.Parsed | None = None
     resolution: resolve.Resolution | None = None
@@ -106,7 +107,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("activity", _run_activity, lambda s: _show_ir(s, annotate=True)),
     Pass("reverse", lambda s: setattr(s, "adjoint", reverse.generate(s.ir, s.source, s.wrt, s.multiple, s.kind, s.activity, s.split)),
          lambda s: codegen.render(s.adjoint, s.kind)[0]),
-    Pass("optimize", lambda s: setattr(s, "adjoint", optimize.optimize(s.adjoint)),
+    Pass("optimize", lambda s: setattr(s, "adjoint", optimize.optimize(s.adjoint, s.keep_values)),
          lambda s: codegen.render(s.adjoint, s.kind)[0]),
     Pass("codegen", _run_codegen, lambda s: s.text),
 )

@@ -453,3 +453,21 @@ def test_a_loop_reduces_a_gradient_to_the_operand_at_once():
     assert "append((a," not in code and "stand_in(a)" not in code, code
     negated = s2sad.adjoint_source(negated_chain_in_loop, wrt="x")
     assert "dx += -unbroadcast(da_add_c, x)" in negated, negated
+
+
+def test_debug_mode_keeps_every_forward_value_for_a_debugger(monkeypatch):
+    """S2SAD_DEBUG=1: no stand-ins and no buffer reuse, so pdb shows z and log_p as they are;
+    the generic code comes back once the variable is unset (a separate cache entry)."""
+    rng = np.random.default_rng(1)
+    logits, Y = rng.normal(size=(4, 3)), np.eye(3)[rng.integers(0, 3, 4)]
+    optimized = s2sad.grad(cross_entropy, wrt="logits")
+    monkeypatch.setenv("S2SAD_DEBUG", "1")
+    debug = s2sad.grad(cross_entropy, wrt="logits")
+    assert debug is not optimized
+    for helper in ("stand_in", "mul_into("):
+        assert helper in optimized.__s2sad_source__ and helper not in debug.__s2sad_source__
+    assert "log_p = z - log_sum_exp_z" in forward_of(debug.__s2sad_source__)
+    np.testing.assert_allclose(debug(logits, Y), optimized(logits, Y), rtol=1e-14)
+    assert_grad_matches(cross_entropy, [logits, Y], wrt=0)
+    monkeypatch.delenv("S2SAD_DEBUG")
+    assert s2sad.grad(cross_entropy, wrt="logits") is optimized

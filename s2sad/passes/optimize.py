@@ -64,13 +64,14 @@ def _raws(stmts: list[Stmt]) -> list[Raw]:
     return [s for s in statements(stmts) if isinstance(s, Raw)]
 
 
-def optimize(adj: Adjoint) -> Adjoint:
+def optimize(adj: Adjoint, keep_values: bool = False) -> Adjoint:
+    """``keep_values``: no stand-ins, so that a debugger shows every forward value."""
     _share_repeated(adj)
     returned = set(operand_reads(adj.value)) if adj.kind != "vjp" and adj.value_needed else set()
     returned |= {n for r in adj.results for n in _names(r)}
     pinned = returned | _backward_reads(adj) | set(adj.wrt) | _names(adj.seed or "")
     control = _control_reads(adj.forward)
-    shaped = _shape_only(adj) - returned - set(adj.wrt) - control
+    shaped = set() if keep_values else _shape_only(adj) - returned - set(adj.wrt) - control
     stmts = list(assigns(adj.forward))
     needed = _closure(pinned - shaped | control, stmts)
     if shaped - needed:
@@ -83,11 +84,12 @@ def optimize(adj: Adjoint) -> Adjoint:
     uses.update(n for s in _ifs(adj.forward) for n in operand_reads(s.test))
     origin = {t: reads(s.value) for s in assigns(adj.forward) for t in s.targets}
     adj.forward = _fold(adj.forward, uses, pinned | _saved(adj.forward))
-    if adj.backward:
+    if adj.backward and not keep_values:
         for name in assigned_names(adj.forward):
             origin.pop(name, None)  # only folded temporaries stand for their reads
         adj.forward = _release(adj, returned | set(adj.wrt) | set(adj.fn.params), origin)
-    _reuse_dead_factors(adj, returned | _names(adj.seed or "") | set(operand_reads(adj.value)))
+    if not keep_values:
+        _reuse_dead_factors(adj, returned | _names(adj.seed or "") | set(operand_reads(adj.value)))
     return adj
 
 
