@@ -752,7 +752,7 @@ def array_grad(g: Any, obj: Any) -> Any:
     """Gradient of ``np.array(obj)`` for nested lists/tuples of scalars and arrays."""
     if isinstance(obj, (list, tuple)):
         return type(obj)(array_grad(g[i], o) for i, o in enumerate(obj))
-    return g if np.ndim(obj) else g[()]
+    return g if np.ndim(obj) or not isinstance(g, np.ndarray) else g[()]
 
 
 def _is_basic_index(index: Any) -> bool:

@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from s2sad import adjoint_source, grad
+from s2sad import adjoint_source, grad, vjp
 
 from gradcheck import numerical_grad
 
@@ -252,3 +252,14 @@ def test_the_run_time_check_repeats_numpys_assignment(index, view, refused):
     else:
         check_assignment_order(x, index, view(x), "here")
     np.testing.assert_array_equal(x, np.arange(6.0))  # the check changes nothing
+
+
+def test_vjp_of_np_array_of_a_float_takes_a_float_cotangent():
+    """np.array(3.0) is a 0-d array; the pullback of a plain float cotangent gives a float
+    (it raised TypeError inside array_grad)."""
+    def fun(x):
+        return np.array(x)
+
+    value, pullback = vjp(fun)(3.0)
+    assert value == 3.0 and pullback(2.0) == 2.0
+    assert pullback(np.array(2.0)) == 2.0
