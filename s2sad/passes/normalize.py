@@ -1209,6 +1209,12 @@ class Normalizer:
                     cst.Arg(cst.Name(n), keyword=cst.Name(n), equal=cst.AssignEqual(
                         cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
                     for n in self.closure_args.get(func.value, ()))])
+            elif key is MISSING and (made := self.derivative(func)) is not None:
+                # ``grad(fun)(x)`` in the differentiated code: the generated gradient is a
+                # function with source like any other callee (differentiated at second order)
+                key = made
+                fnode = cst.Name(self.fn.fresh(made.__name__))
+                self.fn.free[fnode.value] = made
             elif key is MISSING:
                 key = _LocalCallee(self.parsed.code(func).strip())
             elif isinstance(func, cst.Attribute) and isinstance(getattr(key, "__self__", None), np.ndarray):
@@ -1238,6 +1244,25 @@ class Normalizer:
         word = func.attr.value if isinstance(func, cst.Attribute) else (
             func.value if isinstance(func, cst.Name) else "call")
         return self.apply(key, args, kwargs, primal, node, target, word, nodes, kw_nodes)
+
+    def derivative(self, func: cst.BaseExpression) -> Any:
+        """The function ``grad(fun, ...)`` / ``value_and_grad(fun, ...)`` makes, when ``func``
+        is such a call of s2sad's API on a function s2sad can name and literal options."""
+        if not isinstance(func, cst.Call) or not func.args or func.args[0].keyword or any(a.star for a in func.args):
+            return None
+        api = self.res.object(func.func)
+        if getattr(api, "__module__", None) != "s2sad.api" or getattr(api, "__name__", None) not in _DERIVATIVES:
+            return None
+        target = self.res.object(func.args[0].value)
+        if target is MISSING or not callable(target):
+            return None
+        try:
+            options = [ast.literal_eval(self.parsed.code(a.value).strip()) for a in func.args[1:]]
+        except (ValueError, SyntaxError):
+            return None
+        positional = [v for a, v in zip(func.args[1:], options) if a.keyword is None]
+        keywords = {a.keyword.value: v for a, v in zip(func.args[1:], options) if a.keyword is not None}
+        return api(target, *positional, **keywords)
 
     def unstar(self, arg: cst.Arg) -> list[cst.Arg]:
         """``*t`` as ``t[0], t[1], ...`` when t's length is known; ``**{"k": v}`` as ``k=v``."""
@@ -1663,6 +1688,10 @@ def _has_walrus(node: cst.CSTNode) -> bool:
 
 def _before(a: Any, b: Any) -> bool:
     return (a.line, a.column) < (b.line, b.column)
+
+
+#: s2sad functions whose result a differentiated function may call: ``grad(fun)(x)``
+_DERIVATIVES = ("grad", "value_and_grad")
 
 
 class _LocalCallee:
