@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from s2sad import adjoint_source, grad, vjp
+from s2sad import NoGradientRuleError, adjoint_source, grad, vjp
 
 from gradcheck import numerical_grad
 
@@ -263,3 +263,24 @@ def test_vjp_of_np_array_of_a_float_takes_a_float_cotangent():
     value, pullback = vjp(fun)(3.0)
     assert value == 3.0 and pullback(2.0) == 2.0
     assert pullback(np.array(2.0)) == 2.0
+
+
+def test_dict_get_on_a_dict_built_here():
+    """d.get(k[, default]) with a literal key on a dict display whose keys are known: d[k], or
+    the default; refused where the keys are not known (a parameter, a dict changed since)."""
+    def present(x):
+        d = {"a": x, "b": x ** 2}
+        return d.get("a") + d.get("b", 0.0)
+
+    def missing(x):
+        d = {"a": x}
+        return d.get("b", x * 2) + d.get("a")
+
+    assert grad(present)(2.0) == pytest.approx(5.0)
+    assert grad(missing)(2.0) == pytest.approx(3.0)
+
+    def parameter(d, x):
+        return d.get("a", x) ** 2
+
+    with pytest.raises(NoGradientRuleError, match=r"test_containers.py:\d+:\d+: '.get'"):
+        grad(parameter)({"a": 3.0}, 2.0)

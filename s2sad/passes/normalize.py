@@ -1180,6 +1180,9 @@ class Normalizer:
             x, base = (node.with_changes(args=[cst.Arg(a.value)], lpar=[], rpar=[]) for a in node.args)
             return self.binary(cst.BinaryOperation(x, cst.Divide(), base), target)
         func = node.func
+        looked_up = self.dict_get(node)
+        if looked_up is not None:
+            return self.lower(looked_up, target)
         if isinstance(func, cst.Attribute) and func.attr.value in _LIST_METHODS and isinstance(
                 func.value, cst.Name) and func.value.value in self.res.locals:
             raise self.unsupported(node, f"'{func.value.value}.{func.attr.value}(...)' inside an "
@@ -1263,6 +1266,22 @@ class Normalizer:
         positional = [v for a, v in zip(func.args[1:], options) if a.keyword is None]
         keywords = {a.keyword.value: v for a, v in zip(func.args[1:], options) if a.keyword is not None}
         return api(target, *positional, **keywords)
+
+    def dict_get(self, node: cst.Call) -> cst.BaseExpression | None:
+        """``d.get(k, default)`` on a dict whose keys are known here (a display at the top
+        level, not changed since) with a literal key: ``d[k]`` or ``default``."""
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "get" and isinstance(func.value, cst.Name)
+                and func.value.value in self.res.locals and 1 <= len(node.args) <= 2
+                and not any(a.keyword or a.star for a in node.args)):
+            return None
+        keys = self.sizes.get(self.version.get(func.value.value, func.value.value))
+        key = _literal_key(_strip_parens(node.args[0].value))
+        if not isinstance(keys, tuple) or key is None:
+            return None
+        if key in keys:
+            return _item(func.value, node.args[0].value)
+        return node.args[1].value if len(node.args) == 2 else cst.Name("None")
 
     def unstar(self, arg: cst.Arg) -> list[cst.Arg]:
         """``*t`` as ``t[0], t[1], ...`` when t's length is known; ``**{"k": v}`` as ``k=v``."""
