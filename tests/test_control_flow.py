@@ -4,9 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import s2sad
 from s2sad import grad
 
-from gradcheck import numerical_grad
+from gradcheck import assert_grad_matches, numerical_grad
 
 
 def read_in_next_iteration(x):
@@ -103,3 +104,42 @@ def test_a_loop_that_runs_no_iteration_leaves_its_target_as_it_was(n):
     x = np.array([0.3, -0.5, 0.8])
     for f in (loop_target_bound_before, inner_target_handed_on):
         np.testing.assert_allclose(grad(f)(x, n), numerical_grad(f, (x, n), 0), rtol=1e-6, atol=1e-9)
+
+
+def same_condition(x):
+    c = np.sum(x) > 0
+    if c:
+        a = x * x
+    else:
+        b = -x
+    if c:
+        y = np.sum(a * x)
+    else:
+        y = np.sum(b * x)
+    return y
+
+
+def cubic_or_square(x):
+    if x > 0:
+        y = x * x * x
+    else:
+        y = -x * x
+    return y
+
+
+@pytest.mark.parametrize("x", [np.array([1.0, 2.0]), np.array([-1.0, -2.0])])
+def test_a_name_bound_on_one_path_and_read_under_the_same_condition(x):
+    """``a`` is bound only where c holds and read only where c holds again: the adjoint's
+    zero for it, made before the second if, raised UnboundLocalError where c is false."""
+    assert_grad_matches(same_condition, [x], wrt=0)
+    h = 1e-5
+    g = s2sad.grad(same_condition)
+    v = np.array([0.3, -0.7])
+    np.testing.assert_allclose(s2sad.hvp(same_condition)(x, v), (g(x + h * v) - g(x - h * v)) / (2 * h),
+                               rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("x, expected", [(2.0, 12.0), (-2.0, -2.0)])
+def test_reverse_over_reverse_through_a_branch(x, expected):
+    """grad(grad(f)) of a branch: the second pass reads the first's branch-local values."""
+    assert s2sad.grad(s2sad.grad(cubic_or_square))(x) == pytest.approx(expected)

@@ -1102,7 +1102,13 @@ class Normalizer:
                 self.share(result.name, reads)
             return result
         if isinstance(node, cst.Name):
-            return self.emit_operand(Var(self.version.get(node.value, node.value)), target)
+            version = self.version.get(node.value, node.value)
+            if version in self.unbound_in:
+                # read after a branch that binds it on one path only (under the same condition
+                # again, say): the adjoint starts from its zero before that read, so it must
+                # exist on every path
+                self.bind_everywhere(version)
+            return self.emit_operand(Var(version), target)
         if isinstance(node, cst.BinaryOperation):
             return self.binary(node, target)
         if isinstance(node, cst.UnaryOperation):
