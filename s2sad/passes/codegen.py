@@ -25,7 +25,7 @@ from ..rules.registry import SETITEM, USER_OBJECTS, is_atomic
 from ..sentinel import MISSING
 from ..runtime import concat
 from ..errors import Location
-from ..ir import VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var, statements
+from ..ir import VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var, statements, wrt_parameter
 from .reverse import Adjoint, Line, Out, runtime_object
 from .source import GENERATED_LINES
 
@@ -191,7 +191,9 @@ def render(adj: Adjoint, kind: str) -> tuple[str, str]:
     name = adj.name
     body: list[str] = []
     if kind in ("grad", "value_and_grad"):  # a callee's arguments come from generated code
-        body += [f'{adj.use("check_wrt")}({p}, "{p}")' for p in adj.wrt]
+        body += [f'{adj.use("check_wrt")}({p}, "{p}")' if wrt_parameter(p) == p else
+                 f'{adj.use("check_wrt_item")}({wrt_parameter(p)}, {p[len(wrt_parameter(p)) + 1:-1]}, "{p}")'
+                 for p in adj.wrt]
     body += render_forward(adj.forward, adj.use)
     value = _operand_code(adj.value)
     if adj.value_copy and kind in VALUE_KINDS:
