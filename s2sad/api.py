@@ -258,19 +258,19 @@ class _Recursive:
     _depth = threading.local()  # recursive calls running in this thread
 
     def __init__(self, fn: types.FunctionType, chain: tuple[tuple[Any, str, bool], ...]) -> None:
+        from .ir import CALLEE_KINDS
+
         self.fn = fn
         self.chain = chain
-        wrt, last, _ = chain[-1]
-        suffix = ""
-        if len(chain) == 1 and last != "jvp":  # named as generate names the code it calls
-            from .ir import CALLEE_KINDS
-
-            names = wrt if isinstance(wrt, tuple) else (wrt,)
-            if last in CALLEE_KINDS and set(names) != set(inspect.signature(fn).parameters):
-                suffix = "_wrt_" + "_".join(re.sub(r"\W", "", p) for p in names)
         lambda_name = read_source(fn).lambda_name  # a lambda is named by the name it is bound to
         self.shown = lambda_name or fn.__qualname__
-        self.__name__ = f"{'forward' if last == 'split' else last.removeprefix('callee_')}_{lambda_name or fn.__name__}{suffix}"
+        name = lambda_name or fn.__name__
+        for i, (wrt, kind, _) in enumerate(chain):  # the name the generated code has
+            names = wrt if isinstance(wrt, tuple) else (wrt,)
+            suffix = "_wrt_" + "_".join(re.sub(r"\W", "", p) for p in names) if (
+                i == 0 and kind in CALLEE_KINDS and set(names) != set(inspect.signature(fn).parameters)) else ""
+            name = f"{'forward' if kind == 'split' else kind.removeprefix('callee_')}_{name}{suffix}"
+        self.__name__ = name
         self.__s2sad_source__ = (f"# {self.__name__}: calls the code generated for "
                                  f"{self.shown} (a recursive call)\n")
         self.__signature__ = _generated_signature(fn, chain)

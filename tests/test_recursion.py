@@ -8,14 +8,18 @@ and ``jvp`` against the gradient.  Past Python's recursion limit the generated c
 """
 from __future__ import annotations
 
+import functools
 import inspect
+import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
 
 import s2sad
 from s2sad import adjoint_source, grad, hvp, jvp, value_and_grad, vjp
+from s2sad.cli import main
 
 from gradcheck import assert_grad_matches
 
@@ -207,6 +211,92 @@ def test_user_inputs_are_not_changed():
     xs = [0.3, -0.2, 0.9]
     assert grad(total)(xs, 0) == pytest.approx([0.6, -0.4, 1.8])
     assert xs == [0.3, -0.2, 0.9]
+
+
+def make_recursive(scale):
+    def shrink(x, n):
+        if n == 0:
+            return np.sum(np.sin(x)) * scale
+        return shrink(x * 2.0, n - 1)
+    return shrink
+
+
+def test_closures_of_one_code_recurse_into_their_own_function():
+    # the two functions share their code; each one's recursive call is its own
+    x = vector()
+    once, thrice = make_recursive(1.0), make_recursive(3.0)
+    for f, scale in ((once, 1.0), (thrice, 3.0), (once, 1.0)):
+        np.testing.assert_allclose(grad(f)(x, 2), scale * 4 * np.cos(4 * x), rtol=1e-12)
+
+
+@s2sad.differentiate
+def decorated(x, n):
+    if n == 0:
+        return np.sum(np.sin(x))
+    return decorated(x * 2.0, n - 1)
+
+
+def logged(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+@logged
+def wrapped(x, n):
+    if n == 0:
+        return np.sum(np.sin(x))
+    return wrapped(x * 2.0, n - 1) * 1.5
+
+
+def test_decorated_recursive_functions():
+    x = vector()
+    np.testing.assert_allclose(decorated.grad(x, 2), 4 * np.cos(4 * x), rtol=1e-12)
+    assert_grad_matches(wrapped, (x, 2), 0)
+    np.testing.assert_allclose(hvp(wrapped)(x, 2, x), -2.25 * 16 * np.sin(4 * x) * x, rtol=1e-10)
+
+
+def test_cli_prints_the_recursive_code(capsys):
+    assert main([f"{__file__}:sines", "--wrt", "x"]) == 0
+    assert "forward_sines_wrt_x(np.sin(x), n - 1)" in capsys.readouterr().out
+
+
+RECURSIVE_MODULE = textwrap.dedent('''
+    import numpy as np
+
+
+    def sines(x, n):
+        if n == 0:
+            return np.sum(x ** 2)
+        y = sines(np.sin(x), n - 1)
+        return y * 1.5 + np.sum(x)
+''')
+
+
+@pytest.mark.parametrize("mode, call, expected", [
+    ("reverse", "fn(x, 3)", "s2sad.grad(user.sines)(x, 3)"),
+    ("forward", "fn(x, 3, v)[1]", "s2sad.jvp(user.sines)(x, 3, v)[1]"),
+    ("hvp", "fn(x, 3, v)[1]", "s2sad.hvp(user.sines)(x, 3, v)"),
+])
+def test_the_written_module_recurses_into_itself(tmp_path, capsys, mode, call, expected):
+    # the recursive call's name is bound to the generated function it calls
+    (tmp_path / "user.py").write_text(RECURSIVE_MODULE)
+    out = tmp_path / "written.py"
+    assert main([f"{tmp_path / 'user.py'}:sines", "--mode", mode, "--output", str(out)]) == 0
+    capsys.readouterr()
+    name = next(line.split("(")[0][4:] for line in out.read_text().splitlines() if line.startswith("def "))
+    probe = textwrap.dedent(f'''
+        import numpy as np
+        import s2sad
+        import user
+        import written
+        x, v = np.array([0.3, -0.5, 0.7]), np.array([1.0, 0.5, -2.0])
+        fn = written.{name}
+        np.testing.assert_allclose({call}, {expected}, rtol=1e-12)
+    ''')
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 # --- the depth limit -----------------------------------------------------------------------

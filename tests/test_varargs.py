@@ -76,6 +76,14 @@ def calls_weighted(x, w, c):
     return weighted(x, w=np.cos(w), c=c) * 3.0
 
 
+def product(*values):
+    return values[0] * values[1]
+
+
+def same_value_twice(x):
+    return np.sum(product(x, x))
+
+
 def calls_through_items(a, b):
     s = squares(a, np.sin(b))  # not returned: the callee's forward and backward passes
     return s * np.sum(a)
@@ -93,6 +101,7 @@ def calls_through_items(a, b):
     (splat_display, (vector(), vector()), (0, 1)),
     (calls_weighted, (vector(), vector(), 0.8), (0, 1, 2)),
     (calls_through_items, (vector(), vector()), (0, 1)),
+    (same_value_twice, (vector(),), 0),
 ])
 def test_gradient_matches_finite_differences(f, args, wrt):
     assert_grad_matches(f, args, wrt)

@@ -228,7 +228,9 @@ def _returned_grads(adj: Adjoint) -> str:
 
 
 def _callees(adj: Adjoint) -> str:
-    return "".join("\n\n" + f.__s2sad_source__ for f in adj.callees.values())
+    # a callee this code calls under another name (its own name was taken) is also bound to it
+    return "".join("\n\n" + f.__s2sad_source__ + (f"{name} = {f.__name__}\n" if name != f.__name__ else "")
+                   for name, f in adj.callees.items())
 
 
 def _render_split(adj: Adjoint, forward: list[str], value: str) -> tuple[str, str]:

@@ -137,7 +137,7 @@ class Forward:
             src = self.tangent(v)
             return [s, self.set(t, src or self.zero(t), {src} if src else {t}, s.loc)]
         if isinstance(v, Call) and v.function is not None:
-            if not any(self.tangent(op) for p, op in v.args.items() if not p.startswith("*")):
+            if not any(self.tangent(op) for op in v.args.values()):
                 return [s, self.set(t, self.zero(t), {t}, s.loc)]  # no varied argument here
             return [self.user_call(s, v)]
         if not isinstance(v, Call) or v.rule is None:
@@ -215,8 +215,7 @@ class Forward:
 
     def user_call(self, s: Assign, v: Call) -> Raw:
         """``y, y_dot = jvp_f((a_dot, b_dot), a, b)``: the callee's own tangent code."""
-        active = [(p, tan) for p, op in v.args.items()
-                  if not p.startswith("*") and (tan := self.tangent(op))]
+        active = [(p, tan) for p, op in v.args.items() if (tan := self.tangent(op))]
         try:
             jvp = self.adj.callee(v.function, tuple(p for p, _ in active), "jvp")
         except S2SADError as exc:

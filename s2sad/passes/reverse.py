@@ -441,7 +441,7 @@ class Reverser:
         with no ``g``, ``da, db = grad_f(a, b)``, the callee's gradient, seeded by itself (and
         with ``value``, ``value, (da, db) = value_and_grad_f(a, b)``)."""
         active = [(p, op.name) for p, op in v.args.items()
-                  if isinstance(op, Var) and op.name in self.active and not p.startswith("*")]
+                  if isinstance(op, Var) and op.name in self.active]
         if not active:
             return
         split = g is not None and self.adj.split
@@ -495,7 +495,7 @@ class Reverser:
                 found[v.name] = None
             elif isinstance(v, Call) and (v.rule is not None or v.function is not None):
                 for p, op in v.args.items():
-                    differentiable = p in v.rule.vjps if v.rule else not p.startswith("*")
+                    differentiable = v.rule is None or p in v.rule.vjps
                     if differentiable and isinstance(op, Var) and op.name in self.active:
                         found[op.name] = None
         return list(found)
