@@ -182,12 +182,17 @@ def test_hvp_and_jvp():
             assert derivative == pytest.approx(np.sum(grad(f, k)(*args) * v))
 
 
-def test_hvp_through_a_splat():
+def test_hvp_and_jvp_through_a_splat():
     x, p = vector(), (vector(), vector())
     v = vector()
     eps = 1e-5
     want = (grad(splat_after_named)(x + eps * v, p) - grad(splat_after_named)(x - eps * v, p)) / (2 * eps)
     np.testing.assert_allclose(hvp(splat_after_named)(x, p, v), want, rtol=1e-5, atol=1e-7)
+    tangents = (vector(), vector())
+    value, derivative = jvp(splat_after_named, 1)(x, p, tangents)
+    assert value == pytest.approx(splat_after_named(x, p))
+    g = grad(splat_after_named, 1)(x, p)
+    assert derivative == pytest.approx(sum(np.sum(gi * ti) for gi, ti in zip(g, tangents)))
 
 
 def test_jacobian_hessian_and_vjp_by_position():
