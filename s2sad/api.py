@@ -1,8 +1,12 @@
 """The public API: grad, value_and_grad, differentiate, adjoint_source."""
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
+import linecache
+import re
+import sys
 import threading
 import types
 import warnings
@@ -13,8 +17,9 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 import numpy as np
 
 from .cache import Check, absolute_checks, bind, hold, holds, merge, own_checks, relative_checks
-from .errors import HasAuxError, Location, S2SADError, SourceError, UnsupportedSyntaxError, WrtError, ZeroGradientWarning
+from .errors import HasAuxError, Location, RecursionDepthError, S2SADError, SourceError, UnsupportedSyntaxError, WrtError, ZeroGradientWarning
 from .runtime import check_wrt, seed, zeros_grad
+from .runtime_more import check_wrt_item
 from .tracebacks import debugging, user_errors
 from .passes.source import call_signature, forwarding_signature, no_source_message, read_source, relocate
 
@@ -25,7 +30,7 @@ Wrt = Union[int, str, Sequence[Union[int, str]]]
 _FUNCTION = types.FunctionType
 
 _lock = threading.RLock()
-_compiling = threading.local()  # the functions this thread is generating code for
+_compiling = threading.local()  # the (function, key) pairs this thread is generating code for
 
 
 @dataclass(frozen=True)
@@ -57,30 +62,55 @@ def _wrt_names(fn: Callable[..., Any], wrt: Wrt) -> tuple[tuple[str, ...], bool]
         params = list(call_signature(fn).parameters.values())
     except (TypeError, ValueError):
         params = []
-    allowed = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    allowed = [p.name for p in params]  # *args and **kwargs too: a tuple or dict of gradients
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    star = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
+    stars = next((p.name for p in params if p.kind is p.VAR_KEYWORD), None)
     what = _describe(fn)
     names = []
     for item in items:
         if isinstance(item, bool) or not isinstance(item, (int, str)):
             raise WrtError(f"wrt must be a parameter index, a parameter name, or a tuple of them; got {item!r}")
         if isinstance(item, int):
-            if not -len(positional) <= item < len(positional):
+            if star is not None and item >= len(positional):  # an argument passed through *args
+                names.append(f"{star}[{item - len(positional)}]")
+            elif star is not None and item < 0:
+                raise WrtError(
+                    f"wrt={item}: {what} takes *{star}, so positions counted from the end are not "
+                    f"known before the call; count from the start (wrt=0 is the first argument)")
+            elif not -len(positional) <= item < len(positional):
                 raise WrtError(
                     f"wrt={item} is out of range: {what} has {len(positional)} positional "
                     f"parameter(s) ({', '.join(positional) or 'none'})")
-            names.append(positional[item])
-        elif item not in allowed:
+            else:
+                names.append(positional[item])
+        elif item in allowed:
+            names.append(item)
+        elif _passed_through(item, star, stars) is not None:
+            names.append(_passed_through(item, star, stars))
+        else:
             raise WrtError(
                 f"wrt={item!r} names no parameter of {what}; its parameters are "
                 f"{', '.join(allowed) or 'none'}" + _bound_note(fn, item))
-        else:
-            names.append(item)
     if len(set(names)) != len(names):
         raise WrtError(f"wrt={wrt!r} names a parameter twice")
     if not names:
         raise WrtError("wrt is empty; name at least one parameter")
     return tuple(names), multiple
+
+
+def _passed_through(item: str, star: str | None, stars: str | None) -> str | None:
+    """``item`` as the wrt name of an argument passed through ``*star`` (``"args[1]"``) or
+    ``**stars`` (``"kw['scale']"``, or just ``"scale"``); None if it names none."""
+    if stars is not None and item.isidentifier():
+        return f"{stars}[{item!r}]"
+    match = re.fullmatch(r"(\w+)\[(\d+|'\w+'|\"\w+\")\]", item)
+    if match is None:
+        return None
+    key = ast.literal_eval(match.group(2))
+    if match.group(1) == (star if isinstance(key, int) else stars):
+        return f"{match.group(1)}[{key!r}]"
+    return None
 
 
 def _describe(f: Any) -> str:
@@ -219,6 +249,93 @@ class _Dispatch:
 _dispatchers: dict[tuple[Any, ...], _Dispatch] = {}
 
 
+class _Recursive:
+    """A recursive call in generated code: the code generated for ``fn`` (transformed in turn
+    by each ``(wrt, kind, split)`` of ``chain``), looked up when called, since it is being
+    generated when the call is compiled.  Each activation of the generated code keeps its own
+    tape.  Code that calls it can be differentiated again: its chain then grows by one."""
+
+    _depth = threading.local()  # recursive calls running in this thread
+
+    def __init__(self, fn: types.FunctionType, chain: tuple[tuple[Any, str, bool], ...]) -> None:
+        from .ir import CALLEE_KINDS
+
+        self.fn = fn
+        self.chain = chain
+        lambda_name = read_source(fn).lambda_name  # a lambda is named by the name it is bound to
+        self.shown = lambda_name or fn.__qualname__
+        name = lambda_name or fn.__name__
+        for i, (wrt, kind, _) in enumerate(chain):  # the name the generated code has
+            names = wrt if isinstance(wrt, tuple) else (wrt,)
+            suffix = "_wrt_" + "_".join(re.sub(r"\W", "", p) for p in names) if (
+                i == 0 and kind in CALLEE_KINDS and set(names) != set(inspect.signature(fn).parameters)) else ""
+            name = f"{'forward' if kind == 'split' else kind.removeprefix('callee_')}_{name}{suffix}"
+        self.__name__ = name
+        self.__s2sad_source__ = (f"# {self.__name__}: calls the code generated for "
+                                 f"{self.shown} (a recursive call)\n")
+        self.__signature__ = _generated_signature(fn, chain)
+
+    def adjoint(self, wrt: tuple[str, ...], kind: str, split: bool) -> "_Recursive":
+        # the parameters of the generated code, by name or by position in the call
+        items = tuple(int(p) if p.isdigit() else p for p in wrt)
+        return _recursive(self.fn, (*self.chain, (items if len(items) > 1 else items[0], kind, split)))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        out: Any = self.fn
+        for wrt, kind, split in self.chain:
+            out = _build(out, wrt, kind, split=split)
+        if self.chain[-1][1] == "jvp":  # the tangent, passed by keyword
+            kwargs[_tangent_parameter(out)] = kwargs.pop("tangent")
+        depth = getattr(self._depth, "n", 0)
+        self._depth.n = depth + 1
+        try:
+            return out(*args, **kwargs)
+        except RecursionError:
+            if depth:  # the outermost recursive call reports it, with the stack unwound
+                raise
+            raise RecursionDepthError(
+                f"{self.shown} recursed past Python's recursion limit "
+                f"(sys.getrecursionlimit() = {sys.getrecursionlimit()}) in its generated "
+                f"derivative code, which takes about two Python frames per level of recursion; "
+                f"write the recursion as a loop, or raise the limit with sys.setrecursionlimit(...)",
+                _definition(self.fn)) from None
+        finally:
+            self._depth.n = depth
+
+
+def _generated_signature(fn: types.FunctionType, chain: tuple[tuple[Any, str, bool], ...]) -> inspect.Signature:
+    """The parameters of the code generated for ``fn`` by ``chain``: ``fn``'s, after a
+    cotangent per vjp, with a keyword-only tangent for a jvp (their names are not known
+    before the code is generated: callers pass them by position, and the tangent as ``tangent=``)."""
+    params = list(call_signature(fn).parameters.values())
+    for i, (_, kind, _) in enumerate(chain):
+        if kind == "vjp":
+            params.insert(0, inspect.Parameter(f"s2sad_cotangent_{i}", inspect.Parameter.POSITIONAL_ONLY))
+        elif kind == "jvp":
+            at = next((k for k, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+            params.insert(at, inspect.Parameter("tangent", inspect.Parameter.KEYWORD_ONLY))
+    return inspect.Signature(params)
+
+
+_recursions: "weakref.WeakKeyDictionary[types.FunctionType, dict[tuple[Any, ...], _Recursive]]" = (
+    weakref.WeakKeyDictionary())
+
+
+def _recursive(fn: types.FunctionType, chain: tuple[tuple[Any, str, bool], ...]) -> _Recursive:
+    """The one :class:`_Recursive` for ``fn`` and ``chain`` (generated code names each callee once)."""
+    known = _recursions.setdefault(fn, {})
+    if chain not in known:
+        known[chain] = _Recursive(fn, chain)
+    return known[chain]
+
+
+def _definition(fn: types.FunctionType) -> Location:
+    """Where ``fn`` is defined: its ``def`` line."""
+    code = fn.__code__
+    return Location(code.co_filename, code.co_firstlineno, 1,
+                    linecache.getline(code.co_filename, code.co_firstlineno))
+
+
 def _argnums(wrt: Wrt | None, argnums: int | Sequence[int] | None) -> Wrt:
     """``wrt``, or JAX's ``argnums`` (parameter indices) in its place; by default the first."""
     if argnums is None:
@@ -263,10 +380,8 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
     key = (names, multiple, kind, split, debug)
     # functions, not code objects: one decorator's wrapper code serves many functions
     in_progress = _compiling.__dict__.setdefault("functions", [])
-    if fn in in_progress:
-        raise UnsupportedSyntaxError(
-            f"{fn.__qualname__} calls itself (directly or through other functions); recursion is "
-            f"not supported: write it as a loop")
+    if (fn, key) in in_progress:  # a recursive call: the code being generated, looked up when called
+        return _recursive(fn, ((names if multiple else names[0], kind, split),))
     with _lock:
         bound = _bound.get(fn)
         if bound is not None and key in bound and show is None and bound[key][1]():
@@ -279,7 +394,7 @@ def _build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None 
             entry = None
         if entry is None:
             nested = bool(in_progress)
-            in_progress.append(fn)
+            in_progress.append((fn, key))
             try:
                 with warnings.catch_warnings():
                     if kind in CALLEE_KINDS or nested:  # the caller decided what is active
@@ -371,7 +486,10 @@ def _with_aux(f: Callable[..., Any], wrt: Wrt, value: bool) -> Callable[..., Any
     def aux_call(*args: Any, **kwargs: Any) -> Any:
         given = signature.bind(*args, **kwargs).arguments
         for name in names:  # as grad checks them (the split form leaves that to its caller)
-            if name in given:
+            param = name.split("[", 1)[0]  # args for args[0]: an argument passed through *args
+            if param != name:
+                check_wrt_item(given.get(param, ()), ast.literal_eval(name[len(param) + 1:-1]), name)
+            elif name in given:
                 check_wrt(given[name], name)
         out, backward = forward(*args, **kwargs)
         output, aux = _output_and_aux(f, out)
@@ -424,7 +542,7 @@ def _with_tangent(generated: Callable[..., Any], what: str, word: str) -> Callab
 
 def _tangent_parameter(generated: Callable[..., Any]) -> str:
     """The generated jvp's tangent parameter: its last one before a ``**kwargs``."""
-    if isinstance(generated, _Dispatch):
+    if isinstance(generated, (_Dispatch, _Recursive)):
         return "tangent"
     params = [p for p in inspect.signature(generated).parameters.values() if p.kind != p.VAR_KEYWORD]
     return params[-1].name
@@ -482,10 +600,16 @@ def hvp(f: Callable[..., Any], wrt: Wrt | None = None, *,
 
 def _single_position(fn: types.FunctionType, wrt: Wrt, what: str) -> tuple[str, int]:
     names, multiple = _wrt_names(fn, wrt)
-    positional = [p.name for p in call_signature(fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if multiple and len(names) != 1 or names[0] not in positional:
-        raise WrtError(f"{what} takes one positional wrt argument; call it once per argument")
+    params = call_signature(fn).parameters.values()
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    star = next((f"{p.name}[" for p in params if p.kind is p.VAR_POSITIONAL), None)
+    refusal = WrtError(f"{what} takes one positional wrt argument; call it once per argument")
+    if multiple and len(names) != 1:
+        raise refusal
+    if star is not None and names[0].startswith(star):  # args[k]: k arguments after the named ones
+        return names[0], len(positional) + int(names[0][len(star):-1])
+    if names[0] not in positional:
+        raise refusal
     return names[0], positional.index(names[0])
 
 

@@ -61,6 +61,10 @@ class WrtError(S2SADError):
     """``wrt`` names no parameter, is out of range, or is not differentiable."""
 
 
+class RecursionDepthError(S2SADError):
+    """Generated code for a recursive function recursed past Python's recursion limit."""
+
+
 class NonScalarOutputError(S2SADError):
     """The differentiated function did not return a scalar."""
 

@@ -24,6 +24,12 @@ CALLEE_KINDS = frozenset({"vjp", "split", "callee_grad", "callee_value_and_grad"
 VALUE_KINDS = frozenset({"value_and_grad", "callee_value_and_grad"})
 
 
+def wrt_parameter(name: str) -> str:
+    """The parameter a ``wrt`` name belongs to: ``args`` for ``args[0]``, an argument passed
+    through ``*args`` (and ``kw`` for ``kw['k']``, one passed through ``**kw``)."""
+    return name.split("[", 1)[0]
+
+
 @dataclass(frozen=True)
 class Var:
     """A local variable (a parameter, a user variable or a temporary)."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .errors import S2SADError
-from .ir import CALLEE_KINDS, Assign, Function, If, Loop, Opaque, Return, Var
+from .ir import CALLEE_KINDS, Assign, Function, If, Loop, Opaque, Return, Var, wrt_parameter
 from .passes import activity as activity_pass
 from .passes import codegen, forward, normalize, optimize, parse, resolve, reverse, source
 from .rules import REGISTRY
@@ -84,8 +84,9 @@ def _activity_label(stmt: Assign, act: activity_pass.Activity) -> str:
 
 
 def _run_activity(s: State) -> None:
-    s.activity = activity_pass.analyze(s.ir, s.wrt, forward=s.kind == "jvp")
-    activity_pass.warn_zero_gradients(s.ir, s.wrt, s.activity)
+    params = tuple(dict.fromkeys(wrt_parameter(p) for p in s.wrt))  # args for args[0], args[1]
+    s.activity = activity_pass.analyze(s.ir, params, forward=s.kind == "jvp")
+    activity_pass.warn_zero_gradients(s.ir, params, s.activity)
 
 
 def _run_codegen(s: State) -> None:

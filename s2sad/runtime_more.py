@@ -11,10 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from .errors import S2SADError
-from .runtime import zeros_grad
+from .errors import S2SADError, WrtError
+from .runtime import check_wrt, zeros_grad
 
 __all__ = [
+    "check_wrt_item",
     "sequence_grad",
     "sequence_jvp",
     "take_along_axis_grad",
@@ -414,3 +415,15 @@ def einsum_sublists(i: int, *args: Any) -> tuple[str, int, tuple[Any, ...]]:
 
     spec = ",".join(term(s) for s in pairs[1::2]) + ("" if out is None else "->" + term(out))
     return spec, {0: 0, 1: 1, 3: 2}[i], tuple(pairs[0::2])
+
+
+def check_wrt_item(container: Any, key: Any, name: str) -> None:
+    """``check_wrt(container[key], name)`` for an argument passed through ``*args`` (an index)
+    or ``**kwargs`` (a key), which must have been passed."""
+    if isinstance(key, int) and key >= len(container):
+        raise WrtError(f"the gradient with respect to {name} was asked for, but only {len(container)} "
+                       f"argument(s) were passed through *{name.split('[')[0]}")
+    if isinstance(key, str) and key not in container:
+        raise WrtError(f"the gradient with respect to {name} was asked for, but no keyword argument "
+                       f"{key}= was passed")
+    check_wrt(container[key], name)

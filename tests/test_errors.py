@@ -88,22 +88,27 @@ def unknown_function(x):
     return np.sum(np.abs(y))
 
 
-def power_of(n, x):
-    if n <= 1:
-        return x
-    return power_of(n - 1, x) * x
+def scaled_power(x, c):
+    # recursion is differentiated (tests/test_recursion.py); a recursive nested function
+    # that reads the enclosing function's variables is not
+    def power_of(n, y):
+        if n <= 1:
+            return y * c
+        return power_of(n - 1, y) * y
+    return power_of(3, x)
 
 
 def recursive(x):
-    return np.sum(power_of(3, x))
+    return np.sum(scaled_power(x, 2.0))
 
 
 def star_args_helper(*values):
     return values[0] * values[1]
 
 
-def active_through_star_args(x):
-    return np.sum(star_args_helper(x, x))
+def active_through_star_args(x, parts):
+    # active values through *args are differentiated (tests/test_varargs.py), a splat alone too
+    return np.sum(star_args_helper(x, *parts))
 
 
 def lambda_over_locals(x):
@@ -138,15 +143,16 @@ CASES = [
      "'y' and 'x' are the same object, and 'x' is read later"),
     (no_return, "y = x * 2", s2sad.UnsupportedSyntaxError, "must end with 'return"),
     (unknown_function, "np.unwrap(x)", s2sad.NoGradientRuleError, "np.unwrap"),
-    (recursive, "power_of(n - 1, x)", s2sad.UnsupportedSyntaxError, "recursion is not supported"),
-    (active_through_star_args, "star_args_helper(x, x)", s2sad.NoGradientRuleError, "*args"),
+    (recursive, "def power_of", s2sad.UnsupportedSyntaxError,
+     "'power_of' calls itself and reads c from the enclosing function; pass it as an argument"),
+    (active_through_star_args, "*parts", s2sad.UnsupportedSyntaxError, "for a Python function's *args"),
     (lambda_over_locals, "lambda t: t * x", s2sad.UnsupportedSyntaxError,
      "reads x from the enclosing function; pass it as an argument"),
     (walrus, "y := x * k", s2sad.UnsupportedSyntaxError, "walrus"),
 ]
 
 
-SNIPPET_IN = {recursive: power_of}  # errors found inside a callee point into the callee
+SNIPPET_IN = {recursive: scaled_power}  # errors found inside a callee point into the callee
 
 
 @pytest.mark.parametrize("fn, snippet, error, words", CASES, ids=[c[0].__name__ for c in CASES])

@@ -25,7 +25,7 @@ from ..rules.registry import SETITEM, USER_OBJECTS, is_atomic
 from ..sentinel import MISSING
 from ..runtime import concat
 from ..errors import Location
-from ..ir import VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var, statements
+from ..ir import VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var, statements, wrt_parameter
 from .reverse import Adjoint, Line, Out, runtime_object
 from .source import GENERATED_LINES
 
@@ -191,7 +191,9 @@ def render(adj: Adjoint, kind: str) -> tuple[str, str]:
     name = adj.name
     body: list[str] = []
     if kind in ("grad", "value_and_grad"):  # a callee's arguments come from generated code
-        body += [f'{adj.use("check_wrt")}({p}, "{p}")' for p in adj.wrt]
+        body += [f'{adj.use("check_wrt")}({p}, "{p}")' if wrt_parameter(p) == p else
+                 f'{adj.use("check_wrt_item")}({wrt_parameter(p)}, {p[len(wrt_parameter(p)) + 1:-1]}, "{p}")'
+                 for p in adj.wrt]
     body += render_forward(adj.forward, adj.use)
     value = _operand_code(adj.value)
     if adj.value_copy and kind in VALUE_KINDS:
@@ -226,7 +228,9 @@ def _returned_grads(adj: Adjoint) -> str:
 
 
 def _callees(adj: Adjoint) -> str:
-    return "".join("\n\n" + f.__s2sad_source__ for f in adj.callees.values())
+    # a callee this code calls under another name (its own name was taken) is also bound to it
+    return "".join("\n\n" + f.__s2sad_source__ + (f"{name} = {f.__name__}\n" if name != f.__name__ else "")
+                   for name, f in adj.callees.items())
 
 
 def _render_split(adj: Adjoint, forward: list[str], value: str) -> tuple[str, str]:

@@ -8,12 +8,13 @@ Control flow keeps its shape: a loop carries tangents like values.  No tape.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import libcst as cst
 
 from ..errors import NoGradientRuleError, S2SADError
-from ..ir import Assign, Call, Function, If, Loop, Opaque, Operand, Raw, Return, Stmt, Var
+from ..ir import Assign, Call, Function, If, Loop, Opaque, Operand, Raw, Return, Stmt, Var, wrt_parameter
 from ..rules.complex_rules import REAL_ONLY
 from ..rules.registry import REGISTRY, SETITEM
 from .activity import Activity
@@ -136,7 +137,7 @@ class Forward:
             src = self.tangent(v)
             return [s, self.set(t, src or self.zero(t), {src} if src else {t}, s.loc)]
         if isinstance(v, Call) and v.function is not None:
-            if not any(self.tangent(op) for p, op in v.args.items() if not p.startswith("*")):
+            if not any(self.tangent(op) for op in v.args.values()):
                 return [s, self.set(t, self.zero(t), {t}, s.loc)]  # no varied argument here
             return [self.user_call(s, v)]
         if not isinstance(v, Call) or v.rule is None:
@@ -214,8 +215,7 @@ class Forward:
 
     def user_call(self, s: Assign, v: Call) -> Raw:
         """``y, y_dot = jvp_f((a_dot, b_dot), a, b)``: the callee's own tangent code."""
-        active = [(p, tan) for p, op in v.args.items()
-                  if not p.startswith("*") and (tan := self.tangent(op))]
+        active = [(p, tan) for p, op in v.args.items() if (tan := self.tangent(op))]
         try:
             jvp = self.adj.callee(v.function, tuple(p for p, _ in active), "jvp")
         except S2SADError as exc:
@@ -249,12 +249,25 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
     fwd = Forward(adj, activity)
     tangent = fn.fresh("tangent")
     adj.seed_param = tangent
-    names = [fwd.tname(p) for p in wrt]
-    fwd.defined.update(names)
-    first = Raw(f"{', '.join(names)} = {tangent}" + ("," if len(names) == 1 and multiple else ""),
-                frozenset({tangent}), ret.loc)
+    names = []
+    items: dict[str, list[tuple[str, str]]] = {}  # args -> (key, tangent) for args[0], ...
+    for p in wrt:
+        param = wrt_parameter(p)
+        if param == p:
+            names.append(fwd.tname(p))
+        else:
+            names.append(fn.fresh(f"{fwd.tname(param)}_{re.sub(r'[^0-9a-zA-Z]', '', p[len(param):])}"))
+            items.setdefault(param, []).append((p[len(param) + 1:-1], names[-1]))
+    first = [Raw(f"{', '.join(names)} = {tangent}" + ("," if len(names) == 1 and multiple else ""),
+                 frozenset({tangent}), ret.loc)]
+    for param, entries in items.items():  # the tangent of args: zero but at the items
+        code = f"{adj.use('zeros_grad')}({param})"
+        for key, name in entries:
+            code = f"{adj.use('add_at')}({code}, {key}, {name})"
+        first.append(Raw(f"{fwd.tname(param)} = {code}", frozenset({param, *(n for _, n in entries)}), ret.loc))
+    fwd.defined.update(names, (fwd.tname(param) for param in items))
     body = fwd.block(adj.forward)
-    adj.forward = [first] + body
+    adj.forward = first + body
     value = ret.value
     if isinstance(value, Var) and value.name in activity.active:
         adj.results = [fwd.tname(value.name)]

@@ -22,12 +22,13 @@ import sys
 import sysconfig
 import textwrap
 import types
+from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
 import numpy as np
 
-from .. import runtime
+from .. import runtime, runtime_more
 from ..errors import Location, S2SADError, UnsupportedSyntaxError
 from ..ir import Assign, Call, Const, Function, If, Loop, Opaque, Operand, Return, Stmt, Var
 from ..rules import NONDIFF_ATTRIBUTES
@@ -84,7 +85,7 @@ UNSUPPORTED: dict[type, str] = {
 
 #: Calls that may stand as statements: they print or check and change nothing.
 STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write, runtime.seed,
-                   runtime.check_assignment_order, runtime.check_number)
+                   runtime.check_assignment_order, runtime.check_number, runtime_more.check_wrt_item)
 
 #: Builtins that run or inspect code behind s2sad's back.
 HIDDEN_CODE = (builtins.exec, builtins.eval, builtins.globals, builtins.locals, builtins.vars,
@@ -794,12 +795,13 @@ class Normalizer:
             raise self.unsupported(declared[0], UNSUPPORTED[type(declared[0])])
         own = {n.value for n in _walk(node.params) if isinstance(n, cst.Name)} | _assigned_in(
             _suite(node.body) if isinstance(node, cst.FunctionDef) else [])
-        outer = sorted({n.value for n in _walk(node.body) if isinstance(n, cst.Name)}
-                       & (self.res.locals - own))
+        read = {n.value for n in _walk(node.body) if isinstance(n, cst.Name)}
+        recursive = name in read - own  # its own name is bound to it when it is compiled, below
+        outer = sorted(read & (self.res.locals - own - {name}))
         loc = self.location(node)
         if outer:
-            why = next(("calls itself" if n == name else f"calls the nested function '{n}'" for n in outer
-                        if n == name or n in self.local_functions), None) or self.used_uncalled(name, node)
+            why = ("calls itself" if recursive else next((f"calls the nested function '{n}'" for n in outer
+                                                          if n in self.local_functions), None)) or self.used_uncalled(name, node)
             if why:
                 raise self.unsupported(node, f"the nested function '{name}' {why} and reads "
                                              f"{', '.join(outer)} from the enclosing function; pass "
@@ -823,9 +825,16 @@ class Normalizer:
             linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
         tree = ast.parse(text)
         ast.increment_lineno(tree, first - 1)
+        if recursive:  # defined inside a maker function, so that its own name is a closure cell
+            maker = ast.FunctionDef(name=_MAKER, args=ast.arguments([], [], None, [], [], None, []),
+                                    body=[*tree.body, ast.Return(ast.Name(name, ast.Load()))],
+                                    decorator_list=[], returns=None,
+                                    **({"type_params": []} if sys.version_info >= (3, 12) else {}))
+            tree.body = [ast.copy_location(maker, tree.body[0])]
+            ast.fix_missing_locations(tree)
         namespace: dict[str, Any] = {}
         exec(compile(tree, filename, "exec"), self.parsed.source.fn.__globals__, namespace)
-        self.local_functions[name] = namespace[name]
+        self.local_functions[name] = namespace[_MAKER]() if recursive else namespace[name]
         self.version[name] = name
         statement = node.with_changes(leading_lines=[]) if isinstance(node, cst.FunctionDef) else \
             cst.Assign([cst.AssignTarget(cst.Name(name))], node)
@@ -1173,7 +1182,10 @@ class Normalizer:
             product = cst.BinaryOperation(node.args[0].value, cst.Multiply(), node.args[1].value)
             return self.binary(product, target)
         if any(a.star for a in node.args):
-            node = node.with_changes(args=[b for a in node.args for b in self.unstar(a)])
+            spread: list[cst.Arg] = []
+            for a in node.args:
+                spread += self.unstar(a, keep=self.fills_varargs(node, a, spread))
+            node = node.with_changes(args=spread)
         called = self.res.object(node.func)
         plain = not any(a.keyword or a.star for a in node.args)
         if (called is builtins.min or called is builtins.max) and plain and len(node.args) > 2:
@@ -1243,7 +1255,7 @@ class Normalizer:
                     fnode, cst.Name("__self__"))
                 args.append(Const(_EMPTY.code_for_node(spelled).strip()))
                 nodes.append(None)
-        lowered = [(a, *self.operand(a.value)) for a in node.args]
+        lowered = [(a, *(self.operand(a.value) if a.star != "*" else self.splat(a.value))) for a in node.args]
         args += [op for a, op, _ in lowered if a.keyword is None]
         nodes += [n for a, _, n in lowered if a.keyword is None]
         kwargs = {a.keyword.value: op for a, op, _ in lowered if a.keyword is not None}
@@ -1289,8 +1301,34 @@ class Normalizer:
             return _item(func.value, node.args[0].value)
         return node.args[1].value if len(node.args) == 2 else cst.Name("None")
 
-    def unstar(self, arg: cst.Arg) -> list[cst.Arg]:
-        """``*t`` as ``t[0], t[1], ...`` when t's length is known; ``**{"k": v}`` as ``k=v``."""
+    def fills_varargs(self, node: cst.Call, arg: cst.Arg, before: list[cst.Arg]) -> bool:
+        """Whether ``*t`` (``arg``, after the arguments ``before``) is the last positional
+        argument of a call to a Python function, and is exactly its ``*args``."""
+        from ..api import _Recursive
+
+        func = node.func
+        key = self.local_functions.get(func.value, MISSING) if isinstance(func, cst.Name) else MISSING
+        key = self.res.object(func) if key is MISSING else key
+        # (a function called directly: a method's instance would come first)
+        if arg.star != "*" or not isinstance(key, (types.FunctionType, _Recursive)) or _python_function(key) is None:
+            return False
+        params = call_signature(key).parameters.values()
+        named = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        positional = [a for a in node.args if a.keyword is None and a.star != "**"]
+        return any(p.kind is p.VAR_POSITIONAL for p in params) and positional[-1] is arg and sum(
+            a.keyword is None for a in before) == named
+
+    def splat(self, value: cst.BaseExpression) -> tuple["_Splat", cst.Name]:
+        """``*t`` passed to a function's ``*args``: ``tuple(t)``, which the callee's
+        ``*args`` is, differentiated by the rule of ``tuple``."""
+        op, node = self.operand(value)
+        packed = self.apply(builtins.tuple, [op], {}, cst.Call(cst.Name("tuple"), [cst.Arg(node)]),
+                            value, None, "tuple", [node])
+        return _Splat(packed.name), cst.Name(packed.name)
+
+    def unstar(self, arg: cst.Arg, keep: bool = False) -> list[cst.Arg]:
+        """``*t`` as ``t[0], t[1], ...`` when t's length is known; ``**{"k": v}`` as ``k=v``.
+        ``keep``: a ``*t`` of a length not known here stays (it fills a function's ``*args``)."""
         value = _strip_parens(arg.value)
         if arg.star == "":
             return [arg]
@@ -1306,9 +1344,12 @@ class Normalizer:
             return [cst.Arg(e.value, keyword=cst.Name(_literal_key(e.key))) for e in value.elements]
         if arg.star == "**" and isinstance(known, tuple) and all(k.isidentifier() for k in known):
             return [cst.Arg(_item(value, cst.SimpleString(repr(k))), keyword=cst.Name(k)) for k in known]
+        if keep:
+            return [arg]
         what = "a tuple or list whose length" if arg.star == "*" else "a dict display whose keys"
+        splat = " (or, for a Python function's *args, that it is exactly them)" if arg.star == "*" else ""
         raise self.unsupported(arg, f"'{arg.star}' in a call needs {what} s2sad can see here (a "
-                                    f"display, or a name assigned one at the function's top level); "
+                                    f"display, or a name assigned one at the function's top level){splat}; "
                                     f"pass the arguments one by one")
 
     def subscript(self, node: cst.Subscript, target: str | None) -> Operand:
@@ -1491,26 +1532,32 @@ class Normalizer:
                   kwargs: dict[str, Operand], primal: cst.BaseExpression, receiver: bool = False) -> Call:
         """A call to a Python function: differentiated through that function's own adjoint
         (``receiver``: a method, called with the instance first)."""
-        if not isinstance(function, types.FunctionType):  # a method of self: bound at run time
+        if isinstance(function, _method_type()):  # a method of self: bound at run time
             return Call(None, callee, _positional(args, kwargs), primal, function=function,
                         receiver=receiver)
+        signature = call_signature(function)
+        # a recursive call in generated code: positional parameters by position (their
+        # names are not known before the code is generated)
+        position = {} if isinstance(function, types.FunctionType) else {
+            p.name: str(i) for i, p in enumerate(signature.parameters.values())
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)}
+        splat = [Var(op.name) for op in args if isinstance(op, _Splat)]  # f(a, *t): t fills *args
+        args = [op for op in args if not isinstance(op, _Splat)]
         try:
-            bound = call_signature(function).bind(*args, **kwargs)
+            bound = signature.bind_partial(*args, **kwargs) if splat else signature.bind(*args, **kwargs)
         except TypeError as exc:
             return Call(None, callee, _positional(args, kwargs), primal, f"calling {callee}: {exc}")
+        if splat:
+            star = next(p.name for p in signature.parameters.values() if p.kind is p.VAR_POSITIONAL)
+            bound.arguments[star] = splat[0]
         plain: dict[str, Operand] = {}
-        packed: list[Operand] = []
         for name, value in bound.arguments.items():
-            if isinstance(value, (Var, Const)):
-                plain[name] = value
-            else:  # *args or **kwargs
-                packed += list(value.values()) if isinstance(value, dict) else list(value)
-        problem = None
-        if any(isinstance(op, Var) for op in packed):
-            problem = (f"a value passed to {callee} through *args or **kwargs may carry a gradient; "
-                       f"give {callee} named parameters")
-        return Call(None, callee, {**plain, **{f"*{i}": op for i, op in enumerate(packed)}}, primal,
-                    problem, function=None if problem else function, receiver=receiver)
+            if isinstance(value, (Var, Const)):  # (a splat: the callee's whole *args)
+                plain[position.get(name, name)] = value
+            else:  # *args or **kwargs: each value is the item of the callee's tuple or dict
+                items = value.items() if isinstance(value, dict) else enumerate(value)
+                plain.update((f"{name}[{key!r}]", op) for key, op in items)
+        return Call(None, callee, plain, primal, function=function, receiver=receiver)
 
     def is_self(self, node: cst.BaseExpression) -> bool:
         """Whether ``node`` is the instance parameter of a method: its first, named ``self``."""
@@ -1719,6 +1766,11 @@ def _before(a: Any, b: Any) -> bool:
 _DERIVATIVES = ("grad", "value_and_grad")
 
 
+@dataclass(frozen=True)
+class _Splat(Var):
+    """A tuple passed as ``*name``: a called Python function's ``*args``."""
+
+
 class _LocalCallee:
     """A call through a local variable (or an unbound name): no rule can apply."""
 
@@ -1837,6 +1889,7 @@ def _item(value: cst.Name, index: cst.BaseExpression) -> cst.Subscript:
 
 
 _DISPLAYS = (cst.List, cst.Tuple)
+_MAKER = "__s2sad_nested__"  # makes a recursive nested function, its name bound in a closure
 _LIST_METHODS = ("append", "insert", "extend", "pop")
 
 
@@ -1856,7 +1909,7 @@ def _index_nodes(s: cst.BaseSlice) -> list[cst.BaseExpression]:
 def _python_function(key: Any) -> Any:
     """The Python function behind ``key`` (a decorated one is unwrapped; a method's function),
     a method of ``self`` (bound at run time), or None."""
-    from ..api import Differentiable, MethodOfSelf, _Dispatch
+    from ..api import Differentiable, MethodOfSelf, _Dispatch, _Recursive
 
     if isinstance(key, Differentiable):
         key = key.__wrapped__
@@ -1866,15 +1919,16 @@ def _python_function(key: Any) -> Any:
         key = key.__func__
     if _library_function(key):
         return None
-    return key if isinstance(key, (types.FunctionType, MethodOfSelf)) else None
+    # (_Recursive: generated code making a recursive call, differentiated again)
+    return key if isinstance(key, (types.FunctionType, MethodOfSelf, _Recursive)) else None
 
 
 def _callable_object(key: Any) -> bool:
     """Whether ``key`` is an instance of a class whose ``__call__`` is a Python function."""
-    from ..api import Differentiable, _Dispatch
+    from ..api import Differentiable, _Dispatch, _Recursive
 
     return not isinstance(key, (type, types.FunctionType, types.MethodType, functools.partial,
-                                Differentiable, _Dispatch)) and isinstance(
+                                Differentiable, _Dispatch, _Recursive)) and isinstance(
         getattr(type(key), "__call__", None), types.FunctionType) and not _library_function(type(key).__call__)
 
 

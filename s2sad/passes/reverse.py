@@ -26,6 +26,7 @@ import ast
 import builtins
 import functools
 import operator
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Union
@@ -37,7 +38,7 @@ import numpy as np
 from .. import runtime as runtime_module
 from ..errors import InternalRuleError, NonScalarOutputError, S2SADError
 from ..ir import (CALLEE_KINDS, VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Opaque, Operand,
-                  Return, Stmt, Var, assigned_names, assigns, surely_assigned)
+                  Return, Stmt, Var, assigned_names, assigns, surely_assigned, wrt_parameter)
 from ..rules.complex_rules import COMPLEX_RESULTS, REAL_ONLY, REAL_RESULTS
 from ..rules.registry import REGISTRY, USER_OBJECTS, is_atomic
 
@@ -440,7 +441,7 @@ class Reverser:
         with no ``g``, ``da, db = grad_f(a, b)``, the callee's gradient, seeded by itself (and
         with ``value``, ``value, (da, db) = value_and_grad_f(a, b)``)."""
         active = [(p, op.name) for p, op in v.args.items()
-                  if isinstance(op, Var) and op.name in self.active and not p.startswith("*")]
+                  if isinstance(op, Var) and op.name in self.active]
         if not active:
             return
         split = g is not None and self.adj.split
@@ -494,7 +495,7 @@ class Reverser:
                 found[v.name] = None
             elif isinstance(v, Call) and (v.rule is not None or v.function is not None):
                 for p, op in v.args.items():
-                    differentiable = p in v.rule.vjps if v.rule else not p.startswith("*")
+                    differentiable = v.rule is None or p in v.rule.vjps
                     if differentiable and isinstance(op, Var) and op.name in self.active:
                         found[op.name] = None
         return list(found)
@@ -977,7 +978,8 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
              kind: str, activity: Activity, split: bool = True) -> Adjoint:
     ret = fn.body[-1]
     assert isinstance(ret, Return)
-    suffix = "_wrt_" + "_".join(wrt) if kind in CALLEE_KINDS and set(wrt) != set(fn.params) else ""
+    suffix = "_wrt_" + "_".join(re.sub(r"\W", "", p) for p in wrt) if kind in CALLEE_KINDS and set(
+        wrt) != set(fn.params) else ""
     prefix = "forward" if kind == "split" else kind.removeprefix("callee_")
     adj = Adjoint(fn, source, wrt, multiple, fn.fresh(f"{prefix}_{fn.name}{suffix}"), fn.body[:-1],
                   ret.value, None, [], [], kind=kind, split=split)
@@ -1022,10 +1024,11 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
     for stmt, saved in adj.split_calls:
         stmt.target = (stmt.target, saved)
     for p in wrt:  # each gradient in its argument's type, shape and dtype, owned by the caller
-        if p not in activity.active:
+        param = wrt_parameter(p)  # args[0]: the gradient of args, at [0]
+        if param not in activity.active:
             adj.results.append(f"{adj.use('zeros_grad')}({p})")
         else:
-            adj.results.append(f"{adj.use('grad_like')}({rev.dname(p)}, {p})")
+            adj.results.append(f"{adj.use('grad_like')}({rev.dname(param)}{p[len(param):]}, {p})")
     _finish_loops(adj)
     restored = {n for b in lines(adj.backward) if isinstance(b, Block) and b.loop for n in b.loop.saved}
     if isinstance(value, Var) and value.name in restored:
