@@ -15,6 +15,8 @@ from .explain import explain
 from .errors import (
     Location,
     HasAuxError,
+    JitError,
+    JitWarning,
     NoGradientRuleError,
     NonDifferentiableInputError,
     NonScalarOutputError,
@@ -57,5 +59,7 @@ __all__ = [
     "NonDifferentiableInputError",
     "RuleError",
     "ZeroGradientWarning",
+    "JitError",
+    "JitWarning",
     "Location",
 ]
