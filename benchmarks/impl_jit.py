@@ -27,8 +27,6 @@ import s2sad.jit  # noqa: E402
 import s2sad.jit_runtime  # noqa: E402,F401
 
 numba.njit(lambda x: x + 1.0)(1.0)
-# jit="auto" warns once where numba cannot compile; the table says so instead
-warnings.filterwarnings("ignore", category=s2sad.JitWarning)
 
 NOTES = [f"s2sad jit: s2sad.grad(f, jit=\"auto\") (the NumPy code where numba cannot compile the gradient), numba {numba.__version__}, caches emptied for this run "
          f"({_CACHE}); its compile time is the first call's (numba compile + one run)"]
@@ -38,10 +36,18 @@ class Call:
     """One workload's compiled gradient, called with the workload's arguments."""
 
     def __init__(self, fn: Callable[..., Any], wrt: Any, args: tuple[Any, ...]) -> None:
-        self.gradient = s2sad.grad(fn, wrt, jit="auto")
+        with warnings.catch_warnings():  # jit="auto" warns where numba cannot compile: the
+            warnings.simplefilter("ignore", s2sad.JitWarning)  # table says so instead
+            self.gradient = s2sad.grad(fn, wrt, jit="auto")
         self.args = args
+        self.first = True
 
     def __call__(self) -> Any:
+        if self.first:  # compiles, or finds that numba cannot
+            self.first = False
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", s2sad.JitWarning)
+                return self.gradient(*self.args)
         return self.gradient(*self.args)
 
     @property

@@ -277,7 +277,8 @@ class Compiled:
             self._refuse(exc.what, exc.line)
             return
         path, module = _write(self.plan, self.__s2sad_source__)
-        self.dispatcher = numba.njit(cache=True)(_load(self.plan, path, module))
+        # boundscheck: an index out of range raises IndexError, as in the NumPy code
+        self.dispatcher = numba.njit(cache=True, boundscheck=True)(_load(self.plan, path, module))
         self._call = self._compiled_call()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

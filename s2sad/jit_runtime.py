@@ -270,6 +270,8 @@ def matmul(a: Any, b: Any) -> Any:
 
 @njit(cache=True)
 def _mv(a: Any, x: Any) -> Any:
+    if a.shape[1] != x.shape[0]:
+        raise ValueError("matmul: mismatch in its core dimension (compiled by s2sad.jit)")
     out = np.empty(a.shape[0], a.dtype)
     for i in range(a.shape[0]):
         acc = 0.0
@@ -281,6 +283,8 @@ def _mv(a: Any, x: Any) -> Any:
 
 @njit(cache=True)
 def _vm(x: Any, a: Any) -> Any:
+    if a.shape[0] != x.shape[0]:
+        raise ValueError("matmul: mismatch in its core dimension (compiled by s2sad.jit)")
     out = np.zeros(a.shape[1], a.dtype)
     for i in range(a.shape[0]):
         xi = x[i]
@@ -291,6 +295,8 @@ def _vm(x: Any, a: Any) -> Any:
 
 @njit(cache=True)
 def _vv(x: Any, y: Any) -> Any:
+    if x.shape[0] != y.shape[0]:
+        raise ValueError("matmul: mismatch in its core dimension (compiled by s2sad.jit)")
     acc = 0.0
     for i in range(x.shape[0]):
         acc += x[i] * y[i]
@@ -308,6 +314,8 @@ def _outer(x: Any, y: Any) -> Any:
 
 @njit(cache=True)
 def _mm(a: Any, b: Any) -> Any:
+    if a.shape[1] != b.shape[0]:
+        raise ValueError("matmul: mismatch in its core dimension (compiled by s2sad.jit)")
     if a.shape[0] * a.shape[1] * b.shape[1] > _SMALL:
         return np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b))
     out = np.zeros((a.shape[0], b.shape[1]), a.dtype)

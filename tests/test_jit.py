@@ -274,3 +274,35 @@ def test_has_aux_is_not_compiled():
     with pytest.warns(JitWarning, match="has_aux"):
         g, aux = s2sad.grad(with_aux, has_aux=True, jit="auto")(np.ones(2))
     np.testing.assert_array_equal(g, 2 * np.ones(2))
+
+
+def indexes(x, i):
+    return x[i] ** 2
+
+
+def matvec(A, x):
+    return np.sum(np.tanh(A @ x))
+
+
+@needs_numba
+def test_index_and_shape_errors_raise_as_in_numpy():
+    g = s2sad.grad(indexes, jit=True)
+    np.testing.assert_array_equal(g(np.array([1.0, 2.0, 3.0]), -1), [0.0, 0.0, 6.0])
+    with pytest.raises(IndexError):
+        s2sad.grad(indexes)(np.array([1.0, 2.0, 3.0]), 5)
+    with pytest.raises(IndexError):  # not a read past the array
+        g(np.array([1.0, 2.0, 3.0]), 5)
+    with pytest.raises(ValueError):
+        s2sad.grad(matvec, jit=True)(np.ones((2, 3)), np.ones(4))
+
+
+@needs_numba
+def test_partial_and_value_and_grad_of_several_arguments():
+    import functools
+
+    args = rnn_inputs()
+    f = functools.partial(rnn, args[0], args[1])  # W and U bound: constants
+    got = s2sad.value_and_grad(f, ("b", "h0"), jit=True)(*args[2:])
+    ref = s2sad.value_and_grad(f, ("b", "h0"))(*args[2:])
+    assert got[0] == pytest.approx(ref[0], rel=1e-12)
+    _same(got[1], ref[1])
