@@ -27,7 +27,6 @@ import re
 import sys
 import types
 import warnings
-import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -38,11 +37,11 @@ from .errors import JitError, JitWarning, Location, S2SADError
 from .tracebacks import user_stacklevel
 
 INSTALL = 'pip install "s2sad[jit]"'
-MODULES = {np: "numpy", math: "math"}  # modules compiled code may read, by object
+MODULES = (np, math)  # the modules compiled code may read
 BUILTINS = frozenset({"range", "len", "float", "int", "abs", "min", "max", "bool", "enumerate",
                       "zip", "reversed", "round", "slice", "True", "False", "None"})
-_VERSION = "2"
-MATMUL = "_jit_matmul"  # the name compiled code calls for ``@``  # bump to invalidate cached files when the transformation changes
+_VERSION = "2"  # bump to invalidate cached files when the transformation changes
+MATMUL = "_jit_matmul"  # the name compiled code calls for ``@``
 
 
 def cache_dir() -> str:
@@ -298,12 +297,19 @@ class Compiled:
                 args = tuple(bound.arguments[p] for p in plan_.params)
             for i, label in checks:
                 check_wrt(args[i], label)
+            if extras:
+                args = (*args, *[e.read() for e in extras])
             try:
-                return dispatcher(*args, *[e.read() for e in extras]) if extras else dispatcher(*args)
+                return dispatcher(*args)
             except NumbaError as exc:  # (raised only while compiling for a new signature)
                 what, line = _numba_reason(exc, dispatcher.py_func.__code__.co_filename)
+            except Exception as exc:
+                if _compiled_for(dispatcher, args):
+                    raise  # the compiled code raised, as the NumPy code would
+                # numba failed inside while compiling
+                what, line = f"this function (numba failed: {type(exc).__name__}: {exc})", None
             self._refuse(what, line)
-            return self._call(*args)
+            return self._call(*args[:arity])
 
         return call
 
@@ -340,6 +346,16 @@ def refuse_aux(mode: Any) -> None:
                   stacklevel=user_stacklevel())
 
 
+def _compiled_for(dispatcher: Any, args: tuple[Any, ...]) -> bool:
+    """Whether ``dispatcher`` holds machine code for the types of ``args``."""
+    from numba import typeof
+
+    try:
+        return tuple(typeof(a) for a in args) in dispatcher.overloads
+    except ValueError:  # a value numba has no type for
+        return False
+
+
 _LINE = re.compile(r'File "([^"]+)", line (\d+)')
 
 
@@ -358,6 +374,9 @@ def _numba_reason(exc: Exception, path: str) -> tuple[str, int | None]:
     else:
         what = next((ln for ln in lines if not ln.startswith(_NOISE)), type(exc).__name__)
         signature = next((ln[3:].strip() for ln in lines if ln.startswith(">>>")), None)
+        argument = re.search(r"- argument (\d+): Cannot determine Numba type of <class '(\w+)'>", text)
+        if argument:
+            what = f"an argument of type {argument.group(2)} (argument {int(argument.group(1)) + 1})"
         helper = re.search(r"Untyped global name '(\w+)'", what)
         if helper:
             what = f"the call of {helper.group(1)} (no numba implementation in s2sad.jit_runtime)"
@@ -427,15 +446,13 @@ def _forward_location(fn: types.FunctionType, wrt: Any, kind: str, target: str) 
 
 # ---- entry points -----------------------------------------------------------------------------
 
-_compiled: "weakref.WeakKeyDictionary[types.FunctionType, dict[Any, Compiled]]" = weakref.WeakKeyDictionary()
-
-
 def compiled(generated: types.FunctionType, fn: types.FunctionType, wrt: Any, kind: str,
              mode: Any) -> Compiled:
-    """The compiled form of ``generated`` (the code s2sad generated for ``fn``), made once."""
+    """The compiled form of ``generated`` (the code s2sad generated for ``fn``), made once
+    (kept on ``generated``: it goes when the generated code is regenerated)."""
     if mode not in (True, "auto"):
         raise JitError(f"jit takes True, False or \"auto\", not {mode!r}")
-    per = _compiled.setdefault(generated, {})
+    per = generated.__dict__.setdefault("__s2sad_jit__", {})
     known = per.get(mode)
     if known is None:
         known = per[mode] = Compiled(generated, fn, wrt, kind, mode)

@@ -7,6 +7,7 @@ without it and the CLI's ``--jit`` listing do not.
 """
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import sys
@@ -70,6 +71,10 @@ def calls_a_function(x):
     return np.sum(helper(x) ** 2)
 
 
+def dict_argument(x, d):
+    return np.sum(d["w"] * x)
+
+
 _SCALE = np.array([0.5, -1.0, 2.0])
 
 
@@ -128,6 +133,7 @@ def test_cli_jit_locates_what_cannot_be_compiled(capsys):
 
 needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
                                  reason='compiling needs numba: pip install "s2sad[jit]"')
+numba = importlib.import_module("numba") if importlib.util.find_spec("numba") else None
 
 
 @needs_numba
@@ -244,7 +250,8 @@ def test_stable_softmax_example_loss():
     (keepdims_forward, (np.ones((3, 2)),), "np.mean(x, axis=0, keepdims=True)", "keepdims"),
     (repeated_index, (np.ones(4), np.array([0, 1, 1])), "x[idx]", "indexing"),
     (calls_a_function, (np.ones(3),), "helper(x)", "helper"),
-], ids=["numba-forward", "helper-backward", "call"])
+    (dict_argument, (np.ones(3), {"w": np.ones(3)}), "def dict_argument", "an argument of type dict"),
+], ids=["numba-forward", "helper-backward", "call", "argument"])
 def test_what_cannot_compile_is_located_and_auto_falls_back(fn, args, text, what):
     line = _line(fn, text)
     with pytest.raises(JitError) as info:
@@ -306,3 +313,53 @@ def test_partial_and_value_and_grad_of_several_arguments():
     ref = s2sad.value_and_grad(f, ("b", "h0"))(*args[2:])
     assert got[0] == pytest.approx(ref[0], rel=1e-12)
     _same(got[1], ref[1])
+
+
+@needs_numba
+def test_a_failure_inside_numba_is_a_located_error_not_its_traceback(monkeypatch):
+    class Failing:  # a dispatcher whose compilation fails outside numba's own error classes
+        overloads: dict = {}
+
+        def __init__(self, py_func):
+            self.py_func = py_func
+
+        def __call__(self, *args):
+            raise NotImplementedError("Stararg not supported in inliner")
+
+    monkeypatch.setattr(numba, "njit", lambda **options: Failing)
+    generated = s2sad.api._build(scalar, 0, "grad")
+    with pytest.raises(JitError, match="numba failed: NotImplementedError") as info:
+        s2sad.jit.Compiled(generated, scalar, "x", "grad", True)(0.7)
+    assert info.value.location.filename == HERE
+    with pytest.warns(JitWarning, match="numba failed"):
+        assert s2sad.jit.Compiled(generated, scalar, "x", "grad", "auto")(0.7) == generated(0.7)
+
+
+@needs_numba
+def test_fuzz_programs_with_jit_auto_match_finite_differences():
+    """A share of the fuzzer's programs, their gradients by jit="auto" (compiled where numba
+    can, the NumPy code elsewhere), checked by the fuzzer's oracle."""
+    from hypothesis import HealthCheck, given, settings
+
+    from fuzz.generator import Program, programs
+    from fuzz.oracle import check
+
+    made: list = []
+
+    def jit_grad(fn, wrt):
+        made.append(s2sad.grad(fn, wrt, jit="auto"))
+        return made[-1]
+
+    @settings(max_examples=6, derandomize=True, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(programs())
+    def one(program: Program) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", JitWarning)
+            out = check(program, s2sad_grad=jit_grad)
+        assert out.kind != "wrong", f"jit is WRONG ({out.reason}) on\n{program!r}\n{out.detail}"
+
+    one()
+    compiled = [g for g in made if isinstance(g, s2sad.jit.Compiled) and not g.reason]
+    print(f"jit fuzz: {len(compiled)} of {len(made)} gradients compiled")
+    assert compiled, "no program compiled"
