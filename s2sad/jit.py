@@ -123,7 +123,7 @@ def plan(generated: types.FunctionType) -> Plan:
     # argument would cost compile time): what remains is the rest of the body
     checks = tuple(_check_of(stmt) for stmt in func.body if _check_of(stmt))
     func.body = [stmt for stmt in func.body if not _check_of(stmt)]
-    func = _Rewrite().visit(func)
+    func = _Rewrite({n for n, v in namespace.items() if v is np}).visit(func)
     func.args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in (*params, *(e.name for e in extras))],
                               vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
     func.decorator_list = []
@@ -179,10 +179,14 @@ def _resolve(node: ast.Name, cells: dict[str, Any], globals_: dict[str, Any], na
 
 
 class _Rewrite(ast.NodeTransformer):
-    """``a @ b`` becomes a call of jit_runtime's matmul (loops where numba's own product
-    compiles slowly); ``stand_in_for(f, *operands)`` (a stand-in made without computing
-    ``f``) becomes the call ``f(*operands)``: compiled, computing is cheaper than the
-    bookkeeping."""
+    """``a @ b``, ``np.dot(a, b)`` and ``a.dot(b)`` become calls of jit_runtime's matmul
+    (loops where numba's own product compiles slowly; it compiles only arrays of at most
+    two dimensions, for which the three agree); ``stand_in_for(f, *operands)`` (a stand-in
+    made without computing ``f``) becomes the call ``f(*operands)``: compiled, computing is
+    cheaper than the bookkeeping."""
+
+    def __init__(self, numpy_names: set[str]) -> None:
+        self.numpy_names = numpy_names
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         self.generic_visit(node)
@@ -192,6 +196,14 @@ class _Rewrite(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> Any:
         self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "dot" and not node.keywords:
+            if isinstance(func.value, ast.Name) and func.value.id in self.numpy_names:
+                operands = node.args if len(node.args) == 2 else None  # np.dot(a, b)
+            else:
+                operands = [func.value, *node.args] if len(node.args) == 1 else None  # a.dot(b)
+            if operands:
+                return ast.copy_location(ast.Call(ast.Name(MATMUL, ast.Load()), operands, []), node)
         if isinstance(node.func, ast.Name) and node.func.id == "stand_in_for" and node.args:
             keywords = [k for k in node.keywords
                         if not (k.arg == "keepdims" and isinstance(k.value, ast.Constant) and k.value.value is False)]
@@ -377,6 +389,9 @@ def _numba_reason(exc: Exception, path: str) -> tuple[str, int | None]:
         argument = re.search(r"- argument (\d+): Cannot determine Numba type of <class '(\w+)'>", text)
         if argument:
             what = f"an argument of type {argument.group(2)} (argument {int(argument.group(1)) + 1})"
+        if "list.append" in what:  # the tape of a loop: one list, pushed to per iteration
+            what = ("a loop that saves values of different types for its gradient from one "
+                    "iteration or branch to another (numba's lists hold one type)")
         helper = re.search(r"Untyped global name '(\w+)'", what)
         if helper:
             what = f"the call of {helper.group(1)} (no numba implementation in s2sad.jit_runtime)"
@@ -408,7 +423,13 @@ def _user_location(fn: types.FunctionType, wrt: Any, kind: str, text: str, line:
             return _at_line(source, int(m.group(1)))
         if re.match(r"\s*d\w+ = seed", above) or above.strip().startswith("def "):
             break
-    return _forward_location(fn, wrt, kind, target) or fallback
+    # a line of its own (a tape push) is located at the statement it belongs to
+    chain, indent = [target], len(lines[line - 1]) - len(lines[line - 1].lstrip())
+    for above in reversed(lines[:line - 1]):
+        if above.strip() and len(above) - len(above.lstrip()) < indent:
+            chain.append(above.strip())
+            indent = len(above) - len(above.lstrip())
+    return _forward_location(fn, wrt, kind, chain) or fallback
 
 
 def _at_line(source: Any, number: int) -> Location:
@@ -418,9 +439,9 @@ def _at_line(source: Any, number: int) -> Location:
     return source.location(number - first + 1, len(text) - len(text.lstrip()))
 
 
-def _forward_location(fn: types.FunctionType, wrt: Any, kind: str, target: str) -> Location | None:
-    """The location of the forward statement whose code is ``target`` (the pipeline is run
-    again: this is the error path)."""
+def _forward_location(fn: types.FunctionType, wrt: Any, kind: str, targets: list[str]) -> Location | None:
+    """The location of the first of ``targets`` that is the code of a forward statement
+    (the pipeline is run again: this is the error path)."""
     from .ir import Assign, If, Loop, statements
     from .passes import codegen
     from .pipeline import State, run
@@ -430,18 +451,19 @@ def _forward_location(fn: types.FunctionType, wrt: Any, kind: str, target: str) 
         state = run(State(fn, names, isinstance(wrt, (tuple, list)), kind))
     except S2SADError:
         return None
+    found: dict[str, Location] = {}
     for stmt in statements(state.adjoint.forward):
         if isinstance(stmt, Assign):
             code = codegen.statement_code(stmt, state.adjoint.use).split("\n")
         elif isinstance(stmt, Loop):
             code = [f"{stmt.header}:"]
         elif isinstance(stmt, If):
-            code = []
+            code = [f"if {codegen._operand_code(stmt.test)}:"]
         else:
             code = [getattr(stmt, "code", "")]
-        if target in (c.strip() for c in code):
-            return stmt.loc
-    return None
+        for c in code:
+            found.setdefault(c.strip(), stmt.loc)
+    return next((found[t] for t in targets if t in found), None)
 
 
 # ---- entry points -----------------------------------------------------------------------------

@@ -347,6 +347,8 @@ def _matmul(a, b) -> _Impl:
 
 @overload(rt.matmul_grad_lhs)
 def _matmul_grad_lhs(g, a, b) -> _Impl:
+    if _products(a, b) and a.ndim == 1 and b.ndim == 1 and _is_number(g):  # a dot product
+        return lambda g, a, b: g * b
     if _products(a, b) and _is_float_array(g):
         if a.ndim == 2 and b.ndim == 1 and g.ndim == 1:
             return lambda g, a, b: _outer(g, b)
@@ -361,6 +363,8 @@ def _matmul_grad_lhs(g, a, b) -> _Impl:
 
 @overload(rt.matmul_grad_rhs)
 def _matmul_grad_rhs(g, a, b) -> _Impl:
+    if _products(a, b) and a.ndim == 1 and b.ndim == 1 and _is_number(g):
+        return lambda g, a, b: g * a
     if _products(a, b) and _is_float_array(g):
         if a.ndim == 2 and b.ndim == 1 and g.ndim == 1:
             return lambda g, a, b: _vm(g, a)
@@ -371,6 +375,20 @@ def _matmul_grad_rhs(g, a, b) -> _Impl:
         if a.ndim == 1 and b.ndim == 1:
             return lambda g, a, b: g * a
     raise _not_compiled(f"the gradient of a @ b for a {a} and b {b}")
+
+
+@overload(rt.dot_grad_lhs)
+def _dot_grad_lhs(g, a, b) -> _Impl:
+    if _products(a, b) and a.ndim <= 2 and b.ndim <= 2:  # np.dot is a @ b for these ranks
+        return lambda g, a, b: rt.matmul_grad_lhs(g, a, b)
+    raise _not_compiled(f"the gradient of np.dot(a, b) for a {a} and b {b}")
+
+
+@overload(rt.dot_grad_rhs)
+def _dot_grad_rhs(g, a, b) -> _Impl:
+    if _products(a, b) and a.ndim <= 2 and b.ndim <= 2:
+        return lambda g, a, b: rt.matmul_grad_rhs(g, a, b)
+    raise _not_compiled(f"the gradient of np.dot(a, b) for a {a} and b {b}")
 
 
 def _all_float_arrays(*ts: Any) -> bool:

@@ -211,7 +211,9 @@ def test_machine_code_is_cached_on_disk(monkeypatch, tmp_path):
 
 
 CORPUS = ["scalar_polynomial", "column_scale", "matvec_tanh", "matmul_frobenius", "tuple_swap",
-          "sigmoid_bce", "if_else_on_sum", "default_parameter_not_passed"]
+          "sigmoid_bce", "if_else_on_sum", "default_parameter_not_passed", "cosine_similarity",
+          "dot_method", "quadratic_form", "for_over_rows", "while_data_dependent", "newton_sqrt",
+          "euler_integration", "running_max"]
 
 
 @needs_numba
@@ -363,3 +365,12 @@ def test_fuzz_programs_with_jit_auto_match_finite_differences():
     compiled = [g for g in made if isinstance(g, s2sad.jit.Compiled) and not g.reason]
     print(f"jit fuzz: {len(compiled)} of {len(made)} gradients compiled")
     assert compiled, "no program compiled"
+
+
+@needs_numba
+def test_a_loop_whose_tape_changes_type_is_located_at_the_loop():
+    fn = corpus.break_on_threshold
+    with pytest.raises(JitError, match="different types") as info:
+        s2sad.grad(fn, jit=True)(np.full(6, 0.1))
+    assert info.value.location.line == _line(fn, "for i in range(len(x))")
+    assert info.value.location.filename.endswith("corpus.py")
