@@ -102,15 +102,16 @@ RTOL = 1e-6
 ATOL_SCALE = 1e-9   # atol = ATOL_SCALE * max|reference|, for entries that cancel to about zero
 
 # Timed columns, in table order.  "group" is what --systems selects.
-COLUMNS = ["s2sad", "s2sad.vag", "autograd", "torch", "jax", "jax.jit", "tangent"]
-GROUP = {"s2sad": "s2sad", "s2sad.vag": "s2sad", "autograd": "autograd", "torch": "torch",
+COLUMNS = ["s2sad", "s2sad.vag", "s2sad.jit", "autograd", "torch", "jax", "jax.jit", "tangent"]
+GROUP = {"s2sad": "s2sad", "s2sad.vag": "s2sad", "s2sad.jit": "jit", "autograd": "autograd", "torch": "torch",
          "jax": "jax", "jax.jit": "jax", "tangent": "tangent"}
 PEERS = {"autograd": ("benchmarks.impl_autograd", "autograd"),
          "torch": ("benchmarks.impl_torch", "torch"),
          "jax": ("benchmarks.impl_jax", "jax"),
-         "tangent": ("benchmarks.impl_tangent", "tangent-ad")}
+         "tangent": ("benchmarks.impl_tangent", "tangent-ad"),
+         "jit": ("benchmarks.impl_jit", "numba")}
 LABEL = {"plain": "plain function", "handwritten": "handwritten grad", "s2sad": "s2sad grad",
-         "s2sad.vag": "s2sad value_and_grad", "autograd": "autograd", "torch": "torch eager",
+         "s2sad.vag": "s2sad value_and_grad", "s2sad.jit": "s2sad jit", "autograd": "autograd", "torch": "torch eager",
          "jax": "jax.grad (no jit)", "jax.jit": "jax.jit(jax.grad)", "tangent": "tangent"}
 ARRAY_WORKLOADS = ("softmax_ce", "mlp", "rbm_cd1", "gmm_em", "fgsm")
 SPEED_TARGET = {**{w: 1.3 for w in ARRAY_WORKLOADS}, "rnn_loop": 2.0, "scalar": 2.5}
@@ -252,6 +253,10 @@ def build_entries(w: Workload, inputs: dict[str, Any], columns: list[str], peers
                 vg = s2sad.value_and_grad(w.fn, w.s2sad_wrt)
                 e.call = lambda vg=vg: vg(*args)
                 e.extract = (lambda r: (r[1],)) if single else (lambda r: tuple(r[1]))
+            elif key == "s2sad.jit":
+                e.call = peers[group].build(w.fn, w.s2sad_wrt, args)
+                e.tracked = False  # numba allocates outside tracemalloc
+                e.extract = (lambda r: (r,)) if single else tuple
             else:
                 mod = peers[group]
                 extra = {"jit": key == "jax.jit"} if group == "jax" else {}
@@ -296,7 +301,7 @@ def check(entries: dict[str, Entry], plain_value: Any, clock: Callable[[], float
             e.reason = "raised when called: " + _one_line(exc, 2000 if GROUP[key] == "s2sad" else 300)
             e.call = None
             continue
-        if key == "jax.jit":
+        if key in ("jax.jit", "s2sad.jit"):
             e.compile_s = first
         ok, e.max_rel_err = compare(got, ref)
         if ok and key == "s2sad.vag":
@@ -553,6 +558,12 @@ def cell(e: Entry) -> str:
     return fmt_ratio(statistics.median(e.ratios)) if e.ratios else "-"
 
 
+def peers_jit_cached(e: Entry) -> float | None:
+    """The first call of a new compiled function for the same code: numba loads it from disk."""
+    timer = getattr(e.call, "first_call_from_cache", None)
+    return timer() if timer is not None else None
+
+
 def print_workload(w: Workload, entries: dict[str, Entry], notes: list[str]) -> None:
     hand_peak = entries["handwritten"].peak_bytes
     rows = []
@@ -575,6 +586,14 @@ def print_workload(w: Workload, entries: dict[str, Entry], notes: list[str]) -> 
     jit = entries.get("jax.jit")
     if jit is not None and jit.compile_s is not None:
         print(f"jax.jit compile (first call: trace + compile + one run): {fmt_time(jit.compile_s)}")
+    numba = entries.get("s2sad.jit")
+    if numba is not None and getattr(numba.call, "fallback", ""):
+        print(f"s2sad jit runs the NumPy code: numba cannot compile {numba.call.fallback}")
+    elif numba is not None and numba.compile_s is not None:
+        cached = peers_jit_cached(numba)
+        print(f"s2sad jit compile (first call: numba compile + one run, empty disk cache): "
+              f"{fmt_time(numba.compile_s)}" + (f"; first call from the disk cache: {fmt_time(cached)}"
+                                                 if cached is not None else ""))
     for key, e in entries.items():
         if e.status != "ok":
             print(f"  {LABEL[key]}: {e.status.upper()}: {e.reason}")
@@ -725,7 +744,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help=f"comma-separated, from: {', '.join(WORKLOADS)} (default: all)")
     p.add_argument("--systems", default="all",
                    help="comma-separated peers to run besides plain and handwritten NumPy, from: "
-                        "s2sad, autograd, torch, jax, tangent (default: all)")
+                        "s2sad, jit (s2sad jit: numba), autograd, torch, jax, tangent (default: all)")
     p.add_argument("--rounds", type=int, default=None, help="timed rounds per workload (default 41, quick 7)")
     p.add_argument("--clock", choices=sorted(CLOCK), default="cpu",
                    help="cpu: CPU time of this process (user + system, all its threads), which other "

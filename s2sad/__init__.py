@@ -15,6 +15,8 @@ from .explain import explain
 from .errors import (
     Location,
     HasAuxError,
+    JitError,
+    JitWarning,
     NoGradientRuleError,
     NonDifferentiableInputError,
     NonScalarOutputError,
@@ -59,5 +61,7 @@ __all__ = [
     "NonDifferentiableInputError",
     "RuleError",
     "ZeroGradientWarning",
+    "JitError",
+    "JitWarning",
     "Location",
 ]

@@ -444,7 +444,7 @@ def clear_cache() -> None:
 
 @user_errors
 def grad(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequence[int] | None = None,
-         has_aux: bool = False) -> Callable[..., Any]:
+         has_aux: bool = False, jit: Union[bool, str] = False) -> Callable[..., Any]:
     """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``.
 
     ``f`` is a function, a lambda, a bound method, a ``functools.partial`` or an object
@@ -453,11 +453,14 @@ def grad(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequen
     returned); ``argnums`` is JAX's name for it.  The result is a generated Python
     function with ``f``'s signature; ``adjoint_source(f, wrt)`` shows its code.  With
     ``has_aux=True``, ``f`` returns ``(output, aux)`` and the gradient function returns
-    ``(gradient, aux)``.
+    ``(gradient, aux)``.  ``jit=True`` compiles the gradient with numba (see s2sad.jit;
+    ``jit="auto"`` runs the NumPy code where numba cannot compile it).
     """
-    if argnums is None and not has_aux and type(f) is _FUNCTION:  # the common, cached call
+    if argnums is None and not has_aux and not jit and type(f) is _FUNCTION:  # the common, cached call
         return _build(f, 0 if wrt is None else wrt, "grad")
     wrt = _argnums(wrt, argnums)
+    if jit:
+        return _jit(f, wrt, "grad", jit, has_aux)
     if has_aux:
         return _with_aux(f, wrt, value=False)
     return _generate(f, wrt, "grad")
@@ -465,15 +468,34 @@ def grad(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequen
 
 @user_errors
 def value_and_grad(f: Callable[..., Any], wrt: Wrt | None = None, *,
-                   argnums: int | Sequence[int] | None = None, has_aux: bool = False) -> Callable[..., Any]:
+                   argnums: int | Sequence[int] | None = None, has_aux: bool = False,
+                   jit: Union[bool, str] = False) -> Callable[..., Any]:
     """Like :func:`grad`, but the function returns ``(f(...), gradient)`` from one pass
     (``((output, aux), gradient)`` with ``has_aux=True``)."""
-    if argnums is None and not has_aux and type(f) is _FUNCTION:
+    if argnums is None and not has_aux and not jit and type(f) is _FUNCTION:
         return _build(f, 0 if wrt is None else wrt, "value_and_grad")
     wrt = _argnums(wrt, argnums)
+    if jit:
+        return _jit(f, wrt, "value_and_grad", jit, has_aux)
     if has_aux:
         return _with_aux(f, wrt, value=True)
     return _generate(f, wrt, "value_and_grad")
+
+
+def _jit(f: Callable[..., Any], wrt: Wrt, kind: str, mode: Union[bool, str], has_aux: bool) -> Callable[..., Any]:
+    """The generated ``kind`` of ``f`` compiled by numba (s2sad.jit), ``f``'s bound arguments bound."""
+    from .jit import compiled, refuse_aux
+
+    if has_aux:
+        refuse_aux(mode)
+        return _with_aux(f, wrt, value=kind == "value_and_grad")
+    t = _target(f, wrt)
+    out = compiled(_build(t.fn, t.wrt, kind), t.fn, t.wrt, kind, mode)
+    if not t.args and not t.kwargs:
+        return out
+    bound = functools.partial(out, *t.args, **t.kwargs)
+    bound.__s2sad_source__ = out.__s2sad_source__  # type: ignore[attr-defined]
+    return bound
 
 
 def _with_aux(f: Callable[..., Any], wrt: Wrt, value: bool) -> Callable[..., Any]:
@@ -699,9 +721,10 @@ class Differentiable:
     and ``.source`` are generated on first use (and again when the code changes).
     """
 
-    def __init__(self, fn: Callable[..., Any], wrt: Wrt) -> None:
+    def __init__(self, fn: Callable[..., Any], wrt: Wrt, jit: Union[bool, str] = False) -> None:
         functools.update_wrapper(self, fn)
         self._wrt = wrt
+        self._jit = jit
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.__wrapped__(*args, **kwargs)
@@ -712,12 +735,12 @@ class Differentiable:
     @property
     def grad(self) -> Callable[..., Any]:
         """The generated gradient function."""
-        return grad(self.__wrapped__, self._wrt)
+        return grad(self.__wrapped__, self._wrt, jit=self._jit)
 
     @property
     def value_and_grad(self) -> Callable[..., Any]:
         """The generated function returning ``(value, gradient)``."""
-        return value_and_grad(self.__wrapped__, self._wrt)
+        return value_and_grad(self.__wrapped__, self._wrt, jit=self._jit)
 
     @property
     def jvp(self) -> Callable[..., Any]:
@@ -735,12 +758,14 @@ class Differentiable:
         return self.grad.__s2sad_source__
 
 
-def differentiate(fn: Callable[..., Any] | None = None, *, wrt: Wrt = 0) -> Any:
+def differentiate(fn: Callable[..., Any] | None = None, *, wrt: Wrt = 0,
+                  jit: Union[bool, str] = False) -> Any:
     """Decorator: ``@differentiate`` or ``@differentiate(wrt="w")``.
 
     The decorated function behaves exactly as before and gains ``.grad``,
-    ``.value_and_grad`` and ``.source``.
+    ``.value_and_grad`` and ``.source`` (``jit=True``: ``.grad`` and ``.value_and_grad``
+    compiled by numba, as ``grad(f, jit=True)``).
     """
     if fn is None:
-        return lambda f: Differentiable(f, wrt)
-    return Differentiable(fn, wrt)
+        return lambda f: Differentiable(f, wrt, jit)
+    return Differentiable(fn, wrt, jit)

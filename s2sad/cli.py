@@ -69,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--standalone", action="store_true",
                    help="a module that needs only NumPy: s2sad's helpers, the functions it calls and "
                         "the constants it reads are copied into it")
+    p.add_argument("--jit", action="store_true",
+                   help="print the code numba compiles for grad(f, jit=True) (specialised to the "
+                        "argument types at the first call), or where it cannot")
     p.add_argument("--stages", action="store_true", help="print the code after every compiler pass")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
     return p
@@ -200,6 +203,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 code = _build(fn, wrt, "grad" if args.mode == "reverse" else "jvp",
                               stages).__s2sad_source__
+            if args.jit and not args.stages:
+                if args.mode != "reverse" or args.standalone:
+                    raise UsageError("--jit shows the compiled gradient: it takes neither --mode "
+                                     "forward/hvp nor --standalone")
+                from .jit import jit_source
+
+                code = jit_source(fn, wrt)
             if args.standalone and not args.stages:
                 from .standalone import make_standalone
 

@@ -85,5 +85,13 @@ class InternalRuleError(S2SADError):
     """Generated code calls one of s2sad's own helpers that has no declared rule (a bug in s2sad)."""
 
 
+class JitError(S2SADError):
+    """``jit=True``: numba is not installed, or cannot compile a construct of the function."""
+
+
 class ZeroGradientWarning(UserWarning):
     """Some ``wrt`` argument cannot influence the output: its gradient is zero."""
+
+
+class JitWarning(UserWarning):
+    """``jit="auto"``: numba cannot compile the function; the NumPy code runs instead."""

@@ -1,0 +1,425 @@
+"""numba implementations of the runtime helpers that generated code calls (``jit=True``).
+
+Each helper of :mod:`s2sad.runtime` decides at run time, from its arguments' Python types,
+what to do.  Under numba the types are known when a function is compiled, so each helper
+here is a numba ``overload`` of the runtime function itself: the decision is made once per
+signature, and what remains is plain arithmetic (often nothing: ``stand_in``, ``check_wrt``
+and ``grad_like`` of a float64 array are identities).  A helper, or a combination of types,
+with no implementation here fails numba's typing; :mod:`s2sad.jit` reports that as the
+construct of the user's line that cannot be compiled.
+
+Importing this module registers the overloads; it imports numba.  (numba requires an
+overload and its implementations to have the same parameters, annotations included: they
+have none.)
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from numba import njit, types
+from numba.core.errors import TypingError
+from numba.extending import overload
+
+from . import runtime as rt
+from .errors import NonDifferentiableInputError, NonScalarOutputError
+
+_Impl = Callable[..., Any]
+
+
+def _is_float(t: Any) -> bool:
+    return isinstance(t, types.Float)
+
+
+def _is_float_array(t: Any) -> bool:
+    return isinstance(t, types.Array) and isinstance(t.dtype, types.Float)
+
+
+def _is_number(t: Any) -> bool:
+    return isinstance(t, (types.Float, types.Integer, types.Boolean))
+
+
+def _absent(t: Any) -> bool:
+    """An optional argument left out, or passed as None."""
+    return t is None or isinstance(t, (types.Omitted, types.NoneType))
+
+
+def _not_compiled(what: str) -> TypingError:
+    return TypingError(f"s2sad.jit: {what}")
+
+
+# ---- checks on the arguments and the output ---------------------------------------------
+
+@overload(rt.check_wrt)
+def _check_wrt(x, name) -> _Impl:
+    if _is_float(x) or _is_float_array(x):
+        return lambda x, name: None
+    if _is_number(x) or isinstance(x, types.Array) and _is_number(x.dtype):
+        message = (f"cannot differentiate with respect to an argument of numba type {x}; pass a "
+                   f"float or a float array (for example float(...) or .astype(float))")
+
+        def refuse(x, name) -> None:
+            raise NonDifferentiableInputError(message)
+        return refuse
+    raise _not_compiled(f"an argument of type {x} to differentiate with respect to")
+
+
+@overload(rt.seed)
+def _seed(ans) -> _Impl:
+    if _is_float(ans):
+        return lambda ans: 1.0
+    if _is_float_array(ans):
+        def one(ans) -> Any:
+            if ans.size != 1:
+                raise NonScalarOutputError("the differentiated function must return a scalar; "
+                                           "reduce the array first (for example with .sum())")
+            return np.ones_like(ans)
+        return one
+    raise _not_compiled(f"an output of type {ans}")
+
+
+@overload(rt.seed_for)
+def _seed_for(*reduced) -> _Impl:
+    if any(isinstance(t, types.Complex) or isinstance(t, types.Array) and isinstance(t.dtype, types.Complex)
+           for t in _star(reduced)):
+        raise _not_compiled("a complex output")
+    return lambda *reduced: 1.0
+
+
+def _star(items: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The types of an overload's ``*args`` (numba passes them one by one, or as one tuple)."""
+    if len(items) == 1 and isinstance(items[0], types.StarArgTuple):
+        return tuple(items[0].types)
+    return items
+
+
+# ---- identities once the types are known ----------------------------------------------
+
+@overload(rt.stop_gradient)
+def _stop_gradient(x) -> _Impl:
+    return lambda x: x
+
+
+@overload(rt.stand_in)
+def _stand_in(x) -> _Impl:
+    return lambda x: x
+
+
+@overload(rt.own_grad)
+def _own_grad(g) -> _Impl:
+    if isinstance(g, types.Array) and not g.mutable:
+        return lambda g: g.copy()
+    return lambda g: g
+
+
+@overload(rt.mul_into)
+def _mul_into(g, dead) -> _Impl:
+    return lambda g, dead: g * dead
+
+
+@overload(rt.add_grads)
+def _add_grads(a, b) -> _Impl:
+    if (_is_number(a) or isinstance(a, types.Array)) and (_is_number(b) or isinstance(b, types.Array)):
+        return lambda a, b: a + b
+    raise _not_compiled(f"adding gradients of types {a} and {b}")
+
+
+@overload(rt.zeros_grad)
+def _zeros_grad(x) -> _Impl:
+    if _is_float(x):
+        return lambda x: 0.0
+    if _is_float_array(x):
+        return lambda x: np.zeros_like(x)
+    raise _not_compiled(f"a zero gradient of type {x}")
+
+
+@overload(rt.grad_like)
+def _grad_like(g, x) -> _Impl:
+    if _is_float(x) and _is_number(g):
+        return lambda g, x: float(g)
+    if _is_float(x) and isinstance(g, types.Array) and g.ndim == 0:
+        return lambda g, x: float(g[()])
+    if _is_float_array(x) and isinstance(g, types.Array) and g.ndim == x.ndim:
+        if g.dtype == x.dtype:
+            if g.mutable:
+                return lambda g, x: g
+            return lambda g, x: g.copy()
+        return lambda g, x: g.astype(x.dtype)
+    raise _not_compiled(f"a gradient of type {g} for an argument of type {x}")
+
+
+@overload(rt.distinct)
+def _distinct(*grads) -> _Impl:
+    items = _star(grads)
+    names = [f"g{i}" for i in range(len(items))]
+    lines = [f"def impl(*grads):", f"    {', '.join(names)}{',' if len(names) == 1 else ''} = grads"]
+    for i, t in enumerate(items):  # an array that is an earlier one is copied
+        for j in range(i):
+            if isinstance(t, types.Array) and items[j] == t:
+                lines.append(f"    if _same(g{i}, g{j}):\n        g{i} = g{i}.copy()")
+    lines.append(f"    return ({', '.join(names)},)")
+    namespace: dict[str, Any] = {"_same": _same}
+    exec("\n".join(lines), namespace)  # noqa: S102 - one line per argument, made above
+    return namespace["impl"]
+
+
+def _same(a, b) -> bool:
+    return a is b  # (compiled: the overload below compares the buffers)
+
+
+@overload(_same)
+def _same_impl(a, b) -> _Impl:
+    if a == b:
+        return lambda a, b: a.ctypes.data == b.ctypes.data and a.size > 0
+    return lambda a, b: False
+
+
+# ---- broadcasting and reductions --------------------------------------------------------
+
+@njit(cache=True)
+def _sum_to_2d(g: Any, rows: int, cols: int) -> Any:
+    """``g`` (2-d) summed over the axes along which a (rows, cols) array was broadcast."""
+    out = np.ascontiguousarray(g)
+    if rows == 1 and out.shape[0] != 1:
+        out = out.sum(axis=0).reshape((1, out.shape[1]))
+    if cols == 1 and out.shape[1] != 1:
+        out = np.ascontiguousarray(out).sum(axis=1).reshape((out.shape[0], 1))
+    return out
+
+
+@overload(rt.unbroadcast)
+def _unbroadcast(g, x) -> _Impl:
+    if _is_number(x):
+        if _is_number(g):
+            return lambda g, x: g
+        if _is_float_array(g):
+            return lambda g, x: g.sum()
+    if _is_float_array(x) and _is_float_array(g):
+        if g.ndim == x.ndim == 1:
+            def one(g, x) -> Any:
+                if g.shape[0] == x.shape[0]:
+                    return np.ascontiguousarray(g)
+                return np.full(1, g.sum())
+            return one
+        if g.ndim == 2 and x.ndim == 1:
+            def row(g, x) -> Any:
+                out = np.ascontiguousarray(g).sum(axis=0)
+                if x.shape[0] == 1 and out.shape[0] != 1:
+                    return np.full(1, out.sum())
+                return out
+            return row
+        if g.ndim == x.ndim == 2:
+            def two(g, x) -> Any:
+                if g.shape == x.shape:
+                    return np.ascontiguousarray(g)
+                return _sum_to_2d(g, x.shape[0], x.shape[1])
+            return two
+    if _is_float_array(x) and x.ndim == 0 and _is_number(g):
+        return lambda g, x: np.full((), g)
+    raise _not_compiled(f"unbroadcasting a gradient of type {g} to an argument of type {x}")
+
+
+@overload(rt.reduce_grad)
+def _reduce_grad(g, x, axis=None, keepdims=False) -> _Impl:
+    if _is_number(x) and _absent(axis):
+        return lambda g, x, axis=None, keepdims=False: g
+    if not _is_float_array(x):
+        raise _not_compiled(f"the gradient of a sum over a value of type {x}")
+    if _absent(axis) and (_is_number(g) or isinstance(g, types.Array) and g.ndim in (0, x.ndim)):
+        if _is_number(g):
+            return lambda g, x, axis=None, keepdims=False: np.full(x.shape, g, x.dtype)
+        return lambda g, x, axis=None, keepdims=False: np.full(x.shape, g.ravel()[0], x.dtype)
+    if x.ndim == 2 and isinstance(axis, types.Integer) and isinstance(g, types.Array):
+        def axis2(g, x, axis=None, keepdims=False) -> Any:
+            out = np.empty(x.shape, x.dtype)
+            flat = g.ravel()
+            a = axis % 2
+            for i in range(x.shape[0]):
+                for j in range(x.shape[1]):
+                    out[i, j] = flat[j] if a == 0 else flat[i]
+            return out
+        return axis2
+    if x.ndim == 1 and isinstance(axis, types.Integer):
+        return lambda g, x, axis=None, keepdims=False: np.full(x.shape, np.asarray(g).ravel()[0], x.dtype)
+    raise _not_compiled(f"the gradient of a sum over axis of type {axis} of a {x.ndim}-d array")
+
+
+@overload(rt.mean_grad)
+def _mean_grad(g, x, axis=None, keepdims=False) -> _Impl:
+    if _is_float_array(x) and _absent(axis):
+        return lambda g, x, axis=None, keepdims=False: rt.reduce_grad(g / x.size, x)
+    if _is_float_array(x) and x.ndim == 2 and isinstance(axis, types.Integer):
+        def impl(g, x, axis=None, keepdims=False) -> Any:
+            return rt.reduce_grad(g / x.shape[axis % 2], x, axis, keepdims)
+        return impl
+    raise _not_compiled(f"the gradient of a mean over a value of type {x}")
+
+
+# ---- products ----------------------------------------------------------------------------
+# Matrix-vector products and outer products are loops: numba's own (BLAS) implementations
+# take seconds to compile, and at the sizes of loop bodies a call costs more than the loop.
+# Matrix-matrix products of more than _SMALL multiply-adds call BLAS through np.dot.
+
+_SMALL = 4096
+
+
+def matmul(a: Any, b: Any) -> Any:
+    """``a @ b`` (what compiled code calls for the operator)."""
+    return a @ b
+
+
+@njit(cache=True)
+def _mv(a: Any, x: Any) -> Any:
+    if a.shape[1] != x.shape[0]:
+        raise ValueError("matmul: mismatch in its core dimension (compiled by s2sad.jit)")
+    out = np.empty(a.shape[0], a.dtype)
+    for i in range(a.shape[0]):
+        acc = 0.0
+        for j in range(a.shape[1]):
+            acc += a[i, j] * x[j]
+        out[i] = acc
+    return out
+
+
+@njit(cache=True)
+def _vm(x: Any, a: Any) -> Any:
+    if a.shape[0] != x.shape[0]:
+        raise ValueError("matmul: mismatch in its core dimension (compiled by s2sad.jit)")
+    out = np.zeros(a.shape[1], a.dtype)
+    for i in range(a.shape[0]):
+        xi = x[i]
+        for j in range(a.shape[1]):
+            out[j] += xi * a[i, j]
+    return out
+
+
+@njit(cache=True)
+def _vv(x: Any, y: Any) -> Any:
+    if x.shape[0] != y.shape[0]:
+        raise ValueError("matmul: mismatch in its core dimension (compiled by s2sad.jit)")
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc += x[i] * y[i]
+    return acc
+
+
+@njit(cache=True)
+def _outer(x: Any, y: Any) -> Any:
+    out = np.empty((x.shape[0], y.shape[0]), x.dtype)
+    for i in range(x.shape[0]):
+        for j in range(y.shape[0]):
+            out[i, j] = x[i] * y[j]
+    return out
+
+
+@njit(cache=True)
+def _mm(a: Any, b: Any) -> Any:
+    if a.shape[1] != b.shape[0]:
+        raise ValueError("matmul: mismatch in its core dimension (compiled by s2sad.jit)")
+    if a.shape[0] * a.shape[1] * b.shape[1] > _SMALL:
+        return np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b))
+    out = np.zeros((a.shape[0], b.shape[1]), a.dtype)
+    for i in range(a.shape[0]):
+        for k in range(a.shape[1]):
+            aik = a[i, k]
+            for j in range(b.shape[1]):
+                out[i, j] += aik * b[k, j]
+    return out
+
+
+def _products(a: Any, b: Any) -> bool:
+    return _is_float_array(a) and _is_float_array(b) and a.dtype == b.dtype
+
+
+@overload(matmul)
+def _matmul(a, b) -> _Impl:
+    if _products(a, b):
+        if a.ndim == 2 and b.ndim == 1:
+            return lambda a, b: _mv(a, b)
+        if a.ndim == 1 and b.ndim == 2:
+            return lambda a, b: _vm(a, b)
+        if a.ndim == 1 and b.ndim == 1:
+            return lambda a, b: _vv(a, b)
+        if a.ndim == 2 and b.ndim == 2:
+            return lambda a, b: _mm(a, b)
+    raise _not_compiled(f"a @ b for a {a} and b {b}")
+
+
+@overload(rt.matmul_grad_lhs)
+def _matmul_grad_lhs(g, a, b) -> _Impl:
+    if _products(a, b) and a.ndim == 1 and b.ndim == 1 and _is_number(g):  # a dot product
+        return lambda g, a, b: g * b
+    if _products(a, b) and _is_float_array(g):
+        if a.ndim == 2 and b.ndim == 1 and g.ndim == 1:
+            return lambda g, a, b: _outer(g, b)
+        if a.ndim == 2 and b.ndim == 2 and g.ndim == 2:
+            return lambda g, a, b: _mm(g, b.T)
+        if a.ndim == 1 and b.ndim == 2 and g.ndim == 1:
+            return lambda g, a, b: _mv(b, g)
+        if a.ndim == 1 and b.ndim == 1:
+            return lambda g, a, b: g * b
+    raise _not_compiled(f"the gradient of a @ b for a {a} and b {b}")
+
+
+@overload(rt.matmul_grad_rhs)
+def _matmul_grad_rhs(g, a, b) -> _Impl:
+    if _products(a, b) and a.ndim == 1 and b.ndim == 1 and _is_number(g):
+        return lambda g, a, b: g * a
+    if _products(a, b) and _is_float_array(g):
+        if a.ndim == 2 and b.ndim == 1 and g.ndim == 1:
+            return lambda g, a, b: _vm(g, a)
+        if a.ndim == 2 and b.ndim == 2 and g.ndim == 2:
+            return lambda g, a, b: _mm(a.T, g)
+        if a.ndim == 1 and b.ndim == 2 and g.ndim == 1:
+            return lambda g, a, b: _outer(a, g)
+        if a.ndim == 1 and b.ndim == 1:
+            return lambda g, a, b: g * a
+    raise _not_compiled(f"the gradient of a @ b for a {a} and b {b}")
+
+
+@overload(rt.dot_grad_lhs)
+def _dot_grad_lhs(g, a, b) -> _Impl:
+    if _products(a, b) and a.ndim <= 2 and b.ndim <= 2:  # np.dot is a @ b for these ranks
+        return lambda g, a, b: rt.matmul_grad_lhs(g, a, b)
+    raise _not_compiled(f"the gradient of np.dot(a, b) for a {a} and b {b}")
+
+
+@overload(rt.dot_grad_rhs)
+def _dot_grad_rhs(g, a, b) -> _Impl:
+    if _products(a, b) and a.ndim <= 2 and b.ndim <= 2:
+        return lambda g, a, b: rt.matmul_grad_rhs(g, a, b)
+    raise _not_compiled(f"the gradient of np.dot(a, b) for a {a} and b {b}")
+
+
+def _all_float_arrays(*ts: Any) -> bool:
+    return all(_is_float_array(t) for t in ts)
+
+
+# ---- indexing ----------------------------------------------------------------------------
+
+def _basic_index(index: Any) -> bool:
+    """An index that selects each entry at most once: integers and slices (an integer array
+    may repeat an entry, whose gradients must then add up: not compiled)."""
+    items = index.types if isinstance(index, types.BaseTuple) else (index,)
+    return all(isinstance(t, (types.Integer, types.SliceType)) for t in items)
+
+
+@overload(rt.getitem_grad)
+def _getitem_grad(g, x, index) -> _Impl:
+    if _is_float_array(x) and _basic_index(index):
+        def impl(g, x, index) -> Any:
+            out = np.zeros_like(x)
+            out[index] = g
+            return out
+        return impl
+    raise _not_compiled(f"the gradient of indexing a {x} with {index}")
+
+
+@overload(rt.add_at)
+def _add_at(acc, index, g) -> _Impl:
+    if _is_float_array(acc) and _basic_index(index):
+        def impl(acc, index, g) -> Any:
+            acc[index] += g
+            return acc
+        return impl
+    raise _not_compiled(f"accumulating a gradient into a {acc} at {index}")
