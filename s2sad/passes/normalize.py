@@ -22,12 +22,13 @@ import sys
 import sysconfig
 import textwrap
 import types
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import libcst as cst
 import numpy as np
 
-from .. import runtime
+from .. import runtime, runtime_more
 from ..errors import Location, S2SADError, UnsupportedSyntaxError
 from ..ir import Assign, Call, Const, Function, If, Loop, Opaque, Operand, Return, Stmt, Var
 from ..rules import NONDIFF_ATTRIBUTES
@@ -84,11 +85,24 @@ UNSUPPORTED: dict[type, str] = {
 
 #: Calls that may stand as statements: they print or check and change nothing.
 STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write, runtime.seed,
-                   runtime.check_assignment_order, runtime.check_number)
+                   runtime.check_assignment_order, runtime.check_number, runtime_more.check_out)
 
 #: Builtins that run or inspect code behind s2sad's back.
 HIDDEN_CODE = (builtins.exec, builtins.eval, builtins.globals, builtins.locals, builtins.vars,
                builtins.compile, builtins.__import__)
+
+
+@dataclass
+class _ViewLink:
+    """``view = base[i]`` (or ``base.T``, a reshape...) at the function's top level: a view
+    s2sad follows, writing a change of either array into the other (PyTorch's semantics)."""
+
+    base: str  # the user's name of the array viewed
+    back: str  # how the view is taken: "index", "transpose", "swapaxes" or "reshape"
+    operands: tuple[Const, ...]  # the index, or the two axes of swapaxes
+    taken: tuple[str, str]  # (base, view) versions when the view was taken
+    now: tuple[str, str]  # the versions the link holds between: a plain assignment ends it
+    flag: str | None = None  # variable: whether the view shares the base's memory when run
 
 
 class Normalizer:
@@ -126,6 +140,9 @@ class Normalizer:
         self.concatenations: set[cst.BinaryOperation] = set()  # + that code built here uses on lists
         self.closure_args: dict[str, list[str]] = {}  # nested function -> the variables it reads
         self.lists: set[str] = set()  # versions that certainly hold a list (for xs.pop(i))
+        self.links: dict[str, _ViewLink] = {}  # the user's name of a view -> how it views its base
+        self.following = False  # writing a change through views (into blocks of its own)
+        self.helpers: dict[Any, str] = {}  # runtime function -> the free name generated code calls
 
     # --- statements -----------------------------------------------------------
     def run(self) -> Function:
@@ -592,6 +609,14 @@ class Normalizer:
             self.check_expression(value)
             self.pop(value) if func.attr.value == "pop" and not value.args else self.list_method(value)
             return
+        if isinstance(value, cst.Call) and _ufunc_at(self.res.object(value.func)) is not None:
+            self.check_expression(value)
+            self.ufunc_at(value)
+            return
+        if isinstance(value, cst.Call) and self.out_argument(value) is not None:  # np.add(a, b, out=z)
+            self.check_expression(value)
+            self.out_call(value)
+            return
         if isinstance(value, cst.Call) and any(self.res.object(value.func) is f for f in STATEMENT_CALLS):
             self.check_expression(value)
             self.out.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), "nondiff"), self.loc))
@@ -622,9 +647,13 @@ class Normalizer:
         if _is_pop(node.value, self.res.locals) and not rest:
             node = node.with_changes(value=self.pop(node.value))
         if isinstance(first, cst.Name):
+            if not rest and self.out_argument(node.value) is not None:  # w = np.exp(a, out=z)
+                node = node.with_changes(value=self.out_call(node.value))
             new = self.new_version(first.value)
             value = self.lower(node.value, new, first.value)
             self.version[first.value] = new
+            if not rest:
+                self.link_view(first.value, node.value, new)
         elif rest:  # t, u = v = <value>: every target gets the one value, left to right
             value = self.lower(node.value, self.temporary("items"), "items")
             self.unpack(first, cst.Name(value.name))
@@ -764,8 +793,10 @@ class Normalizer:
             return
         name = node.target.value
         operator_code = self.parsed.code(node.operator).strip()
+        linked = self.linked(name, node)
         refusal = self.check_in_place(name, node, f"'{name} {operator_code} ...'",
-                                      f"{name} = {name} {operator_code[:-1]} ...", at_run_time=True)
+                                      f"{name} = {name} {operator_code[:-1]} ...", at_run_time=True,
+                                      linked=_members(linked))
         new = self.new_version(name)
         self.lower(expr, new, name)
         self.version[name] = new
@@ -773,8 +804,8 @@ class Normalizer:
             loc = self.location(node)
             last = self.out[-1]
             assert isinstance(last, Assign) and last.target == new and isinstance(last.value, Call)
-            last.value.number_check = (f"{os.path.basename(loc.filename)}:{loc.line}:{loc.column}",
-                                       refusal)
+            last.value.number_check = (f"{loc.filename}:{loc.line}:{loc.column}", refusal)
+        self.follow_views(name, node, linked)
 
     def nested_function(self, name: str, node: cst.FunctionDef | cst.Lambda) -> None:
         """A ``def`` (or a lambda bound to a name) inside the function.
@@ -885,8 +916,9 @@ class Normalizer:
         """
         name = target.value.value
         current = self.version.get(name, name)
+        linked = self.linked(name, target)
         self.check_in_place(name, target, f"'{self.parsed.code(target).strip()} = ...'",
-                            f"{name} = {name}.copy() before changing it")
+                            f"{name} = {name}.copy() before changing it", linked=_members(linked))
         v = self.lower(value, None, "value")
         index_op, slice_nodes = self.index(target)
         new = self.new_version(name)
@@ -900,6 +932,7 @@ class Normalizer:
                             f"{self.parsed.code(target).strip()} = {self.parsed.code(shown or value).strip()}")
         self.out.append(Assign(new, call, self.location(target)))
         self.version[name] = new
+        self.follow_views(name, target, linked)
 
     def append(self, call: cst.Call) -> None:
         """``xs.append(x)`` as a new version of the list: ``xs_2 = xs + [x]``."""
@@ -993,7 +1026,7 @@ class Normalizer:
         return self.lower(node, self.temporary(self.hint(node)), "").name
 
     def check_in_place(self, name: str, node: cst.CSTNode, what: str, instead: str,
-                       at_run_time: bool = False) -> str | None:
+                       at_run_time: bool = False, linked: set[str] = frozenset()) -> str | None:
         """Refuse an in-place update that another name or the caller would see.
 
         s2sad writes ``x += v``, ``x[i] = v`` and ``x.append(v)`` as new values; that
@@ -1010,7 +1043,7 @@ class Normalizer:
         why = None
         if current in self.stored:
             why = f"'{name}' is also stored in a list, tuple or dict"
-        elif current in self.views:
+        elif current in self.views and name not in linked:
             why = f"'{name}' may be a view into another array (it comes from indexing or reshaping)"
         elif self.callee and current in self.res.params:
             why = f"'{name}' is an argument, so the calling function would see the change"
@@ -1019,10 +1052,10 @@ class Normalizer:
             if partners:
                 why = f"'{name}' and '{partners[0]}' are the same object, and '{partners[0]}' is read later"
             else:
-                shared = sorted(u for u in self.sharers(current) - {name} if self.read_later(node, u))
+                shared = sorted(u for u in self.sharers(current) - {name} - linked if self.read_later(node, u))
                 mine = self.bases.get(current, frozenset()) | {current}
                 holding = sorted(u for u in {_user_name(c, self.res.locals) for c, held in self.holders.items()
-                                             if held & mine} & self.res.locals - {name}
+                                             if held & mine} & self.res.locals - {name} - linked
                                  if self.read_later(node, u))
                 if shared:
                     why = (f"'{shared[0]}' may share memory with '{name}' (it is a view of it, "
@@ -1036,6 +1069,254 @@ class Normalizer:
         if at_run_time:
             return message
         raise self.unsupported(node, message)
+
+    # --- in-place writes through views ------------------------------------------------
+    def link_view(self, name: str, value: cst.BaseExpression, new: str) -> None:
+        """After ``name = value``: follow ``name`` as a view of a local array when ``value``
+        takes one in a way s2sad can undo (a basic or any index, ``.T``, ``transpose()``,
+        ``swapaxes`` by literal axes, ``reshape``, ``ravel``), at the function's top level."""
+        self.links.pop(name, None)
+        form = self.view_form(value)
+        stmt = self.out[-1] if self.out else None
+        if (form is None or not self.top_level() or not isinstance(stmt, Assign) or stmt.target != new
+                or not isinstance(stmt.value, Call) or stmt.value.rule is None):
+            return
+        base, back, operands = form
+        current = self.version.get(base)
+        if base == name or base not in self.res.locals or current is None or current in self.lists:
+            return
+        args = list(stmt.value.args.values())
+        if not args or not isinstance(args[0], Var) or args[0].name != current:
+            return
+        if back == "index":
+            operands = (stmt.value.args["index"],)
+        self.links[name] = _ViewLink(base, back, operands, (current, new), (current, new))
+
+    def view_form(self, node: cst.BaseExpression) -> tuple[str, str, tuple[Const, ...]] | None:
+        """(base name, kind, operands) when ``node`` takes a view of a local name as s2sad follows."""
+        node = _strip_parens(node)
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+            return node.value.value, "index", ()
+        if isinstance(node, cst.Attribute) and node.attr.value == "T" and isinstance(node.value, cst.Name):
+            return node.value.value, "transpose", ()
+        if not isinstance(node, cst.Call) or any(a.keyword or a.star for a in node.args):
+            return None
+        func, args = node.func, [a.value for a in node.args]
+        if isinstance(func, cst.Attribute) and func not in self.res.objects and isinstance(func.value, cst.Name):
+            method, base = func.attr.value, func.value.value
+        elif _view_function(self.res.object(func)) and args and isinstance(args[0], cst.Name):
+            method, base, args = _view_function(self.res.object(func)), args[0].value, args[1:]
+        else:
+            return None
+        if method == "swapaxes" and len(args) == 2 and all(_literal_int(a) is not None for a in args):
+            return base, "swapaxes", tuple(Const(str(_literal_int(a))) for a in args)
+        if (method, len(args)) in (("transpose", 0), ("ravel", 0)) or method == "reshape" and args:
+            return base, "transpose" if method == "transpose" else "reshape", ()
+        return None
+
+    def top_level(self) -> bool:
+        """Whether statements land in the function's straight-line top level (or in the
+        blocks of a write s2sad follows through views), where a view's link is kept."""
+        return (self.following or self.out is self.fn.body and not self.loops) and not getattr(
+            self.parsed.source.fn, "__s2sad_generated__", False)
+
+    def linked(self, name: str, node: cst.CSTNode) -> dict[str, _ViewLink]:
+        """The views linked to ``name`` (its base, its views, theirs...) that a write into
+        ``name`` changes too: followed by s2sad (empty when there is none, or the write is in a
+        loop or a branch, where a view is not followed)."""
+        if not self.top_level():
+            return {}
+        valid = {v: link for v, link in self.links.items()
+                 if link.now == (self.version.get(link.base), self.version.get(v))}
+        found, todo = {}, [name]
+        while todo:
+            n = todo.pop()
+            for v, link in valid.items():
+                if v not in found and n in (v, link.base):
+                    found[v] = link
+                    todo += [v, link.base]
+        if self.callee:
+            argument = next((n for n in {name, *found, *(link.base for link in found.values())}
+                             if self.version.get(n) in self.res.params), None)
+            if argument is not None and found:
+                raise self.unsupported(node, f"'{name}' shares memory with the argument '{argument}' (one "
+                                             f"is a view of the other), so the calling function would see "
+                                             f"the change; write {argument} = {argument}.copy() first")
+        return found
+
+    def follow_views(self, name: str, node: cst.CSTNode, linked: dict[str, _ViewLink]) -> None:
+        """``name`` has just changed in place: write the change into the arrays ``linked``
+        to it, as NumPy would see it (each guarded by whether, when run, the view does share its
+        base's memory: a number or a copy taken by fancy indexing does not)."""
+        if not linked:
+            return
+        where = self.location(node)
+        for view, link in linked.items():
+            if link.flag is None:
+                code = self.parsed.code(node).strip().splitlines()[0]
+                refusal = (f"'{view}' was taken from '{link.base}', which is not an array here, so "
+                           f"s2sad cannot tell whether '{code}' changes '{link.base}' too; write "
+                           f"{view} = {view}.copy() before changing it, or make '{link.base}' an array")
+                test = cst.parse_expression(
+                    f"{self.helper(runtime_more.view_flag)}({link.taken[0]}, {link.taken[1]}, "
+                    f"{f'{where.filename}:{where.line}:{where.column}'!r}, {refusal!r})")
+                link.flag = self.emit(Opaque(test, link.taken, "nondiff"), None, f"{view}_is_view", node).name
+        self.following, following = True, self.following
+        try:
+            self.spread(name, None, linked, node)
+        finally:
+            self.following = following
+        for view, link in linked.items():
+            link.now = (self.version[link.base], self.version[view])
+
+    def spread(self, name: str, source: str | None, linked: dict[str, _ViewLink], node: cst.CSTNode) -> None:
+        """Write the new value of ``name`` back into its base and into its views that are read
+        later (not into ``source``, whence the change came)."""
+        link = linked.get(name)
+        if link is not None and link.base != source:
+            self.when(link.flag, node, lambda: (self.write_back(name, link, node),
+                                                self.spread(link.base, name, linked, node)))
+        for view, other in linked.items():
+            if other.base == name and view != source and self.live(view, linked, node):
+                self.when(other.flag, node, lambda view=view, other=other: (
+                    self.rederive(view, other, node), self.spread(view, name, linked, node)))
+
+    def live(self, view: str, linked: dict[str, _ViewLink], node: cst.CSTNode) -> bool:
+        """Whether ``view``, or a view taken from it, is read after ``node``."""
+        return self.read_later(node, view) or any(
+            link.base == view and self.live(v, linked, node) for v, link in linked.items())
+
+    def when(self, flag: str, node: cst.CSTNode, lower: Callable[[], Any]) -> None:
+        """``if flag: <lower>`` with the versions it changes joined after it."""
+        before = dict(self.version)
+        body, _ = self.nested(lower)
+        orelse: list[Stmt] = []
+        self.version = self.join(before, [(body, self.version, False), (orelse, before, False)])
+        self.out.append(If(Var(flag), body, orelse, self.location(node)))
+
+    def write_back(self, view: str, link: _ViewLink, node: cst.CSTNode) -> None:
+        """The base of ``view`` with the view's new value written into it."""
+        base, value = link.base, self.version[view]
+        new = self.new_version(base)
+        if link.back == "index":
+            index = link.operands[0]
+            call = Call(self.registry.rule(SETITEM), f"{base}[...] =",
+                        {"x": Var(self.version[base]), "index": index, "v": Var(value)},
+                        cst.parse_expression(f"{new}[{index.code}]"))
+            self.out.append(Assign(new, call, self.location(node)))
+        elif link.back == "reshape":
+            self.view_call(np.ndarray.reshape, value, [self.shape(link.taken[0], node)], "reshape", new, node)
+        else:
+            self.view_call(*self.reversal(link, value), new, node)
+        self.version[base] = new
+
+    def rederive(self, view: str, link: _ViewLink, node: cst.CSTNode) -> None:
+        """``view`` taken again from its base's new value."""
+        base = self.version[link.base]
+        new = self.new_version(view)
+        if link.back == "index":
+            index = link.operands[0]
+            item = cst.parse_expression(f"{base}[{index.code}]")
+            self.apply(operator.getitem, [Var(base), index], {}, item, node, new, "item", [item.value, None])
+        elif link.back == "reshape":
+            self.view_call(np.ndarray.reshape, base, [self.shape(link.taken[1], node)], "reshape", new, node)
+        else:
+            self.view_call(*self.reversal(link, base), new, node)
+        self.version[view] = new
+
+    def shape(self, version: str, node: cst.CSTNode) -> Var:
+        """``version.shape``, which carries no gradient, in a variable."""
+        return self.emit(Opaque(cst.parse_expression(f"{version}.shape"), (version,), "nondiff"), None,
+                         f"{_user_name(version, self.res.locals)}_shape", node)
+
+    def reversal(self, link: _ViewLink, receiver: str) -> tuple[Any, str, tuple[Const, ...], str]:
+        """How a transposed view and its base are taken from each other (the same way)."""
+        if link.back == "transpose":
+            return np.ndarray.T, receiver, (), "T"
+        return np.ndarray.swapaxes, receiver, link.operands, "swapaxes"
+
+    def view_call(self, key: Any, receiver: str, operands: Any, word: str, new: str,
+                  node: cst.CSTNode) -> None:
+        """``new = receiver.word(operands)`` (``receiver.T`` for the attribute)."""
+        code = f"{receiver}.T" if word == "T" else f"{receiver}.{word}({', '.join(_code(self.parsed, op) for op in operands)})"
+        primal = cst.parse_expression(code)
+        names = [primal.value if word == "T" else primal.func.value]
+        self.apply(key, [Var(receiver), *operands], {}, primal, node, new, word, [*names, *(None for _ in operands)])
+
+    def ufunc_at(self, call: cst.Call) -> None:
+        """``np.add.at(z, i, v)`` as ``z = ufunc_add_at(z, i, v)``: z changes in place (a new version,
+        written through the views linked to it)."""
+        function = _ufunc_at(self.res.object(call.func))
+        spelled = self.parsed.code(call.func).strip()
+        if function is MISSING:
+            raise self.unsupported(call, f"{spelled}(...) changes its first argument in place, which s2sad "
+                                         f"differentiates for np.add.at and np.subtract.at only; write the "
+                                         f"update as a loop (z[i] = z[i] * v[k] for each index)")
+        target = call.args[0].value if call.args else None
+        if (len(call.args) != 3 or any(a.keyword or a.star for a in call.args)
+                or not isinstance(target, cst.Name) or target.value not in self.version):
+            raise self.unsupported(call, f"write {spelled}(z, indices, values), with z a local array")
+        name = target.value
+        linked = self.linked(name, call)
+        self.check_in_place(name, call, f"'{spelled}({name}, ...)'", f"{name} = {name}.copy() first",
+                            linked=_members(linked))
+        func = cst.Name(self.helper(function))
+        self.res.objects[func] = function
+        new = self.new_version(name)
+        self.lower(call.with_changes(func=func), new, name)
+        self.version[name] = new
+        self.follow_views(name, call, linked)
+
+    def out_argument(self, call: cst.BaseExpression) -> cst.Arg | None:
+        """The ``out=`` argument of a call to a ufunc, or a function whose rule takes one (not
+        ``out=None``)."""
+        if not isinstance(call, cst.Call):
+            return None
+        out = next((a for a in call.args if a.keyword is not None and a.keyword.value == "out"), None)
+        if out is None or isinstance(out.value, cst.Name) and out.value.value == "None":
+            return None
+        function = self.res.object(call.func)
+        rule = self.registry.rule(function)
+        return out if rule is not None and (isinstance(function, np.ufunc) or any(
+            p.name == "out" for p in rule.params)) else None
+
+    def out_call(self, call: cst.Call) -> cst.Name:
+        """``f(a, b, out=z)`` as ``z = f(a, b)`` (z changes in place: a new version, written
+        through the views linked to it); returns ``z``, which is the call's value."""
+        out = self.out_argument(call)
+        assert out is not None
+        spelled = self.parsed.code(call.func).strip()
+        target = _strip_parens(out.value)
+        if not isinstance(target, cst.Name) or target.value not in self.version or target.value not in self.res.locals:
+            raise self.unsupported(out, f"{spelled}(..., out={self.parsed.code(target).strip()}) writes into an "
+                                        f"array s2sad cannot follow; write z = {spelled}(...) with z a new name")
+        if any(a.keyword is not None and a.keyword.value == "where" for a in call.args):
+            raise self.unsupported(call, f"{spelled}(..., out=..., where=...) keeps the old values of the out "
+                                         f"array where the condition is false; write z = np.where(condition, "
+                                         f"{spelled}(...), z)")
+        name = target.value
+        linked = self.linked(name, call)
+        self.check_in_place(name, call, f"'{spelled}(..., out={name})'", f"{name} = {spelled}(...)",
+                            linked=_members(linked))
+        old, new = self.version[name], self.new_version(name)
+        self.lower(call.with_changes(args=[a for a in call.args if a is not out]), new, name)
+        self.version[name] = new
+        where = self.location(call)
+        check = cst.parse_expression(f"{self.helper(runtime_more.check_out)}({old}, {new}, "
+                                     f"{f'{where.filename}:{where.line}:{where.column}'!r}, {spelled!r})")
+        self.out.append(Assign(None, Opaque(check, (old, new), "nondiff"), where))
+        self.follow_views(name, call, linked)
+        return cst.Name(name)
+
+    def helper(self, function: Any) -> str:
+        """The name by which generated code calls the runtime ``function``."""
+        if function not in self.helpers:
+            name = function.__name__
+            if name in self.fn.user_names or self.fn.free.get(name, function) is not function:
+                name = self.fn.fresh(name)
+            self.helpers[function] = name
+            self.fn.free[name] = function
+        return self.helpers[function]
 
     def read_after(self, node: cst.CSTNode, name: str) -> bool:
         """Whether ``name`` is read after ``node`` ends, or in a loop around it outside it."""
@@ -1701,7 +1982,39 @@ def _no_rule_message(key: Any, callee: str) -> str:
 #: Functions whose result may share memory with their argument.
 _VIEWS = (operator.getitem, np.reshape, np.ndarray.reshape, np.ravel, np.ndarray.ravel,
           np.transpose, np.ndarray.transpose, np.ndarray.T, np.squeeze, np.ndarray.squeeze,
-          np.expand_dims)
+          np.expand_dims, np.swapaxes, np.ndarray.swapaxes)
+#: Functions that take a view s2sad follows through writes, by the method they stand for.
+_VIEW_FUNCTIONS = ((np.reshape, "reshape"), (np.ravel, "ravel"), (np.transpose, "transpose"),
+                   (np.swapaxes, "swapaxes"))
+#: ``ufunc.at`` s2sad differentiates, as the functional helper it writes instead.
+_UFUNC_AT = ((np.add, runtime_more.ufunc_add_at), (np.subtract, runtime_more.ufunc_subtract_at))
+
+
+def _members(linked: dict[str, _ViewLink]) -> set[str]:
+    """The names of the views in ``linked`` and of their bases."""
+    return set(linked) | {link.base for link in linked.values()}
+
+
+def _view_function(obj: Any) -> str | None:
+    return next((method for function, method in _VIEW_FUNCTIONS if obj is function), None)
+
+
+def _ufunc_at(obj: Any) -> Any:
+    """The helper for ``obj`` when it is ``np.add.at`` or ``np.subtract.at``; MISSING for the
+    ``at`` of another ufunc; None for anything else."""
+    ufunc = getattr(obj, "__self__", None)
+    if not isinstance(ufunc, np.ufunc) or getattr(obj, "__name__", None) != "at":
+        return None
+    return next((helper for u, helper in _UFUNC_AT if ufunc is u), MISSING)
+
+
+def _literal_int(node: cst.BaseExpression) -> int | None:
+    """The value of an integer literal (``-1`` too)."""
+    node = _strip_parens(node)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _literal_int(node.expression)
+        return None if inner is None else -inner
+    return int(node.value) if isinstance(node, cst.Integer) else None
 
 
 _VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "flat"})
