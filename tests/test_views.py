@@ -182,10 +182,80 @@ def out_matmul(A):
     return np.sum(C ** 2)
 
 
+def out_of_a_rule_with_an_out_parameter(x):
+    buf = np.zeros(3)
+    return np.sum(W3 * np.cumsum(x ** 2, out=buf)) + np.sum(buf)
+
+
 def out_into_a_view(x):
     z = np.zeros((2, 3))
     np.sin(x, out=z[0])
     return np.sum(W23 * z)
+
+
+def unpacked_rows(A):
+    A = A * 1.0
+    th, om = A[0], A[1]
+    A[0] += om
+    return np.sum(th ** 2)
+
+
+def unpacked_items_are_copies(x):
+    th, om = x[0], x[1]
+    x[0] += om
+    return th * np.sum(x)
+
+
+def out_inside_an_expression(x):
+    z = np.empty(3)
+    return np.sum(np.exp(x, out=z)) + np.sum(W3 * z)
+
+
+# --- in a loop or a branch: the view taken and written in the same block ----------------------------
+def rows_scaled_in_a_loop(A):
+    A = A * 1.0
+    for i in range(2):
+        r = A[i]
+        r *= A[1 - i, 0] + 1.0
+    return np.sum(W23 * A ** 2)
+
+
+def view_in_a_while_loop(x):
+    k = 0
+    while k < 2:
+        y = x[k:]
+        y *= 1.5
+        k += 1
+    return np.sum(W3 * x ** 2)
+
+
+def views_in_nested_loops(A):
+    for i in range(2):
+        for j in range(2):
+            r = A[i]
+            r[j + 1] = r[j] * A[1 - i, j]
+    return np.sum(W23 * A ** 2)
+
+
+def view_in_a_branch(x):
+    if x[0] > 0:
+        y = x[1:]
+        y *= 2.0
+    return np.sum(W3 * x ** 2)
+
+
+def add_at_in_a_loop(x):
+    z = np.zeros(3)
+    for k in range(3):
+        np.add.at(z, [k, 0], x[k] * x[:2])
+    return np.sum(z ** 2)
+
+
+def out_in_a_loop(x):
+    z = np.ones(3)
+    for _ in range(2):
+        np.multiply(z, x, out=z)
+    return np.sum(W3 * z ** 2)
 
 
 X = np.array([0.3, -0.5, 0.7])
@@ -198,7 +268,10 @@ CASES = [
     (base_bumped_after_view, X), (base_written_under_transpose, A), (base_written_under_reshape, X),
     (item_of_a_vector, X), (fancy_index_copy, X), (reshape_of_a_transpose_copies, A),
     (add_at_repeated, X), (subtract_at_scalar_value, X), (add_at_rows, A), (add_at_into_a_view, A),
-    (out_multiply, X), (out_add_value_aliases, X), (out_exp, X), (out_matmul, A),
+    (out_multiply, X), (out_add_value_aliases, X), (out_exp, X), (out_matmul, A), (out_into_a_view, X), (out_of_a_rule_with_an_out_parameter, X),
+    (unpacked_rows, A), (unpacked_items_are_copies, X), (out_inside_an_expression, X),
+    (rows_scaled_in_a_loop, A), (view_in_a_while_loop, X), (views_in_nested_loops, A), (view_in_a_branch, X),
+    (add_at_in_a_loop, X), (out_in_a_loop, X),
 ]
 
 
@@ -218,7 +291,7 @@ def _fd_of_grad(f, x, v, eps=1e-6):
 
 SECOND = [(slice_scaled_by_a_value, X), (transpose_row_from_a_value, A), (base_written_after_view, X),
           (view_of_a_view, A), (add_at_repeated, X), (subtract_at_scalar_value, X), (out_exp, X),
-          (out_matmul, A)]
+          (out_matmul, A), (rows_scaled_in_a_loop, A), (views_in_nested_loops, A), (out_in_a_loop, X)]
 
 
 @pytest.mark.parametrize("f, x", SECOND, ids=[f.__name__ for f, _ in SECOND])
@@ -249,7 +322,7 @@ def test_base_array_after_the_write_is_what_numpy_gives():
 
 # --- refusals ---------------------------------------------------------------------------------
 def in_a_loop(x):
-    y = x[1:]
+    y = x[1:]  # (taken before the loop, written in it: not followed)
     for _ in range(2):
         y += 1.0
     return np.sum(x ** 2)
@@ -289,7 +362,7 @@ def _line(f, text):
     (view_of_a_list_item, "r[0] = 5.0", 5, "write r = r.copy() before changing it"),
     (multiply_at, "np.multiply.at", 5, "write the update as a loop"),
     (out_of_another_dtype, "np.multiply(x, x, out=z)", 5, "write the result to a new name (z = np.multiply(...))"),
-    (out_of_a_global, "np.multiply(x, x, out=W3)", 23, "write z = np.multiply(...) with z a new name"),
+    (out_of_a_global, "np.multiply(x, x, out=W3)", 23, "write z = np.multiply(...) instead, with z a new name"),
 ], ids=lambda p: getattr(p, "__name__", None))
 def test_refusals_are_located_with_advice(f, text, column, advice):
     with pytest.raises(s2sad.UnsupportedSyntaxError) as info:

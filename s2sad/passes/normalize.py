@@ -94,14 +94,15 @@ HIDDEN_CODE = (builtins.exec, builtins.eval, builtins.globals, builtins.locals, 
 
 @dataclass
 class _ViewLink:
-    """``view = base[i]`` (or ``base.T``, a reshape...) at the function's top level: a view
-    s2sad follows, writing a change of either array into the other (PyTorch's semantics)."""
+    """``view = base[i]`` (or ``base.T``, a reshape...): a view s2sad follows, writing a change
+    of either array into the other (PyTorch's semantics), in the block that took it."""
 
     base: str  # the user's name of the array viewed
     back: str  # how the view is taken: "index", "transpose", "swapaxes" or "reshape"
     operands: tuple[Const, ...]  # the index, or the two axes of swapaxes
     taken: tuple[str, str]  # (base, view) versions when the view was taken
     now: tuple[str, str]  # the versions the link holds between: a plain assignment ends it
+    block: list[Stmt]  # the statements the view was taken among: only writes there follow it
     flag: str | None = None  # variable: whether the view shares the base's memory when run
 
 
@@ -141,7 +142,6 @@ class Normalizer:
         self.closure_args: dict[str, list[str]] = {}  # nested function -> the variables it reads
         self.lists: set[str] = set()  # versions that certainly hold a list (for xs.pop(i))
         self.links: dict[str, _ViewLink] = {}  # the user's name of a view -> how it views its base
-        self.following = False  # writing a change through views (into blocks of its own)
         self.helpers: dict[Any, str] = {}  # runtime function -> the free name generated code calls
 
     # --- statements -----------------------------------------------------------
@@ -384,7 +384,7 @@ class Normalizer:
                 sequences = [(names[0], iterable)]
             seq_ops = []
             # the loop's own names are rebound each iteration too (``for x in x``)
-            rebound = _assigned_in(body) | {name for name, _ in sequences} | set(names or ())
+            rebound = _assigned_in(body) | _changed_in(body) & self.res.locals | {name for name, _ in sequences} | set(names or ())
             for name, seq in sequences:
                 op, seq_node = self.operand(seq)
                 if isinstance(op, Var) and _user_name(op.name, self.res.locals) in rebound:
@@ -430,7 +430,7 @@ class Normalizer:
         """``for k in d``, ``for k in d.keys()``, ``for v in d.values()``, ``for k, v in d.items()``:
         ``for k in d`` over the keys, and ``v = d[k]`` first in the body."""
         op, seq_node = self.operand(mapping)
-        rebound = _assigned_in(body) | {key, value}
+        rebound = _assigned_in(body) | _changed_in(body) & self.res.locals | {key, value}
         if isinstance(op, Var) and _user_name(op.name, self.res.locals) in rebound:
             snapshot = self.fn.fresh(f"{op.name}_items")  # the dict as it was when the loop started
             self.out.append(Assign(snapshot, op, self.loc, temporary=True))
@@ -464,7 +464,7 @@ class Normalizer:
              prefix: list[Any], body: list[cst.BaseStatement],
              test: cst.BaseExpression | None = None) -> None:
         loc = self.location(node)
-        assigned = _assigned_in(body) | {name for name, _, _ in prefix}
+        assigned = _assigned_in(body) | _changed_in(body) & self.res.locals | {name for name, _, _ in prefix}
         outside = self.loads_outside(node)
         live_out = {n for n in assigned if n in self.version or n in outside or (
             n not in {p for p, _, _ in prefix} and _read_before_assigned(body, n))}
@@ -689,6 +689,8 @@ class Normalizer:
                         n for n in written & set(_variable_names(e.value)) if bases.get(n) not in self.lists}:
                     op = self.reread(t, e.value, op, bases, {n for u in targets[:k] for n in _flat_targets(u)})
                 self.store(t, op, e.value)
+                if isinstance(t, cst.Name) and isinstance(op, Var):  # th, om = s[0], s[1]
+                    self.link_view(t.value, e.value, op.name)
             return held[-1]
         written: set[str] = set()
         for t in targets:
@@ -1074,12 +1076,12 @@ class Normalizer:
     def link_view(self, name: str, value: cst.BaseExpression, new: str) -> None:
         """After ``name = value``: follow ``name`` as a view of a local array when ``value``
         takes one in a way s2sad can undo (a basic or any index, ``.T``, ``transpose()``,
-        ``swapaxes`` by literal axes, ``reshape``, ``ravel``), at the function's top level."""
+        ``swapaxes`` by literal axes, ``reshape``, ``ravel``)."""
         self.links.pop(name, None)
         form = self.view_form(value)
-        stmt = self.out[-1] if self.out else None
-        if (form is None or not self.top_level() or not isinstance(stmt, Assign) or stmt.target != new
-                or not isinstance(stmt.value, Call) or stmt.value.rule is None):
+        stmt = next((s for s in reversed(self.out) if isinstance(s, Assign) and s.target == new), None)
+        if (form is None or self.generated() or stmt is None or not isinstance(stmt.value, Call)
+                or stmt.value.rule is None):
             return
         base, back, operands = form
         current = self.version.get(base)
@@ -1090,7 +1092,7 @@ class Normalizer:
             return
         if back == "index":
             operands = (stmt.value.args["index"],)
-        self.links[name] = _ViewLink(base, back, operands, (current, new), (current, new))
+        self.links[name] = _ViewLink(base, back, operands, (current, new), (current, new), self.out)
 
     def view_form(self, node: cst.BaseExpression) -> tuple[str, str, tuple[Const, ...]] | None:
         """(base name, kind, operands) when ``node`` takes a view of a local name as s2sad follows."""
@@ -1114,20 +1116,19 @@ class Normalizer:
             return base, "transpose" if method == "transpose" else "reshape", ()
         return None
 
-    def top_level(self) -> bool:
-        """Whether statements land in the function's straight-line top level (or in the
-        blocks of a write s2sad follows through views), where a view's link is kept."""
-        return (self.following or self.out is self.fn.body and not self.loops) and not getattr(
-            self.parsed.source.fn, "__s2sad_generated__", False)
+    def generated(self) -> bool:
+        """Whether the function is s2sad's own code (which changes in place only what nothing
+        reads afterwards)."""
+        return getattr(self.parsed.source.fn, "__s2sad_generated__", False)
 
     def linked(self, name: str, node: cst.CSTNode) -> dict[str, _ViewLink]:
         """The views linked to ``name`` (its base, its views, theirs...) that a write into
-        ``name`` changes too: followed by s2sad (empty when there is none, or the write is in a
-        loop or a branch, where a view is not followed)."""
-        if not self.top_level():
+        ``name`` changes too: followed by s2sad (empty when there is none, or the write is not
+        in the block that took the view: inside a loop or a branch after it, say)."""
+        if self.generated():
             return {}
-        valid = {v: link for v, link in self.links.items()
-                 if link.now == (self.version.get(link.base), self.version.get(v))}
+        valid = {v: link for v, link in self.links.items() if link.block is self.out
+                 and link.now == (self.version.get(link.base), self.version.get(v))}
         found, todo = {}, [name]
         while todo:
             n = todo.pop()
@@ -1161,11 +1162,7 @@ class Normalizer:
                     f"{self.helper(runtime_more.view_flag)}({link.taken[0]}, {link.taken[1]}, "
                     f"{f'{where.filename}:{where.line}:{where.column}'!r}, {refusal!r})")
                 link.flag = self.emit(Opaque(test, link.taken, "nondiff"), None, f"{view}_is_view", node).name
-        self.following, following = True, self.following
-        try:
-            self.spread(name, None, linked, node)
-        finally:
-            self.following = following
+        self.spread(name, None, linked, node)
         for view, link in linked.items():
             link.now = (self.version[link.base], self.version[view])
 
@@ -1280,16 +1277,29 @@ class Normalizer:
         return out if rule is not None and (isinstance(function, np.ufunc) or any(
             p.name == "out" for p in rule.params)) else None
 
-    def out_call(self, call: cst.Call) -> cst.Name:
+    def out_call(self, call: cst.Call) -> cst.BaseExpression:
         """``f(a, b, out=z)`` as ``z = f(a, b)`` (z changes in place: a new version, written
-        through the views linked to it); returns ``z``, which is the call's value."""
+        through the views linked to it), ``f(a, out=z[i])`` as ``z[i] = f(a)``; returns ``z``
+        (or ``z[i]``), which is the call's value."""
         out = self.out_argument(call)
         assert out is not None
         spelled = self.parsed.code(call.func).strip()
         target = _strip_parens(out.value)
+        where = self.location(call)
+        check_call = f"{self.helper(runtime_more.check_out)}({{}}, {{}}, " \
+                     f"{f'{where.filename}:{where.line}:{where.column}'!r}, {spelled!r})"
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and (
+                target.value.value in self.version and target.value.value in self.res.locals):
+            value = self.temporary(spelled.rsplit(".", 1)[-1])
+            self.lower(_without_argument(call, out), value, value)
+            check = cst.parse_expression(check_call.format(_EMPTY.code_for_node(self.rename(target)), value))
+            self.out.append(Assign(None, Opaque(check, (*self.local_reads(target), value), "nondiff"), where))
+            self.setitem(target, cst.Name(value))
+            return target
         if not isinstance(target, cst.Name) or target.value not in self.version or target.value not in self.res.locals:
             raise self.unsupported(out, f"{spelled}(..., out={self.parsed.code(target).strip()}) writes into an "
-                                        f"array s2sad cannot follow; write z = {spelled}(...) with z a new name")
+                                        f"array that is not a local variable, which s2sad does not follow; "
+                                        f"write z = {spelled}(...) instead, with z a new name")
         if any(a.keyword is not None and a.keyword.value == "where" for a in call.args):
             raise self.unsupported(call, f"{spelled}(..., out=..., where=...) keeps the old values of the out "
                                          f"array where the condition is false; write z = np.where(condition, "
@@ -1299,12 +1309,10 @@ class Normalizer:
         self.check_in_place(name, call, f"'{spelled}(..., out={name})'", f"{name} = {spelled}(...)",
                             linked=_members(linked))
         old, new = self.version[name], self.new_version(name)
-        self.lower(call.with_changes(args=[a for a in call.args if a is not out]), new, name)
+        self.lower(_without_argument(call, out), new, name)
         self.version[name] = new
-        where = self.location(call)
-        check = cst.parse_expression(f"{self.helper(runtime_more.check_out)}({old}, {new}, "
-                                     f"{f'{where.filename}:{where.line}:{where.column}'!r}, {spelled!r})")
-        self.out.append(Assign(None, Opaque(check, (old, new), "nondiff"), where))
+        self.out.append(Assign(None, Opaque(cst.parse_expression(check_call.format(old, new)), (old, new),
+                                            "nondiff"), where))
         self.follow_views(name, call, linked)
         return cst.Name(name)
 
@@ -1449,6 +1457,8 @@ class Normalizer:
             return self.binary(product, target)
         if any(a.star for a in node.args):
             node = node.with_changes(args=[b for a in node.args for b in self.unstar(a)])
+        if self.out_argument(node) is not None:  # np.sum(np.exp(a, out=z)): z = np.exp(a) first
+            return self.lower(self.out_call(node), target)
         called = self.res.object(node.func)
         plain = not any(a.keyword or a.star for a in node.args)
         if (called is builtins.min or called is builtins.max) and plain and len(node.args) > 2:
@@ -1990,6 +2000,14 @@ _VIEW_FUNCTIONS = ((np.reshape, "reshape"), (np.ravel, "ravel"), (np.transpose, 
 _UFUNC_AT = ((np.add, runtime_more.ufunc_add_at), (np.subtract, runtime_more.ufunc_subtract_at))
 
 
+def _without_argument(call: cst.Call, arg: cst.Arg) -> cst.Call:
+    """``call`` without the argument ``arg`` (and without a comma after the last one left)."""
+    args = [a for a in call.args if a is not arg]
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=args)
+
+
 def _members(linked: dict[str, _ViewLink]) -> set[str]:
     """The names of the views in ``linked`` and of their bases."""
     return set(linked) | {link.base for link in linked.values()}
@@ -2365,6 +2383,45 @@ def _assigned_in(body: list[cst.BaseStatement]) -> set[str]:
         for t in targets:
             names.update(_flat_targets(t))
     return names
+
+
+def _changed_in(body: list[cst.BaseStatement]) -> set[str]:
+    """User names a loop body may change in place without assigning them: the array of
+    ``np.add.at(z, ...)`` or ``f(..., out=z)``, and the base of a view written there
+    (``r = A[i]; r *= 2.0`` changes A), as far as the syntax tells."""
+    written: set[str] = set()
+    bases: dict[str, set[str]] = {}  # name -> names it may be a view of
+    for n in _statements(body, into_loops=True):
+        targets: list[cst.CSTNode] = []
+        if isinstance(n, cst.AugAssign):
+            targets = [n.target]
+        elif isinstance(n, cst.Assign):
+            targets = [t.target for t in n.targets]
+            value = _strip_parens(n.value)
+            taken = [value.value] if isinstance(value, cst.Subscript) or isinstance(value, cst.Attribute) and (
+                value.attr.value == "T") else []
+            if isinstance(value, cst.Call) and isinstance(value.func, (cst.Attribute, cst.Name)) and (
+                    (_attribute_path(value.func) or [""])[-1] in ("reshape", "ravel", "transpose", "swapaxes")):
+                # x.reshape(...) or np.reshape(x, ...): (the module is no local, so never counted)
+                taken = [value.func.value] if isinstance(value.func, cst.Attribute) else []
+                taken += [value.args[0].value] if value.args else []
+            if len(targets) == 1 and isinstance(targets[0], cst.Name):
+                bases.setdefault(targets[0].value, set()).update(t.value for t in taken if isinstance(t, cst.Name))
+        elif isinstance(n, cst.Call):
+            targets = [a.value for a in n.args if a.keyword is not None and a.keyword.value == "out"]
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "at" and n.args:
+                targets.append(n.args[0].value)
+        for t in targets:
+            t = t.value if isinstance(t, cst.Subscript) else t
+            if isinstance(t, cst.Name):
+                written.add(t.value)
+    changed, todo = set(written), list(written)
+    while todo:
+        for base in bases.get(todo.pop(), ()):
+            if base not in changed:
+                changed.add(base)
+                todo.append(base)
+    return changed
 
 
 def _read_before_assigned(stmts: list[cst.CSTNode], name: str) -> bool:
