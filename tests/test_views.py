@@ -111,6 +111,18 @@ def base_written_under_reshape(x):
     return np.sum(r * W3[:, None] ** 2)
 
 
+def base_written_and_view_read_on_one_line(x):
+    y = x[1:]; x[1] = 5.0 * x[0]; s = np.sum(y ** 2)  # noqa: E702
+    return s + np.sum(W3 * x)
+
+
+def view_bumped_by_its_base(x):
+    # (NumPy reads x[:-1] before it writes: gave a wrong gradient)
+    y = x[1:]
+    y += x[:-1]
+    return np.sum(W3 * x ** 2)
+
+
 # --- copies: nothing to write back ---------------------------------------------------------------
 def item_of_a_vector(x):
     t = x[0]
@@ -266,6 +278,7 @@ CASES = [
     (transpose_row_from_a_value, A), (swapaxes_row_set, A), (reshape_item_set, X), (ravel_item_set, A),
     (np_reshape_bumped, A), (view_of_a_view, A), (sibling_views, X), (base_written_after_view, X),
     (base_bumped_after_view, X), (base_written_under_transpose, A), (base_written_under_reshape, X),
+    (base_written_and_view_read_on_one_line, X), (view_bumped_by_its_base, X),
     (item_of_a_vector, X), (fancy_index_copy, X), (reshape_of_a_transpose_copies, A),
     (add_at_repeated, X), (subtract_at_scalar_value, X), (add_at_rows, A), (add_at_into_a_view, A),
     (out_multiply, X), (out_add_value_aliases, X), (out_exp, X), (out_matmul, A), (out_into_a_view, X), (out_of_a_rule_with_an_out_parameter, X),
@@ -328,6 +341,15 @@ def in_a_loop(x):
     return np.sum(x ** 2)
 
 
+def view_from_an_earlier_iteration(x):
+    r = None
+    for i in range(2):
+        if i > 0:
+            r *= 2.0
+        r = x[i:]
+    return np.sum(x ** 2)
+
+
 def view_of_a_list_item(x):
     rows = [x * 1.0, x * 2.0]
     r = rows[0]
@@ -360,6 +382,7 @@ def _line(f, text):
 @pytest.mark.parametrize("f, text, column, advice", [
     (in_a_loop, "y += 1.0", 9, "write y = y + ..."),
     (view_of_a_list_item, "r[0] = 5.0", 5, "write r = r.copy() before changing it"),
+    (view_from_an_earlier_iteration, "r *= 2.0", 13, "write r = r * ..."),
     (multiply_at, "np.multiply.at", 5, "write the update as a loop"),
     (out_of_another_dtype, "np.multiply(x, x, out=z)", 5, "write the result to a new name (z = np.multiply(...))"),
     (out_of_a_global, "np.multiply(x, x, out=W3)", 23, "write z = np.multiply(...) instead, with z a new name"),

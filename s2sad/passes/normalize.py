@@ -482,6 +482,8 @@ class Normalizer:
         before = dict(self.version)
         for name in live_out:  # a carried container may grow from one iteration to the next
             self.sizes.pop(before[name], None)
+        for name in live_out & set(_view_bases(body)):  # a view taken by an earlier iteration
+            self.views.add(before[name])
         has_break, has_continue = _jumps(body)
         breaking = self.fn.fresh("breaking") if has_break else None
         skipping = self.fn.fresh("skipping") if has_continue else None
@@ -1137,7 +1139,7 @@ class Normalizer:
                     found[v] = link
                     todo += [v, link.base]
         if self.callee:
-            argument = next((n for n in {name, *found, *(link.base for link in found.values())}
+            argument = next((n for n in sorted(_members(found) - {name})  # (name itself: check_in_place)
                              if self.version.get(n) in self.res.params), None)
             if argument is not None and found:
                 raise self.unsupported(node, f"'{name}' shares memory with the argument '{argument}' (one "
@@ -1179,9 +1181,20 @@ class Normalizer:
                     self.rederive(view, other, node), self.spread(view, name, linked, node)))
 
     def live(self, view: str, linked: dict[str, _ViewLink], node: cst.CSTNode) -> bool:
-        """Whether ``view``, or a view taken from it, is read after ``node``."""
-        return self.read_later(node, view) or any(
+        """Whether ``view``, or a view taken from it, is read after ``node`` (later on its line too)."""
+        return self.read_later(node, view) or self.read_on_line_after(node, view) or any(
             link.base == view and self.live(v, linked, node) for v, link in linked.items())
+
+    def read_on_line_after(self, node: cst.CSTNode, name: str) -> bool:
+        """Whether ``name`` is read on the line of ``node``, after its start (``x[0] = v; s = y``)."""
+        if node not in self.parsed.positions:
+            return False
+        start = self.parsed.positions[node].start
+        stores = _store_names(self.parsed.function.body)
+        return any(isinstance(n, cst.Name) and n.value == name and id(n) not in stores
+                   and n in self.parsed.positions and self.parsed.positions[n].start.line == start.line
+                   and self.parsed.positions[n].start.column > start.column
+                   for n in _walk(self.parsed.function.body))
 
     def when(self, flag: str, node: cst.CSTNode, lower: Callable[[], Any]) -> None:
         """``if flag: <lower>`` with the versions it changes joined after it."""
@@ -2385,28 +2398,39 @@ def _assigned_in(body: list[cst.BaseStatement]) -> set[str]:
     return names
 
 
+def _view_bases(body: list[cst.BaseStatement]) -> dict[str, set[str]]:
+    """Names a loop body assigns a view to (``r = A[i]``, ``t = x.T``, ``r = np.reshape(x, s)``),
+    with the names each may be a view of, as far as the syntax tells."""
+    bases: dict[str, set[str]] = {}
+    for n in _statements(body, into_loops=True):
+        if not isinstance(n, cst.Assign) or len(n.targets) != 1 or not isinstance(n.targets[0].target, cst.Name):
+            continue
+        value = _strip_parens(n.value)
+        taken = [value.value] if isinstance(value, cst.Subscript) or isinstance(value, cst.Attribute) and (
+            value.attr.value in _VIEW_ATTRIBUTES) else []
+        if isinstance(value, cst.Call) and isinstance(value.func, (cst.Attribute, cst.Name)) and (
+                (_attribute_path(value.func) or [""])[-1] in _VIEW_METHODS):
+            # x.reshape(...) or np.reshape(x, ...): (the module is no local, so never counted)
+            taken = [value.func.value] if isinstance(value.func, cst.Attribute) else []
+            taken += [value.args[0].value] if value.args else []
+        if taken:
+            bases.setdefault(n.targets[0].target.value, set()).update(
+                t.value for t in taken if isinstance(t, cst.Name))
+    return bases
+
+
 def _changed_in(body: list[cst.BaseStatement]) -> set[str]:
     """User names a loop body may change in place without assigning them: the array of
     ``np.add.at(z, ...)`` or ``f(..., out=z)``, and the base of a view written there
     (``r = A[i]; r *= 2.0`` changes A), as far as the syntax tells."""
     written: set[str] = set()
-    bases: dict[str, set[str]] = {}  # name -> names it may be a view of
+    bases = _view_bases(body)
     for n in _statements(body, into_loops=True):
         targets: list[cst.CSTNode] = []
         if isinstance(n, cst.AugAssign):
             targets = [n.target]
         elif isinstance(n, cst.Assign):
             targets = [t.target for t in n.targets]
-            value = _strip_parens(n.value)
-            taken = [value.value] if isinstance(value, cst.Subscript) or isinstance(value, cst.Attribute) and (
-                value.attr.value == "T") else []
-            if isinstance(value, cst.Call) and isinstance(value.func, (cst.Attribute, cst.Name)) and (
-                    (_attribute_path(value.func) or [""])[-1] in ("reshape", "ravel", "transpose", "swapaxes")):
-                # x.reshape(...) or np.reshape(x, ...): (the module is no local, so never counted)
-                taken = [value.func.value] if isinstance(value.func, cst.Attribute) else []
-                taken += [value.args[0].value] if value.args else []
-            if len(targets) == 1 and isinstance(targets[0], cst.Name):
-                bases.setdefault(targets[0].value, set()).update(t.value for t in taken if isinstance(t, cst.Name))
         elif isinstance(n, cst.Call):
             targets = [a.value for a in n.args if a.keyword is not None and a.keyword.value == "out"]
             if isinstance(n.func, cst.Attribute) and n.func.attr.value == "at" and n.args:
