@@ -797,7 +797,7 @@ class Normalizer:
             return
         name = node.target.value
         operator_code = self.parsed.code(node.operator).strip()
-        linked = self.linked(name, node)
+        linked = self.linked(name)
         refusal = self.check_in_place(name, node, f"'{name} {operator_code} ...'",
                                       f"{name} = {name} {operator_code[:-1]} ...", at_run_time=True,
                                       linked=_members(linked))
@@ -920,7 +920,7 @@ class Normalizer:
         """
         name = target.value.value
         current = self.version.get(name, name)
-        linked = self.linked(name, target)
+        linked = self.linked(name)
         self.check_in_place(name, target, f"'{self.parsed.code(target).strip()} = ...'",
                             f"{name} = {name}.copy() before changing it", linked=_members(linked))
         v = self.lower(value, None, "value")
@@ -1123,10 +1123,11 @@ class Normalizer:
         reads afterwards)."""
         return getattr(self.parsed.source.fn, "__s2sad_generated__", False)
 
-    def linked(self, name: str, node: cst.CSTNode) -> dict[str, _ViewLink]:
+    def linked(self, name: str) -> dict[str, _ViewLink]:
         """The views linked to ``name`` (its base, its views, theirs...) that a write into
-        ``name`` changes too: followed by s2sad (empty when there is none, or the write is not
-        in the block that took the view: inside a loop or a branch after it, say)."""
+        ``name`` changes too: followed by s2sad (empty when there is none, when the write is not
+        in the block that took the view -- inside a loop or a branch after it, say -- or when
+        one of them is an argument of a function compiled for a caller, which would see it)."""
         if self.generated():
             return {}
         valid = {v: link for v, link in self.links.items() if link.block is self.out
@@ -1138,13 +1139,10 @@ class Normalizer:
                 if v not in found and n in (v, link.base):
                     found[v] = link
                     todo += [v, link.base]
-        if self.callee:
-            argument = next((n for n in sorted(_members(found) - {name})  # (name itself: check_in_place)
-                             if self.version.get(n) in self.res.params), None)
-            if argument is not None and found:
-                raise self.unsupported(node, f"'{name}' shares memory with the argument '{argument}' (one "
-                                             f"is a view of the other), so the calling function would see "
-                                             f"the change; write {argument} = {argument}.copy() first")
+        if self.callee and any(self.version.get(n) in self.res.params for n in _members(found)):
+            # a view of an argument: the calling function would see the write (refused as before,
+            # or checked when run for x op= v, which changes nothing in place on a number)
+            return {}
         return found
 
     def follow_views(self, name: str, node: cst.CSTNode, linked: dict[str, _ViewLink]) -> None:
@@ -1267,7 +1265,7 @@ class Normalizer:
                 or not isinstance(target, cst.Name) or target.value not in self.version):
             raise self.unsupported(call, f"write {spelled}(z, indices, values), with z a local array")
         name = target.value
-        linked = self.linked(name, call)
+        linked = self.linked(name)
         self.check_in_place(name, call, f"'{spelled}({name}, ...)'", f"{name} = {name}.copy() first",
                             linked=_members(linked))
         func = cst.Name(self.helper(function))
@@ -1318,7 +1316,7 @@ class Normalizer:
                                          f"array where the condition is false; write z = np.where(condition, "
                                          f"{spelled}(...), z)")
         name = target.value
-        linked = self.linked(name, call)
+        linked = self.linked(name)
         self.check_in_place(name, call, f"'{spelled}(..., out={name})'", f"{name} = {spelled}(...)",
                             linked=_members(linked))
         old, new = self.version[name], self.new_version(name)
