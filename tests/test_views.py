@@ -364,6 +364,17 @@ def view_from_an_earlier_iteration(x):
     return np.sum(x ** 2)
 
 
+def ravel_after_a_write(x):
+    # (found by a fuzzer: after a write, s2sad's copies may be laid out unlike NumPy's arrays,
+    # so whether a ravel is a view cannot be read off them; it gave a wrong value)
+    A = np.stack([x, x ** 2])
+    t = A.T
+    t[0] = 2.0
+    v = A.ravel()
+    t[0] = 3.0
+    return np.sum(np.sin(v))
+
+
 def view_of_a_list_item(x):
     rows = [x * 1.0, x * 2.0]
     r = rows[0]
@@ -397,6 +408,7 @@ def _line(f, text):
     (in_a_loop, "y += 1.0", 9, "write y = y + ..."),
     (view_of_a_list_item, "r[0] = 5.0", 5, "write r = r.copy() before changing it"),
     (view_from_an_earlier_iteration, "r *= 2.0", 13, "write r = r * ..."),
+    (ravel_after_a_write, "t[0] = 3.0", 5, "write t = t.copy() before changing it"),
     (multiply_at, "np.multiply.at", 5, "write the update as a loop"),
     (out_of_another_dtype, "np.multiply(x, x, out=z)", 5, "write the result to a new name (z = np.multiply(...))"),
     (out_of_a_global, "np.multiply(x, x, out=W3)", 23, "write z = np.multiply(...) instead, with z a new name"),

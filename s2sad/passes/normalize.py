@@ -143,6 +143,10 @@ class Normalizer:
         self.lists: set[str] = set()  # versions that certainly hold a list (for xs.pop(i))
         self.links: dict[str, _ViewLink] = {}  # the user's name of a view -> how it views its base
         self.helpers: dict[Any, str] = {}  # runtime function -> the free name generated code calls
+        # an in-place write has been lowered: the arrays s2sad writes as new values may from now on
+        # be laid out in memory unlike NumPy's (a copy is C-contiguous), so that whether a
+        # reshape is a view can no longer be read off them
+        self.rewrote = False
 
     # --- statements -----------------------------------------------------------
     def run(self) -> Function:
@@ -798,10 +802,11 @@ class Normalizer:
         name = node.target.value
         operator_code = self.parsed.code(node.operator).strip()
         linked = self.linked(name)
+        self.rewrote = True
         refusal = self.check_in_place(name, node, f"'{name} {operator_code} ...'",
                                       f"{name} = {name} {operator_code[:-1]} ...", at_run_time=True,
                                       linked=_members(linked))
-        new = self.new_version(name)
+        old, new = self.version.get(name, name), self.new_version(name)
         self.lower(expr, new, name)
         self.version[name] = new
         if refusal is not None:  # the generated code refuses it where the value is an array
@@ -809,6 +814,8 @@ class Normalizer:
             last = self.out[-1]
             assert isinstance(last, Assign) and last.target == new and isinstance(last.value, Call)
             last.value.number_check = (f"{loc.filename}:{loc.line}:{loc.column}", refusal)
+        if linked:
+            self.same_array(new, old)
         self.follow_views(name, node, linked)
 
     def nested_function(self, name: str, node: cst.FunctionDef | cst.Lambda) -> None:
@@ -921,6 +928,7 @@ class Normalizer:
         name = target.value.value
         current = self.version.get(name, name)
         linked = self.linked(name)
+        self.rewrote = True
         self.check_in_place(name, target, f"'{self.parsed.code(target).strip()} = ...'",
                             f"{name} = {name}.copy() before changing it", linked=_members(linked))
         v = self.lower(value, None, "value")
@@ -936,6 +944,7 @@ class Normalizer:
                             f"{self.parsed.code(target).strip()} = {self.parsed.code(shown or value).strip()}")
         self.out.append(Assign(new, call, self.location(target)))
         self.version[name] = new
+        self.same_array(new, current)
         self.follow_views(name, target, linked)
 
     def append(self, call: cst.Call) -> None:
@@ -1086,6 +1095,8 @@ class Normalizer:
                 or stmt.value.rule is None):
             return
         base, back, operands = form
+        if back == "reshape" and (self.rewrote or self.loops):
+            return
         current = self.version.get(base)
         if base == name or base not in self.res.locals or current is None or current in self.lists:
             return
@@ -1216,6 +1227,7 @@ class Normalizer:
             self.view_call(np.ndarray.reshape, value, [self.shape(link.taken[0], node)], "reshape", new, node)
         else:
             self.view_call(*self.reversal(link, value), new, node)
+        self.same_array(new, self.version[base])
         self.version[base] = new
 
     def rederive(self, view: str, link: _ViewLink, node: cst.CSTNode) -> None:
@@ -1266,12 +1278,14 @@ class Normalizer:
             raise self.unsupported(call, f"write {spelled}(z, indices, values), with z a local array")
         name = target.value
         linked = self.linked(name)
+        self.rewrote = True
         self.check_in_place(name, call, f"'{spelled}({name}, ...)'", f"{name} = {name}.copy() first",
                             linked=_members(linked))
         func = cst.Name(self.helper(function))
         self.res.objects[func] = function
-        new = self.new_version(name)
+        old, new = self.version[name], self.new_version(name)
         self.lower(call.with_changes(func=func), new, name)
+        self.same_array(new, old)
         self.version[name] = new
         self.follow_views(name, call, linked)
 
@@ -1317,10 +1331,12 @@ class Normalizer:
                                          f"{spelled}(...), z)")
         name = target.value
         linked = self.linked(name)
+        self.rewrote = True
         self.check_in_place(name, call, f"'{spelled}(..., out={name})'", f"{name} = {spelled}(...)",
                             linked=_members(linked))
         old, new = self.version[name], self.new_version(name)
         self.lower(_without_argument(call, out), new, name)
+        self.same_array(new, old)
         self.version[name] = new
         self.out.append(Assign(None, Opaque(cst.parse_expression(check_call.format(old, new)), (old, new),
                                             "nondiff"), where))
@@ -1732,6 +1748,12 @@ class Normalizer:
         """Record that ``name`` may share memory with each of ``sources`` (and what they share)."""
         self.bases[name] = self.bases.get(name, frozenset()).union(
             *({s} | self.bases.get(s, frozenset()) | self.holders.get(s, frozenset()) for s in sources))
+
+    def same_array(self, new: str, old: str) -> None:
+        """``new`` is ``old`` changed in place (for NumPy, the same array): what shares memory with
+        ``old`` shares it with ``new`` too (a list's items are no views of it)."""
+        if old not in self.lists:
+            self.bases[new] = self.bases.get(new, frozenset()) | {old} | self.bases.get(old, frozenset())
 
     def sharers(self, version: str) -> set[str]:
         """User variables that may share memory with ``version``: views, aliases, results."""
