@@ -445,3 +445,33 @@ def test_swapaxes_view_gave_a_wrong_gradient():
 
     M = np.arange(4.0).reshape(2, 2)
     np.testing.assert_allclose(grad(f)(M), 2 * M * [[0.0, 1.0], [0.0, 1.0]])
+
+
+def view_written_in_a_loop_only(x):
+    a = x * 1.0
+    t = a[1:]
+    for _ in range(2):
+        t *= x[0]  # (taken before the loop: not followed; its value reaches nothing s2sad sees)
+    return np.sum(np.cos(a))
+
+
+def view_written_in_a_loop_after_a_branch(x):
+    a = x * 1.0
+    t = a[1:]
+    if x[0] > 0:
+        t += 1.0
+    for _ in range(2):
+        t *= 2.0
+    return np.sum(a ** 2)
+
+
+@pytest.mark.parametrize("f, text", [(view_written_in_a_loop_only, "t *= x[0]"),
+                                     (view_written_in_a_loop_after_a_branch, "t *= 2.0")],
+                         ids=["loop", "loop_after_a_branch"])
+def test_a_view_written_in_a_loop_is_refused_when_it_runs(f, text):
+    """These changed the array silently (a wrong gradient): the check that refuses a write
+    through a view s2sad does not follow was lost for a write whose value reaches nothing
+    s2sad sees, and for a view that went through a branch."""
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="'t' may be a view into another array") as info:
+        grad(f)(-X)
+    assert (info.value.location.filename, info.value.location.line) == (__file__, _line(f, text))

@@ -307,6 +307,11 @@ class Normalizer:
                 joined[name] = b
                 self.bind_everywhere(a)
                 body_a.append(Assign(b, Var(a), self.loc))
+            if a and b and a != b:  # the value of one path or the other: what it shares, it shares
+                if {a, b} & self.views:
+                    self.views.add(joined[name])
+                for v in {a, b} - {joined[name]}:
+                    self.same_array(joined[name], v)
         return joined
 
     def bind_everywhere(self, version: str) -> None:
@@ -807,6 +812,13 @@ class Normalizer:
                                       f"{name} = {name} {operator_code[:-1]} ...", at_run_time=True,
                                       linked=_members(linked))
         old, new = self.version.get(name, name), self.new_version(name)
+        if refusal is not None and self.out is not self.fn.body:
+            # (in a loop or a branch the check also stands on its own: a write there that
+            # s2sad sees reach nothing would otherwise lose it, and change the array unseen)
+            where = self.location(node)
+            check = cst.parse_expression(f"{self.helper(runtime.check_number)}({old}, "
+                                         f"{f'{where.filename}:{where.line}:{where.column}'!r}, {refusal!r})")
+            self.out.append(Assign(None, Opaque(check, (old,), "nondiff"), where))
         self.lower(expr, new, name)
         self.version[name] = new
         if refusal is not None:  # the generated code refuses it where the value is an array
