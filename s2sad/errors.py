@@ -9,6 +9,7 @@ prints like a compiler diagnostic::
 """
 from __future__ import annotations
 
+import linecache
 from dataclasses import dataclass
 
 
@@ -38,8 +39,10 @@ class S2SADError(Exception):
             return self.message
         loc = self.location
         text = f"{loc}: {self.message}"
-        if loc.source_line:
-            stripped = loc.source_line.rstrip("\n")
+        # (a check that generated code runs knows the place only: the line is read from the file)
+        source_line = loc.source_line or linecache.getline(loc.filename, loc.line)
+        if source_line.strip():
+            stripped = source_line.rstrip("\n")
             caret = " " * max(loc.column - 1, 0) + "^"
             text += f"\n    {stripped}\n    {caret}"
         return text

@@ -427,3 +427,54 @@ def check_wrt_item(container: Any, key: Any, name: str) -> None:
         raise WrtError(f"the gradient with respect to {name} was asked for, but no keyword argument "
                        f"{key}= was passed")
     check_wrt(container[key], name)
+
+
+# --- in-place writes through views, ufunc.at, out= (issue 18) ----------------------------------
+def ufunc_add_at(a: Any, indices: Any, b: Any) -> Any:
+    """``np.add.at(a, indices, b)`` as a new array (``a`` unchanged): repeated indices add up."""
+    out = np.array(a, copy=True)
+    np.add.at(out, indices, b)
+    return out
+
+
+def ufunc_subtract_at(a: Any, indices: Any, b: Any) -> Any:
+    """``np.subtract.at(a, indices, b)`` as a new array (``a`` unchanged)."""
+    out = np.array(a, copy=True)
+    np.subtract.at(out, indices, b)
+    return out
+
+
+def _refuse(where: str, message: str) -> None:
+    from .errors import Location, UnsupportedSyntaxError
+
+    filename, line, column = where.rsplit(":", 2)
+    raise UnsupportedSyntaxError(message, Location(filename, int(line), int(column)))
+
+
+def view_flag(base: Any, view: Any, where: str, refusal: str) -> bool:
+    """Whether ``view``, taken from ``base`` by indexing, ``.T``, a transpose or a reshape,
+    shares ``base``'s memory, so that a write through either changes the other.  A number,
+    or an array NumPy copied (fancy indexing, a reshape that copies), does not.  When ``base``
+    is no array (a list whose item ``view`` may be), ``refusal`` at ``where`` ("file:line:col")."""
+    if isinstance(view, (bool, int, float, complex, np.generic)):
+        return False
+    if type(base) is np.ndarray and type(view) is np.ndarray:
+        return bool(np.may_share_memory(base, view))
+    _refuse(where, refusal)
+    return False
+
+
+def check_out(out: Any, value: Any, where: str, call: str) -> None:
+    """``call(..., out=z)`` written ``z = call(...)``: faithful only when NumPy would store the
+    result as it is, into a float array of its shape and dtype."""
+    if (type(out) is np.ndarray and out.dtype.kind == "f" and np.shape(value) == out.shape
+            and np.result_type(value) == out.dtype):
+        return
+    what = f"an array of dtype {out.dtype} and shape {out.shape}" if type(out) is np.ndarray \
+        else f"a {type(out).__name__}"
+    _refuse(where, f"{call}(..., out=...) writes into {what}, which would convert or broadcast "
+                   f"the result of dtype {np.result_type(value)} and shape {np.shape(value)}; "
+                   f"write the result to a new name (z = {call}(...)) and convert it explicitly")
+
+
+__all__ += ["ufunc_add_at", "ufunc_subtract_at", "view_flag", "check_out"]

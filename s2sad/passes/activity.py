@@ -18,7 +18,6 @@ from __future__ import annotations
 import ast
 import builtins
 import operator
-import os
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -192,7 +191,7 @@ def _check_float_writes(fn: Function, stmts: list[Assign], varied: set[str], act
                 f"{dtype}, which converts it, so it has no gradient; create the array "
                 f"with a float dtype (for example np.zeros(n) or dtype=float), or write "
                 f"stop_gradient(...) of the value", stmt.loc)
-        v.float_check = f"{os.path.basename(stmt.loc.filename)}:{stmt.loc.line}:{stmt.loc.column}"
+        v.float_check = f"{stmt.loc.filename}:{stmt.loc.line}:{stmt.loc.column}"
 
 
 class _StaticDtype:

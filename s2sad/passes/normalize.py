@@ -23,7 +23,7 @@ import sysconfig
 import textwrap
 import types
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import libcst as cst
 import numpy as np
@@ -85,11 +85,26 @@ UNSUPPORTED: dict[type, str] = {
 
 #: Calls that may stand as statements: they print or check and change nothing.
 STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write, runtime.seed,
-                   runtime.check_assignment_order, runtime.check_number, runtime_more.check_wrt_item)
+                   runtime.check_assignment_order, runtime.check_number, runtime_more.check_wrt_item,
+                   runtime_more.check_out)
 
 #: Builtins that run or inspect code behind s2sad's back.
 HIDDEN_CODE = (builtins.exec, builtins.eval, builtins.globals, builtins.locals, builtins.vars,
                builtins.compile, builtins.__import__)
+
+
+@dataclass
+class _ViewLink:
+    """``view = base[i]`` (or ``base.T``, a reshape...): a view s2sad follows, writing a change
+    of either array into the other (PyTorch's semantics), in the block that took it."""
+
+    base: str  # the user's name of the array viewed
+    back: str  # how the view is taken: "index", "transpose", "swapaxes" or "reshape"
+    operands: tuple[Const, ...]  # the index, or the two axes of swapaxes
+    taken: tuple[str, str]  # (base, view) versions when the view was taken
+    now: tuple[str, str]  # the versions the link holds between: a plain assignment ends it
+    block: list[Stmt]  # the statements the view was taken among: only writes there follow it
+    flag: str | None = None  # variable: whether the view shares the base's memory when run
 
 
 class Normalizer:
@@ -127,6 +142,12 @@ class Normalizer:
         self.concatenations: set[cst.BinaryOperation] = set()  # + that code built here uses on lists
         self.closure_args: dict[str, list[str]] = {}  # nested function -> the variables it reads
         self.lists: set[str] = set()  # versions that certainly hold a list (for xs.pop(i))
+        self.links: dict[str, _ViewLink] = {}  # the user's name of a view -> how it views its base
+        self.helpers: dict[Any, str] = {}  # runtime function -> the free name generated code calls
+        # an in-place write has been lowered: the arrays s2sad writes as new values may from now on
+        # be laid out in memory unlike NumPy's (a copy is C-contiguous), so that whether a
+        # reshape is a view can no longer be read off them
+        self.rewrote = False
 
     # --- statements -----------------------------------------------------------
     def run(self) -> Function:
@@ -287,6 +308,11 @@ class Normalizer:
                 joined[name] = b
                 self.bind_everywhere(a)
                 body_a.append(Assign(b, Var(a), self.loc))
+            if a and b and a != b:  # the value of one path or the other: what it shares, it shares
+                if {a, b} & self.views:
+                    self.views.add(joined[name])
+                for v in {a, b} - {joined[name]}:
+                    self.same_array(joined[name], v)
         return joined
 
     def bind_everywhere(self, version: str) -> None:
@@ -368,7 +394,7 @@ class Normalizer:
                 sequences = [(names[0], iterable)]
             seq_ops = []
             # the loop's own names are rebound each iteration too (``for x in x``)
-            rebound = _assigned_in(body) | {name for name, _ in sequences} | set(names or ())
+            rebound = _assigned_in(body) | _changed_in(body) & self.res.locals | {name for name, _ in sequences} | set(names or ())
             for name, seq in sequences:
                 op, seq_node = self.operand(seq)
                 if isinstance(op, Var) and _user_name(op.name, self.res.locals) in rebound:
@@ -414,7 +440,7 @@ class Normalizer:
         """``for k in d``, ``for k in d.keys()``, ``for v in d.values()``, ``for k, v in d.items()``:
         ``for k in d`` over the keys, and ``v = d[k]`` first in the body."""
         op, seq_node = self.operand(mapping)
-        rebound = _assigned_in(body) | {key, value}
+        rebound = _assigned_in(body) | _changed_in(body) & self.res.locals | {key, value}
         if isinstance(op, Var) and _user_name(op.name, self.res.locals) in rebound:
             snapshot = self.fn.fresh(f"{op.name}_items")  # the dict as it was when the loop started
             self.out.append(Assign(snapshot, op, self.loc, temporary=True))
@@ -448,7 +474,7 @@ class Normalizer:
              prefix: list[Any], body: list[cst.BaseStatement],
              test: cst.BaseExpression | None = None) -> None:
         loc = self.location(node)
-        assigned = _assigned_in(body) | {name for name, _, _ in prefix}
+        assigned = _assigned_in(body) | _changed_in(body) & self.res.locals | {name for name, _, _ in prefix}
         outside = self.loads_outside(node)
         live_out = {n for n in assigned if n in self.version or n in outside or (
             n not in {p for p, _, _ in prefix} and _read_before_assigned(body, n))}
@@ -466,6 +492,8 @@ class Normalizer:
         before = dict(self.version)
         for name in live_out:  # a carried container may grow from one iteration to the next
             self.sizes.pop(before[name], None)
+        for name in live_out & set(_view_bases(body)):  # a view taken by an earlier iteration
+            self.views.add(before[name])
         has_break, has_continue = _jumps(body)
         breaking = self.fn.fresh("breaking") if has_break else None
         skipping = self.fn.fresh("skipping") if has_continue else None
@@ -593,6 +621,14 @@ class Normalizer:
             self.check_expression(value)
             self.pop(value) if func.attr.value == "pop" and not value.args else self.list_method(value)
             return
+        if isinstance(value, cst.Call) and _ufunc_at(self.res.object(value.func)) is not None:
+            self.check_expression(value)
+            self.ufunc_at(value)
+            return
+        if isinstance(value, cst.Call) and self.out_argument(value) is not None:  # np.add(a, b, out=z)
+            self.check_expression(value)
+            self.out_call(value)
+            return
         if isinstance(value, cst.Call) and any(self.res.object(value.func) is f for f in STATEMENT_CALLS):
             self.check_expression(value)
             self.out.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), "nondiff"), self.loc))
@@ -623,9 +659,13 @@ class Normalizer:
         if _is_pop(node.value, self.res.locals) and not rest:
             node = node.with_changes(value=self.pop(node.value))
         if isinstance(first, cst.Name):
+            if not rest and self.out_argument(node.value) is not None:  # w = np.exp(a, out=z)
+                node = node.with_changes(value=self.out_call(node.value))
             new = self.new_version(first.value)
             value = self.lower(node.value, new, first.value)
             self.version[first.value] = new
+            if not rest:
+                self.link_view(first.value, node.value, new)
         elif rest:  # t, u = v = <value>: every target gets the one value, left to right
             value = self.lower(node.value, self.temporary("items"), "items")
             self.unpack(first, cst.Name(value.name))
@@ -661,6 +701,8 @@ class Normalizer:
                         n for n in written & set(_variable_names(e.value)) if bases.get(n) not in self.lists}:
                     op = self.reread(t, e.value, op, bases, {n for u in targets[:k] for n in _flat_targets(u)})
                 self.store(t, op, e.value)
+                if isinstance(t, cst.Name) and isinstance(op, Var):  # th, om = s[0], s[1]
+                    self.link_view(t.value, e.value, op.name)
             return held[-1]
         written: set[str] = set()
         for t in targets:
@@ -765,17 +807,29 @@ class Normalizer:
             return
         name = node.target.value
         operator_code = self.parsed.code(node.operator).strip()
+        linked = self.linked(name)
+        self.rewrote = True
         refusal = self.check_in_place(name, node, f"'{name} {operator_code} ...'",
-                                      f"{name} = {name} {operator_code[:-1]} ...", at_run_time=True)
-        new = self.new_version(name)
+                                      f"{name} = {name} {operator_code[:-1]} ...", at_run_time=True,
+                                      linked=_members(linked))
+        old, new = self.version.get(name, name), self.new_version(name)
+        if refusal is not None and self.out is not self.fn.body:
+            # (in a loop or a branch the check also stands on its own: a write there that
+            # s2sad sees reach nothing would otherwise lose it, and change the array unseen)
+            where = self.location(node)
+            check = cst.parse_expression(f"{self.helper(runtime.check_number)}({old}, "
+                                         f"{f'{where.filename}:{where.line}:{where.column}'!r}, {refusal!r})")
+            self.out.append(Assign(None, Opaque(check, (old,), "nondiff"), where))
         self.lower(expr, new, name)
         self.version[name] = new
         if refusal is not None:  # the generated code refuses it where the value is an array
             loc = self.location(node)
             last = self.out[-1]
             assert isinstance(last, Assign) and last.target == new and isinstance(last.value, Call)
-            last.value.number_check = (f"{os.path.basename(loc.filename)}:{loc.line}:{loc.column}",
-                                       refusal)
+            last.value.number_check = (f"{loc.filename}:{loc.line}:{loc.column}", refusal)
+        if linked:
+            self.same_array(new, old)
+        self.follow_views(name, node, linked)
 
     def nested_function(self, name: str, node: cst.FunctionDef | cst.Lambda) -> None:
         """A ``def`` (or a lambda bound to a name) inside the function.
@@ -894,8 +948,10 @@ class Normalizer:
         """
         name = target.value.value
         current = self.version.get(name, name)
+        linked = self.linked(name)
+        self.rewrote = True
         self.check_in_place(name, target, f"'{self.parsed.code(target).strip()} = ...'",
-                            f"{name} = {name}.copy() before changing it")
+                            f"{name} = {name}.copy() before changing it", linked=_members(linked))
         v = self.lower(value, None, "value")
         index_op, slice_nodes = self.index(target)
         new = self.new_version(name)
@@ -909,6 +965,8 @@ class Normalizer:
                             f"{self.parsed.code(target).strip()} = {self.parsed.code(shown or value).strip()}")
         self.out.append(Assign(new, call, self.location(target)))
         self.version[name] = new
+        self.same_array(new, current)
+        self.follow_views(name, target, linked)
 
     def append(self, call: cst.Call) -> None:
         """``xs.append(x)`` as a new version of the list: ``xs_2 = xs + [x]``."""
@@ -1002,7 +1060,7 @@ class Normalizer:
         return self.lower(node, self.temporary(self.hint(node)), "").name
 
     def check_in_place(self, name: str, node: cst.CSTNode, what: str, instead: str,
-                       at_run_time: bool = False) -> str | None:
+                       at_run_time: bool = False, linked: set[str] = frozenset()) -> str | None:
         """Refuse an in-place update that another name or the caller would see.
 
         s2sad writes ``x += v``, ``x[i] = v`` and ``x.append(v)`` as new values; that
@@ -1019,7 +1077,7 @@ class Normalizer:
         why = None
         if current in self.stored:
             why = f"'{name}' is also stored in a list, tuple or dict"
-        elif current in self.views:
+        elif current in self.views and name not in linked:
             why = f"'{name}' may be a view into another array (it comes from indexing or reshaping)"
         elif self.callee and current in self.res.params:
             why = f"'{name}' is an argument, so the calling function would see the change"
@@ -1028,10 +1086,10 @@ class Normalizer:
             if partners:
                 why = f"'{name}' and '{partners[0]}' are the same object, and '{partners[0]}' is read later"
             else:
-                shared = sorted(u for u in self.sharers(current) - {name} if self.read_later(node, u))
+                shared = sorted(u for u in self.sharers(current) - {name} - linked if self.read_later(node, u))
                 mine = self.bases.get(current, frozenset()) | {current}
                 holding = sorted(u for u in {_user_name(c, self.res.locals) for c, held in self.holders.items()
-                                             if held & mine} & self.res.locals - {name}
+                                             if held & mine} & self.res.locals - {name} - linked
                                  if self.read_later(node, u))
                 if shared:
                     why = (f"'{shared[0]}' may share memory with '{name}' (it is a view of it, "
@@ -1045,6 +1103,276 @@ class Normalizer:
         if at_run_time:
             return message
         raise self.unsupported(node, message)
+
+    # --- in-place writes through views ------------------------------------------------
+    def link_view(self, name: str, value: cst.BaseExpression, new: str) -> None:
+        """After ``name = value``: follow ``name`` as a view of a local array when ``value``
+        takes one in a way s2sad can undo (a basic or any index, ``.T``, ``transpose()``,
+        ``swapaxes`` by literal axes, ``reshape``, ``ravel``)."""
+        self.links.pop(name, None)
+        form = self.view_form(value)
+        stmt = next((s for s in reversed(self.out) if isinstance(s, Assign) and s.target == new), None)
+        if (form is None or self.generated() or stmt is None or not isinstance(stmt.value, Call)
+                or stmt.value.rule is None):
+            return
+        base, back, operands = form
+        if back == "reshape" and (self.rewrote or self.loops):
+            return
+        current = self.version.get(base)
+        if base == name or base not in self.res.locals or current is None or current in self.lists:
+            return
+        args = list(stmt.value.args.values())
+        if not args or not isinstance(args[0], Var) or args[0].name != current:
+            return
+        if back == "index":
+            operands = (stmt.value.args["index"],)
+        self.links[name] = _ViewLink(base, back, operands, (current, new), (current, new), self.out)
+
+    def view_form(self, node: cst.BaseExpression) -> tuple[str, str, tuple[Const, ...]] | None:
+        """(base name, kind, operands) when ``node`` takes a view of a local name as s2sad follows."""
+        node = _strip_parens(node)
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+            return node.value.value, "index", ()
+        if isinstance(node, cst.Attribute) and node.attr.value == "T" and isinstance(node.value, cst.Name):
+            return node.value.value, "transpose", ()
+        if not isinstance(node, cst.Call) or any(a.keyword or a.star for a in node.args):
+            return None
+        func, args = node.func, [a.value for a in node.args]
+        if isinstance(func, cst.Attribute) and func not in self.res.objects and isinstance(func.value, cst.Name):
+            method, base = func.attr.value, func.value.value
+        elif _view_function(self.res.object(func)) and args and isinstance(args[0], cst.Name):
+            method, base, args = _view_function(self.res.object(func)), args[0].value, args[1:]
+        else:
+            return None
+        if method == "swapaxes" and len(args) == 2 and all(_literal_int(a) is not None for a in args):
+            return base, "swapaxes", tuple(Const(str(_literal_int(a))) for a in args)
+        if (method, len(args)) in (("transpose", 0), ("ravel", 0)) or method == "reshape" and args:
+            return base, "transpose" if method == "transpose" else "reshape", ()
+        return None
+
+    def generated(self) -> bool:
+        """Whether the function is s2sad's own code (which changes in place only what nothing
+        reads afterwards)."""
+        return getattr(self.parsed.source.fn, "__s2sad_generated__", False)
+
+    def linked(self, name: str) -> dict[str, _ViewLink]:
+        """The views linked to ``name`` (its base, its views, theirs...) that a write into
+        ``name`` changes too: followed by s2sad (empty when there is none, when the write is not
+        in the block that took the view -- inside a loop or a branch after it, say -- or when
+        one of them is an argument of a function compiled for a caller, which would see it)."""
+        if self.generated():
+            return {}
+        valid = {v: link for v, link in self.links.items() if link.block is self.out
+                 and link.now == (self.version.get(link.base), self.version.get(v))}
+        found, todo = {}, [name]
+        while todo:
+            n = todo.pop()
+            for v, link in valid.items():
+                if v not in found and n in (v, link.base):
+                    found[v] = link
+                    todo += [v, link.base]
+        if self.callee and any(self.version.get(n) in self.res.params for n in _members(found)):
+            # a view of an argument: the calling function would see the write (refused as before,
+            # or checked when run for x op= v, which changes nothing in place on a number)
+            return {}
+        return found
+
+    def follow_views(self, name: str, node: cst.CSTNode, linked: dict[str, _ViewLink]) -> None:
+        """``name`` has just changed in place: write the change into the arrays ``linked``
+        to it, as NumPy would see it (each guarded by whether, when run, the view does share its
+        base's memory: a number or a copy taken by fancy indexing does not)."""
+        if not linked:
+            return
+        where = self.location(node)
+        for view, link in linked.items():
+            if link.flag is None:
+                code = self.parsed.code(node).strip().splitlines()[0]
+                refusal = (f"'{view}' was taken from '{link.base}', which is not an array here, so "
+                           f"s2sad cannot tell whether '{code}' changes '{link.base}' too; write "
+                           f"{view} = {view}.copy() before changing it, or make '{link.base}' an array")
+                test = cst.parse_expression(
+                    f"{self.helper(runtime_more.view_flag)}({link.taken[0]}, {link.taken[1]}, "
+                    f"{f'{where.filename}:{where.line}:{where.column}'!r}, {refusal!r})")
+                link.flag = self.emit(Opaque(test, link.taken, "nondiff"), None, f"{view}_is_view", node).name
+        self.spread(name, None, linked, node)
+        for view, link in linked.items():
+            link.now = (self.version[link.base], self.version[view])
+
+    def spread(self, name: str, source: str | None, linked: dict[str, _ViewLink], node: cst.CSTNode) -> None:
+        """Write the new value of ``name`` back into its base and into its views that are read
+        later (not into ``source``, whence the change came)."""
+        link = linked.get(name)
+        if link is not None and link.base != source:
+            self.when(link.flag, node, lambda: (self.write_back(name, link, node),
+                                                self.spread(link.base, name, linked, node)))
+        for view, other in linked.items():
+            if other.base == name and view != source and self.live(view, linked, node):
+                self.when(other.flag, node, lambda view=view, other=other: (
+                    self.rederive(view, other, node), self.spread(view, name, linked, node)))
+
+    def live(self, view: str, linked: dict[str, _ViewLink], node: cst.CSTNode) -> bool:
+        """Whether ``view``, or a view taken from it, is read after ``node`` (later on its line too)."""
+        return self.read_later(node, view) or self.read_on_line_after(node, view) or any(
+            link.base == view and self.live(v, linked, node) for v, link in linked.items())
+
+    def read_on_line_after(self, node: cst.CSTNode, name: str) -> bool:
+        """Whether ``name`` is read on the line of ``node``, after its start (``x[0] = v; s = y``)."""
+        if node not in self.parsed.positions:
+            return False
+        start = self.parsed.positions[node].start
+        stores = _store_names(self.parsed.function.body)
+        return any(isinstance(n, cst.Name) and n.value == name and id(n) not in stores
+                   and n in self.parsed.positions and self.parsed.positions[n].start.line == start.line
+                   and self.parsed.positions[n].start.column > start.column
+                   for n in _walk(self.parsed.function.body))
+
+    def when(self, flag: str, node: cst.CSTNode, lower: Callable[[], Any]) -> None:
+        """``if flag: <lower>`` with the versions it changes joined after it."""
+        before = dict(self.version)
+        body, _ = self.nested(lower)
+        orelse: list[Stmt] = []
+        self.version = self.join(before, [(body, self.version, False), (orelse, before, False)])
+        self.out.append(If(Var(flag), body, orelse, self.location(node)))
+
+    def write_back(self, view: str, link: _ViewLink, node: cst.CSTNode) -> None:
+        """The base of ``view`` with the view's new value written into it."""
+        base, value = link.base, self.version[view]
+        new = self.new_version(base)
+        if link.back == "index":
+            index = link.operands[0]
+            call = Call(self.registry.rule(SETITEM), f"{base}[...] =",
+                        {"x": Var(self.version[base]), "index": index, "v": Var(value)},
+                        cst.parse_expression(f"{new}[{index.code}]"))
+            self.out.append(Assign(new, call, self.location(node)))
+        elif link.back == "reshape":
+            self.view_call(np.ndarray.reshape, value, [self.shape(link.taken[0], node)], "reshape", new, node)
+        else:
+            self.view_call(*self.reversal(link, value), new, node)
+        self.same_array(new, self.version[base])
+        self.version[base] = new
+
+    def rederive(self, view: str, link: _ViewLink, node: cst.CSTNode) -> None:
+        """``view`` taken again from its base's new value."""
+        base = self.version[link.base]
+        new = self.new_version(view)
+        if link.back == "index":
+            index = link.operands[0]
+            item = cst.parse_expression(f"{base}[{index.code}]")
+            self.apply(operator.getitem, [Var(base), index], {}, item, node, new, "item", [item.value, None])
+        elif link.back == "reshape":
+            self.view_call(np.ndarray.reshape, base, [self.shape(link.taken[1], node)], "reshape", new, node)
+        else:
+            self.view_call(*self.reversal(link, base), new, node)
+        self.version[view] = new
+
+    def shape(self, version: str, node: cst.CSTNode) -> Var:
+        """``version.shape``, which carries no gradient, in a variable."""
+        return self.emit(Opaque(cst.parse_expression(f"{version}.shape"), (version,), "nondiff"), None,
+                         f"{_user_name(version, self.res.locals)}_shape", node)
+
+    def reversal(self, link: _ViewLink, receiver: str) -> tuple[Any, str, tuple[Const, ...], str]:
+        """How a transposed view and its base are taken from each other (the same way)."""
+        if link.back == "transpose":
+            return np.ndarray.T, receiver, (), "T"
+        return np.ndarray.swapaxes, receiver, link.operands, "swapaxes"
+
+    def view_call(self, key: Any, receiver: str, operands: Any, word: str, new: str,
+                  node: cst.CSTNode) -> None:
+        """``new = receiver.word(operands)`` (``receiver.T`` for the attribute)."""
+        code = f"{receiver}.T" if word == "T" else f"{receiver}.{word}({', '.join(_code(self.parsed, op) for op in operands)})"
+        primal = cst.parse_expression(code)
+        names = [primal.value if word == "T" else primal.func.value]
+        self.apply(key, [Var(receiver), *operands], {}, primal, node, new, word, [*names, *(None for _ in operands)])
+
+    def ufunc_at(self, call: cst.Call) -> None:
+        """``np.add.at(z, i, v)`` as ``z = ufunc_add_at(z, i, v)``: z changes in place (a new version,
+        written through the views linked to it)."""
+        function = _ufunc_at(self.res.object(call.func))
+        spelled = self.parsed.code(call.func).strip()
+        if function is MISSING:
+            raise self.unsupported(call, f"{spelled}(...) changes its first argument in place, which s2sad "
+                                         f"differentiates for np.add.at and np.subtract.at only; write the "
+                                         f"update as a loop (z[i] = z[i] * v[k] for each index)")
+        target = call.args[0].value if call.args else None
+        if (len(call.args) != 3 or any(a.keyword or a.star for a in call.args)
+                or not isinstance(target, cst.Name) or target.value not in self.version):
+            raise self.unsupported(call, f"write {spelled}(z, indices, values), with z a local array")
+        name = target.value
+        linked = self.linked(name)
+        self.rewrote = True
+        self.check_in_place(name, call, f"'{spelled}({name}, ...)'", f"{name} = {name}.copy() first",
+                            linked=_members(linked))
+        func = cst.Name(self.helper(function))
+        self.res.objects[func] = function
+        old, new = self.version[name], self.new_version(name)
+        self.lower(call.with_changes(func=func), new, name)
+        self.same_array(new, old)
+        self.version[name] = new
+        self.follow_views(name, call, linked)
+
+    def out_argument(self, call: cst.BaseExpression) -> cst.Arg | None:
+        """The ``out=`` argument of a call to a ufunc, or a function whose rule takes one (not
+        ``out=None``)."""
+        if not isinstance(call, cst.Call):
+            return None
+        out = next((a for a in call.args if a.keyword is not None and a.keyword.value == "out"), None)
+        if out is None or isinstance(out.value, cst.Name) and out.value.value == "None":
+            return None
+        function = self.res.object(call.func)
+        rule = self.registry.rule(function)
+        return out if rule is not None and (isinstance(function, np.ufunc) or any(
+            p.name == "out" for p in rule.params)) else None
+
+    def out_call(self, call: cst.Call) -> cst.BaseExpression:
+        """``f(a, b, out=z)`` as ``z = f(a, b)`` (z changes in place: a new version, written
+        through the views linked to it), ``f(a, out=z[i])`` as ``z[i] = f(a)``; returns ``z``
+        (or ``z[i]``), which is the call's value."""
+        out = self.out_argument(call)
+        assert out is not None
+        spelled = self.parsed.code(call.func).strip()
+        target = _strip_parens(out.value)
+        where = self.location(call)
+        check_call = f"{self.helper(runtime_more.check_out)}({{}}, {{}}, " \
+                     f"{f'{where.filename}:{where.line}:{where.column}'!r}, {spelled!r})"
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and (
+                target.value.value in self.version and target.value.value in self.res.locals):
+            value = self.temporary(spelled.rsplit(".", 1)[-1])
+            self.lower(_without_argument(call, out), value, value)
+            check = cst.parse_expression(check_call.format(_EMPTY.code_for_node(self.rename(target)), value))
+            self.out.append(Assign(None, Opaque(check, (*self.local_reads(target), value), "nondiff"), where))
+            self.setitem(target, cst.Name(value))
+            return target
+        if not isinstance(target, cst.Name) or target.value not in self.version or target.value not in self.res.locals:
+            raise self.unsupported(out, f"{spelled}(..., out={self.parsed.code(target).strip()}) writes into an "
+                                        f"array that is not a local variable, which s2sad does not follow; "
+                                        f"write z = {spelled}(...) instead, with z a new name")
+        if any(a.keyword is not None and a.keyword.value == "where" for a in call.args):
+            raise self.unsupported(call, f"{spelled}(..., out=..., where=...) keeps the old values of the out "
+                                         f"array where the condition is false; write z = np.where(condition, "
+                                         f"{spelled}(...), z)")
+        name = target.value
+        linked = self.linked(name)
+        self.rewrote = True
+        self.check_in_place(name, call, f"'{spelled}(..., out={name})'", f"{name} = {spelled}(...)",
+                            linked=_members(linked))
+        old, new = self.version[name], self.new_version(name)
+        self.lower(_without_argument(call, out), new, name)
+        self.same_array(new, old)
+        self.version[name] = new
+        self.out.append(Assign(None, Opaque(cst.parse_expression(check_call.format(old, new)), (old, new),
+                                            "nondiff"), where))
+        self.follow_views(name, call, linked)
+        return cst.Name(name)
+
+    def helper(self, function: Any) -> str:
+        """The name by which generated code calls the runtime ``function``."""
+        if function not in self.helpers:
+            name = function.__name__
+            if name in self.fn.user_names or self.fn.free.get(name, function) is not function:
+                name = self.fn.fresh(name)
+            self.helpers[function] = name
+            self.fn.free[name] = function
+        return self.helpers[function]
 
     def read_after(self, node: cst.CSTNode, name: str) -> bool:
         """Whether ``name`` is read after ``node`` ends, or in a loop around it outside it."""
@@ -1186,6 +1514,8 @@ class Normalizer:
             for a in node.args:
                 spread += self.unstar(a, keep=self.fills_varargs(node, a, spread))
             node = node.with_changes(args=spread)
+        if self.out_argument(node) is not None:  # np.sum(np.exp(a, out=z)): z = np.exp(a) first
+            return self.lower(self.out_call(node), target)
         called = self.res.object(node.func)
         plain = not any(a.keyword or a.star for a in node.args)
         if (called is builtins.min or called is builtins.max) and plain and len(node.args) > 2:
@@ -1522,6 +1852,12 @@ class Normalizer:
         self.bases[name] = self.bases.get(name, frozenset()).union(
             *({s} | self.bases.get(s, frozenset()) | self.holders.get(s, frozenset()) for s in sources))
 
+    def same_array(self, new: str, old: str) -> None:
+        """``new`` is ``old`` changed in place (for NumPy, the same array): what shares memory with
+        ``old`` shares it with ``new`` too (a list's items are no views of it)."""
+        if old not in self.lists:
+            self.bases[new] = self.bases.get(new, frozenset()) | {old} | self.bases.get(old, frozenset())
+
     def sharers(self, version: str) -> set[str]:
         """User variables that may share memory with ``version``: views, aliases, results."""
         mine = self.bases.get(version, frozenset()) | {version}
@@ -1807,7 +2143,47 @@ def _no_rule_message(key: Any, callee: str) -> str:
 #: Functions whose result may share memory with their argument.
 _VIEWS = (operator.getitem, np.reshape, np.ndarray.reshape, np.ravel, np.ndarray.ravel,
           np.transpose, np.ndarray.transpose, np.ndarray.T, np.squeeze, np.ndarray.squeeze,
-          np.expand_dims)
+          np.expand_dims, np.swapaxes, np.ndarray.swapaxes)
+#: Functions that take a view s2sad follows through writes, by the method they stand for.
+_VIEW_FUNCTIONS = ((np.reshape, "reshape"), (np.ravel, "ravel"), (np.transpose, "transpose"),
+                   (np.swapaxes, "swapaxes"))
+#: ``ufunc.at`` s2sad differentiates, as the functional helper it writes instead.
+_UFUNC_AT = ((np.add, runtime_more.ufunc_add_at), (np.subtract, runtime_more.ufunc_subtract_at))
+
+
+def _without_argument(call: cst.Call, arg: cst.Arg) -> cst.Call:
+    """``call`` without the argument ``arg`` (and without a comma after the last one left)."""
+    args = [a for a in call.args if a is not arg]
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=args)
+
+
+def _members(linked: dict[str, _ViewLink]) -> set[str]:
+    """The names of the views in ``linked`` and of their bases."""
+    return set(linked) | {link.base for link in linked.values()}
+
+
+def _view_function(obj: Any) -> str | None:
+    return next((method for function, method in _VIEW_FUNCTIONS if obj is function), None)
+
+
+def _ufunc_at(obj: Any) -> Any:
+    """The helper for ``obj`` when it is ``np.add.at`` or ``np.subtract.at``; MISSING for the
+    ``at`` of another ufunc; None for anything else."""
+    ufunc = getattr(obj, "__self__", None)
+    if not isinstance(ufunc, np.ufunc) or getattr(obj, "__name__", None) != "at":
+        return None
+    return next((helper for u, helper in _UFUNC_AT if ufunc is u), MISSING)
+
+
+def _literal_int(node: cst.BaseExpression) -> int | None:
+    """The value of an integer literal (``-1`` too)."""
+    node = _strip_parens(node)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _literal_int(node.expression)
+        return None if inner is None else -inner
+    return int(node.value) if isinstance(node, cst.Integer) else None
 
 
 _VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "flat"})
@@ -2160,6 +2536,56 @@ def _assigned_in(body: list[cst.BaseStatement]) -> set[str]:
         for t in targets:
             names.update(_flat_targets(t))
     return names
+
+
+def _view_bases(body: list[cst.BaseStatement]) -> dict[str, set[str]]:
+    """Names a loop body assigns a view to (``r = A[i]``, ``t = x.T``, ``r = np.reshape(x, s)``),
+    with the names each may be a view of, as far as the syntax tells."""
+    bases: dict[str, set[str]] = {}
+    for n in _statements(body, into_loops=True):
+        if not isinstance(n, cst.Assign) or len(n.targets) != 1 or not isinstance(n.targets[0].target, cst.Name):
+            continue
+        value = _strip_parens(n.value)
+        taken = [value.value] if isinstance(value, cst.Subscript) or isinstance(value, cst.Attribute) and (
+            value.attr.value in _VIEW_ATTRIBUTES) else []
+        if isinstance(value, cst.Call) and isinstance(value.func, (cst.Attribute, cst.Name)) and (
+                (_attribute_path(value.func) or [""])[-1] in _VIEW_METHODS):
+            # x.reshape(...) or np.reshape(x, ...): (the module is no local, so never counted)
+            taken = [value.func.value] if isinstance(value.func, cst.Attribute) else []
+            taken += [value.args[0].value] if value.args else []
+        if taken:
+            bases.setdefault(n.targets[0].target.value, set()).update(
+                t.value for t in taken if isinstance(t, cst.Name))
+    return bases
+
+
+def _changed_in(body: list[cst.BaseStatement]) -> set[str]:
+    """User names a loop body may change in place without assigning them: the array of
+    ``np.add.at(z, ...)`` or ``f(..., out=z)``, and the base of a view written there
+    (``r = A[i]; r *= 2.0`` changes A), as far as the syntax tells."""
+    written: set[str] = set()
+    bases = _view_bases(body)
+    for n in _statements(body, into_loops=True):
+        targets: list[cst.CSTNode] = []
+        if isinstance(n, cst.AugAssign):
+            targets = [n.target]
+        elif isinstance(n, cst.Assign):
+            targets = [t.target for t in n.targets]
+        elif isinstance(n, cst.Call):
+            targets = [a.value for a in n.args if a.keyword is not None and a.keyword.value == "out"]
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "at" and n.args:
+                targets.append(n.args[0].value)
+        for t in targets:
+            t = t.value if isinstance(t, cst.Subscript) else t
+            if isinstance(t, cst.Name):
+                written.add(t.value)
+    changed, todo = set(written), list(written)
+    while todo:
+        for base in bases.get(todo.pop(), ()):
+            if base not in changed:
+                changed.add(base)
+                todo.append(base)
+    return changed
 
 
 def _read_before_assigned(stmts: list[cst.CSTNode], name: str) -> bool:
