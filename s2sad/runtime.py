@@ -1847,7 +1847,10 @@ def check_float_write(x: Any, where: str) -> None:
     """Refuse ``x[i] = v``, with ``v`` carrying a gradient, when ``x`` is an array of a dtype
     that is not floating point: the write converts ``v`` (an integer truncates it), so
     passing ``v`` its gradient would be silently wrong.  ``where`` is "file:line:col"."""
-    if type(x) is not np.ndarray or x.dtype.kind in "fcO":
+    if type(x) is np.ndarray:
+        if x.dtype.kind in "fcO":
+            return
+    elif not is_foreign(x) or np.dtype(x.dtype).kind in "fcO":
         return
     from .errors import Location, NoGradientRuleError
 

@@ -269,3 +269,20 @@ def test_gradient_on_cupy_arrays_equals_numpys(name, loss, wrt, params, data) ->
     for g, e in zip(leaves(got), leaves(expected)):
         assert isinstance(g, cupy.ndarray)
         np.testing.assert_allclose(cupy.asnumpy(g), e, rtol=1e-10, atol=1e-12)
+
+
+# --- writes ------------------------------------------------------------------------------------
+
+def write_into(x, y):
+    z = y * 1
+    z[0] = x[0] ** 2 * 2.7
+    return np.sum(z * 1.0) + np.sum(x)
+
+
+def test_a_write_into_an_integer_dask_array_is_refused() -> None:
+    """As for NumPy: the write truncates the value, which has no gradient then."""
+    x = np.array([0.5, 0.3, 0.2])
+    with pytest.raises(s2sad.NoGradientRuleError, match="written into an array of dtype int64"):
+        grad(write_into)(x, da.from_array(np.array([1, 2, 3])))
+    g = grad(write_into)(x, da.from_array(np.array([1.0, 2.0, 3.0])))
+    np.testing.assert_allclose(np.asarray(g), [5.4 * x[0] + 1.0, 1.0, 1.0])
