@@ -935,6 +935,8 @@ def transpose_grad(g: Any, axes: Any = None) -> Any:
         return np.transpose(g)
     if len(axes) == 1 and (axes[0] is None or np.ndim(axes[0]) == 1):  # x.transpose((1, 0))
         return transpose_grad(g, axes[0])
+    if type(g) is not np.ndarray and is_foreign(g):  # (Dask takes axes as a tuple, not an array)
+        return np.transpose(g, tuple(int(a) for a in np.argsort(axes)))
     return np.transpose(g, np.argsort(axes))
 
 

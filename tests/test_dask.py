@@ -286,3 +286,46 @@ def test_a_write_into_an_integer_dask_array_is_refused() -> None:
         grad(write_into)(x, da.from_array(np.array([1, 2, 3])))
     g = grad(write_into)(x, da.from_array(np.array([1.0, 2.0, 3.0])))
     np.testing.assert_allclose(np.asarray(g), [5.4 * x[0] + 1.0, 1.0, 1.0])
+
+
+def test_transpose_with_axes() -> None:
+    def f(x, Y):
+        return np.sum(np.transpose(x * Y, (2, 0, 1)) * np.arange(24.0).reshape(4, 2, 3))
+
+    x, Y = RNG.normal(size=(2, 3, 4)), RNG.normal(size=(2, 3, 4))
+    g = grad(f)(x, da.from_array(Y, chunks=(1, 3, 4)))
+    check_lazy_and_equal(g, grad(f)(x, Y))
+
+
+# --- the corpus --------------------------------------------------------------------------------
+
+def test_corpus_on_dask_arrays_is_never_wrong() -> None:
+    """Every corpus function (tests/corpus.py), its float array arguments as Dask arrays of
+    two chunks: the gradient equals NumPy's, or the call raises (what Dask does not do, such
+    as uneven reshapes and some fancy indexing); it is never different."""
+    import warnings
+
+    import corpus
+
+    tried, equal, failed = 0, 0, []
+    for case in corpus.CASES:
+        args = case.inputs()
+        wrt = case.wrt(args)
+        lazy = tuple(da.from_array(a, chunks=max(1, a.shape[0] // 2))
+                     if type(a) is np.ndarray and a.ndim and a.dtype.kind == "f" else a for a in args)
+        if case.xfail or not wrt or all(a is b for a, b in zip(args, lazy)):
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = grad(case.fn, wrt)(*args)
+            tried += 1
+            try:
+                got = dask.compute(grad(case.fn, wrt)(*lazy), scheduler="sync")[0]
+            except Exception as exc:  # noqa: BLE001 - refused or unsupported by Dask: not wrong
+                failed.append(f"{case.id}: {type(exc).__name__}")
+                continue
+        for g, e in zip(leaves(got), leaves(expected)):
+            assert np.shape(g) == np.shape(e), case.id
+            np.testing.assert_allclose(np.asarray(g), e, rtol=1e-8, atol=1e-10, err_msg=case.id)
+        equal += 1
+    assert equal >= 0.9 * tried, failed
