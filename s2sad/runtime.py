@@ -586,6 +586,8 @@ def grad_like(g: Any, x: Any) -> Any:
     if kind is np.ndarray:
         if type(g) is np.ndarray and g.dtype == x.dtype:
             return g if g.flags.writeable else g.copy()
+    elif kind is float and (type(g) is float or type(g) is np.float64):
+        return float(g)  # (exact: the commonest case of a float, decided without a call)
     if type(g) is not np.ndarray and type(g) is not float and is_foreign(g) and not isinstance(x, _CONTAINERS):
         return _foreign_like(g, x)
     if kind is np.ndarray:
