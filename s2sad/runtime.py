@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .errors import NonDifferentiableInputError, NonScalarOutputError, S2SADError
+from .runtime_namespace import is_foreign, one, size, zeros
 
 __all__ = [
     "stop_gradient",
@@ -130,6 +131,8 @@ def seed(ans: Any) -> Any:
         return _ONE64
     if type(ans) is np.float32:
         return _ONE32
+    if is_foreign(ans):  # another library's array: a one of its library
+        return _foreign_seed(ans)
     if isinstance(ans, (bool, int)) or not isinstance(ans, (float, np.ndarray, np.generic)):
         pair = isinstance(ans, tuple) and len(ans) == 2
         raise NonScalarOutputError(
@@ -150,13 +153,32 @@ def seed(ans: Any) -> Any:
     return np.ones_like(ans)
 
 
-def seed_for(*reduced: Any) -> float:
+def _foreign_seed(ans: Any) -> Any:
+    """The seed of an output that is another library's array (checked by shape and dtype,
+    which such an array knows without computing it)."""
+    if size(ans) != 1:
+        raise NonScalarOutputError(
+            f"the differentiated function must return a scalar, got an array of shape "
+            f"{ans.shape}; reduce it first (for example with .sum() or .mean())")
+    if np.dtype(ans.dtype).kind != "f":
+        raise NonScalarOutputError(
+            f"the differentiated function must return a real floating-point scalar, got dtype "
+            f"{ans.dtype}")
+    return np.ones_like(ans)
+
+
+def seed_for(*reduced: Any) -> Any:
     """The seed of an output that is a scalar by construction (full reductions of
     ``reduced``, numbers and sizes), computed without the output: 1.0, after checking
-    that what is reduced is not complex."""
+    that what is reduced is not complex (a 0-d one of another library when what is reduced
+    is that library's array: the gradients computed from it are then of that library)."""
+    foreign = None
     for a in reduced:
         if type(a) is np.ndarray:
             kind = a.dtype.kind
+        elif is_foreign(a):
+            foreign = a
+            kind = np.dtype(a.dtype).kind
         else:
             try:
                 kind = np.asarray(a).dtype.kind
@@ -166,7 +188,7 @@ def seed_for(*reduced: Any) -> float:
             raise NonScalarOutputError(
                 "the differentiated function must return a real floating-point scalar, but it "
                 "reduces complex values; take np.real(...) or np.abs(...) of them first")
-    return 1.0
+    return 1.0 if foreign is None else one(foreign)
 
 
 _CONTAINERS = (list, tuple, dict)
@@ -232,21 +254,25 @@ def check_wrt(x: Any, name: str) -> None:
         for key, value in items:
             check_wrt(value, f"{name}[{key!r}]")
         return
-    kind = np.asarray(x).dtype.kind if isinstance(x, (np.ndarray, np.generic)) else None
+    kind = np.asarray(x).dtype.kind if isinstance(x, (np.ndarray, np.generic)) else (
+        np.dtype(x.dtype).kind if is_foreign(x) else None)
     if kind in ("f", "c"):
         return
     if kind is None and isinstance(x, (float, complex)):
         return
     raise NonDifferentiableInputError(
         f"cannot differentiate with respect to '{name}': it is "
-        f"{type(x).__name__}{'' if kind is None else ' of dtype ' + str(np.asarray(x).dtype)}; "
+        f"{type(x).__name__}{'' if kind is None else ' of dtype ' + str(x.dtype)}; "
         f"pass a float or complex value (for example {name}=float(...) or an array with "
         f".astype(float))"
     )
 
 
-def zeros_grad(x: Any) -> Any:
-    """A zero gradient shaped like ``x``; of the same structure for tuples, lists, dicts."""
+def zeros_grad(x: Any, seed: Any = None) -> Any:
+    """A zero gradient shaped like ``x``; of the same structure for tuples, lists, dicts.
+
+    ``seed``, the call's seed, gives an array of ``x`` the library of the gradients
+    added to it (a NumPy parameter's gradient on Dask data is a Dask array)."""
     if type(x) is float or x is None:  # None: a loop variable no iteration assigned
         return 0.0
     if type(x) is complex:
@@ -254,9 +280,11 @@ def zeros_grad(x: Any) -> Any:
     if isinstance(x, np.generic):  # a NumPy scalar: one of its type
         return x.dtype.type(0)
     if isinstance(x, dict):
-        return {k: zeros_grad(v) for k, v in x.items()}
+        return {k: zeros_grad(v, seed) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return _rebuild(x, [zeros_grad(v) for v in x])
+        return _rebuild(x, [zeros_grad(v, seed) for v in x])
+    if seed is not None and type(seed) is not float and type(x) is np.ndarray and is_foreign(seed):
+        return zeros(x.shape, x.dtype, seed)
     return np.zeros_like(x)
 
 
@@ -399,8 +427,8 @@ def unbroadcast(g: Any, x: Any) -> Any:
 
 def _kind(x: Any) -> str:
     """The dtype kind of an array, NumPy scalar or Python number."""
-    if isinstance(x, (np.ndarray, np.generic)):
-        return x.dtype.kind
+    if isinstance(x, (np.ndarray, np.generic)) or is_foreign(x):
+        return np.dtype(x.dtype).kind
     return "c" if isinstance(x, complex) else "f" if isinstance(x, float) else np.asarray(x).dtype.kind
 
 
@@ -408,7 +436,7 @@ def _reduce_to(g: Any, x: Any) -> Any:
     """Sum ``g`` over the axes along which ``x`` was broadcast (a complex step keeps its
     imaginary part)."""
     kind = type(x)
-    if (kind is float or kind is np.float64) and type(g) is not np.ndarray:
+    if (kind is float or kind is np.float64) and type(g) is not np.ndarray and not is_foreign(g):
         return g
     shape = getattr(x, "shape", None)
     if shape is None:
@@ -442,7 +470,7 @@ def _in_dtype_of(g: Any, x: Any) -> Any:
     """``g`` in the floating dtype of array ``x`` (a float32 input gets a float32 gradient)."""
     if (isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind == "f" and np.result_type(g) != x.dtype
             and np.result_type(g).kind != "c"):  # a complex step (step_jvp) keeps its imaginary part
-        return np.asarray(g).astype(x.dtype)[()]
+        return g.astype(x.dtype) if is_foreign(g) else np.asarray(g).astype(x.dtype)[()]
     return g
 
 
@@ -456,7 +484,12 @@ def balanced_eq(x: Any, ans: Any, y: Any) -> Any:
     """Where ``x`` produced ``ans``: 1, or 1/2 where ``x`` and ``y`` tie."""
     _real_only("a maximum or minimum", x, y)
     dtype = np.result_type(x, y)
-    return np.asarray((x == ans), dtype) / np.asarray(1 + (x == y), dtype)
+    return _as_dtype(x == ans, dtype) / _as_dtype(1 + (x == y), dtype)
+
+
+def _as_dtype(a: Any, dtype: Any) -> Any:
+    """``np.asarray(a, dtype)``, for another library's array too (without converting it)."""
+    return a.astype(dtype) if is_foreign(a) else np.asarray(a, dtype)
 
 
 def clip_mask(a: Any, a_min: Any, a_max: Any) -> Any:
@@ -499,6 +532,9 @@ def reduce_grad(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any
     to compute with (NumPy loops over short rows of a view slowly).
     """
     shape = np.shape(x)
+    if type(g) is not np.ndarray and type(g) is not float and is_foreign(g) or (
+            type(x) is not np.ndarray and is_foreign(x)):
+        return _filled(_expand(g, len(shape), axis, keepdims), x, shape)
     if not shape:  # a number: a number, not a 0-d array
         return np.asarray(g)[()]
     if type(g) is float and type(x) is np.ndarray and x.dtype.kind == "f":
@@ -512,6 +548,17 @@ def reduce_grad(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any
 
 
 _VIEW_SIZE, _VIEW_ROW = 4096, 64  # reduce_grad returns views of at least so many entries, rows
+
+
+def _filled(g: Any, x: Any, shape: tuple[int, ...]) -> Any:
+    """``g`` broadcast to ``shape``, as a new array of another library: of x's library (and
+    Dask chunks) when ``x`` is that library's array, else of g's."""
+    if type(g) is float and _kind(x) == "f":
+        g = np.asarray(g, dtype=x.dtype, like=x) if is_foreign(x) else np.asarray(g, x.dtype)
+    dtype = np.result_type(g)
+    if is_foreign(x):
+        return np.zeros_like(x, dtype=dtype) + g
+    return np.zeros_like(g, shape=shape, dtype=dtype) + g
 
 
 def _broadcast_view(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -539,6 +586,11 @@ def grad_like(g: Any, x: Any) -> Any:
     if kind is np.ndarray:
         if type(g) is np.ndarray and g.dtype == x.dtype:
             return g if g.flags.writeable else g.copy()
+    elif kind is float and (type(g) is float or type(g) is np.float64):
+        return float(g)  # (exact: the commonest case of a float, decided without a call)
+    if type(g) is not np.ndarray and type(g) is not float and is_foreign(g) and not isinstance(x, _CONTAINERS):
+        return _foreign_like(g, x)
+    if kind is np.ndarray:
         g = _real(np.asarray(g), x)
         if g.dtype.kind == "f" and x.dtype.kind == "f" and g.dtype.itemsize < x.dtype.itemsize:
             return g
@@ -556,6 +608,19 @@ def grad_like(g: Any, x: Any) -> Any:
     return g
 
 
+def _foreign_like(g: Any, x: Any) -> Any:
+    """``g``, another library's array, as the gradient of ``x``: real for a real x, in x's
+    floating dtype, and of x's shape (a 0-d array for a number)."""
+    if np.dtype(g.dtype).kind == "c" and _kind(x) != "c":
+        g = np.real(g)
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None and np.dtype(dtype).kind in "fc" and g.dtype != dtype and not (
+            np.dtype(g.dtype).kind == "f" and np.dtype(dtype).kind == "f"
+            and np.dtype(g.dtype).itemsize < np.dtype(dtype).itemsize):
+        g = g.astype(dtype)
+    return g
+
+
 def _real(g: np.ndarray, x: Any) -> np.ndarray:
     """``g`` for a real ``x``: its real part (the output is real, checked by the seed, so an
     imaginary part a gradient picked up on the way has no meaning)."""
@@ -568,7 +633,7 @@ def distinct(*grads: Any) -> tuple[Any, ...]:
     seen: set[int] = set()
 
     def one(g: Any) -> Any:
-        if type(g) is np.ndarray:
+        if type(g) is np.ndarray or is_foreign(g):
             if id(g) in seen:
                 return g.copy()
             seen.add(id(g))
@@ -599,7 +664,7 @@ def own_grad(g: Any) -> Any:
 def mean_grad(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Gradient of ``np.mean(x, axis, keepdims=keepdims)``."""
     if axis is None:
-        return reduce_grad(g / np.size(x), x, None, keepdims)
+        return reduce_grad(g / (x.size if type(x) is np.ndarray else size(x)), x, None, keepdims)
     shape = np.shape(x)
     count = 1
     for i, n in enumerate(shape):
@@ -626,7 +691,7 @@ def extremum_grad(g: Any, x: Any, ans: Any, axis: Any = None, keepdims: bool = F
     x = _as_array(x)
     ndim = np.ndim(x)
     ans = _expand(ans, ndim, axis, keepdims)
-    mask = np.asarray(x == ans, dtype=np.result_type(g, x))
+    mask = _as_dtype(x == ans, np.result_type(g, x))
     count = np.sum(mask, axis=axis, keepdims=True)
     return _expand(g, ndim, axis, keepdims) * mask / count
 
@@ -639,11 +704,29 @@ def getitem_grad(g: Any, x: Any, index: Any) -> Any:
     """
     if isinstance(x, _CONTAINERS):
         return add_at(zeros_grad(x), index, g)
-    out = np.zeros(np.shape(x), dtype=np.result_type(g, x))
+    out = zeros(np.shape(x), np.result_type(g, x), g if type(g) is not np.ndarray else x)
+    if type(out) is not np.ndarray:
+        return _foreign_set(out, index, g, "x[index]")
     if _is_basic_index(index):
         out[index] = g
     else:
         np.add.at(out, index, g)
+    return out
+
+
+def _foreign_set(out: Any, index: Any, g: Any, what: str) -> Any:
+    """``out[index] = g`` for another library's array ``out``, by its own item assignment
+    (which takes no new axes: the index without its Nones, g without their axes)."""
+    if not _is_basic_index(index):
+        raise S2SADError(
+            f"the gradient of {what} with an index of integer or boolean arrays is not computed on "
+            f"{type(out).__module__}.{type(out).__name__} arrays (it needs np.add.at); index with "
+            f"slices, or convert the array with np.asarray(...) first")
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(p is None for p in parts):
+        index = tuple(p for p in parts if p is not None)
+        g = np.reshape(g, out[index].shape)
+    out[index] = g
     return out
 
 
@@ -663,6 +746,8 @@ def add_at(acc: Any, index: Any, g: Any) -> Any:
         else:
             out[index] = add_grads(out[index], g)
         return _rebuild(acc, out)
+    if type(acc) is not np.ndarray and is_foreign(acc):
+        return _foreign_set(acc, index, acc[index] + g, "x[index]")
     if _is_basic_index(index):
         acc[index] += g
     else:
@@ -852,6 +937,8 @@ def transpose_grad(g: Any, axes: Any = None) -> Any:
         return np.transpose(g)
     if len(axes) == 1 and (axes[0] is None or np.ndim(axes[0]) == 1):  # x.transpose((1, 0))
         return transpose_grad(g, axes[0])
+    if type(g) is not np.ndarray and is_foreign(g):  # (Dask takes axes as a tuple, not an array)
+        return np.transpose(g, tuple(int(a) for a in np.argsort(axes)))
     return np.transpose(g, np.argsort(axes))
 
 
@@ -1374,7 +1461,7 @@ def extremum_jvp(t: Any, x: Any, ans: Any, axis: Any = None, keepdims: bool = Fa
     _real_only("a maximum or minimum", x)
     x, t = _as_array(x), _as_array(t)
     ndim = np.ndim(x)
-    mask = np.asarray(x == _expand(ans, ndim, axis, keepdims), dtype=np.result_type(t, x))
+    mask = _as_dtype(x == _expand(ans, ndim, axis, keepdims), np.result_type(t, x))
     count = np.sum(mask, axis=axis, keepdims=keepdims)
     return np.sum(t * mask, axis=axis, keepdims=keepdims) / count
 
@@ -1764,7 +1851,10 @@ def check_float_write(x: Any, where: str) -> None:
     """Refuse ``x[i] = v``, with ``v`` carrying a gradient, when ``x`` is an array of a dtype
     that is not floating point: the write converts ``v`` (an integer truncates it), so
     passing ``v`` its gradient would be silently wrong.  ``where`` is "file:line:col"."""
-    if type(x) is not np.ndarray or x.dtype.kind in "fcO":
+    if type(x) is np.ndarray:
+        if x.dtype.kind in "fcO":
+            return
+    elif not is_foreign(x) or np.dtype(x.dtype).kind in "fcO":
         return
     from .errors import Location, NoGradientRuleError
 

@@ -205,6 +205,8 @@ class Reverser:
         self.support: dict[str, Support] = {}  # adjoint name -> where it may be nonzero
         self.changed: set[str] = set()  # adjoints assigned (in the loop being reversed)
         self.complex = _complex_values(adj.fn, adj.forward)
+        # the name holding the call's seed: zeros take its array library (see zeros_grad)
+        self.seed: str | None = None
 
     def dname(self, var: str) -> str:
         if var not in self.names:
@@ -279,8 +281,11 @@ class Reverser:
         self.changed.add(d)
         self.defined.add(d)
         self.owned.add(d)
-        return Line(f"{d} = {self.adj.use('zeros_grad')}({var})", frozenset({var}), loc.line,
-                    loc.source_line.strip())
+        if self.seed is None:
+            return Line(f"{d} = {self.adj.use('zeros_grad')}({var})", frozenset({var}), loc.line,
+                        loc.source_line.strip())
+        return Line(f"{d} = {self.adj.use('zeros_grad')}({var}, {self.seed})", frozenset({var, self.seed}),
+                    loc.line, loc.source_line.strip())
 
     # --- statements -------------------------------------------------------------
     def block(self, stmts: list[Stmt]) -> list[Out]:
@@ -1004,7 +1009,7 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
                       value=value.name if with_value else None)
     elif seeded:
         live = isinstance(value, Var) and value.name in activity.active
-        adj.seed_param = rev.dname(value.name) if live else fn.fresh("g")
+        adj.seed_param = rev.seed = rev.dname(value.name) if live else fn.fresh("g")
         rev.defined.add(adj.seed_param)
     elif isinstance(value, Var) and value.name in activity.active:
         reduced = _reduced_operands(fn.body[:-1], value.name, rev.scalars, activity.active)
@@ -1017,6 +1022,7 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
         else:
             adj.seed = f"{rev.dname(value.name)} = {adj.use('seed')}({value.name})"
         rev.defined.add(rev.dname(value.name))
+        rev.seed = rev.dname(value.name)
     else:
         code = _code(value)
         adj.seed = f"{adj.use('seed')}({code if is_atomic(code) else '(' + code + ')'})"

@@ -24,8 +24,8 @@ def grad_branches(x, w):
 
     dvalue = seed(value)
     # grad of line 53: if np.sum(x) > 0:
-    dx = zeros_grad(x)
-    dw = zeros_grad(w)
+    dx = zeros_grad(x, dvalue)
+    dw = zeros_grad(w, dvalue)
     if cond:
         # grad of line 59: return np.sum(y ** 2)
         dy_pow_2 = reduce_grad(dvalue, y_pow_2, None, False)

@@ -36,7 +36,7 @@ def grad_calls_and_containers(params, x):
     dmean_stack_items = unbroadcast(dvalue, mean_stack_items)
     dstack_items = mean_grad(dmean_stack_items, stack_items, None, False)
     ditems = stack_grad(dstack_items, items, 0)
-    douts = zeros_grad(outs)
+    douts = zeros_grad(outs, dvalue)
     while tape:
         items, i_2, o = tape.pop()
         # grad of line 92: return sum(outs) + np.mean(np.stack([o ** 2 for o in outs]))
@@ -48,8 +48,8 @@ def grad_calls_and_containers(params, x):
     # grad of line 92: return sum(outs) + np.mean(np.stack([o ** 2 for o in outs]))
     douts = add_grads(douts, sum_items_grad(dsum_outs, outs))
     # grad of line 88: for layer in params:
-    dparams = zeros_grad(params)
-    dh = zeros_grad(h)
+    dparams = zeros_grad(params, dvalue)
+    dh = zeros_grad(h, dvalue)
     while tape_2:
         h, outs, i, layer, h_2, h_2_backward = tape_2.pop()
         # grad of line 88: for layer in params:

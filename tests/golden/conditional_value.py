@@ -15,7 +15,7 @@ def grad_conditional_value(x):
     # grad of line 97: return np.sum(y)
     dy = reduce_grad(dvalue, y, None, False)
     # grad of line 96: y = x ** 2 if np.mean(x) > 0 else -x
-    dx = zeros_grad(x)
+    dx = zeros_grad(x, dvalue)
     if cond:
         # grad of line 96: y = x ** 2 if np.mean(x) > 0 else -x
         dx += dy * 2 * x

@@ -28,13 +28,13 @@ def grad_diagonal(S0, d):
     dS_pow_2 = reduce_grad(dvalue, S_pow_2, None, False)
     dS = dS_pow_2 * 2 * S
     # grad of line 75: for i in range(d.shape[0]):
-    dd = zeros_grad(d)
+    dd = zeros_grad(d, dvalue)
     while tape:
         S, i, cond = tape.pop()
         # grad of line 75: for i in range(d.shape[0]):
         dS_2 = dS
         # grad of line 76: if d[i] > 0:
-        dS = zeros_grad(S)
+        dS = zeros_grad(S, dvalue)
         if cond:
             item_S, item_d, item_S_add = tape.pop()
             # grad of line 77: S[i, i] += d[i]

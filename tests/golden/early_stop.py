@@ -35,13 +35,13 @@ def grad_early_stop(x):
 
     dacc = seed(acc)
     # grad of line 64: for i in range(x.shape[0]):
-    dx = zeros_grad(x)
+    dx = zeros_grad(x, dacc)
     while tape:
         acc, i, cond, go_on = tape.pop()
         # grad of line 64: for i in range(x.shape[0]):
         dacc_2 = dacc
         # grad of line 69: acc = acc + x[i] ** 2
-        dacc = zeros_grad(acc)
+        dacc = zeros_grad(acc, dacc)
         if go_on:
             cond_2, go_on_2 = tape.pop()
             if go_on_2:

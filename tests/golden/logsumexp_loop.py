@@ -24,7 +24,7 @@ def grad_logsumexp_loop(x):
     dlog_s = unbroadcast(dvalue, log_s)
     ds = dlog_s / s
     # grad of line 47: for xi in x:
-    dx = zeros_grad(x)
+    dx = zeros_grad(x, dvalue)
     while tape:
         s, i, xi, exp_xi_sub_m = tape.pop()
         # grad of line 47: for xi in x:

@@ -26,10 +26,10 @@ def grad_rnn(W, U, b, xs, h0):
     dh_pow_2 = reduce_grad(dvalue, h_pow_2, None, False)
     dh = dh_pow_2 * 2 * h
     # grad of line 39: for t in range(xs.shape[0]):
-    dW = zeros_grad(W)
-    dxs = zeros_grad(xs)
-    dU = zeros_grad(U)
-    db = zeros_grad(b)
+    dW = zeros_grad(W, dvalue)
+    dxs = zeros_grad(xs, dvalue)
+    dU = zeros_grad(U, dvalue)
+    db = zeros_grad(b, dvalue)
     while tape:
         h, t, W_matmul_h, item_xs, U_matmul_item_xs, W_matmul_h_add, h_2 = tape.pop()
         # grad of line 39: for t in range(xs.shape[0]):
