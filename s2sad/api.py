@@ -555,7 +555,15 @@ def _with_tangent(generated: Callable[..., Any], what: str, word: str) -> Callab
             if not args:
                 raise TypeError(f"{what}: pass the arguments, then the {word}")
             args, kwargs = args[:-1], {**kwargs, name: args[-1]}
-        return generated(*args, **kwargs)
+        try:
+            return generated(*args, **kwargs)
+        except TypeError as error:
+            try:
+                inspect.signature(generated).bind(*args, **kwargs)
+            except TypeError:
+                raise WrtError(f"{what}: {error}; pass the function's arguments, then one {word} "
+                               f"(a tuple of {word}s, one per wrt argument, for several)") from None
+            raise
 
     tangent_call.__s2sad_source__ = generated.__s2sad_source__  # type: ignore[attr-defined]
     tangent_call.__wrapped__ = generated  # type: ignore[attr-defined]

@@ -125,12 +125,26 @@ def _add_grads(a, b) -> _Impl:
 
 
 @overload(rt.zeros_grad)
-def _zeros_grad(x) -> _Impl:
+def _zeros_grad(x, seed=None) -> _Impl:  # seed: the array library, always NumPy's here
     if _is_float(x):
-        return lambda x: 0.0
+        return lambda x, seed=None: 0.0
     if _is_float_array(x):
-        return lambda x: np.zeros_like(x)
+        return lambda x, seed=None: np.zeros_like(x)
     raise _not_compiled(f"a zero gradient of type {x}")
+
+
+@overload(rt.pow_slope)
+def _pow_slope(x, y, n=1) -> _Impl:
+    if (_is_float(x) or _is_float_array(x)) and _is_number(y):
+        def pow_slope(x, y, n=1):
+            coefficient = y
+            for k in range(1, n):
+                coefficient = coefficient * (y - k)
+            if coefficient == 0:
+                return x * 0.0
+            return coefficient * np.power(x, y - n)
+        return pow_slope
+    raise _not_compiled(f"the slope of a power of types {x} and {y}")
 
 
 @overload(rt.grad_like)

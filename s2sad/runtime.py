@@ -89,6 +89,7 @@ __all__ = [
     "slogdet_grad",
     "rot90_grad",
     "log_or_zero",
+    "pow_slope",
     "reshape_grad",
     "cumprod_jvp",
     "sort_jvp",
@@ -1431,6 +1432,16 @@ def choice_jvp(t: Any, items: Any, ans: Any, other: Any = None) -> Any:
 def rot90_grad(g: Any, k: int = 1, axes: Any = None) -> Any:
     """Gradient of ``np.rot90(m, k, axes)``: g rotated back."""
     return np.rot90(g, -k, (0, 1) if axes is None else axes)
+
+
+def pow_slope(x: Any, y: Any, n: int = 1) -> Any:
+    """``y (y - 1) ... (y - n + 1) x ** (y - n)``, the n-th derivative of ``x ** y`` in x:
+    0 where that coefficient is 0 (``x ** 0`` is the constant 1, also at x = 0), and NumPy's
+    inf, not ZeroDivisionError, at x = 0 where the derivative is infinite."""
+    coefficient = y
+    for k in range(1, n):
+        coefficient = coefficient * (y - k)
+    return coefficient * np.power(x, np.where(coefficient == 0, 1, y - n))
 
 
 def log_or_zero(x: Any, y: Any = None) -> Any:

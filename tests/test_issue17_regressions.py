@@ -318,3 +318,45 @@ def test_float32_weights_with_float64_data():
 def test_a_0d_array_argument_gets_a_0d_array_gradient():
     g = grad(scalar_square)(np.array(2.0))
     assert type(g) is np.ndarray and g.shape == () and g == 12.0
+
+
+# --- x ** y at x = 0: the slope of a constant power, and an infinite slope -------------------
+def power_zero(x):
+    return np.power(x, 0.0) + x ** 0
+
+
+def sqrt_by_power(x):
+    return np.sum(x ** 0.5)
+
+
+def power_both(x, y):
+    return np.sum(x ** y) + x[0] ** y[1]
+
+
+def test_power_zero_at_zero_has_zero_gradient_at_every_order():
+    assert grad(power_zero)(0.0) == 0.0
+    assert value_and_grad(power_zero)(0.0) == (2.0, 0.0)
+    np.testing.assert_array_equal(hessian(lambda x: np.sum(x ** 0.0))(np.array([0.5, 0.0])), np.zeros((2, 2)))
+
+
+def test_power_below_one_at_zero_is_infinite_not_zero_division():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert grad(lambda x: x ** 0.5)(0.0) == np.inf
+        np.testing.assert_array_equal(grad(sqrt_by_power)(np.array([0.0, 4.0])), [np.inf, 0.25])
+
+
+def test_power_of_two_active_arguments_second_order():
+    x, y = np.array([0.5, 2.0]), np.array([1.5, 0.7])
+    v, w = np.array([0.3, -1.1]), np.array([0.7, 0.2])
+    gradient = grad(power_both, wrt=("x", "y"))
+    eps = 1e-6
+    up, down = gradient(x + eps * v, y + eps * w), gradient(x - eps * v, y - eps * w)
+    for got, a, b in zip(hvp(power_both, wrt=("x", "y"))(x, y, (v, w)), up, down):
+        np.testing.assert_allclose(got, (a - b) / (2 * eps), rtol=1e-6)
+
+
+def test_hvp_with_a_missing_vector_is_a_wrt_error():
+    x, y = np.array([0.5, 2.0]), np.array([1.5, 0.7])
+    with pytest.raises(s2sad.WrtError, match="a tuple of vectors, one per wrt argument"):
+        hvp(power_both, wrt=("x", "y"))(x, y, x, y)

@@ -1,5 +1,5 @@
-"""Algebraic clean-up of one generated expression: ``x ** (2 - 1)`` becomes ``x``, and
-``a if None is None else b`` becomes ``a``.
+"""Algebraic clean-up of one generated expression: ``x ** (2 - 1)`` becomes ``x``,
+``g * pow_slope(x, 3)`` becomes ``g * 3 * x ** 2``, and ``a if None is None else b`` becomes ``a``.
 
 Used on the code a rule template renders to, so that declaring a rule once
 in general form does not leave arithmetic on literals in the output, nor the
@@ -16,6 +16,9 @@ _FOLD = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lam
 def _number(node: ast.AST) -> numbers.Number | None:
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _number(node.operand)
+        return None if value is None else -value
     return None
 
 
@@ -24,11 +27,16 @@ class _Simplifier(ast.NodeTransformer):
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         self.generic_visit(node)
+        if isinstance(node.op, ast.Mult) and _literal_slope(node.right):
+            exponent = node.right.args[1]  # g * y * x ** (y - 1), as written by hand
+            power = ast.BinOp(node.right.args[0], ast.Pow(), ast.BinOp(exponent, ast.Sub(), ast.Constant(1)))
+            self.changed = True
+            return self.visit_BinOp(ast.BinOp(ast.BinOp(node.left, ast.Mult(), exponent), ast.Mult(), power))
         left, right = _number(node.left), _number(node.right)
         fold = _FOLD.get(type(node.op))
         if fold and left is not None and right is not None:
             value = fold(left, right)
-            if type(value) is int or float(value).is_integer() is False and len(repr(value)) < 8:
+            if type(value) is int or len(repr(value)) < 8:
                 self.changed = True
                 return ast.copy_location(ast.Constant(value), node)
         if isinstance(node.op, ast.Pow) and right == 1 or isinstance(node.op, ast.Mult) and right == 1:
@@ -64,6 +72,16 @@ class _Simplifier(ast.NodeTransformer):
             self.changed = True
             return node.body if node.test.value else node.orelse
         return node
+
+
+def _literal_slope(node: ast.AST) -> bool:
+    """Whether ``node`` is ``pow_slope(x, c)`` for a number c that is 1 or more, or an
+    integer: there ``c * x ** (c - 1)`` raises nothing that ``x ** c`` did not."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "pow_slope" and len(node.args) == 2 and not node.keywords):
+        return False
+    c = _number(node.args[1])
+    return c is not None and (c >= 1 or type(c) is int and c != 0)
 
 
 def _literal(node: ast.AST) -> bool:

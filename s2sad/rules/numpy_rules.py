@@ -64,7 +64,7 @@ for mul in (operator.mul, np.multiply):
 for div in (operator.truediv, np.divide, np.true_divide):
     binary(div, "g / y", "-g * ans / y", name="/" if div is operator.truediv else None)
 for power in (operator.pow, np.power, builtins.pow):
-    binary(power, "g * y * x ** (y - 1)", "g * ans * log_or_zero(x, y)",
+    binary(power, "g * pow_slope(x, y)", "g * ans * log_or_zero(x, y)",
            name="**" if power is operator.pow else None)
 for neg in (operator.neg, np.negative):
     unary(neg, "-g", name="unary -" if neg is operator.neg else None)
@@ -390,7 +390,7 @@ unary(math.degrees, "g * (180 / np.pi)")
 unary(math.erf, "g * (2 / np.pi ** 0.5) * np.exp(-x ** 2)")
 unary(math.erfc, "-g * (2 / np.pi ** 0.5) * np.exp(-x ** 2)")
 binary(math.atan2, "g * y / (x ** 2 + y ** 2)", "-g * x / (x ** 2 + y ** 2)")
-binary(math.pow, "g * y * x ** (y - 1)", "g * ans * log_or_zero(x, y)")
+binary(math.pow, "g * pow_slope(x, y)", "g * ans * log_or_zero(x, y)")
 binary(math.hypot, "g * safe_divide(x, ans)", "g * safe_divide(y, ans)")
 binary(math.fmod, "g", "-g * np.trunc(x / y)")
 binary(math.remainder, "g", "-g * np.round(x / y)")

@@ -142,6 +142,9 @@ defvjp(rt.einsum_grad, _EINSUM,
 # --- elementwise -----------------------------------------------------------------------
 defvjp(rt.safe_divide, "x, y", broadcast=("x", "y"), elementwise=True,
        x="safe_divide(g, y)", y="-g * safe_divide(ans, y)")  # 0 where y is 0, as the function
+defvjp(rt.pow_slope, "x, y, n=1", broadcast=("x", "y"), elementwise=True,
+       jvp={"y": "step_jvp(pow_slope, 1, t, (x, y, n))"},
+       x="g * pow_slope(x, y, n + 1)", y="column_vjp(pow_slope, 1, g, (x, y, n))")
 defvjp(rt.log_or_zero, "x, y=None", elementwise=True, x="safe_divide(g, x)", y=None)
 defvjp(rt.mul_into, "x, y", broadcast=("x", "y"), elementwise=True, x="g * y", y="g * x")
 
