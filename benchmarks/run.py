@@ -403,8 +403,7 @@ def run_compile(w: Workload, s: Settings, columns: list[str], peers: dict[str, A
         try:
             firsts = []
             for _ in range(s.compile_reps):
-                s2sad.api._compiled.clear()
-                s2sad.api._bound.clear()
+                s2sad.clear_cache()
                 gc.collect()
                 start = clock()
                 s2sad.grad(w.fn, w.s2sad_wrt)
@@ -488,8 +487,7 @@ def pass_times(w: Workload, reps: int, clock: Callable[[], float]) -> dict[str, 
         pipeline.PIPELINE = tuple(timed(p) for p in original)
         try:
             for _ in range(reps):
-                s2sad.api._compiled.clear()
-                s2sad.api._bound.clear()
+                s2sad.clear_cache()
                 gc.collect()
                 s2sad.grad(w.fn, w.s2sad_wrt)
         finally:

@@ -5,7 +5,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .api import Wrt, _describe, _unwrap, _wrt_names, grad
+from .api import grad
+from .compiler import Wrt, describe, wrt_names
+from .passes.callees import unwrap
 
 
 def _leaves(x: Any) -> list[tuple[Any, ...]]:
@@ -42,8 +44,8 @@ def check_grad(f: Callable[..., Any], *args: Any, wrt: Wrt = 0, eps: float = 1e-
     list or dict), the directional derivative along a random direction ``v`` is
     compared with ``<gradient, v>``.  Use float64 inputs.
     """
-    fn = _unwrap(f)
-    names, multiple = _wrt_names(fn, wrt)
+    fn = unwrap(f)
+    names, multiple = wrt_names(fn, wrt)
     grads = grad(f, wrt)(*args)
     grads = grads if multiple else (grads,)
     params = list(__import__("inspect").signature(fn).parameters)
@@ -67,5 +69,5 @@ def check_grad(f: Callable[..., Any], *args: Any, wrt: Wrt = 0, eps: float = 1e-
             if not np.isclose(analytic, numeric, rtol=rtol, atol=atol):
                 where = name + "".join(f"[{p!r}]" for p in path)
                 raise AssertionError(
-                    f"gradient of {_describe(fn)} with respect to {where} does not match finite "
+                    f"gradient of {describe(fn)} with respect to {where} does not match finite "
                     f"differences: <grad, v> = {analytic!r}, finite difference = {numeric!r}")

@@ -19,7 +19,9 @@ import traceback
 import warnings
 from typing import Any, Sequence
 
-from .api import Differentiable, _build, _unwrap, _wrt_names
+from .api import Differentiable
+from .compiler import build, wrt_names
+from .passes.callees import unwrap
 from .errors import S2SADError
 
 
@@ -196,12 +198,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             wrt = _wrt(args.wrt, fn)
             stages = show if args.stages else None
             if args.mode == "hvp":
-                gradient = _build(fn, wrt, "grad")
-                names = _wrt_names(_unwrap(fn), wrt)[0]
-                code = _build(gradient, names if len(names) > 1 else names[0], "jvp",
+                gradient = build(fn, wrt, "grad")
+                names = wrt_names(unwrap(fn), wrt)[0]
+                code = build(gradient, names if len(names) > 1 else names[0], "jvp",
                               stages).__s2sad_source__
             else:
-                code = _build(fn, wrt, "grad" if args.mode == "reverse" else "jvp",
+                code = build(fn, wrt, "grad" if args.mode == "reverse" else "jvp",
                               stages).__s2sad_source__
             if args.jit and not args.stages:
                 if args.mode != "reverse" or args.standalone:
@@ -213,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.standalone and not args.stages:
                 from .standalone import make_standalone
 
-                code = make_standalone(code, _unwrap(fn))
+                code = make_standalone(code, unwrap(fn))
         for w in caught:
             print(f"warning: {w.message}", file=sys.stderr)
     except (S2SADError, CLIError) as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any, Callable
 
-from .api import Wrt, _target, _wrt_names
+from .compiler import Wrt, build, target, wrt_names
 from .passes.source import read_source
 
 if TYPE_CHECKING:
@@ -18,11 +18,11 @@ def explain(f: Callable[..., Any], wrt: Wrt = 0) -> str:
     from .ir import Assign, If, Loop, Opaque, Return, statements
     from .pipeline import PIPELINE, State
 
-    target = _target(f, wrt)  # a method's or a partial's function, what they bind constant
-    fn = target.fn
+    called = target(f, wrt)  # a method's or a partial's function, what they bind constant
+    fn = called.fn
     read_source(fn)
-    names, multiple = _wrt_names(fn, target.wrt)
-    state = State(fn, names, multiple, "grad")
+    names, multiple = wrt_names(fn, called.wrt)
+    state = State(fn, names, multiple, "grad", build=build)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for p in PIPELINE:

@@ -252,5 +252,9 @@ def reads(value: Call | Opaque | Var | Const) -> tuple[str, ...]:
     return value.reads
 
 
+def operand_code(op: Operand) -> str:
+    return op.name if isinstance(op, Var) else op.code
+
+
 def operand_reads(op: Operand) -> tuple[str, ...]:
     return (op.name,) if isinstance(op, Var) else op.reads

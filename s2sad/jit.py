@@ -442,13 +442,14 @@ def _at_line(source: Any, number: int) -> Location:
 def _forward_location(fn: types.FunctionType, wrt: Any, kind: str, targets: list[str]) -> Location | None:
     """The location of the first of ``targets`` that is the code of a forward statement
     (the pipeline is run again: this is the error path)."""
+    from .compiler import build
     from .ir import Assign, If, Loop, statements
     from .passes import codegen
     from .pipeline import State, run
 
     names = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
     try:
-        state = run(State(fn, names, isinstance(wrt, (tuple, list)), kind))
+        state = run(State(fn, names, isinstance(wrt, (tuple, list)), kind, build=build))
     except S2SADError:
         return None
     found: dict[str, Location] = {}
@@ -485,10 +486,10 @@ def jit_source(f: Any, wrt: Any = 0) -> str:
     """What ``grad(f, wrt, jit=True)`` gives numba to compile (the CLI's ``--jit``); a
     located :class:`JitError` for what it cannot (numba's typing, at the first call, may
     refuse more)."""
-    from .api import _build, _target
+    from .compiler import build, target
 
-    t = _target(f, wrt)
-    generated = _build(t.fn, t.wrt, "grad")
+    t = target(f, wrt)
+    generated = build(t.fn, t.wrt, "grad")
     try:
         plan_ = plan(generated)
     except _NotCompiled as exc:

@@ -17,7 +17,8 @@ from typing import Callable
 from .errors import S2SADError
 from .ir import CALLEE_KINDS, Assign, Function, If, Loop, Opaque, Return, Var, wrt_parameter
 from .passes import activity as activity_pass
-from .passes import codegen, forward, normalize, optimize, parse, resolve, reverse, source
+from .passes import callees, codegen, forward, normalize, optimize, parse, resolve, reverse, source
+from .passes.adjoint import Adjoint
 from .rules import REGISTRY
 
 
@@ -29,12 +30,13 @@ class State:
     kind: str  # "grad", "value_and_grad", "jvp", or one of ir.CALLEE_KINDS
     split: bool = True  # a callee's forward values kept for its backward pass (not replayed)
     keep_values: bool = False  # no stand-ins (S2SAD_DEBUG=1): a debugger sees real values
+    build: callees.Build | None = None  # how the passes compile a callee (s2sad.compiler.build)
     source: source.FunctionSource | None = None
     parsed: parse.Parsed | None = None
     resolution: resolve.Resolution | None = None
     ir: Function | None = None
     activity: activity_pass.Activity | None = None
-    adjoint: reverse.Adjoint | None = None
+    adjoint: Adjoint | None = None
     text: str = ""
     name: str = ""
     generated: codegen.Generated | None = None
@@ -106,7 +108,7 @@ PIPELINE: tuple[Pass, ...] = (
         s.parsed, s.resolution, REGISTRY, callee=s.kind in CALLEE_KINDS or s.kind == "jvp")),
          _show_ir),
     Pass("activity", _run_activity, lambda s: _show_ir(s, annotate=True)),
-    Pass("reverse", lambda s: setattr(s, "adjoint", reverse.generate(s.ir, s.source, s.wrt, s.multiple, s.kind, s.activity, s.split)),
+    Pass("reverse", lambda s: setattr(s, "adjoint", reverse.generate(s.ir, s.source, s.wrt, s.multiple, s.kind, s.activity, s.split, s.build)),
          lambda s: codegen.render(s.adjoint, s.kind)[0]),
     Pass("optimize", lambda s: setattr(s, "adjoint", optimize.optimize(s.adjoint, s.keep_values)),
          lambda s: codegen.render(s.adjoint, s.kind)[0]),
@@ -117,7 +119,7 @@ PIPELINE: tuple[Pass, ...] = (
 #: Forward mode: the same passes, with tangent generation in place of the reverse pass.
 FORWARD_PIPELINE: tuple[Pass, ...] = tuple(
     Pass("forward", lambda s: setattr(s, "adjoint", forward.generate(
-        s.ir, s.source, s.wrt, s.multiple, s.kind, s.activity)),
+        s.ir, s.source, s.wrt, s.multiple, s.kind, s.activity, s.build)),
         lambda s: codegen.render(s.adjoint, s.kind)[0]) if p.name == "reverse" else p
     for p in PIPELINE)
 

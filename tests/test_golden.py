@@ -26,8 +26,7 @@ def test_generated_code_matches_golden_file(name):
 def test_generation_is_deterministic(name):
     fn, wrt = GOLDEN[name]
     first = s2sad.adjoint_source(fn, wrt=wrt)
-    s2sad.api._compiled.clear()
-    s2sad.api._bound.clear()
+    s2sad.clear_cache()
     assert s2sad.adjoint_source(fn, wrt=wrt) == first
 
 

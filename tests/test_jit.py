@@ -199,7 +199,7 @@ def test_globals_are_read_at_each_call(monkeypatch):
 @needs_numba
 def test_machine_code_is_cached_on_disk(monkeypatch, tmp_path):
     monkeypatch.setenv("S2SAD_JIT_CACHE", str(tmp_path))
-    generated = s2sad.api._build(scalar, 0, "grad")
+    generated = s2sad.compiler.build(scalar, 0, "grad")
     first = s2sad.jit.Compiled(generated, scalar, "x", "grad", True)
     assert first(0.7) == generated(0.7)
     (source,) = tmp_path.glob("grad_scalar_*.py")
@@ -329,7 +329,7 @@ def test_a_failure_inside_numba_is_a_located_error_not_its_traceback(monkeypatch
             raise NotImplementedError("Stararg not supported in inliner")
 
     monkeypatch.setattr(numba, "njit", lambda **options: Failing)
-    generated = s2sad.api._build(scalar, 0, "grad")
+    generated = s2sad.compiler.build(scalar, 0, "grad")
     with pytest.raises(JitError, match="numba failed: NotImplementedError") as info:
         s2sad.jit.Compiled(generated, scalar, "x", "grad", True)(0.7)
     assert info.value.location.filename == HERE

@@ -44,7 +44,7 @@ def test_grad_leaves_out_the_value_and_describes_shape_only_results():
 
 def test_value_and_grad_still_computes_and_checks_the_value():
     code = s2sad.adjoint_source(cross_entropy, wrt="logits")
-    vag = s2sad.api._build(cross_entropy, "logits", "value_and_grad").__s2sad_source__
+    vag = s2sad.compiler.build(cross_entropy, "logits", "value_and_grad").__s2sad_source__
     assert "seed(" in vag and "seed(" not in code
 
 

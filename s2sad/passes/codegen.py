@@ -26,7 +26,7 @@ from ..sentinel import MISSING
 from ..runtime import concat
 from ..errors import Location
 from ..ir import VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var, statements, wrt_parameter
-from .reverse import Adjoint, Line, Out, runtime_object
+from .adjoint import Adjoint, Line, Out, runtime_object
 from .source import GENERATED_LINES
 
 _EMPTY = cst.Module(body=[])

@@ -14,11 +14,15 @@ from typing import Any
 import libcst as cst
 
 from ..errors import NoGradientRuleError, S2SADError
-from ..ir import Assign, Call, Function, If, Loop, Opaque, Operand, Raw, Return, Stmt, Var, wrt_parameter
+from ..ir import (Assign, Call, Function, If, Loop, Opaque, Operand, Raw, Return, Stmt, Var, operand_code,
+                  operand_reads, wrt_parameter)
 from ..rules.complex_rules import REAL_ONLY
 from ..rules.registry import REGISTRY, SETITEM
 from .activity import Activity
-from .reverse import Adjoint, _code, _converts, _reads, _scalars, _is_number, callee_args
+from .callees import Build, tangent_parameter
+from .adjoint import Adjoint
+from .reverse import callee_args
+from .values import converts, is_number, scalars
 from .simplify import simplify
 from .source import FunctionSource
 
@@ -48,7 +52,7 @@ class Forward:
         self.active = activity.active
         self.names: dict[str, str] = {}
         self.defined: set[str] = set()
-        self.scalars = _scalars(adj.forward, adj.fn.params)
+        self.scalars = scalars(adj.forward, adj.fn.params)
 
     def tname(self, var: str) -> str:
         if var not in self.names:
@@ -149,7 +153,7 @@ class Forward:
 
     def rule_tangent(self, s: Assign, v: Call) -> tuple[str, set[str]]:
         rule = v.rule
-        values = {p: _code(op) for p, op in v.args.items()}
+        values = {p: operand_code(op) for p, op in v.args.items()}
         values["ans"] = s.target
         reads: set[str] = set()
         terms: list[str] = []
@@ -168,9 +172,9 @@ class Forward:
                             f"cannot write the tangent of {v.callee}: the argument '{p}' is not "
                             f"found in the expression", s.loc)
                     continue
-                replace[id(node)] = active.get(p) or self.zero(_code(v.args[p]))
+                replace[id(node)] = active.get(p) or self.zero(operand_code(v.args[p]))
             terms.append(_EMPTY.code_for_node(v.node.visit(_Substitute(replace))).strip())
-            reads |= {n for op in v.args.values() for n in _reads(op)} | set(active.values())
+            reads |= {n for op in v.args.values() for n in operand_reads(op)} | set(active.values())
         else:
             for p, tan in active.items():
                 if p in rule.jvps:
@@ -192,25 +196,25 @@ class Forward:
                         f"no forward-mode rule for {v.callee}; declare it elementwise, linear, or "
                         f"give jvp templates (s2sad.defvjp)", s.loc)
                 if REGISTRY.key(rule.fun) in REAL_ONLY:
-                    code = f"{self.adj.use('real_input')}({code}, {_code(v.args[p])}, {v.callee!r})"
+                    code = f"{self.adj.use('real_input')}({code}, {operand_code(v.args[p])}, {v.callee!r})"
                 terms.append(simplify(code))
-                reads |= {n for op in v.args.values() for n in _reads(op)} | {tan, s.target}
+                reads |= {n for op in v.args.values() for n in operand_reads(op)} | {tan, s.target}
         code = " + ".join(t if len(terms) == 1 or _safe_term(t) else f"({t})" for t in terms)
-        if _converts(s, v, self.fn):  # dtype=...: to an integer dtype, an error rather than a tangent
+        if converts(s, v, self.fn):  # dtype=...: to an integer dtype, an error rather than a tangent
             code = f"{self.adj.use('cast_grad')}({code}, {s.target}, {s.target})"
             reads.add(s.target)
         return code, reads
 
     def is_scalar(self, op: Operand) -> bool:
-        return op.name in self.scalars if isinstance(op, Var) else _is_number(op.code)
+        return op.name in self.scalars if isinstance(op, Var) else is_number(op.code)
 
     def setitem(self, s: Assign, v: Call) -> list[Stmt]:
-        tx = self.tangent(v.args["x"]) or self.zero(_code(v.args["x"]))
-        tv = self.tangent(v.args["v"]) or self.zero(_code(v.args["v"]))
+        tx = self.tangent(v.args["x"]) or self.zero(operand_code(v.args["x"]))
+        tv = self.tangent(v.args["v"]) or self.zero(operand_code(v.args["v"]))
         target = self.tname(s.target)
         self.defined.add(target)
         place = _EMPTY.code_for_node(v.node.with_changes(value=cst.Name(target))).strip()
-        reads = frozenset({_code(v.args["x"]), _code(v.args["v"])} | set(v.args["index"].reads))
+        reads = frozenset({operand_code(v.args["x"]), operand_code(v.args["v"])} | set(v.args["index"].reads))
         return [Raw(f"{target} = {tx}.copy()", reads, s.loc), Raw(f"{place} = {tv}", reads, s.loc)]
 
     def user_call(self, s: Assign, v: Call) -> Raw:
@@ -223,15 +227,13 @@ class Forward:
                 exc.location = s.loc
             raise
         tangents = active[0][1] if len(active) == 1 else "(" + ", ".join(t for _, t in active) + ")"
-        from ..api import _tangent_parameter
-
         # the tangent is the callee's last parameter, passed by keyword (it may be keyword-only)
-        keyword = _tangent_parameter(self.adj.callees[jvp])
+        keyword = tangent_parameter(self.adj.callees[jvp])
         call = v.node.with_changes(func=cst.Name(jvp), args=[
             *callee_args(v), cst.Arg(cst.parse_expression(tangents), keyword=cst.Name(keyword),
                                      equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
         self.defined.add(self.tname(s.target))
-        reads = frozenset({n for op in v.args.values() for n in _reads(op)} | {t for _, t in active})
+        reads = frozenset({n for op in v.args.values() for n in operand_reads(op)} | {t for _, t in active})
         return Raw(f"{s.target}, {self.tname(s.target)} = {_EMPTY.code_for_node(call).strip()}",
                    reads, s.loc)
 
@@ -241,11 +243,11 @@ def _safe_term(term: str) -> bool:
 
 
 def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multiple: bool,
-             kind: str, activity: Activity) -> Adjoint:
+             kind: str, activity: Activity, build: Build | None = None) -> Adjoint:
     ret = fn.body[-1]
     assert isinstance(ret, Return)
     adj = Adjoint(fn, source, wrt, multiple, fn.fresh(f"jvp_{fn.name}"), fn.body[:-1], ret.value,
-                  None, [], [], kind="jvp")
+                  None, [], [], kind="jvp", build=build)
     fwd = Forward(adj, activity)
     tangent = fn.fresh("tangent")
     adj.seed_param = tangent
@@ -272,5 +274,5 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
     if isinstance(value, Var) and value.name in activity.active:
         adj.results = [fwd.tname(value.name)]
     else:
-        adj.results = [fwd.zero(_code(value))]
+        adj.results = [fwd.zero(operand_code(value))]
     return adj

@@ -33,6 +33,7 @@ from ..errors import Location, S2SADError, UnsupportedSyntaxError
 from ..ir import Assign, Call, Const, Function, If, Loop, Opaque, Operand, Return, Stmt, Var
 from ..rules import NONDIFF_ATTRIBUTES
 from ..rules.registry import APPEND, RUNTIME_NAMES, SETITEM, USER_OBJECTS, Registry, pack_rule
+from .callees import Decorated, Dispatch, MethodOfSelf, RecursiveCall, unwrap
 from .parse import Parsed, children, parse
 from .resolve import MISSING, Resolution, resolve
 from .source import call_signature, read_source, wrapping
@@ -1544,7 +1545,7 @@ class Normalizer:
             nodes.append(rnode)
             key = getattr(np.ndarray, func.attr.value, _UnknownMethod(func.attr.value))
             if isinstance(key, _UnknownMethod) and self.is_self(func.value):
-                key = _method_of_self(func.attr.value, self.location(node))
+                key = MethodOfSelf(func.attr.value, self.location(node))
             fnode = func.with_changes(value=rnode)
         else:
             key = self.res.object(func)
@@ -1634,13 +1635,11 @@ class Normalizer:
     def fills_varargs(self, node: cst.Call, arg: cst.Arg, before: list[cst.Arg]) -> bool:
         """Whether ``*t`` (``arg``, after the arguments ``before``) is the last positional
         argument of a call to a Python function, and is exactly its ``*args``."""
-        from ..api import _Recursive
-
         func = node.func
         key = self.local_functions.get(func.value, MISSING) if isinstance(func, cst.Name) else MISSING
         key = self.res.object(func) if key is MISSING else key
         # (a function called directly: a method's instance would come first)
-        if arg.star != "*" or not isinstance(key, (types.FunctionType, _Recursive)) or _python_function(key) is None:
+        if arg.star != "*" or not isinstance(key, (types.FunctionType, RecursiveCall)) or _python_function(key) is None:
             return False
         params = call_signature(key).parameters.values()
         named = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
@@ -1831,7 +1830,7 @@ class Normalizer:
                     f"np.where(...) first), or wrap the call in stop_gradient(...) if no gradient "
                     f"should flow through it")
         elif _python_function(key) is not None:
-            receiver = isinstance(key, (types.MethodType, _method_type()))
+            receiver = isinstance(key, (types.MethodType, MethodOfSelf))
             result = self.emit(self.user_call(_python_function(key), callee, args, kwargs, primal, receiver),
                                target, _name_hint(word, args, False), node)
             if _returns_alias(_python_function(key)):  # it may return (a view of) an argument
@@ -1868,7 +1867,7 @@ class Normalizer:
                   kwargs: dict[str, Operand], primal: cst.BaseExpression, receiver: bool = False) -> Call:
         """A call to a Python function: differentiated through that function's own adjoint
         (``receiver``: a method, called with the instance first)."""
-        if isinstance(function, _method_type()):  # a method of self: bound at run time
+        if isinstance(function, MethodOfSelf):  # a method of self: bound at run time
             return Call(None, callee, _positional(args, kwargs), primal, function=function,
                         receiver=receiver)
         signature = call_signature(function)
@@ -2285,39 +2284,22 @@ def _index_nodes(s: cst.BaseSlice) -> list[cst.BaseExpression]:
 def _python_function(key: Any) -> Any:
     """The Python function behind ``key`` (a decorated one is unwrapped; a method's function),
     a method of ``self`` (bound at run time), or None."""
-    from ..api import Differentiable, MethodOfSelf, _Dispatch, _Recursive
-
-    if isinstance(key, Differentiable):
-        key = key.__wrapped__
-    if isinstance(key, _Dispatch):  # generated code calling a method of self, differentiated again
+    key = unwrap(key)
+    if isinstance(key, Dispatch):  # generated code calling a method of self, differentiated again
         key = key.method
     if isinstance(key, types.MethodType):
         key = key.__func__
     if _library_function(key):
         return None
-    # (_Recursive: generated code making a recursive call, differentiated again)
-    return key if isinstance(key, (types.FunctionType, MethodOfSelf, _Recursive)) else None
+    # (RecursiveCall: generated code making a recursive call, differentiated again)
+    return key if isinstance(key, (types.FunctionType, MethodOfSelf, RecursiveCall)) else None
 
 
 def _callable_object(key: Any) -> bool:
     """Whether ``key`` is an instance of a class whose ``__call__`` is a Python function."""
-    from ..api import Differentiable, _Dispatch, _Recursive
-
     return not isinstance(key, (type, types.FunctionType, types.MethodType, functools.partial,
-                                Differentiable, _Dispatch, _Recursive)) and isinstance(
+                                Decorated, Dispatch, RecursiveCall)) and isinstance(
         getattr(type(key), "__call__", None), types.FunctionType) and not _library_function(type(key).__call__)
-
-
-def _method_of_self(name: str, where: Location) -> Any:
-    from ..api import MethodOfSelf
-
-    return MethodOfSelf(name, where)
-
-
-def _method_type() -> type:
-    from ..api import MethodOfSelf
-
-    return MethodOfSelf
 
 
 #: Where the standard library and installed packages live: code there is never traced into.

@@ -27,7 +27,8 @@ import numpy as np
 from .. import runtime as runtime_module
 from ..ir import (Assign, Call, Const, If, Loop, Opaque, Raw, Stmt, Var, assigned_names, assigns,
                   operand_reads, reads, statements)
-from .reverse import Adjoint, Block, Line, _scalars, lines
+from .adjoint import Adjoint, Block, Line, lines
+from .values import scalars
 
 _LOOSE = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation,
           cst.IfExp, cst.Lambda)
@@ -311,7 +312,7 @@ def _release(adj: Adjoint, kept: set[str], origin: dict[str, tuple[str, ...]]) -
     shape_only = _shape_only(adj) - kept
     if not shape_only:
         return stmts
-    shape_only -= _scalars(stmts, adj.fn.params) | {  # nothing to free: numbers, views
+    shape_only -= scalars(stmts, adj.fn.params) | {  # nothing to free: numbers, views
         t for s in assigns(stmts) if isinstance(s.value, Call) and s.value.rule
         and s.value.rule.fun in _VIEWS for t in s.targets}
     for loop in _loops(stmts):

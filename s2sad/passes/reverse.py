@@ -26,141 +26,26 @@ import ast
 import builtins
 import functools
 import operator
-import re
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any, Iterator, Union
+from typing import Any
 
 import libcst as cst
 
-import numpy as np
-
-from .. import runtime as runtime_module
-from ..errors import InternalRuleError, NonScalarOutputError, S2SADError
-from ..ir import (CALLEE_KINDS, VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Opaque, Operand,
-                  Return, Stmt, Var, assigned_names, assigns, surely_assigned, wrt_parameter)
+from ..errors import NonScalarOutputError, S2SADError
+from ..ir import (VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Operand, Return, Stmt, Var,
+                  assigned_names, assigns, operand_code, operand_reads, wrt_parameter)
 from ..rules.complex_rules import COMPLEX_RESULTS, REAL_ONLY, REAL_RESULTS
-from ..rules.registry import REGISTRY, USER_OBJECTS, is_atomic
-
-
+from ..rules.registry import REGISTRY, is_atomic
 from .activity import Activity
+from .adjoint import Adjoint, Block, Line, Out, Support, lines
+from .callees import Build, generated_name
+from .loop_tapes import finish_loops
 from .simplify import simplify
 from .source import FunctionSource
+from .values import (FULL_REDUCTIONS, bound_before, complex_values, converts, is_number, scalars,
+                     shape_classes, structural)
 
-MISSING = object()
 _EMPTY = cst.Module(body=[])
-
-
-def runtime_object(name: str) -> object:
-    """The object generated code means by runtime name ``name``."""
-    if name == "np":
-        return np
-    return USER_OBJECTS[name] if name in USER_OBJECTS else getattr(runtime_module, name)
-
-
-@dataclass(frozen=True)
-class Line:
-    """One generated statement of the backward pass."""
-
-    code: str
-    reads: frozenset[str]
-    group: int  # file line of the user statement it differentiates
-    source: str  # that statement's text
-
-
-@dataclass
-class Block:
-    """A compound statement of the backward pass: a replayed ``if`` or a reversed loop."""
-
-    header: str
-    reads: frozenset[str]
-    body: list["Out"]
-    orelse: list["Out"] = field(default_factory=list)
-    loop: Loop | None = None  # for a reversed loop: its first body line pops ``loop.saved``
-    branch: If | None = None  # for a replayed if: its branches first pop ``branch.saves``
-
-
-Out = Union[Line, Block]
-
-
-@dataclass(eq=False)
-class Support:
-    """Where an adjoint may be nonzero: a boolean mask in a shape that broadcasts to the
-    variable's, computed by a backward line (after ``anchor``) the first time it is needed.
-
-    An adjoint has one when every contribution to it is zero outside the mask: the branch of
-    an ``np.where``, and what only feeds one through elementwise functions.
-    """
-
-    code: str | None  # a rule's mask ("condition" for np.where's x)
-    reads: frozenset[str]
-    operand: str  # the variable whose shape the mask takes
-    anchor: tuple[list[Out], Line] | None  # the contribution the mask is computed after
-    parent: "Support | None" = None  # the output adjoint's support, which the mask narrows
-    name: str | None = None  # the backward variable holding it, once computed
-
-
-@dataclass
-class Adjoint:
-    """The generated function, before cleanup and code generation."""
-
-    fn: Function
-    source: FunctionSource
-    wrt: tuple[str, ...]
-    multiple: bool  # wrt was given as a tuple: return a tuple of gradients
-    name: str  # the generated function's name
-    forward: list[Stmt]
-    value: Operand
-    seed: str | None  # the seed statement
-    backward: list[Out]
-    results: list[str]  # one expression per wrt argument
-    runtime: dict[str, str] = field(default_factory=dict)  # runtime name -> name in the code
-    value_copy: str | None = None  # a copy of the value, when backward loops overwrite it
-    seed_param: str | None = None  # for a vjp: the parameter that brings the output's gradient
-    callees: dict[str, Any] = field(default_factory=dict)  # name -> generated vjp of a callee
-    kind: str = "grad"
-    value_needed: bool = True  # whether the seed reads the output's value
-    split: bool = True  # callees called mid-expression keep their forward values (kind "split")
-    backward_name: str | None = None  # kind "split": the closure that runs the backward pass
-    split_calls: list[tuple[Assign, str]] = field(default_factory=list)  # (call, its closure's name)
-
-    def callee(self, function: Any, wrt: tuple[str, ...], kind: str = "vjp") -> str:
-        """The name under which this code calls the vjp (or jvp, ...) of ``function``."""
-        from ..api import _build
-
-        if hasattr(function, "adjoint"):  # a method whose class is known at run time only
-            vjp = function.adjoint(wrt, kind, self.split)
-        elif (getattr(function, "__module__", None) or "").split(".")[0] == "s2sad":
-            # generated code calls s2sad's helpers as primitives, through their declared rules
-            raise InternalRuleError(
-                f"s2sad's own function {function.__module__}.{function.__qualname__} has no "
-                f"declared rule (s2sad/rules/runtime_rules.py), so the code that calls it cannot be "
-                f"differentiated; this is a bug in s2sad, please report it")
-        else:
-            vjp = _build(function, wrt if len(wrt) > 1 else wrt[0], kind, split=self.split)
-        for name, known in self.callees.items():
-            if known is vjp:
-                return name
-        name = vjp.__name__ if vjp.__name__ not in self.fn.names else self.fn.fresh(vjp.__name__)
-        self.fn.names.add(name)
-        self.callees[name] = vjp
-        return name
-
-    def use(self, name: str) -> str:
-        """Record that the code uses runtime name ``name``; return its spelling."""
-        if name not in self.runtime:
-            mine = runtime_object(name)
-            taken = name in self.fn.user_names and self.fn.free.get(name, MISSING) is not mine
-            self.runtime[name] = self.fn.fresh(name) if taken else name
-        return self.runtime[name]
-
-
-def _code(op: Operand) -> str:
-    return op.name if isinstance(op, Var) else op.code
-
-
-def _reads(op: Operand) -> tuple[str, ...]:
-    return (op.name,) if isinstance(op, Var) else op.reads
 
 
 def _plus(acc: str, term: str) -> str:
@@ -174,15 +59,6 @@ def _plus(acc: str, term: str) -> str:
     return f"{acc} + ({term})" if loose else f"{acc} + {term}"
 
 
-def lines(outs: list[Out]) -> Iterator[Line | Block]:
-    """Every line and block in ``outs``, nested ones included."""
-    for out in outs:
-        yield out
-        if isinstance(out, Block):
-            yield from lines(out.body)
-            yield from lines(out.orelse)
-
-
 class Reverser:
     def __init__(self, adj: Adjoint, activity: Activity) -> None:
         self.adj = adj
@@ -192,11 +68,11 @@ class Reverser:
         self.defined: set[str] = set()
         self.depth = 0  # loops around the statement being reversed
         self.owned: set[str] = set()  # adjoints holding a fresh array that may be updated in place
-        self.structural = _structural(adj.forward, adj.fn.params)
-        self.scalars = _scalars(adj.forward, adj.fn.params)
-        self.shapes = _shape_classes(adj.forward, adj.fn.params, self.scalars)
+        self.structural = structural(adj.forward, adj.fn.params)
+        self.scalars = scalars(adj.forward, adj.fn.params)
+        self.shapes = shape_classes(adj.forward, adj.fn.params, self.scalars)
         self.bound: dict[int, frozenset[str]] = {}
-        _bound_before(adj.forward, set(adj.fn.params), self.bound)
+        bound_before(adj.forward, set(adj.fn.params), self.bound)
         self.once = {t for t, times in Counter(t for s in assigns(adj.forward) for t in s.targets).items()
                      if times == 1}
         # in a loop body, adjoints defined as exactly ``unbroadcast(e, y)`` (e an adjoint's
@@ -204,7 +80,7 @@ class Reverser:
         self.reduced: dict[str, tuple[Line, str]] = {}
         self.support: dict[str, Support] = {}  # adjoint name -> where it may be nonzero
         self.changed: set[str] = set()  # adjoints assigned (in the loop being reversed)
-        self.complex = _complex_values(adj.fn, adj.forward)
+        self.complex = complex_values(adj.fn, adj.forward)
         # the name holding the call's seed: zeros take its array library (see zeros_grad)
         self.seed: str | None = None
 
@@ -324,30 +200,30 @@ class Reverser:
             return
         if not isinstance(v, Call) or v.rule is None:
             return
-        values = {p: _code(op) for p, op in v.args.items()}
+        values = {p: operand_code(op) for p, op in v.args.items()}
         values["g"], values["ans"] = g, stmt.target
-        converts = _converts(stmt, v, self.fn)
-        if converts:  # dtype=...: to an integer dtype, an error rather than a gradient
+        converting = converts(stmt, v, self.fn)
+        if converting:  # dtype=...: to an integer dtype, an error rather than a gradient
             values["g"] = f"{self.adj.use('cast_grad')}({g}, {stmt.target}, {stmt.target})"
         aliases: list[str] = []  # adjoints this statement sets to g itself
         differentiated = [p for p, op in v.args.items() if p in v.rule.vjps and isinstance(op, Var)
                           and op.name in self.active]
         chained = self.reduced.pop(g, None)
-        if chained is not None and (len(differentiated) != 1 or converts
+        if chained is not None and (len(differentiated) != 1 or converting
                                     or not any(x is chained[0] for x in out)):
             chained = None
         for p in differentiated:
             op, template = v.args[p], v.rule.vjps[p]
             code = simplify(template.render(values, {n: self.adj.use(n) for n in template.runtime}))
             reads = {g if h == "g" else stmt.target if h == "ans" else None for h in template.holes}
-            if converts:
+            if converting:
                 reads.add(stmt.target)
-            reads |= {n for h in template.holes if h in v.args for n in _reads(v.args[h])}
+            reads |= {n for h in template.holes if h in v.args for n in operand_reads(v.args[h])}
             # g is zero outside the support: so is the contribution, also where the local
             # derivative is inf or NaN (0 * inf would be NaN)
             passes_support = support is not None and v.rule.elementwise
             if passes_support and any(h == "ans" or h in v.args and not (
-                    isinstance(v.args[h], Const) and _is_number(v.args[h].code)) for h in template.holes):
+                    isinstance(v.args[h], Const) and is_number(v.args[h].code)) for h in template.holes):
                 mask = self.mask(support)
                 code = f"{self.adj.use('np')}.where({mask}, {code}, 0)"
                 reads.add(mask)
@@ -399,7 +275,7 @@ class Reverser:
         template = v.rule.masks.get(p)
         if template is not None:  # np.where(c, x, y) under a support s: x's is s & c
             code = template.render(values, {n: self.adj.use(n) for n in template.runtime})
-            reads = frozenset(n for h in template.holes for n in _reads(v.args[h]))
+            reads = frozenset(n for h in template.holes for n in operand_reads(v.args[h]))
             return Support(code, reads, operand, None, parent=support)
         if passes == "reduced":
             return Support(None, frozenset(), operand, None, parent=support)
@@ -438,7 +314,7 @@ class Reverser:
     def is_scalar(self, op: Operand) -> bool:
         if isinstance(op, Var):
             return op.name in self.scalars
-        return _is_number(op.code)
+        return is_number(op.code)
 
     def user_call(self, stmt: Assign, v: Call, g: str | None, out: list[Out],
                   value: str | None = None) -> None:
@@ -477,7 +353,7 @@ class Reverser:
             else:
                 targets.append(d)
         reads = frozenset({g, saved} if split else
-                          {g} - {None} | {n for op in v.args.values() for n in _reads(op)})
+                          {g} - {None} | {n for op in v.args.values() for n in operand_reads(op)})
         lhs = ", ".join(targets)
         if value:
             lhs = f"{value}, {lhs if len(targets) == 1 else '(' + lhs + ')'}"
@@ -522,7 +398,7 @@ class Reverser:
         self.owned &= owned_body  # in place after the if only what both branches own
         if not body and not orelse and not self.depth:
             return pre
-        return pre + [Block(f"if {_code(stmt.test)}:", frozenset(_reads(stmt.test)), body, orelse,
+        return pre + [Block(f"if {operand_code(stmt.test)}:", frozenset(operand_reads(stmt.test)), body, orelse,
                             branch=stmt)]
 
     def loop(self, stmt: Loop) -> list[Out]:
@@ -560,59 +436,12 @@ class Reverser:
         return pre + [Block(f"while {stmt.tape}:", frozenset({stmt.tape}), body, loop=stmt)]
 
 
-Path = tuple[tuple[int, int], ...]  # nested branches inside a loop body: (id of the If, 0 or 1)
-
-
-def _common(paths: list[Path]) -> Path:
-    first = paths[0]
-    n = 0
-    while n < len(first) and all(len(p) > n and p[n] == first[n] for p in paths):
-        n += 1
-    return first[:n]
-
-
-def _assignment_paths(stmts: list[Stmt], path: Path, found: dict[str, list[Path]]) -> None:
-    """Where each name is assigned in a loop body (nested loops count where they stand)."""
-    for s in stmts:
-        if isinstance(s, Assign):
-            for t in s.targets:
-                found.setdefault(t, []).append(path)
-        elif isinstance(s, If):
-            _assignment_paths(s.body, path + ((id(s), 0),), found)
-            _assignment_paths(s.orelse, path + ((id(s), 1),), found)
-        elif isinstance(s, Loop):
-            for name in [s.tape, s.counter, *(c for c, _ in s.carried), *s.targets]:
-                if name:
-                    found.setdefault(name, []).append(path)
-            inner: dict[str, list[Path]] = {}
-            _assignment_paths(s.body, path, inner)
-            for name in inner:
-                found.setdefault(name, []).append(path)
-
-
-def _read_paths(outs: list[Out], path: Path, found: dict[str, list[Path]]) -> None:
-    """Where the reversed loop body reads each name; a nested reversed loop restores its own."""
-    for x in outs:
-        for n in x.reads:
-            found.setdefault(n, []).append(path)
-        if isinstance(x, Block) and x.branch is not None:
-            _read_paths(x.body, path + ((id(x.branch), 0),), found)
-            _read_paths(x.orelse, path + ((id(x.branch), 1),), found)
-        elif isinstance(x, Block) and x.loop is not None:
-            inner: dict[str, list[Path]] = {}
-            _read_paths(x.body, path, inner)
-            own = set(_variant_order(x.loop))
-            for n in inner:
-                if n not in own:
-                    found.setdefault(n, []).append(path)
-
-
 def callee_args(v: Call) -> list[cst.Arg]:
     """The arguments with which generated code calls the code generated for ``v``'s callee:
     a method's gets the instance first."""
     if v.receiver:
         instance = next(iter(v.args.values()))
-        return [cst.Arg(cst.parse_expression(_code(instance))), *v.node.args]
+        return [cst.Arg(cst.parse_expression(operand_code(instance))), *v.node.args]
     return list(v.node.args)
 
 
@@ -657,7 +486,7 @@ def _reduced_operands(stmts: list[Stmt], name: str, scalars: set[str],
                 todo.append(v.name)
             elif not isinstance(v, Call) or v.rule is None:
                 continue
-            elif id(v.rule.fun) in _FULL_REDUCTIONS and v.rule.fun is not builtins.float:
+            elif id(v.rule.fun) in FULL_REDUCTIONS and v.rule.fun is not builtins.float:
                 a = next(iter(v.args.values()))
                 if not isinstance(a, Var) or a.name not in active:
                     return None
@@ -667,231 +496,6 @@ def _reduced_operands(stmts: list[Stmt], name: str, scalars: set[str],
             else:  # elementwise, or float(): what it reads decides
                 todo += [op.name for op in v.args.values() if isinstance(op, Var)]
     return sorted(set(found)) or None
-
-
-def _complex_values(fn: Function, stmts: list[Stmt]) -> set[str]:
-    """Variables that surely hold complex values: results of the FFTs, and of functions of
-    complex literals, complex globals or such variables (but for those whose result is real:
-    abs, real, imag, angle, the inverse real FFTs)."""
-    found: set[str] = set()
-
-    def complex_operand(op: Operand) -> bool:
-        if isinstance(op, Var):
-            return op.name in found
-        return isinstance(op, Const) and (_has_complex_literal(op.code) or any(
-            np.iscomplexobj(fn.free[n]) for n in op.reads if n in fn.free and not callable(fn.free[n])))
-
-    size = -1
-    while size != len(found):  # a loop may carry a complex value around
-        size = len(found)
-        for s in assigns(stmts):
-            v = s.value
-            if not isinstance(s.target, str):
-                continue
-            if isinstance(v, Var) and v.name in found:
-                found.add(s.target)
-            elif isinstance(v, Call) and v.rule is not None and REGISTRY.key(v.rule.fun) not in REAL_RESULTS and (
-                    REGISTRY.key(v.rule.fun) in COMPLEX_RESULTS or any(map(complex_operand, v.args.values()))):
-                found.add(s.target)
-    return found
-
-
-@functools.lru_cache(maxsize=4096)
-def _has_complex_literal(code: str) -> bool:
-    if "j" not in code:
-        return False
-    try:
-        tree = ast.parse(code, mode="eval")
-    except SyntaxError:
-        return False
-    steps = {id(n.args[2]) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-             and n.func.id == "slice" and len(n.args) == 3}  # np.r_[0:1:5j]: a count, not a value
-    steps |= {id(n.step) for n in ast.walk(tree) if isinstance(n, ast.Slice) and n.step is not None}
-    return any(isinstance(n, ast.Constant) and isinstance(n.value, complex) and id(n) not in steps
-               for n in ast.walk(tree))
-
-
-def _converts(stmt: Assign, v: Call, fn: Function) -> bool:
-    """Whether the call converts its result with a ``dtype=`` argument that may not be a
-    float dtype, so that the generated code must check the result's dtype before passing a
-    gradient through.  A dtype known at generation time is checked here: an integer or
-    boolean one is an error where a gradient reaches it."""
-    dtype = v.args.get("dtype")
-    if dtype is None or isinstance(dtype, Const) and dtype.code == "None":
-        return False
-    if isinstance(dtype, Var) or dtype.reads:
-        return True
-    try:
-        to = np.dtype(eval(dtype.code, {"__builtins__": builtins}, dict(fn.free)))
-    except Exception:  # noqa: BLE001 - not a dtype known here: checked when the code runs
-        return True
-    if to.kind not in "fc":
-        raise S2SADError(
-            f"a gradient reaches {v.callee}(..., dtype={dtype.code}), a conversion to {to}, "
-            f"which is not differentiable; use a float dtype, or wrap the call in "
-            f"stop_gradient(...)", stmt.loc)
-    return False
-
-
-@functools.lru_cache(maxsize=4096)
-def _is_number(code: str) -> bool:
-    try:
-        value = ast.literal_eval(code)
-    except (ValueError, SyntaxError):
-        return False
-    return type(value) in (int, float)
-
-
-_FULL_REDUCTIONS = {id(f) for f in (np.sum, np.mean, np.max, np.min, np.amax, np.amin,
-                                    np.ndarray.sum, np.ndarray.mean, np.ndarray.max,
-                                    np.ndarray.min, builtins.float)}
-
-
-def _scalars(stmts: list[Stmt], params: tuple[str, ...]) -> set[str]:
-    """Variables that certainly hold scalars: full reductions, numbers, and elementwise
-    functions of scalars (every definition of the name must qualify; a parameter's value
-    is not known)."""
-    definitions: dict[str, list[Any]] = {}
-    for s in assigns(stmts):
-        for t in s.targets:
-            definitions.setdefault(t, []).append(s.value if isinstance(s.target, str) else None)
-
-    def scalar(value: Any, known: set[str]) -> bool:
-        if isinstance(value, Var):
-            return value.name in known
-        if isinstance(value, Const):
-            return _is_number(value.code)
-        if isinstance(value, Opaque):  # a size: x.shape[0], len(x)
-            node = value.node
-            return (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute)
-                    and node.value.attr.value == "shape") or (
-                isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
-                and node.func.value == "len")
-        if isinstance(value, Call) and value.rule is not None:
-            args = value.args
-            if id(value.rule.fun) in _FULL_REDUCTIONS:
-                axis, keepdims = args.get("axis", Const("None")), args.get("keepdims", Const("False"))
-                return isinstance(axis, Const) and axis.code == "None" and isinstance(
-                    keepdims, Const) and keepdims.code == "False"
-            if value.rule.elementwise:
-                return all(isinstance(op, Const) and _is_number(op.code) or
-                           isinstance(op, Var) and op.name in known for op in args.values())
-        return False
-
-    known = set(definitions) - set(params)
-    while True:
-        keep = {n for n in known if all(scalar(v, known) for v in definitions[n])}
-        if keep == known:
-            return known
-        known = keep
-
-
-def _shape_classes(stmts: list[Stmt], params: tuple[str, ...], scalars: set[str]) -> dict[str, str]:
-    """For variables whose shape certainly equals another's: that variable (a representative).
-
-    A parameter or a variable assigned once represents itself; an elementwise function of
-    one operand, and a broadcasting operator whose operands share a representative (or are
-    numbers and scalars), has its operands' representative.  Variables assigned more than
-    once (loops, branches) have none, nor does anything computed from them.
-    """
-    definitions: dict[str, list[Any]] = {}
-    for s in assigns(stmts):
-        for t in s.targets:
-            definitions.setdefault(t, []).append(s.value if isinstance(s.target, str) else None)
-    classes: dict[str, str] = {p: p for p in params if p not in definitions}
-
-    def number(op: Operand) -> bool:
-        return isinstance(op, Const) and _is_number(op.code) or isinstance(op, Var) and op.name in scalars
-
-    def of(value: Any) -> str | None:
-        if isinstance(value, Var):
-            return classes.get(value.name)
-        if not isinstance(value, Call) or value.rule is None:
-            return None
-        rule = value.rule
-        if rule.broadcast:
-            operands = [value.args[p] for p in rule.broadcast if p in value.args]
-        elif rule.elementwise and (isinstance(rule.fun, np.ufunc) or rule.fun in (operator.neg, operator.pos)):
-            operands = list(value.args.values())
-        else:
-            return None
-        found = {classes.get(op.name) if isinstance(op, Var) else None
-                 for op in operands if not number(op)}
-        return found.pop() if len(found) == 1 else None
-
-    for s in assigns(stmts):
-        if isinstance(s.target, str) and len(definitions[s.target]) == 1:
-            classes[s.target] = of(s.value) or s.target
-    return classes
-
-
-def _structural(stmts: list[Stmt], params: tuple[str, ...]) -> set[str]:
-    """Variables that may hold tuples, lists or dicts: their adjoints add leaf by leaf.
-
-    A variable is one if code uses it as a container (indexes, unpacks, appends to,
-    stacks it, or passes it to a Python function) and it may be one: a parameter,
-    or a value that indexing, unpacking, a display or a call produced.  Results of
-    NumPy functions and arithmetic are arrays.
-    """
-    used: set[str] = set()
-    maybe: set[str] = set(params)
-    copies: list[tuple[str, str]] = []
-    for s in assigns(stmts):
-        v = s.value
-        if isinstance(s.target, tuple) and isinstance(v, Var):
-            used.add(v.name)
-            maybe.update(s.targets)
-        elif isinstance(v, Var) and isinstance(s.target, str):
-            copies.append((s.target, v.name))
-        elif isinstance(v, Call):
-            if v.function is not None:
-                used.update(op.name for op in v.args.values() if isinstance(op, Var))
-                maybe.update(s.targets)
-            elif v.rule is not None:
-                used.update(op.name for p, op in v.args.items()
-                            if isinstance(op, Var) and p in v.rule.containers)
-                if v.rule.returns_container:
-                    maybe.update(s.targets)
-        elif isinstance(v, Const) and v.code[:1] in "([{":
-            maybe.update(s.targets)
-    for names in (used, maybe):
-        while True:
-            size = len(names)
-            for a, b in copies:
-                if a in names or b in names:
-                    names |= {a, b}
-            if len(names) == size:
-                break
-    return used & maybe
-
-
-def _bound_before(stmts: list[Stmt], bound: set[str], found: dict[int, frozenset[str]]) -> set[str]:
-    """Record in ``found`` the names surely bound before each if; return those bound after ``stmts``."""
-    for s in stmts:
-        if isinstance(s, Assign):
-            bound |= set(s.targets)
-        elif isinstance(s, If):
-            found[id(s)] = frozenset(bound)
-            bound |= _bound_before(s.body, set(bound), found) & _bound_before(s.orelse, set(bound), found)
-        elif isinstance(s, Loop):
-            _bound_before(s.body, bound | set(s.targets), found)
-    return bound
-
-
-def _variant_order(loop: Loop) -> list[str]:
-    """Names a loop's iterations overwrite, in a fixed order: carried first."""
-    found: dict[str, list[Path]] = {}
-    _assignment_paths(loop.body, (), found)
-    return list(dict.fromkeys([c for c, _ in loop.carried] + list(loop.targets) + list(found)))
-
-
-def _ifs_in(stmts: list[Stmt]) -> list[If]:
-    """The ifs of a loop body, nested loops aside."""
-    out: list[If] = []
-    for s in stmts:
-        if isinstance(s, If):
-            out += [s] + _ifs_in(s.body) + _ifs_in(s.orelse)
-    return out
 
 
 @functools.lru_cache(maxsize=4096)
@@ -908,86 +512,12 @@ _FRESH = ("zeros_grad", "getitem_grad", "seed", "matmul_grad_lhs", "matmul_grad_
           "dot_grad_lhs", "dot_grad_rhs")  # runtime helpers that return new arrays
 
 
-def _finish_loops(adj: Adjoint) -> None:
-    """Decide what each reversed loop saves per iteration (or that it only counts).
-
-    A loop saves the values its reversed body reads and the iterations overwrite,
-    and the carried values that backward code outside it reads (popping restores
-    them).  Each value is pushed at the end of the block that defines it -- the
-    body, or a branch inside it, so that a branch not taken pushes nothing -- and
-    popped where the reversed block starts.
-    """
-    params = set(adj.fn.params)
-    blocks = [b for b in lines(adj.backward) if isinstance(b, Block) and b.loop is not None]
-    for block in reversed(blocks):  # inner loops first: outer loops save what they decide
-        loop = block.loop
-        inside = {id(x) for x in lines(block.body)}
-        reads_out = {n for x in lines(adj.backward) if id(x) not in inside and x is not block
-                     for n in x.reads} | params
-        assigned: dict[str, list[Path]] = {}
-        _assignment_paths(loop.body, (), assigned)
-        for name in [*(c for c, _ in loop.carried), *loop.targets]:
-            assigned.setdefault(name, []).append(())
-        read: dict[str, list[Path]] = {}
-        _read_paths(block.body, (), read)
-        carried = {c for c, _ in loop.carried}
-        saves: dict[Path, list[str]] = {}
-        for name in _variant_order(loop):
-            if name in read:
-                where = _common(assigned[name] + read[name])
-            elif name in carried and name in reads_out:
-                where = ()
-            else:
-                continue
-            saves.setdefault(where, []).append(name)
-        for where, names in saves.items():
-            # a name some paths through its block leave unbound is None on those (the push
-            # at the block's end reads it; the reversed block reads it only where it was bound)
-            stmts = _block_at(loop.body, where)
-            bound = surely_assigned(stmts) | carried | set(loop.targets)
-            stmts[:0] = [Assign(n, Const("None"), loop.loc, temporary=True) for n in names if n not in bound]
-        loop.saved = tuple(saves.get((), ()))
-        for branch in _ifs_in(loop.body):
-            branch.saves = (tuple(saves.get(_path_of(loop.body, branch) + ((id(branch), 0),), ())),
-                            tuple(saves.get(_path_of(loop.body, branch) + ((id(branch), 1),), ())))
-        if not any(saves.values()):
-            loop.counter = adj.fn.fresh("iterations")
-            block.header = f"for _ in range({loop.counter}):"
-            block.reads = frozenset({loop.counter})
-            loop.tape = None
-        for branch in _ifs_in(loop.body):
-            branch.tape = loop.tape
-
-
-def _block_at(stmts: list[Stmt], path: Path) -> list[Stmt]:
-    """The statements of the branch at ``path`` in a loop body."""
-    for if_id, side in path:
-        branch = next(s for s in stmts if isinstance(s, If) and id(s) == if_id)
-        stmts = branch.orelse if side else branch.body
-    return stmts
-
-
-def _path_of(stmts: list[Stmt], target: If, path: Path = ()) -> Path:
-    for s in stmts:
-        if s is target:
-            return path
-        if isinstance(s, If):
-            for i, branch in enumerate((s.body, s.orelse)):
-                found = _path_of(branch, target, path + ((id(s), i),))
-                if found != ("missing",):
-                    return found
-    return ("missing",)
-
-
 def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multiple: bool,
-             kind: str, activity: Activity, split: bool = True) -> Adjoint:
+             kind: str, activity: Activity, split: bool = True, build: Build | None = None) -> Adjoint:
     ret = fn.body[-1]
     assert isinstance(ret, Return)
-    suffix = "_wrt_" + "_".join(re.sub(r"\W", "", p) for p in wrt) if kind in CALLEE_KINDS and set(
-        wrt) != set(fn.params) else ""
-    prefix = "forward" if kind == "split" else kind.removeprefix("callee_")
-    adj = Adjoint(fn, source, wrt, multiple, fn.fresh(f"{prefix}_{fn.name}{suffix}"), fn.body[:-1],
-                  ret.value, None, [], [], kind=kind, split=split)
+    adj = Adjoint(fn, source, wrt, multiple, fn.fresh(generated_name(fn.name, wrt, kind, fn.params)),
+                  fn.body[:-1], ret.value, None, [], [], kind=kind, split=split, build=build)
     if kind == "split":
         adj.backward_name = fn.fresh("backward")
     rev = Reverser(adj, activity)
@@ -1024,7 +554,7 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
         rev.defined.add(rev.dname(value.name))
         rev.seed = rev.dname(value.name)
     else:
-        code = _code(value)
+        code = operand_code(value)
         adj.seed = f"{adj.use('seed')}({code if is_atomic(code) else '(' + code + ')'})"
     adj.backward = head + rev.block(adj.forward)
     for stmt, saved in adj.split_calls:
@@ -1035,7 +565,7 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
             adj.results.append(f"{adj.use('zeros_grad')}({p})")
         else:
             adj.results.append(f"{adj.use('grad_like')}({rev.dname(param)}{p[len(param):]}, {p})")
-    _finish_loops(adj)
+    finish_loops(adj)
     restored = {n for b in lines(adj.backward) if isinstance(b, Block) and b.loop for n in b.loop.saved}
     if isinstance(value, Var) and value.name in restored:
         adj.value_copy = fn.fresh("value_out")

@@ -1,0 +1,132 @@
+"""The backward program under construction: its lines and blocks, what each reads, and the
+:class:`Adjoint` that the derivative generators (reverse, forward) fill and the optimizer
+and codegen consume."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Union
+
+import numpy as np
+
+from .. import runtime as runtime_module
+from ..errors import InternalRuleError
+from ..ir import Assign, Function, If, Loop, Operand, Stmt
+from ..rules.registry import USER_OBJECTS
+from .callees import Build, MethodOfSelf, RecursiveCall
+from .source import FunctionSource
+
+MISSING = object()
+
+
+def runtime_object(name: str) -> object:
+    """The object generated code means by runtime name ``name``."""
+    if name == "np":
+        return np
+    return USER_OBJECTS[name] if name in USER_OBJECTS else getattr(runtime_module, name)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One generated statement of the backward pass."""
+
+    code: str
+    reads: frozenset[str]
+    group: int  # file line of the user statement it differentiates
+    source: str  # that statement's text
+
+
+@dataclass
+class Block:
+    """A compound statement of the backward pass: a replayed ``if`` or a reversed loop."""
+
+    header: str
+    reads: frozenset[str]
+    body: list["Out"]
+    orelse: list["Out"] = field(default_factory=list)
+    loop: Loop | None = None  # for a reversed loop: its first body line pops ``loop.saved``
+    branch: If | None = None  # for a replayed if: its branches first pop ``branch.saves``
+
+
+Out = Union[Line, Block]
+
+
+@dataclass(eq=False)
+class Support:
+    """Where an adjoint may be nonzero: a boolean mask in a shape that broadcasts to the
+    variable's, computed by a backward line (after ``anchor``) the first time it is needed.
+
+    An adjoint has one when every contribution to it is zero outside the mask: the branch of
+    an ``np.where``, and what only feeds one through elementwise functions.
+    """
+
+    code: str | None  # a rule's mask ("condition" for np.where's x)
+    reads: frozenset[str]
+    operand: str  # the variable whose shape the mask takes
+    anchor: tuple[list[Out], Line] | None  # the contribution the mask is computed after
+    parent: "Support | None" = None  # the output adjoint's support, which the mask narrows
+    name: str | None = None  # the backward variable holding it, once computed
+
+
+@dataclass
+class Adjoint:
+    """The generated function, before cleanup and code generation."""
+
+    fn: Function
+    source: FunctionSource
+    wrt: tuple[str, ...]
+    multiple: bool  # wrt was given as a tuple: return a tuple of gradients
+    name: str  # the generated function's name
+    forward: list[Stmt]
+    value: Operand
+    seed: str | None  # the seed statement
+    backward: list[Out]
+    results: list[str]  # one expression per wrt argument
+    runtime: dict[str, str] = field(default_factory=dict)  # runtime name -> name in the code
+    value_copy: str | None = None  # a copy of the value, when backward loops overwrite it
+    seed_param: str | None = None  # for a vjp: the parameter that brings the output's gradient
+    callees: dict[str, Any] = field(default_factory=dict)  # name -> generated vjp of a callee
+    kind: str = "grad"
+    value_needed: bool = True  # whether the seed reads the output's value
+    split: bool = True  # callees called mid-expression keep their forward values (kind "split")
+    backward_name: str | None = None  # kind "split": the closure that runs the backward pass
+    split_calls: list[tuple[Assign, str]] = field(default_factory=list)  # (call, its closure's name)
+    build: Build | None = None  # the compiler's entry point, for callees
+
+    def callee(self, function: Any, wrt: tuple[str, ...], kind: str = "vjp") -> str:
+        """The name under which this code calls the vjp (or jvp, ...) of ``function``."""
+        if self.build is None:
+            raise InternalRuleError(f"no compiler is given to generate the code of callee {function!r}")
+        if isinstance(function, (MethodOfSelf, RecursiveCall)):  # code chosen at run time
+            vjp = function.adjoint(wrt, kind, self.split, self.build)
+        elif (getattr(function, "__module__", None) or "").split(".")[0] == "s2sad":
+            # generated code calls s2sad's helpers as primitives, through their declared rules
+            raise InternalRuleError(
+                f"s2sad's own function {function.__module__}.{function.__qualname__} has no "
+                f"declared rule (s2sad/rules/runtime_rules.py), so the code that calls it cannot be "
+                f"differentiated; this is a bug in s2sad, please report it")
+        else:
+            vjp = self.build(function, wrt if len(wrt) > 1 else wrt[0], kind, split=self.split)
+        for name, known in self.callees.items():
+            if known is vjp:
+                return name
+        name = vjp.__name__ if vjp.__name__ not in self.fn.names else self.fn.fresh(vjp.__name__)
+        self.fn.names.add(name)
+        self.callees[name] = vjp
+        return name
+
+    def use(self, name: str) -> str:
+        """Record that the code uses runtime name ``name``; return its spelling."""
+        if name not in self.runtime:
+            mine = runtime_object(name)
+            taken = name in self.fn.user_names and self.fn.free.get(name, MISSING) is not mine
+            self.runtime[name] = self.fn.fresh(name) if taken else name
+        return self.runtime[name]
+
+
+def lines(outs: list[Out]) -> Iterator[Line | Block]:
+    """Every line and block in ``outs``, nested ones included."""
+    for out in outs:
+        yield out
+        if isinstance(out, Block):
+            yield from lines(out.body)
+            yield from lines(out.orelse)

@@ -1,0 +1,206 @@
+"""Callees whose generated code is chosen when they are called, and how generated code is named.
+
+A method of ``self`` is known only once the instance is (:class:`MethodOfSelf`, called
+through a :class:`Dispatch`); a recursive call reaches code that is still being generated
+(:class:`RecursiveCall`).  Both look up the generated code at each call through ``build``,
+the compiler's entry point, which the pipeline hands to the passes: nothing here imports the
+compiler.  :class:`Decorated` marks a function wrapped by s2sad itself (``@differentiate``),
+compiled as the function it wraps.
+"""
+from __future__ import annotations
+
+import inspect
+import linecache
+import re
+import sys
+import threading
+import types
+import weakref
+from typing import Any, Callable, Collection, Protocol
+
+from ..errors import Location, RecursionDepthError, UnsupportedSyntaxError
+from .source import call_signature, read_source
+
+Chain = tuple[tuple[Any, str, bool], ...]  # the (wrt, kind, split) transformations, in turn
+
+
+class Build(Protocol):
+    """The compiler's entry point: the generated ``kind`` of ``f`` with respect to ``wrt``."""
+
+    def __call__(self, f: Any, wrt: Any, kind: str, show: Any = None,
+                 split: bool = True) -> Callable[..., Any]: ...
+
+
+class Decorated:
+    """A function decorated by s2sad (``@differentiate``): compiled as ``__wrapped__``."""
+
+    __wrapped__: Callable[..., Any]
+
+
+def unwrap(f: Any) -> Any:
+    """The function behind an s2sad decoration, or ``f``."""
+    return f.__wrapped__ if isinstance(f, Decorated) else f
+
+
+def generated_name(name: str, wrt: Any, kind: str, params: Collection[str] | None = None) -> str:
+    """The name of the code generated for function ``name``: ``grad_f``, ``forward_f``, and
+    for a callee differentiated in some of its ``params`` only, ``vjp_f_wrt_x_y``."""
+    from ..ir import CALLEE_KINDS  # (ir loads libcst: not with ``import s2sad``)
+
+    names = wrt if isinstance(wrt, tuple) else (wrt,)
+    suffix = "_wrt_" + "_".join(re.sub(r"\W", "", str(p)) for p in names) if (
+        params is not None and kind in CALLEE_KINDS and set(names) != set(params)) else ""
+    return f"{'forward' if kind == 'split' else kind.removeprefix('callee_')}_{name}{suffix}"
+
+
+def tangent_parameter(generated: Callable[..., Any]) -> str:
+    """A generated jvp's tangent parameter: its last one before a ``**kwargs``."""
+    if isinstance(generated, (Dispatch, RecursiveCall)):
+        return "tangent"
+    params = [p for p in inspect.signature(generated).parameters.values() if p.kind != p.VAR_KEYWORD]
+    return params[-1].name
+
+
+class MethodOfSelf:
+    """``self.name(...)`` in a method: the function is the instance's class's, known at run time.
+
+    Generated code calls a :class:`Dispatch`, which reads ``type(self).name`` and calls the
+    code generated for it (cached like any callee's).  ``chain`` lists the transformations
+    (wrt, kind, split) applied in turn: code that calls a dispatcher can be differentiated
+    again, and its dispatcher then transforms the generated code once more."""
+
+    def __init__(self, name: str, where: Location, chain: Chain = ()) -> None:
+        self.__name__ = name
+        self.where = where
+        self.chain = chain
+
+    def adjoint(self, wrt: tuple[str, ...], kind: str, split: bool, build: Build) -> Dispatch:
+        # the callee's parameters, by name or by position in the call ("1": the first after self)
+        items = tuple(int(p) if p.isdigit() else p for p in wrt)
+        chain = (*self.chain, (items if len(items) > 1 else items[0], kind, split))
+        key = (self.__name__, str(self.where), chain)
+        known = _dispatchers.get(key)
+        if known is None:
+            known = _dispatchers[key] = Dispatch(MethodOfSelf(self.__name__, self.where, chain), build)
+        return known
+
+    def generated_for(self, receiver: Any, build: Build) -> Callable[..., Any]:
+        """The generated code for ``receiver``'s method, transformed by ``chain``."""
+        out = inspect.getattr_static(type(receiver), self.__name__, None)
+        if not isinstance(out, types.FunctionType):
+            raise UnsupportedSyntaxError(
+                f"self.{self.__name__} is not a method defined with 'def' in "
+                f"{type(receiver).__qualname__} (it is {type(out).__name__}); call a module-level "
+                f"function instead", self.where)
+        for wrt, kind, split in self.chain:
+            out = build(out, wrt, kind, split=split)
+        return out
+
+
+class Dispatch:
+    """What generated code calls for ``self.name(...)``: the code generated for the
+    instance's method, chosen at each call."""
+
+    def __init__(self, method: MethodOfSelf, build: Build) -> None:
+        self.method = method
+        self.build = build
+        kinds = [kind for _, kind, _ in method.chain]
+        self.receiver = kinds.count("vjp")  # a vjp's first argument is the cotangent
+        last = kinds[-1]
+        prefix = "forward" if last == "split" else last.removeprefix("callee_")
+        self.__name__ = f"{prefix}_{method.__name__}"
+        self.__s2sad_source__ = (f"# {self.__name__}: calls the code generated for "
+                                 f"type(self).{method.__name__}, chosen when it is called\n")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        out = self.method.generated_for(args[self.receiver], self.build)
+        if self.method.chain[-1][1] == "jvp":  # the tangent, passed by keyword
+            kwargs[tangent_parameter(out)] = kwargs.pop("tangent")
+        return out(*args, **kwargs)
+
+
+_dispatchers: dict[tuple[Any, ...], Dispatch] = {}
+
+
+class RecursiveCall:
+    """A recursive call in generated code: the code generated for ``fn`` (transformed in turn
+    by each ``(wrt, kind, split)`` of ``chain``), looked up when called, since it is being
+    generated when the call is compiled.  Each activation of the generated code keeps its own
+    tape.  Code that calls it can be differentiated again: its chain then grows by one."""
+
+    _depth = threading.local()  # recursive calls running in this thread
+
+    def __init__(self, fn: types.FunctionType, chain: Chain, build: Build) -> None:
+        self.fn = fn
+        self.chain = chain
+        self.build = build
+        lambda_name = read_source(fn).lambda_name  # a lambda is named by the name it is bound to
+        self.shown = lambda_name or fn.__qualname__
+        name = lambda_name or fn.__name__
+        params = inspect.signature(fn).parameters
+        for i, (wrt, kind, _) in enumerate(chain):  # the name the generated code has
+            name = generated_name(name, wrt, kind, params if i == 0 else None)
+        self.__name__ = name
+        self.__s2sad_source__ = (f"# {self.__name__}: calls the code generated for "
+                                 f"{self.shown} (a recursive call)\n")
+        self.__signature__ = _generated_signature(fn, chain)
+
+    def adjoint(self, wrt: tuple[str, ...], kind: str, split: bool, build: Build) -> RecursiveCall:
+        # the parameters of the generated code, by name or by position in the call
+        items = tuple(int(p) if p.isdigit() else p for p in wrt)
+        return recursive_call(self.fn, (*self.chain, (items if len(items) > 1 else items[0], kind, split)), build)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        out: Any = self.fn
+        for wrt, kind, split in self.chain:
+            out = self.build(out, wrt, kind, split=split)
+        if self.chain[-1][1] == "jvp":  # the tangent, passed by keyword
+            kwargs[tangent_parameter(out)] = kwargs.pop("tangent")
+        depth = getattr(self._depth, "n", 0)
+        self._depth.n = depth + 1
+        try:
+            return out(*args, **kwargs)
+        except RecursionError:
+            if depth:  # the outermost recursive call reports it, with the stack unwound
+                raise
+            raise RecursionDepthError(
+                f"{self.shown} recursed past Python's recursion limit "
+                f"(sys.getrecursionlimit() = {sys.getrecursionlimit()}) in its generated "
+                f"derivative code, which takes about two Python frames per level of recursion; "
+                f"write the recursion as a loop, or raise the limit with sys.setrecursionlimit(...)",
+                _definition(self.fn)) from None
+        finally:
+            self._depth.n = depth
+
+
+def _generated_signature(fn: types.FunctionType, chain: Chain) -> inspect.Signature:
+    """The parameters of the code generated for ``fn`` by ``chain``: ``fn``'s, after a
+    cotangent per vjp, with a keyword-only tangent for a jvp (their names are not known
+    before the code is generated: callers pass them by position, and the tangent as ``tangent=``)."""
+    params = list(call_signature(fn).parameters.values())
+    for i, (_, kind, _) in enumerate(chain):
+        if kind == "vjp":
+            params.insert(0, inspect.Parameter(f"s2sad_cotangent_{i}", inspect.Parameter.POSITIONAL_ONLY))
+        elif kind == "jvp":
+            at = next((k for k, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+            params.insert(at, inspect.Parameter("tangent", inspect.Parameter.KEYWORD_ONLY))
+    return inspect.Signature(params)
+
+
+_recursions: weakref.WeakKeyDictionary[types.FunctionType, dict[Chain, RecursiveCall]] = (
+    weakref.WeakKeyDictionary())
+
+
+def recursive_call(fn: types.FunctionType, chain: Chain, build: Build) -> RecursiveCall:
+    """The one :class:`RecursiveCall` for ``fn`` and ``chain`` (generated code names each callee once)."""
+    known = _recursions.setdefault(fn, {})
+    if chain not in known:
+        known[chain] = RecursiveCall(fn, chain, build)
+    return known[chain]
+
+
+def _definition(fn: types.FunctionType) -> Location:
+    """Where ``fn`` is defined: its ``def`` line."""
+    code = fn.__code__
+    return Location(code.co_filename, code.co_firstlineno, 1,
+                    linecache.getline(code.co_filename, code.co_firstlineno))
