@@ -1,0 +1,171 @@
+"""Aliasing: which variables may share memory, and whether a name is read later.
+
+s2sad lowers an in-place write as a new value; that is faithful only when nothing
+else that is read later holds the old object."""
+from __future__ import annotations
+
+import operator
+import types
+
+import libcst as cst
+import numpy as np
+
+from ... import runtime
+from ...errors import S2SADError
+from ..parse import parse
+from ..resolve import MISSING, Resolution, resolve
+from ..source import read_source
+from .naming import user_name
+from .syntax import LOOP_NODES, nodes_under, statements_of, store_names, strip_parens, walk
+
+
+#: Functions whose result may share memory with their argument.
+VIEWING_FUNCTIONS = (operator.getitem, np.reshape, np.ndarray.reshape, np.ravel, np.ndarray.ravel,
+                     np.transpose, np.ndarray.transpose, np.ndarray.T, np.squeeze, np.ndarray.squeeze,
+                     np.expand_dims, np.swapaxes, np.ndarray.swapaxes)
+
+
+VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "flat"})
+VIEW_METHODS = frozenset({"reshape", "ravel", "transpose", "squeeze", "swapaxes", "view", "diagonal"})
+
+
+class Aliasing:
+    """What may share memory with what, and whether a name is read later: whether an
+    in-place write may be lowered as a new value."""
+
+    def check_in_place(self, name: str, node: cst.CSTNode, what: str, instead: str,
+                       at_run_time: bool = False, linked: set[str] = frozenset()) -> str | None:
+        """Refuse an in-place update that another name or the caller would see.
+
+        s2sad writes ``x += v``, ``x[i] = v`` and ``x.append(v)`` as new values; that
+        is only faithful when nothing else holds the old object.  ``at_run_time``: return
+        the refusal instead, for a check the generated code runs (``x += v`` changes
+        nothing in place when x is a number, whatever else holds it).
+        """
+        if getattr(self.parsed.source.fn, "__s2sad_generated__", False):
+            # s2sad's own code changes in place only what nothing reads afterwards (a tape
+            # popped once, a buffer no later statement reads): read as new values, it means
+            # what it computes
+            return None
+        current = self.version.get(name, name)
+        why = None
+        if current in self.stored:
+            why = f"'{name}' is also stored in a list, tuple or dict"
+        elif current in self.views and name not in linked:
+            why = f"'{name}' may be a view into another array (it comes from indexing or reshaping)"
+        elif self.callee and current in self.res.params:
+            why = f"'{name}' is an argument, so the calling function would see the change"
+        else:
+            partners = sorted(p for p in self.partners.get(current, set()) - {name} if self.read_later(node, p))
+            if partners:
+                why = f"'{name}' and '{partners[0]}' are the same object, and '{partners[0]}' is read later"
+            else:
+                shared = sorted(u for u in self.sharers(current) - {name} - linked if self.read_later(node, u))
+                mine = self.bases.get(current, frozenset()) | {current}
+                holding = sorted(u for u in {user_name(c, self.res.locals) for c, held in self.holders.items()
+                                             if held & mine} & self.res.locals - {name} - linked
+                                 if self.read_later(node, u))
+                if shared:
+                    why = (f"'{shared[0]}' may share memory with '{name}' (it is a view of it, "
+                           f"stop_gradient of it, or a function's result computed from it) and "
+                           f"'{shared[0]}' is read later")
+                elif holding:
+                    why = (f"'{holding[0]}' holds '{name}' or a view of it, and is read later")
+        if not why:
+            return None
+        message = f"{why}: {what} would change it in place, which s2sad does not follow; write {instead}"
+        if at_run_time:
+            return message
+        raise self.unsupported(node, message)
+
+    def read_on_line_after(self, node: cst.CSTNode, name: str) -> bool:
+        """Whether ``name`` is read on the line of ``node``, after its start (``x[0] = v; s = y``)."""
+        if node not in self.parsed.positions:
+            return False
+        start = self.parsed.positions[node].start
+        stores = store_names(self.parsed.function.body)
+        return any(isinstance(n, cst.Name) and n.value == name and id(n) not in stores
+                   and n in self.parsed.positions and self.parsed.positions[n].start.line == start.line
+                   and self.parsed.positions[n].start.column > start.column
+                   for n in walk(self.parsed.function.body))
+
+    def read_after(self, node: cst.CSTNode, name: str) -> bool:
+        """Whether ``name`` is read after ``node`` ends, or in a loop around it outside it."""
+        end = self.parsed.positions[node].end.line
+        inside = {id(x) for x in walk(node)}
+        loops = [n for n in walk(self.parsed.function.body) if isinstance(n, LOOP_NODES)
+                 and n is not node and id(n) not in inside and any(x is node for x in walk(n))]
+        stores = store_names(self.parsed.function.body)
+        for n in walk(self.parsed.function.body):
+            if (isinstance(n, cst.Name) and n.value == name and id(n) not in stores
+                    and id(n) not in inside and n in self.parsed.positions):
+                if self.parsed.positions[n].start.line > end or any(
+                        any(x is n for x in walk(loop)) for loop in loops):
+                    return True
+        return False
+
+    def read_later(self, node: cst.CSTNode, name: str) -> bool:
+        """Whether ``name`` is read after ``node``, or anywhere in a loop around it."""
+        line = self.location(node).line
+        loops = [n for n in walk(self.parsed.function.body) if isinstance(n, LOOP_NODES)
+                 and any(x is node for x in walk(n))]
+        stores = store_names(self.parsed.function.body)
+        for n in walk(self.parsed.function.body):
+            if isinstance(n, cst.Name) and n.value == name and id(n) not in stores and n in self.parsed.positions:
+                if self.location(n).line > line or any(any(x is n for x in walk(loop)) for loop in loops):
+                    return True
+        return False
+
+    def share(self, name: str, sources: list[str] | tuple[str, ...]) -> None:
+        """Record that ``name`` may share memory with each of ``sources`` (and what they share)."""
+        self.bases[name] = self.bases.get(name, frozenset()).union(
+            *({s} | self.bases.get(s, frozenset()) | self.holders.get(s, frozenset()) for s in sources))
+
+    def same_array(self, new: str, old: str) -> None:
+        """``new`` is ``old`` changed in place (for NumPy, the same array): what shares memory with
+        ``old`` shares it with ``new`` too (a list's items are no views of it)."""
+        if old not in self.lists:
+            self.bases[new] = self.bases.get(new, frozenset()) | {old} | self.bases.get(old, frozenset())
+
+    def sharers(self, version: str) -> set[str]:
+        """User variables that may share memory with ``version``: views, aliases, results."""
+        mine = self.bases.get(version, frozenset()) | {version}
+        found = set(mine) | {w for w, b in self.bases.items() if (b | {w}) & mine}
+        return {user_name(v, self.res.locals) for v in found} & self.res.locals
+
+
+def may_alias(node: cst.BaseExpression, res: Resolution) -> bool:
+    """Whether the value of ``node`` may share memory with a variable it reads, by its form:
+    a name, ``stop_gradient`` of one, or an index, view attribute or view method of one."""
+    node = strip_parens(node)
+    if isinstance(node, cst.Name):
+        return True
+    if isinstance(node, cst.Subscript):
+        return may_alias(node.value, res)
+    if isinstance(node, cst.Attribute):
+        return node.attr.value in VIEW_ATTRIBUTES and may_alias(node.value, res)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return any(may_alias(e.value, res) for e in node.elements)
+    if isinstance(node, cst.IfExp):
+        return may_alias(node.body, res) or may_alias(node.orelse, res)
+    if isinstance(node, cst.Call):
+        func, obj = node.func, res.object(node.func)
+        if obj is runtime.stop_gradient or obj in VIEWING_FUNCTIONS or obj in (np.asarray, np.asanyarray):
+            return bool(node.args) and may_alias(node.args[0].value, res)
+        if obj is MISSING and isinstance(func, cst.Attribute) and func.attr.value in VIEW_METHODS:
+            return may_alias(func.value, res)
+    return False
+
+
+def returns_alias(function: types.FunctionType) -> bool:
+    """Whether ``function`` may return one of its arguments, or a view of one."""
+    if not isinstance(function, types.FunctionType):  # a method of self: not known here
+        return True
+    try:
+        parsed = parse(read_source(function))
+    except S2SADError:  # no source: the call is refused elsewhere
+        return True
+    res = resolve(parsed)
+    returns = [n for n in nodes_under(list(statements_of(parsed.function.body)), into_loops=True)
+               if isinstance(n, cst.Return) and n.value is not None]
+    return any(may_alias(r.value, res) for r in returns)

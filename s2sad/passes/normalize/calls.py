@@ -1,0 +1,349 @@
+"""Calls and callees: rules, Python functions differentiated through their own
+adjoints, methods, ``*args``/``**kwargs``, and the message when nothing applies."""
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import math
+import types
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+import numpy as np
+
+from ... import runtime
+from ...ir import Call, Const, Operand, Var
+from ..resolve import MISSING, Resolution
+from ..source import call_signature, wrapping
+from .aliasing import VIEWING_FUNCTIONS, returns_alias
+from ..callees import MethodOfSelf, RecursiveCall
+from .library import callable_object, library_function, python_function
+from .naming import join_words
+from .syntax import EMPTY_MODULE, LIST_METHODS, attribute_path, item_of, literal_key, strip_parens
+
+
+#: s2sad functions whose result a differentiated function may call: ``grad(fun)(x)``
+_DERIVATIVES = ("grad", "value_and_grad")
+
+
+class CallLowering:
+    """Calls: which function or rule applies, and how the arguments bind."""
+
+    def call(self, node: cst.Call, target: str | None) -> Operand:
+        if self.res.object(node.func) is runtime.mul_into and len(node.args) == 2 and not any(
+                a.keyword or a.star for a in node.args):
+            # generated code's product written into a dead buffer: differentiated (and, when
+            # replayed, computed) as the product itself, so the buffer keeps its value
+            product = cst.BinaryOperation(node.args[0].value, cst.Multiply(), node.args[1].value)
+            return self.binary(product, target)
+        if any(a.star for a in node.args):
+            spread: list[cst.Arg] = []
+            for a in node.args:
+                spread += self.unstar(a, keep=self.fills_varargs(node, a, spread))
+            node = node.with_changes(args=spread)
+        if self.out_argument(node) is not None:  # np.sum(np.exp(a, out=z)): z = np.exp(a) first
+            return self.lower(self.out_call(node), target)
+        called = self.res.object(node.func)
+        plain = not any(a.keyword or a.star for a in node.args)
+        if (called is builtins.min or called is builtins.max) and plain and len(node.args) > 2:
+            # max(a, b, c) as max((a, b, c)): tied arguments share the gradient equally
+            items = cst.Tuple([cst.Element(a.value) for a in node.args], lpar=[cst.LeftParen()],
+                              rpar=[cst.RightParen()])
+            node = node.with_changes(args=[cst.Arg(items)])
+        if called is math.log and plain and len(node.args) == 2:
+            # math.log(x, base) is math.log(x) / math.log(base), as Python computes it
+            x, base = (node.with_changes(args=[cst.Arg(a.value)], lpar=[], rpar=[]) for a in node.args)
+            return self.binary(cst.BinaryOperation(x, cst.Divide(), base), target)
+        func = node.func
+        looked_up = self.dict_get(node)
+        if looked_up is not None:
+            return self.lower(looked_up, target)
+        if isinstance(func, cst.Attribute) and func.attr.value in LIST_METHODS and isinstance(
+                func.value, cst.Name) and func.value.value in self.res.locals:
+            raise self.unsupported(node, f"'{func.value.value}.{func.attr.value}(...)' inside an "
+                                         f"expression is not supported; call it on its own line "
+                                         f"(v = {func.value.value}.pop(i) for pop)")
+        args: list[Operand] = []
+        nodes: list[cst.CSTNode | None] = []
+        if isinstance(func, cst.Attribute) and func not in self.res.objects:
+            receiver, rnode = self.operand(func.value)
+            args.append(receiver)
+            nodes.append(rnode)
+            key = getattr(np.ndarray, func.attr.value, UnknownMethod(func.attr.value))
+            if isinstance(key, UnknownMethod) and self.is_self(func.value):
+                key = MethodOfSelf(func.attr.value, self.location(node))
+            fnode = func.with_changes(value=rnode)
+        else:
+            key = self.res.object(func)
+            fnode = self.rename(func)
+            if self.registry.rule(key) is not None and _through_an_instance(func, self.res):
+                # ``config.act(x)``: the generated code calls the function whose rule it
+                # applies, bound by name, even if the attribute is rebound later
+                fnode = cst.Name(self.fn.fresh("_".join(attribute_path(func))))
+                self.fn.free[fnode.value] = key
+            if isinstance(func, cst.Name) and func.value in self.local_functions:
+                key = self.local_functions[func.value]
+                node = node.with_changes(args=[*node.args, *(
+                    cst.Arg(cst.Name(n), keyword=cst.Name(n), equal=cst.AssignEqual(
+                        cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+                    for n in self.closure_args.get(func.value, ()))])
+            elif key is MISSING and (made := self.derivative(func)) is not None:
+                # ``grad(fun)(x)`` in the differentiated code: the generated gradient is a
+                # function with source like any other callee (differentiated at second order)
+                key = made
+                fnode = cst.Name(self.fn.fresh(made.__name__))
+                self.fn.free[fnode.value] = made
+            elif key is MISSING:
+                key = _LocalCallee(self.parsed.code(func).strip())
+            elif isinstance(func, cst.Attribute) and isinstance(getattr(key, "__self__", None), np.ndarray):
+                args.append(Const(self.parsed.code(func.value).strip()))
+                nodes.append(None)
+                key = getattr(np.ndarray, func.attr.value, UnknownMethod(func.attr.value))
+            elif self.registry.rule(key) is None and callable_object(key):
+                # an object whose __call__ is written in Python: that method, the object first
+                args.append(Const(EMPTY_MODULE.code_for_node(fnode).strip()))
+                nodes.append(None)
+                key = types.MethodType(type(key).__call__, key)
+            elif (self.registry.rule(key) is None and isinstance(key, types.MethodType)
+                  and isinstance(key.__func__, types.FunctionType)):
+                # a method of a constant object (a global, a closure, a class for a classmethod):
+                # the object is the first argument of the method's function
+                spelled = fnode.value if isinstance(fnode, cst.Attribute) else cst.Attribute(
+                    fnode, cst.Name("__self__"))
+                args.append(Const(EMPTY_MODULE.code_for_node(spelled).strip()))
+                nodes.append(None)
+        lowered = [(a, *(self.operand(a.value) if a.star != "*" else self.splat(a.value))) for a in node.args]
+        args += [op for a, op, _ in lowered if a.keyword is None]
+        nodes += [n for a, _, n in lowered if a.keyword is None]
+        kwargs = {a.keyword.value: op for a, op, _ in lowered if a.keyword is not None}
+        kw_nodes = {a.keyword.value: n for a, _, n in lowered if a.keyword is not None}
+        primal = node.with_changes(func=fnode, args=[a.with_changes(value=n) for a, _, n in lowered],
+                                   lpar=[], rpar=[])
+        word = func.attr.value if isinstance(func, cst.Attribute) else (
+            func.value if isinstance(func, cst.Name) else "call")
+        return self.apply(key, args, kwargs, primal, node, target, word, nodes, kw_nodes)
+
+    def derivative(self, func: cst.BaseExpression) -> Any:
+        """The function ``grad(fun, ...)`` / ``value_and_grad(fun, ...)`` makes, when ``func``
+        is such a call of s2sad's API on a function s2sad can name and literal options."""
+        if not isinstance(func, cst.Call) or not func.args or func.args[0].keyword or any(a.star for a in func.args):
+            return None
+        api = self.res.object(func.func)
+        if getattr(api, "__module__", None) != "s2sad.api" or getattr(api, "__name__", None) not in _DERIVATIVES:
+            return None
+        target = self.res.object(func.args[0].value)
+        if target is MISSING or not callable(target):
+            return None
+        try:
+            options = [ast.literal_eval(self.parsed.code(a.value).strip()) for a in func.args[1:]]
+        except (ValueError, SyntaxError):
+            return None
+        positional = [v for a, v in zip(func.args[1:], options) if a.keyword is None]
+        keywords = {a.keyword.value: v for a, v in zip(func.args[1:], options) if a.keyword is not None}
+        return api(target, *positional, **keywords)
+
+    def fills_varargs(self, node: cst.Call, arg: cst.Arg, before: list[cst.Arg]) -> bool:
+        """Whether ``*t`` (``arg``, after the arguments ``before``) is the last positional
+        argument of a call to a Python function, and is exactly its ``*args``."""
+        func = node.func
+        key = self.local_functions.get(func.value, MISSING) if isinstance(func, cst.Name) else MISSING
+        key = self.res.object(func) if key is MISSING else key
+        # (a function called directly: a method's instance would come first)
+        if arg.star != "*" or not isinstance(key, (types.FunctionType, RecursiveCall)) or python_function(key) is None:
+            return False
+        params = call_signature(key).parameters.values()
+        named = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        positional = [a for a in node.args if a.keyword is None and a.star != "**"]
+        return any(p.kind is p.VAR_POSITIONAL for p in params) and positional[-1] is arg and sum(
+            a.keyword is None for a in before) == named
+
+    def splat(self, value: cst.BaseExpression) -> tuple["_Splat", cst.Name]:
+        """``*t`` passed to a function's ``*args``: ``tuple(t)``, which the callee's
+        ``*args`` is, differentiated by the rule of ``tuple``."""
+        op, node = self.operand(value)
+        packed = self.apply(builtins.tuple, [op], {}, cst.Call(cst.Name("tuple"), [cst.Arg(node)]),
+                            value, None, "tuple", [node])
+        return _Splat(packed.name), cst.Name(packed.name)
+
+    def unstar(self, arg: cst.Arg, keep: bool = False) -> list[cst.Arg]:
+        """``*t`` as ``t[0], t[1], ...`` when t's length is known; ``**{"k": v}`` as ``k=v``.
+        ``keep``: a ``*t`` of a length not known here stays (it fills a function's ``*args``)."""
+        value = strip_parens(arg.value)
+        if arg.star == "":
+            return [arg]
+        if arg.star == "*" and isinstance(value, (cst.Tuple, cst.List)) and not any(
+                isinstance(e, cst.StarredElement) for e in value.elements):
+            return [cst.Arg(e.value) for e in value.elements]
+        known = self.sizes.get(self.version.get(value.value, value.value)) if isinstance(
+            value, cst.Name) and value.value in self.res.locals else None
+        if arg.star == "*" and isinstance(known, int):
+            return [cst.Arg(item_of(value, cst.Integer(str(k)))) for k in range(known)]
+        if arg.star == "**" and isinstance(value, cst.Dict) and all(
+                isinstance(e, cst.DictElement) and (literal_key(e.key) or "").isidentifier() for e in value.elements):
+            return [cst.Arg(e.value, keyword=cst.Name(literal_key(e.key))) for e in value.elements]
+        if arg.star == "**" and isinstance(known, tuple) and all(k.isidentifier() for k in known):
+            return [cst.Arg(item_of(value, cst.SimpleString(repr(k))), keyword=cst.Name(k)) for k in known]
+        if keep:
+            return [arg]
+        what = "a tuple or list whose length" if arg.star == "*" else "a dict display whose keys"
+        splat = " (or, for a Python function's *args, that it is exactly them)" if arg.star == "*" else ""
+        raise self.unsupported(arg, f"'{arg.star}' in a call needs {what} s2sad can see here (a "
+                                    f"display, or a name assigned one at the function's top level){splat}; "
+                                    f"pass the arguments one by one")
+
+    def apply(self, key: Any, args: list[Operand], kwargs: dict[str, Operand],
+              primal: cst.BaseExpression, node: cst.CSTNode, target: str | None, word: str,
+              nodes: list[cst.CSTNode | None] | None = None,
+              kw_nodes: dict[str, cst.CSTNode] | None = None) -> Operand:
+        """Emit one primitive application; ``nodes`` are the arguments' nodes in ``primal``."""
+        rule = self.registry.rule(key)
+        callee = self.parsed.code(node.func).strip() if isinstance(node, cst.Call) else (
+            rule.name if rule is not None else self.parsed.code(node).strip())
+        problem = None
+        slots: dict[str, cst.CSTNode] = {}
+        if rule is not None:
+            try:
+                bound = rule.bind(args, kwargs, default=Const, pack=_pack)
+                positions = rule.bind(list(range(len(args))), {k: k for k in kwargs},
+                                      default=lambda code: None, pack=lambda items: None)
+                all_nodes = {**dict(enumerate(nodes or [])), **(kw_nodes or {})}
+                slots = {p: all_nodes[i] for p, i in positions.items()
+                         if i is not None and all_nodes.get(i) is not None}
+                out = bound.get("out")
+                if out is not None and not (isinstance(out, Const) and out.code == "None"):
+                    problem = (f"{callee}(..., out=...) writes its result into an existing array, "
+                               f"which s2sad does not follow; assign the result instead "
+                               f"(y = {callee}(...))")
+            except ValueError as exc:
+                bound, problem = _positional(args, kwargs), (
+                    f"{exc}; write the call without that argument (for where=, select with "
+                    f"np.where(...) first), or wrap the call in stop_gradient(...) if no gradient "
+                    f"should flow through it")
+        elif python_function(key) is not None:
+            receiver = isinstance(key, (types.MethodType, MethodOfSelf))
+            result = self.emit(self.user_call(python_function(key), callee, args, kwargs, primal, receiver),
+                               target, _name_hint(word, args, False), node)
+            if returns_alias(python_function(key)):  # it may return (a view of) an argument
+                self.share(result.name, [op.name for op in [*args, *kwargs.values()] if isinstance(op, Var)])
+            return result
+        else:
+            bound = _positional(args, kwargs)
+            problem = _no_rule_message(key, callee)
+        call = Call(rule if problem is None else None, callee, bound, primal, problem, slots=slots)
+        result = self.emit(call, target, _name_hint(word, args, isinstance(node, cst.BinaryOperation)), node)
+        if rule is not None and rule.fun in VIEWING_FUNCTIONS:
+            self.views.add(result.name)
+            self.share(result.name, [op.name for op in bound.values() if isinstance(op, Var)])
+        return result
+
+    def user_call(self, function: types.FunctionType, callee: str, args: list[Operand],
+                  kwargs: dict[str, Operand], primal: cst.BaseExpression, receiver: bool = False) -> Call:
+        """A call to a Python function: differentiated through that function's own adjoint
+        (``receiver``: a method, called with the instance first)."""
+        if isinstance(function, MethodOfSelf):  # a method of self: bound at run time
+            return Call(None, callee, _positional(args, kwargs), primal, function=function,
+                        receiver=receiver)
+        signature = call_signature(function)
+        # a recursive call in generated code: positional parameters by position (their
+        # names are not known before the code is generated)
+        position = {} if isinstance(function, types.FunctionType) else {
+            p.name: str(i) for i, p in enumerate(signature.parameters.values())
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)}
+        splat = [Var(op.name) for op in args if isinstance(op, _Splat)]  # f(a, *t): t fills *args
+        args = [op for op in args if not isinstance(op, _Splat)]
+        try:
+            bound = signature.bind_partial(*args, **kwargs) if splat else signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            return Call(None, callee, _positional(args, kwargs), primal, f"calling {callee}: {exc}")
+        if splat:
+            star = next(p.name for p in signature.parameters.values() if p.kind is p.VAR_POSITIONAL)
+            bound.arguments[star] = splat[0]
+        plain: dict[str, Operand] = {}
+        for name, value in bound.arguments.items():
+            if isinstance(value, (Var, Const)):  # (a splat: the callee's whole *args)
+                plain[position.get(name, name)] = value
+            else:  # *args or **kwargs: each value is the item of the callee's tuple or dict
+                items = value.items() if isinstance(value, dict) else enumerate(value)
+                plain.update((f"{name}[{key!r}]", op) for key, op in items)
+        return Call(None, callee, plain, primal, function=function, receiver=receiver)
+
+    def is_self(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` is the instance parameter of a method: its first, named ``self``."""
+        params = self.res.params
+        return isinstance(node, cst.Name) and node.value == "self" and bool(params) and params[0] == "self" \
+            and self.version.get("self", "self") == "self"
+
+
+@dataclass(frozen=True)
+class _Splat(Var):
+    """A tuple passed as ``*name``: a called Python function's ``*args``."""
+
+
+class _LocalCallee:
+    """A call through a local variable (or an unbound name): no rule can apply."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+
+class UnknownMethod:
+    """An attribute or method that is neither a NumPy array's nor followed otherwise: no rule
+    can apply."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _no_rule_message(key: Any, callee: str) -> str:
+    if isinstance(key, _LocalCallee):
+        return (f"'{callee}' is a local variable (or an unknown name), so s2sad cannot know which "
+                f"function it calls; call the function by its global name")
+    if isinstance(key, UnknownMethod):
+        return (f"'.{key.name}' is not a NumPy array method or attribute s2sad can differentiate; "
+                f"wrap the value in stop_gradient(...) if no gradient should flow through it (a "
+                f"method of your own class is followed when called on self, or on an object "
+                f"bound at module level)")
+    if isinstance(key, functools.partial):
+        return (f"'{callee}' is a functools.partial: inside the differentiated function, call the "
+                f"function it wraps, with the arguments it binds written out")
+    if library_function(key):
+        return (f"no gradient rule for '{callee}', which is library code ({key.__module__}): s2sad "
+                f"never differentiates through a library's source; register a rule with "
+                f"s2sad.defvjp, or wrap the call in stop_gradient(...) if no gradient should flow "
+                f"through it")
+    return (f"no gradient rule for '{callee}'{wrapping(key)}; register one with s2sad.defvjp, or wrap the call "
+            f"in stop_gradient(...) if no gradient should flow through it")
+
+
+def _positional(args: list[Operand], kwargs: dict[str, Operand]) -> dict[str, Operand]:
+    return {**{str(i): a for i, a in enumerate(args)}, **kwargs}
+
+
+def _pack(ops: list[Operand]) -> Const:
+    codes = [o.name if isinstance(o, Var) else o.code for o in ops]
+    reads = tuple(n for o in ops for n in ((o.name,) if isinstance(o, Var) else o.reads))
+    return Const("(" + "".join(c + ", " for c in codes) + ")" if codes else "()", reads)
+
+
+def _name_hint(word: str, args: list[Operand], binop: bool) -> list[str]:
+    """Candidate names for a temporary, best first: ``x_mul_y``, ``exp_z``, ``sum``."""
+    names = [a.name if isinstance(a, Var) else a.code if a.code.isdigit() else "" for a in args]
+    if binop:
+        left, right = (names + ["", ""])[:2]
+        candidates = [join_words(left, word, right), join_words(left, word), join_words(word, right)]
+    else:
+        candidates = [join_words(word, names[0] if names else "")]
+    return [c for c in candidates if c and len(c) <= 16] + [word]
+
+
+def _through_an_instance(node: cst.BaseExpression, res: Resolution) -> bool:
+    """Whether an attribute chain reaches its object through an object that is neither a
+    module nor a class (a configuration object, a model), whose attributes may be rebound."""
+    while isinstance(node, cst.Attribute):
+        base = res.object(node.value)
+        if base is not MISSING and base is not None and not isinstance(base, (types.ModuleType, type)):
+            return True
+        node = node.value
+    return False

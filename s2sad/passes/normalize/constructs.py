@@ -1,0 +1,53 @@
+"""The Python operators s2sad lowers to primitives, and the constructs it refuses, with advice."""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import libcst as cst
+
+
+BINARY_OPS: dict[type, tuple[Any, str]] = {
+    cst.Add: (operator.add, "add"),
+    cst.Subtract: (operator.sub, "sub"),
+    cst.Multiply: (operator.mul, "mul"),
+    cst.Divide: (operator.truediv, "div"),
+    cst.Power: (operator.pow, "pow"),
+    cst.MatrixMultiply: (operator.matmul, "matmul"),
+    cst.Modulo: (operator.mod, "mod"),
+    cst.FloorDivide: (operator.floordiv, "floordiv"),
+}
+AUGMENTED_OPS: dict[type, type] = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide, cst.PowerAssign: cst.Power,
+    cst.MatrixMultiplyAssign: cst.MatrixMultiply, cst.ModuloAssign: cst.Modulo,
+    cst.FloorDivideAssign: cst.FloorDivide,
+}
+UNARY_OPS: dict[type, tuple[Any, str]] = {
+    cst.Minus: (operator.neg, "neg"),
+    cst.Plus: (operator.pos, "pos"),
+}
+#: Statements and expressions s2sad does not differentiate, with what to write instead.
+UNSUPPORTED: dict[type, str] = {
+    cst.Try: "'try' statements are not supported; handle errors outside the differentiated function",
+    cst.With: "'with' statements are not supported; move the context manager outside the "
+              "differentiated function",
+    cst.ClassDef: "class definitions inside a differentiated function are not supported; define "
+                  "the class at module level",
+    cst.Del: "'del' is not supported; let the variable go out of scope instead",
+    cst.Global: "'global' is not supported; pass the value as an argument and return the result",
+    cst.Nonlocal: "'nonlocal' is not supported; pass the value as an argument and return the result",
+    cst.Import: "imports inside a differentiated function are not supported; import at module level",
+    cst.ImportFrom: "imports inside a differentiated function are not supported; import at module "
+                    "level",
+    cst.Raise: "'raise' is not supported; check inputs before calling the differentiated function",
+    cst.Yield: "generators ('yield') cannot be differentiated; return a value instead",
+    cst.Await: "'await' is not supported; differentiate a synchronous function",
+    cst.SetComp: "a set of values that carry a gradient is not supported (a set has no order to "
+                 "give gradients back in); build a list, or a dict comprehension",
+    cst.Lambda: "a lambda used other than bound to a name ('f = lambda v: ...') is not "
+                "supported; define a function with 'def'",
+    cst.NamedExpr: "the walrus operator ':=' is not supported; assign on its own line",
+    cst.Set: "set values are not supported",
+    cst.Match: "'match' statements are not supported",
+}

@@ -1,0 +1,158 @@
+"""Lists, tuples and dicts: displays, ``xs.append``/``insert``/``extend``/``pop`` as new
+versions of the list, and ``d.get`` on a dict whose keys are known."""
+from __future__ import annotations
+
+import builtins
+import operator
+
+import libcst as cst
+
+from ...ir import Assign, Call, Const, Operand, Var
+from ...rules.registry import APPEND, pack_rule
+from .syntax import item_of, literal_key, strip_parens, walk
+
+
+class ContainerLowering:
+    """Lists, tuples and dicts: displays, the list methods that change a list, and ``d.get``."""
+
+    def append(self, call: cst.Call) -> None:
+        """``xs.append(x)`` as a new version of the list: ``xs_2 = xs + [x]``."""
+        receiver = call.func.value
+        if len(call.args) != 1 or call.args[0].keyword or call.args[0].star:
+            raise self.unsupported(call, "append takes one value")
+        name = receiver.value
+        current = self.version.get(name, name)
+        self.check_in_place(name, call, f"'{name}.append(...)'", f"{name} = {name} + [...]")
+        op, node = self.operand(call.args[0].value)
+        if isinstance(op, Var):
+            self.stored.add(op.name)
+        new = self.new_version(name)
+        xs_node = cst.Name(current)
+        primal = cst.BinaryOperation(xs_node, cst.Add(), cst.List([cst.Element(node)]))
+        self.out.append(Assign(new, Call(self.registry.rule(APPEND), f"{name}.append",
+                                         {"xs": Var(current), "x": op}, primal,
+                                         slots={"xs": xs_node, "x": node}), self.loc))
+        self.version[name] = new
+        self.lists.add(new)
+
+    def pop(self, call: cst.Call) -> cst.BaseExpression:
+        """``v = xs.pop()`` as ``v = xs[-1]`` and a new version ``xs_2 = xs[:-1]``."""
+        name = call.func.value.value
+        if call.args:
+            return self.list_method(call)
+        self.check_in_place(name, call, f"'{name}.pop()'", f"{name}[-1] and {name} = {name}[:-1]")
+        current = self.version.get(name, name)
+        item = self.fn.fresh(f"{name}_last")
+        last = cst.parse_expression(f"{current}[-1]")
+        self.apply(operator.getitem, [Var(current), Const("-1")], {}, last, call, item, "item",
+                   [last.value, None])
+        new = self.new_version(name)
+        rest = cst.parse_expression(f"{current}[:-1]")
+        self.apply(operator.getitem, [Var(current), Const("slice(-1)")], {}, rest, call, new, "item",
+                   [rest.value, None])
+        self.views.discard(new)  # a slice of a list is a new list
+        self.version[name] = new
+        self.lists.add(new)
+        self.res.locals = self.res.locals | {item}
+        self.version[item] = item
+        return cst.Name(item)
+
+    def list_method(self, call: cst.Call) -> cst.BaseExpression:
+        """``xs.insert(i, v)``, ``xs.extend(ys)`` and ``xs.pop(i)`` on a local list, as new
+        versions of the list (``xs = xs[:i] + [v] + xs[i:]``, ``xs = xs + list(ys)``,
+        ``xs = xs[:i] + xs[i:][1:]`` after ``v = xs[i]``); returns what the call returns."""
+        name, method = call.func.value.value, call.func.attr.value
+        forms = {"insert": (f"{name} = {name}[:i] + [v] + {name}[i:]", 2), "extend": (f"{name} = {name} + list(ys)", 1),
+                 "pop": (f"v = {name}[i] and {name} = {name}[:i] + {name}[i:][1:]", 1)}
+        form, count = forms[method]
+        if len(call.args) != count or any(a.keyword or a.star for a in call.args):
+            raise self.unsupported(call, f"'{name}.{method}' takes {count} positional "
+                                         f"argument{'s' if count > 1 else ''} here; write {form}")
+        self.check_in_place(name, call, f"'{name}.{method}(...)'", form)
+        if method == "pop" and self.version.get(name, name) not in self.lists:  # d.pop(key) of a dict?
+            raise self.unsupported(call, f"s2sad cannot tell that '{name}' is a list here (pop of "
+                                         f"a dict takes a key); write {form}")
+        held = [self.held(a.value) for a in call.args]
+        result = cst.Name("None")
+        if method == "pop":
+            item = self.temporary(f"{name}item_of")
+            self.lower(cst.parse_expression(f"{name}[{held[0]}]"), item, item)
+            result = cst.Name(item)
+            code = f"{name}[:{held[0]}] + {name}[{held[0]}:][1:]"
+        elif method == "insert":
+            code = f"{name}[:{held[0]}] + [{held[1]}] + {name}[{held[0]}:]"
+        elif isinstance(call.args[0].value, cst.List):
+            code = f"{name} + {held[0]}"
+        elif "list" not in self.res.locals and self.fn.free.get("list", builtins.list) is builtins.list:
+            code = f"{name} + list({held[0]})"
+        else:
+            raise self.unsupported(call, f"'list' is not the builtin here; write {name} = {name} + [...]")
+        value = cst.parse_expression(code)
+        for n in walk(value):  # the builtin, whatever the function's globals call 'list'
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "list":
+                self.res.objects[n.func] = builtins.list
+            if isinstance(n, cst.BinaryOperation):  # + of lists
+                self.concatenations.add(n)
+        new = self.new_version(name)
+        self.lower(value, new, name)
+        self.version[name] = new
+        self.lists.add(new)
+        return result
+
+    def held(self, node: cst.BaseExpression) -> str:
+        """Code for the value of an argument that code built here reads: as written when it
+        reads no local variable (or is one), else a temporary that holds it."""
+        if isinstance(node, cst.Name) or not self.local_reads(node):
+            return self.parsed.code(node).strip() if not isinstance(node, cst.Name) else node.value
+        return self.lower(node, self.temporary(self.hint(node)), "").name
+
+    def dict_get(self, node: cst.Call) -> cst.BaseExpression | None:
+        """``d.get(k, default)`` on a dict whose keys are known here (a display at the top
+        level, not changed since) with a literal key: ``d[k]`` or ``default``."""
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "get" and isinstance(func.value, cst.Name)
+                and func.value.value in self.res.locals and 1 <= len(node.args) <= 2
+                and not any(a.keyword or a.star for a in node.args)):
+            return None
+        keys = self.sizes.get(self.version.get(func.value.value, func.value.value))
+        key = literal_key(strip_parens(node.args[0].value))
+        if not isinstance(keys, tuple) or key is None:
+            return None
+        if key in keys:
+            return item_of(func.value, node.args[0].value)
+        return node.args[1].value if len(node.args) == 2 else cst.Name("None")
+
+    def container(self, node: cst.Tuple | cst.List | cst.Dict, target: str | None) -> Operand:
+        """A tuple, list or dict display: element ``k`` gets the gradient's item ``k``."""
+        elements, operands, keys = [], [], []
+        for i, e in enumerate(node.elements):
+            if isinstance(e, (cst.StarredElement, cst.StarredDictElement)):
+                raise self.unsupported(e, "starred elements in displays are not supported; build "
+                                          "the container element by element")
+            if isinstance(e, cst.DictElement):
+                key = literal_key(e.key)
+                if key is None:
+                    raise self.unsupported(e.key, "dict keys must be string literals")
+                keys.append(key)
+            else:
+                keys.append(i)
+            op, enode = self.operand(e.value)
+            if isinstance(op, Var):
+                self.stored.add(op.name)
+            operands.append(op)
+            elements.append(e.with_changes(value=enode))
+        primal = node.with_changes(elements=elements)
+        if isinstance(node, cst.Tuple) and not primal.lpar:
+            primal = primal.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        rule = pack_rule(keys)
+        slots = {p.name: e.value for p, e in zip(rule.params, elements)}
+        call = Call(rule, "display", {p.name: op for p, op in zip(rule.params, operands)}, primal,
+                    slots=slots)
+        result = self.emit(call, target, self.hint(node), node)
+        # the container holds its elements themselves: views among them still see their array
+        self.holders[result.name] = frozenset().union(
+            *({op.name} | self.bases.get(op.name, frozenset()) | self.holders.get(op.name, frozenset())
+              for op in operands if isinstance(op, Var)))
+        if self.out is self.fn.body:
+            self.sizes[result.name] = tuple(keys) if isinstance(node, cst.Dict) else len(elements)
+        return result

@@ -1,0 +1,219 @@
+"""Expressions and operands: each sub-expression that carries a gradient gets its
+own statement."""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import libcst as cst
+import numpy as np
+
+from ... import runtime
+from ...ir import Assign, Call, Const, If, Opaque, Operand, Var, operand_code, operand_reads
+from ...rules.registry import pack_rule
+from ..resolve import MISSING
+from .aliasing import may_alias
+from .calls import UnknownMethod
+from .constructs import BINARY_OPS, UNARY_OPS, UNSUPPORTED
+from .naming import user_name
+from .syntax import describe, literal_key, strip_parens
+
+
+_DISPLAYS = (cst.List, cst.Tuple)
+
+
+class ExpressionLowering:
+    """Lowering expressions to one primitive per statement, and emitting the statements."""
+
+    def lower(self, node: cst.BaseExpression, target: str | None, hint: str = "") -> Operand:
+        """Emit statements computing ``node``; return the operand that holds it."""
+        if target is not None and isinstance(strip_parens(node), (cst.List, cst.ListComp)):
+            self.lists.add(target)
+        reads = self.local_reads(node)
+        if not reads:
+            empty = strip_parens(node)
+            if (target is not None and self.out is self.fn.body
+                    and isinstance(empty, (cst.Tuple, cst.List, cst.Dict)) and not empty.elements):
+                self.sizes[target] = () if isinstance(empty, cst.Dict) else 0  # f(*t, **d) passes nothing
+            return self.emit_operand(Const(self.parsed.code(strip_parens(node)).strip()), target)
+        kind = self.inactive_kind(node)
+        if kind is not None:
+            opaque = Opaque(self.rename(strip_parens(node)), reads, kind, self.stopped_copy(node))
+            result = self.emit(opaque, target, self.hint(node) if target is None else hint, node)
+            if kind == "stopped" and may_alias(node, self.res):  # stop_gradient(b) is b itself
+                self.share(result.name, reads)
+            return result
+        if isinstance(node, cst.Name):
+            version = self.version.get(node.value, node.value)
+            if version in self.unbound_in:
+                # read after a branch that binds it on one path only (under the same condition
+                # again, say): the adjoint starts from its zero before that read, so it must
+                # exist on every path
+                self.bind_everywhere(version)
+            return self.emit_operand(Var(version), target)
+        if isinstance(node, cst.BinaryOperation):
+            return self.binary(node, target)
+        if isinstance(node, cst.UnaryOperation):
+            return self.unary(node, target)
+        if isinstance(node, cst.Call):
+            return self.call(node, target)
+        if isinstance(node, cst.Subscript):
+            return self.subscript(node, target)
+        if isinstance(node, cst.Attribute):
+            return self.attribute(node, target)
+        if isinstance(node, (cst.Tuple, cst.List, cst.Dict)):
+            return self.container(node, target)
+        if isinstance(node, cst.IfExp):
+            return self.conditional(node, target)
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.DictComp)):
+            return self.comprehension(node, target)
+        raise self.unsupported(node, UNSUPPORTED.get(type(node), f"'{describe(node)}' is not supported"))
+
+    def operand(self, node: cst.BaseExpression) -> tuple[Operand, cst.BaseExpression]:
+        """Lower a sub-expression; also return the node that stands for it in its parent."""
+        op = self.lower(node, None, self.hint(node))
+        if isinstance(op, Var):
+            return op, cst.Name(op.name)
+        return op, self.rename(node)
+
+    def conditional(self, node: cst.IfExp, target: str | None) -> Operand:
+        """``a if c else b``: an if statement that assigns one name in both branches."""
+        test = self.condition(node.test)
+        name = target or self.fn.fresh(["chosen"])
+        body, _ = self.nested(lambda: self.lower(node.body, name))
+        orelse, _ = self.nested(lambda: self.lower(node.orelse, name))
+        self.out.append(If(test, body, orelse, self.location(node)))
+        return Var(name)
+
+    def binary(self, node: cst.BinaryOperation, target: str | None) -> Operand:
+        key, word = BINARY_OPS.get(type(node.operator), (None, ""))
+        if key is None:
+            raise self.unsupported(node, f"the operator '{self.parsed.code(node.operator).strip()}' "
+                                         "is not supported on values that carry a gradient")
+        if key is operator.add and (isinstance(node.left, _DISPLAYS) or isinstance(node.right, _DISPLAYS)
+                                    or node in self.concatenations):
+            key = runtime.concat  # xs + [v]: a concatenation (unless xs turns out to be an array)
+        (left, lnode), (right, rnode) = self.operand(node.left), self.operand(node.right)
+        primal = node.with_changes(left=lnode, right=rnode, operator=_one_line(node.operator),
+                                   lpar=[], rpar=[])
+        return self.apply(key, [left, right], {}, primal, node, target, word, [lnode, rnode])
+
+    def unary(self, node: cst.UnaryOperation, target: str | None) -> Operand:
+        key, word = UNARY_OPS.get(type(node.operator), (None, ""))
+        if key is None:
+            raise self.unsupported(node, f"the operator '{self.parsed.code(node.operator).strip()}' "
+                                         "is not supported on values that carry a gradient")
+        arg, anode = self.operand(node.expression)
+        primal = node.with_changes(expression=anode, lpar=[], rpar=[])
+        return self.apply(key, [arg], {}, primal, node, target, word, [anode])
+
+    def subscript(self, node: cst.Subscript, target: str | None) -> Operand:
+        subject = MISSING if self.local_reads(node.value) else self.res.object(node.value)
+        if subject is not MISSING and self.registry.rule(subject) is not None:  # np.r_[...]
+            return self.index_concatenation(node, subject, target)
+        value, vnode = self.operand(node.value)
+        index, nodes = self.index(node)
+        primal = node.with_changes(value=vnode, slice=nodes, lpar=[], rpar=[])
+        return self.apply(operator.getitem, [value, index], {}, primal, node, target, "item",
+                          [vnode, None])
+
+    def index_concatenation(self, node: cst.Subscript, concat: Any, target: str | None) -> Operand:
+        """``np.r_[a, 0.0, 1:3]`` as ``np.r_[items]`` with ``items = (a, 0.0, slice(1, 3))``
+        (the same call: a subscript's entries reach ``__getitem__`` as one tuple), so that
+        the rule of the concatenation applies to what ``__getitem__`` receives."""
+        name = self.parsed.code(node.value).strip()
+        word = name.rsplit(".", 1)[-1].strip("_")
+        only = node.slice[0].slice if len(node.slice) == 1 else None
+        if isinstance(only, cst.Index) and only.star is None:  # np.r_[a]: a, or a tuple of entries
+            items, item_node = self.operand(only.value)
+            primal = node.with_changes(value=self.rename(node.value), lpar=[], rpar=[],
+                                       slice=[cst.SubscriptElement(cst.Index(item_node))])
+            return self.apply(concat, [items], {}, primal, node, target, word, [item_node])
+        parts, _ = self.index_parts(node)
+        directive = literal_key(strip_parens(node.slice[0].slice.value)) if isinstance(
+            node.slice[0].slice, cst.Index) else None
+        if directive is not None and directive.strip() in ("r", "c"):
+            raise self.unsupported(node.slice[0], f"{name}[{directive!r}, ...] builds an np.matrix, "
+                                                  f"which s2sad does not differentiate; leave out the "
+                                                  f"{directive!r} directive (np.atleast_2d gives a 2-d array)")
+        rule = pack_rule(list(range(len(parts))))
+        elements = [cst.Element(cst.Name(p.name) if isinstance(p, Var) else cst.parse_expression(p.code))
+                    for p in parts]
+        for p in parts:
+            if isinstance(p, Var):
+                self.stored.add(p.name)
+        display = cst.Tuple(elements) if len(elements) != 1 else cst.Tuple(
+            elements, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        call = Call(rule, "display", {q.name: op for q, op in zip(rule.params, parts)}, display,
+                    slots={q.name: e.value for q, e in zip(rule.params, elements)})
+        items = self.emit(call, None, "items", node)
+        item_node = cst.Name(items.name)
+        primal = node.with_changes(value=self.rename(node.value), lpar=[], rpar=[],
+                                   slice=[cst.SubscriptElement(cst.Index(item_node))])
+        return self.apply(concat, [items], {}, primal, node, target, word, [item_node])
+
+    def index(self, node: cst.Subscript) -> tuple[Const, list[cst.SubscriptElement]]:
+        """The index of ``x[...]`` as code for the adjoint, and the lowered elements."""
+        parts, nodes = self.index_parts(node)
+        codes = [operand_code(p) for p in parts]
+        index = codes[0] if len(codes) == 1 else "(" + ", ".join(codes) + ")"
+        index_reads = tuple(dict.fromkeys(n for p in parts for n in operand_reads(p)))
+        return Const(index, index_reads), nodes
+
+    def index_parts(self, node: cst.Subscript) -> tuple[list[Operand], list[cst.SubscriptElement]]:
+        """The entries of the index of ``x[...]`` (a slice as ``slice(a, b)`` code), and the
+        lowered elements."""
+        parts, nodes = [], []
+        for element in node.slice:
+            s = element.slice
+            if isinstance(s, cst.Index):
+                if s.star is not None:
+                    raise self.unsupported(s, "starred indices are not supported")
+                op, inode = self.operand(s.value)
+                parts.append(op)
+                nodes.append(element.with_changes(slice=s.with_changes(value=inode)))
+            else:
+                bounds = {}
+                for field in ("lower", "upper", "step"):
+                    b = getattr(s, field)
+                    bounds[field] = (Const("None"), None) if b is None else self.operand(b)
+                codes = [operand_code(bounds[f][0]) for f in ("lower", "upper", "step")]
+                if codes[2] == "None":  # slice(a, b); slice(b) when a is None
+                    codes = codes[1:2] if codes[0] == "None" else codes[:2]
+                parts.append(Const(f"slice({', '.join(codes)})",
+                                   tuple(n for f in bounds for n in operand_reads(bounds[f][0]))))
+                nodes.append(element.with_changes(slice=s.with_changes(
+                    **{f: bounds[f][1] for f in bounds if bounds[f][1] is not None})))
+        return parts, nodes
+
+    def attribute(self, node: cst.Attribute, target: str | None) -> Operand:
+        value, vnode = self.operand(node.value)
+        key = getattr(np.ndarray, node.attr.value, UnknownMethod(node.attr.value))
+        primal = node.with_changes(value=vnode, lpar=[], rpar=[])
+        return self.apply(key, [value], {}, primal, node, target, node.attr.value, [vnode])
+
+    def emit(self, value: Call | Opaque, target: str | None, hint: str | list[str],
+             node: cst.CSTNode) -> Var:
+        temporary = target is None
+        name = self.fn.fresh(hint) if temporary else target
+        self.out.append(Assign(name, value, self.location(node), temporary))
+        return Var(name)
+
+    def emit_operand(self, op: Operand, target: str | None) -> Operand:
+        if target is None:
+            return op
+        if isinstance(op, Var):
+            self.copies.update((target, op.name))
+            self.partners.setdefault(target, set()).add(user_name(op.name, self.res.locals))
+            self.partners.setdefault(op.name, set()).add(user_name(target, self.res.locals))
+            self.share(target, [op.name])
+            if op.name in self.sizes and self.out is self.fn.body:
+                self.sizes[target] = self.sizes[op.name]
+        self.out.append(Assign(target, op, self.loc))
+        return Var(target)
+
+
+def _one_line(op: cst.CSTNode) -> cst.CSTNode:
+    """An operator with plain spaces around it, for an expression rebuilt on one line."""
+    return op.with_changes(whitespace_before=cst.SimpleWhitespace(" "),
+                           whitespace_after=cst.SimpleWhitespace(" "))

@@ -1,0 +1,172 @@
+"""What a block of statements does, as far as its syntax tells: whether it returns,
+breaks or continues, which names it assigns or changes, which it reads first."""
+from __future__ import annotations
+
+import libcst as cst
+
+from .aliasing import VIEW_ATTRIBUTES, VIEW_METHODS
+from .syntax import (
+    LIST_METHODS, LOOP_NODES, attribute_path, flat_targets, is_pop, nodes_under, statements_of,
+    strip_parens, walk)
+
+
+def jumps(body: list[cst.BaseStatement]) -> tuple[bool, bool]:
+    """Whether a loop body breaks (or returns, at any depth) and whether it continues."""
+    nodes = [n for n in nodes_under(body) if not isinstance(n, LOOP_NODES)]
+    inner = [n for n in nodes_under(body) if isinstance(n, LOOP_NODES)]
+    inner_nodes = {id(x) for loop in inner for x in walk(loop.body)}
+    nodes = [n for n in nodes if id(n) not in inner_nodes]
+    breaks = may_return(body) or any(isinstance(n, cst.Break) for n in nodes)
+    return breaks, any(isinstance(n, cst.Continue) for n in nodes)
+
+
+def may_jump(stmt: cst.BaseStatement) -> bool:
+    if isinstance(stmt, LOOP_NODES):
+        return may_return([stmt])
+    return any(jumps([stmt]))
+
+
+def always_returns(stmts: list[cst.BaseStatement]) -> bool:
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, cst.Return) for s in last.body)
+    if isinstance(last, cst.If):
+        orelse = [last.orelse] if isinstance(last.orelse, cst.If) else (
+            statements_of(last.orelse.body) if last.orelse else [])
+        return always_returns(statements_of(last.body)) and always_returns(orelse)
+    return False
+
+
+def may_return(stmts: list[cst.BaseStatement]) -> bool:
+    return any(isinstance(n, cst.Return) for st in stmts for n in walk(st))
+
+
+def assigned_in(body: list[cst.BaseStatement]) -> set[str]:
+    """User names assigned anywhere in a loop body (targets of =, +=, for)."""
+    names: set[str] = set()
+    for n in nodes_under(body, into_loops=True):
+        targets: list[cst.CSTNode] = []
+        if isinstance(n, cst.Assign):
+            targets = [t.target for t in n.targets]
+            if is_pop(n.value, {n.value.func.value.value} if isinstance(n.value, cst.Call) and isinstance(
+                    n.value.func, cst.Attribute) and isinstance(n.value.func.value, cst.Name) else set()):
+                targets.append(n.value.func.value)
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
+            targets = [n.target]
+        elif isinstance(n, cst.For):
+            targets = [n.target]
+        if isinstance(n, cst.Expr) and isinstance(n.value, cst.Call):
+            func = n.value.func
+            if isinstance(func, cst.Attribute) and func.attr.value in LIST_METHODS:
+                targets = [func.value]
+        for t in targets:
+            names.update(flat_targets(t))
+    return names
+
+
+def view_bases(body: list[cst.BaseStatement]) -> dict[str, set[str]]:
+    """Names a loop body assigns a view to (``r = A[i]``, ``t = x.T``, ``r = np.reshape(x, s)``),
+    with the names each may be a view of, as far as the syntax tells."""
+    bases: dict[str, set[str]] = {}
+    for n in nodes_under(body, into_loops=True):
+        if not isinstance(n, cst.Assign) or len(n.targets) != 1 or not isinstance(n.targets[0].target, cst.Name):
+            continue
+        value = strip_parens(n.value)
+        taken = [value.value] if isinstance(value, cst.Subscript) or isinstance(value, cst.Attribute) and (
+            value.attr.value in VIEW_ATTRIBUTES) else []
+        if isinstance(value, cst.Call) and isinstance(value.func, (cst.Attribute, cst.Name)) and (
+                (attribute_path(value.func) or [""])[-1] in VIEW_METHODS):
+            # x.reshape(...) or np.reshape(x, ...): (the module is no local, so never counted)
+            taken = [value.func.value] if isinstance(value.func, cst.Attribute) else []
+            taken += [value.args[0].value] if value.args else []
+        if taken:
+            bases.setdefault(n.targets[0].target.value, set()).update(
+                t.value for t in taken if isinstance(t, cst.Name))
+    return bases
+
+
+def changed_in(body: list[cst.BaseStatement]) -> set[str]:
+    """User names a loop body may change in place without assigning them: the array of
+    ``np.add.at(z, ...)`` or ``f(..., out=z)``, and the base of a view written there
+    (``r = A[i]; r *= 2.0`` changes A), as far as the syntax tells."""
+    written: set[str] = set()
+    bases = view_bases(body)
+    for n in nodes_under(body, into_loops=True):
+        targets: list[cst.CSTNode] = []
+        if isinstance(n, cst.AugAssign):
+            targets = [n.target]
+        elif isinstance(n, cst.Assign):
+            targets = [t.target for t in n.targets]
+        elif isinstance(n, cst.Call):
+            targets = [a.value for a in n.args if a.keyword is not None and a.keyword.value == "out"]
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "at" and n.args:
+                targets.append(n.args[0].value)
+        for t in targets:
+            t = t.value if isinstance(t, cst.Subscript) else t
+            if isinstance(t, cst.Name):
+                written.add(t.value)
+    changed, todo = set(written), list(written)
+    while todo:
+        for base in bases.get(todo.pop(), ()):
+            if base not in changed:
+                changed.add(base)
+                todo.append(base)
+    return changed
+
+
+def read_before_assigned(stmts: list[cst.CSTNode], name: str) -> bool:
+    """Whether some path through ``stmts`` reads ``name`` before assigning it."""
+    for st in stmts:
+        first = _first_use(st, name)
+        if first is not None:
+            return first
+    return False
+
+
+def _first_use(node: cst.CSTNode, name: str) -> bool | None:
+    """True if ``node`` may read ``name`` first, False if it surely assigns it first."""
+    if isinstance(node, cst.SimpleStatementLine):
+        for small in node.body:
+            first = _first_use(small, name)
+            if first is not None:
+                return first
+        return None
+    if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        assigned = any(name in flat_targets(t, False) for t in targets)
+        if isinstance(node, cst.AugAssign) and assigned:
+            return True
+        if node.value is not None and _mentions(node.value, name):
+            return True
+        return False if assigned else None
+    if isinstance(node, cst.If):
+        if _mentions(node.test, name):
+            return True
+        orelse = [node.orelse] if isinstance(node.orelse, cst.If) else (
+            statements_of(node.orelse.body) if node.orelse else [])
+        branches = [_read_first(statements_of(node.body), name), _read_first(orelse, name)]
+        if True in branches:
+            return True
+        return False if branches == [False, False] else None
+    if isinstance(node, (cst.For, cst.While)):
+        head = node.iter if isinstance(node, cst.For) else node.test
+        if _mentions(head, name):
+            return True
+        if isinstance(node, cst.For) and name in flat_targets(node.target, False):
+            return False
+        return True if _read_first(statements_of(node.body), name) else None
+    return True if _mentions(node, name) else None
+
+
+def _read_first(stmts: list[cst.CSTNode], name: str) -> bool | None:
+    for st in stmts:
+        first = _first_use(st, name)
+        if first is not None:
+            return first
+    return None
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in walk(node))

@@ -1,0 +1,342 @@
+"""Loops and comprehensions: a ``for`` over a sequence as a loop over its indices, a
+``while`` as such, each with what its iterations carry."""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import libcst as cst
+
+from ...ir import Assign, Const, If, Loop, Opaque, Operand, Stmt, Var, operand_code, operand_reads
+from ..resolve import Resolution
+from .flow import assigned_in, changed_in, jumps, may_return, read_before_assigned, view_bases
+from .naming import target_hint, user_name
+from .syntax import EMPTY_MODULE, has_walrus, item_of, statements_of, strip_parens, walk, walrus_places
+
+
+class LoopLowering:
+    """Lowering ``for`` and ``while`` loops (and their ``else``), and comprehensions,
+    which become loops."""
+
+    def for_loop(self, node: cst.For) -> None:
+        if node.asynchronous is not None:
+            raise self.unsupported(node, "'async for' is not supported")
+        if has_walrus(node.iter):
+            node = node.with_changes(iter=self.hoist(node.iter))
+        self.check_expression(node.iter)
+        prefix: list[tuple[str, Any, str]] = []  # (name, sequence or None for the index itself, index)
+        iterable = node.iter
+        func = iterable.func if isinstance(iterable, cst.Call) else None
+        kind = "plain"
+        if not self.local_reads(iterable) or self.inactive_kind(iterable) is not None:
+            kind = "plain"
+        elif func is not None and self.res.object(func) is range:
+            kind = "plain"
+        elif func is not None and self.res.object(func) in (enumerate, zip, reversed):
+            kind = self.res.object(func).__name__
+        else:
+            kind = "sequence"
+        target = node.target
+        names = _target_names(target)
+        body = statements_of(node.body)
+        method = iterable.func.attr.value if isinstance(func, cst.Attribute) and not iterable.args else None
+        if kind == "sequence" and isinstance(target, (cst.Tuple, cst.List)) and (
+                method == "items" and names is None or method == "values"):
+            # for k, (a, b) in d.items(), for a, b in d.values(): the value unpacked in the body
+            names, body = self.loop_target(target, "sequence" if method == "values" else "items", body)
+        mapping = _dict_iteration(iterable, names, node.body) if kind == "sequence" else None
+        if mapping is not None:  # keys carry no gradient: a loop over them, values by key
+            self.dict_loop(node, *mapping, body)
+            return
+        zipped = _enumerate_zip(iterable, target, self.res) if kind == "enumerate" else None
+        if zipped is None and (names is None or kind in ("sequence", "reversed") and len(names) != 1):
+            names, body = self.loop_target(target, kind, body)
+        if kind == "plain":
+            header_iter = self.rename(iterable)
+            # a loop that runs no iteration leaves a bound target as it was: one read after the
+            # loop is carried through it, assigned from a fresh loop variable in the body
+            kept = [n for n in names if n in self.version and self.read_after(node, n)]
+            targets = [self.fn.fresh(n) if n in kept else self.new_version(n) for n in names]
+            self.version.update((n, t) for n, t in zip(names, targets) if n not in kept)
+            header = f"for {', '.join(targets)} in {EMPTY_MODULE.code_for_node(header_iter).strip()}"
+            reads = self.local_reads(iterable)
+            prefix = [(n, None, t) for n, t in zip(names, targets) if n in kept]
+        else:
+            if zipped is not None:  # for i, (a, b) in enumerate(zip(xs, ys))
+                index_name, pairs = zipped
+                index = self.new_version(index_name)
+                self.version[index_name] = index
+                sequences = pairs
+            elif kind == "enumerate":
+                if names is None or len(names) != 2 or len(iterable.args) != 1 or iterable.args[0].keyword:
+                    raise self.unsupported(iterable, "use 'for i, item in enumerate(sequence)'")
+                index = self.new_version(names[0])
+                self.version[names[0]] = index
+                sequences = [(names[1], iterable.args[0].value)]
+            elif kind == "zip":
+                if len(names) != len(iterable.args) or any(a.keyword or a.star for a in iterable.args):
+                    raise self.unsupported(iterable, "use 'for a, b in zip(xs, ys)' with one name per sequence")
+                index = self.fn.fresh("k")
+                sequences = list(zip(names, (a.value for a in iterable.args)))
+            else:
+                if len(names) != 1:
+                    raise self.unsupported(target, "unpacking the items of a sequence in a 'for' "
+                                                   "header is not supported; unpack in the body")
+                index = self.fn.fresh("i")
+                if kind == "reversed":
+                    if len(iterable.args) != 1 or iterable.args[0].keyword or iterable.args[0].star:
+                        raise self.unsupported(iterable, "use 'for item in reversed(sequence)'")
+                    iterable = iterable.args[0].value
+                sequences = [(names[0], iterable)]
+            seq_ops = []
+            # the loop's own names are rebound each iteration too (``for x in x``)
+            rebound = assigned_in(body) | changed_in(body) & self.res.locals | {name for name, _ in sequences} | set(names or ())
+            for name, seq in sequences:
+                op, seq_node = self.operand(seq)
+                if isinstance(op, Var) and user_name(op.name, self.res.locals) in rebound:
+                    # the loop iterates over the sequence as it was when the loop started
+                    snapshot = self.fn.fresh(f"{op.name}_items")
+                    self.out.append(Assign(snapshot, op, self.loc, temporary=True))
+                    op, seq_node = Var(snapshot), cst.Name(snapshot)
+                seq_ops.append((name, op, EMPTY_MODULE.code_for_node(seq_node).strip()))
+            lengths = [f"len({code})" for _, _, code in seq_ops]
+            bound = lengths[0] if len(lengths) == 1 else f"min({', '.join(lengths)})"
+            steps = f"{bound} - 1, -1, -1" if kind == "reversed" else bound
+            header = f"for {index} in range({steps})"
+            targets = [index]
+            reads = tuple(dict.fromkeys(n for _, op, _ in seq_ops for n in operand_reads(op)))
+            prefix = [(name, op, index) for name, op, _ in seq_ops]
+        self.loop(node, header, reads, targets, prefix, body)
+
+    def loop_target(self, target: cst.BaseExpression, kind: str, body: list[cst.BaseStatement]
+                    ) -> tuple[list[str], list[cst.BaseStatement]]:
+        """``for W, b in layers`` as ``for W_b in layers`` with ``W, b = W_b`` first in the body
+        (and ``for i, (W, b) in enumerate(layers)`` likewise): the names the loop header binds,
+        and the body."""
+        if isinstance(target, (cst.Tuple, cst.List)) and kind not in ("sequence", "reversed"):
+            parts = [e.value for e in target.elements]
+        else:
+            parts = [target]
+        names, unpacks = [], []
+        for part in parts:
+            if isinstance(part, cst.Name):
+                names.append(part.value)
+                continue
+            if not isinstance(part, (cst.Tuple, cst.List)) or any(
+                    isinstance(e, cst.StarredElement) for e in walk(part)):
+                raise self.unsupported(part, "loop targets must be names or tuples of names "
+                                             "(nested ones too); assign elements in the body")
+            names.append(self.fn.fresh(target_hint(part)))
+            self.res.locals = self.res.locals | {names[-1]}
+            unpacks.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(part)], cst.Name(names[-1]))]))
+        return names, unpacks + body
+
+    def dict_loop(self, node: cst.For, mapping: cst.BaseExpression, key: str | None,
+                  value: str | None, body: list[cst.BaseStatement]) -> None:
+        """``for k in d``, ``for k in d.keys()``, ``for v in d.values()``, ``for k, v in d.items()``:
+        ``for k in d`` over the keys, and ``v = d[k]`` first in the body."""
+        op, seq_node = self.operand(mapping)
+        rebound = assigned_in(body) | changed_in(body) & self.res.locals | {key, value}
+        if isinstance(op, Var) and user_name(op.name, self.res.locals) in rebound:
+            snapshot = self.fn.fresh(f"{op.name}_items")  # the dict as it was when the loop started
+            self.out.append(Assign(snapshot, op, self.loc, temporary=True))
+            op, seq_node = Var(snapshot), cst.Name(snapshot)
+        index = self.fn.fresh("k") if key is None else self.new_version(key)
+        if key is not None:
+            self.version[key] = index
+        header = f"for {index} in {EMPTY_MODULE.code_for_node(seq_node).strip()}"
+        prefix = [] if value is None else [(value, op, index)]
+        self.loop(node, header, operand_reads(op), [index], prefix, body)
+
+    def while_loop(self, node: cst.While) -> None:
+        body, test = statements_of(node.body), node.test
+        if has_walrus(test):
+            # while (r := f(r)) > tol: each ':=' runs before the loop, and again as the last
+            # statement of the body (so that a 'continue', which would skip it, is refused)
+            walruses = [w for w, _ in walrus_places(test, "")]
+            if jumps(body)[1]:
+                raise self.unsupported(walruses[0], "the walrus operator ':=' in the condition of a "
+                                                    "'while' loop that uses 'continue' is not supported; "
+                                                    "assign before the loop and again before each 'continue'")
+            test = self.hoist(test)
+            inner = {id(m) for w in walruses for m in walk(w.value)}
+            body = body + [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(w.target)], w.value)])
+                           for w in walruses if id(w) not in inner]
+        self.check_expression(test)
+        test = strip_parens(test)
+        self.loop(node, "", self.local_reads(test), [], [], body, test=test)
+
+    def loop(self, node: cst.CSTNode, header: str, reads: tuple[str, ...], targets: list[str],
+             prefix: list[Any], body: list[cst.BaseStatement],
+             test: cst.BaseExpression | None = None) -> None:
+        loc = self.location(node)
+        assigned = assigned_in(body) | changed_in(body) & self.res.locals | {name for name, _, _ in prefix}
+        outside = self.loads_outside(node)
+        live_out = {n for n in assigned if n in self.version or n in outside or (
+            n not in {p for p, _, _ in prefix} and read_before_assigned(body, n))}
+        if may_return(body):  # the value returned inside flows out of the loop
+            live_out.add(self.result)
+        for name in sorted(live_out - set(self.version)):
+            # read after the loop (or by a later iteration) but first assigned inside it: it
+            # starts as None, so that every iteration can hand it on
+            self.out.append(Assign(name, Const("None"), loc, temporary=True))
+            self.version[name] = name
+        for name in sorted(live_out & set(self.version)):
+            # bound before the loop on some paths only: an iteration that returns or breaks
+            # before assigning it hands it on all the same
+            self.bind_everywhere(self.version[name])
+        before = dict(self.version)
+        for name in live_out:  # a carried container may grow from one iteration to the next
+            self.sizes.pop(before[name], None)
+        for name in live_out & set(view_bases(body)):  # a view taken by an earlier iteration
+            self.views.add(before[name])
+        has_break, has_continue = jumps(body)
+        breaking = self.fn.fresh("breaking") if has_break else None
+        skipping = self.fn.fresh("skipping") if has_continue else None
+        if breaking:
+            self.out.append(Assign(breaking, Const("False"), loc, temporary=True))
+        if test is not None:
+            header = f"while {EMPTY_MODULE.code_for_node(self.rename(test)).strip()}"
+        self.loops.append((breaking, skipping))
+
+        def lower_body() -> None:
+            if skipping:
+                self.out.append(Assign(skipping, Const("False"), loc, temporary=True))
+            for name, op, index in prefix:
+                new = self.new_version(name)
+                if op is None:  # the loop variable itself
+                    self.out.append(Assign(new, Var(index), loc))
+                    self.version[name] = new
+                    continue
+                item = cst.parse_expression(f"{operand_code(op)}[{index}]")
+                self.apply(operator.getitem, [op, Const(index, (index,))], {}, item, node, new, "item",
+                           [item.value, None])
+                self.version[name] = new
+            self.block(body)
+
+        block, _ = self.nested(lower_body)
+        self.loops.pop()
+        after = self.version
+        carried = [(before[n], after[n]) for n in sorted(live_out)]
+        self.version = {**after, **{n: before[n] for n in live_out}}
+        self.out.append(Loop(header, tuple(reads), tuple(targets), block, carried, loc, breaking))
+        if getattr(node, "orelse", None) is not None:
+            self.loop_else(node.orelse, breaking, "for" if isinstance(node, cst.For) else "while")
+
+    def loop_else(self, orelse: cst.Else, breaking: str | None, kind: str) -> None:
+        """The ``else`` of a loop runs when no ``break`` (or ``return``) left the loop: under
+        ``if not breaking``, the flag the loop already keeps."""
+        stmts = statements_of(orelse.body)
+        jump = next((n for n in walk(orelse) if isinstance(n, (cst.Return, cst.Break, cst.Continue))), None)
+        if jump is not None:
+            word = type(jump).__name__.lower()
+            raise self.unsupported(jump, f"'{word}' in the else of a '{kind} ... else' is not supported; "
+                                         f"move the else's code after the loop, under a flag the loop sets")
+        if breaking is None:  # nothing leaves the loop early: the else always runs
+            self.block(stmts)
+            return
+        loc = self.location(orelse)
+        test = self.emit(Opaque(cst.parse_expression(f"not {breaking}"), (breaking,), "nondiff"), None,
+                         "completed", orelse)
+        before = dict(self.version)
+        body, _ = self.nested(lambda: self.block(stmts))
+        # a name the else first binds is None when the loop broke (then only a path that
+        # returned, or jumped, goes on; the adjoint reads it all the same)
+        fresh = {n: v for n, v in self.version.items() if n not in before}
+        else_body: list[Stmt] = [Assign(v, Const("None"), loc, temporary=True) for v in fresh.values()]
+        self.version = self.join(before, [(body, self.version, False), (else_body, {**before, **fresh}, False)])
+        self.out.append(If(test, body, else_body, loc))
+
+    def loads_outside(self, node: cst.CSTNode) -> set[str]:
+        """Local names read anywhere in the function outside ``node``."""
+        inside = set(walk(node))
+        return {n.value for n in walk(self.parsed.function.body)
+                if isinstance(n, cst.Name) and n not in inside and n.value in self.res.locals}
+
+    def comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.DictComp, target: str | None) -> Operand:
+        """``[e for v in xs if c]`` as a loop that appends to a new list; ``{k: e for ...}``
+        as one that assigns ``d[k] = e`` into a new dict."""
+        items = target or self.fn.fresh("items")
+        comp_names = []
+        clause = node.for_in
+        while clause is not None:
+            names = _target_names(clause.target)
+            if names is None:
+                raise self.unsupported(clause.target, "comprehension targets must be names")
+            clash = [n for n in names if n in self.res.locals]
+            if clash:
+                raise self.unsupported(clause.target, f"the comprehension variable '{clash[0]}' is "
+                                                      f"also a variable of the function; rename it")
+            comp_names += names
+            clause = clause.inner_for_in
+        self.res.locals = self.res.locals | set(comp_names) | {items}
+        self.fn.names.update(comp_names)
+        statement: cst.BaseStatement = cst.SimpleStatementLine([cst.Expr(cst.Call(
+            cst.Attribute(cst.Name(items), cst.Name("append")), [cst.Arg(node.elt)]))] if not isinstance(
+            node, cst.DictComp) else [cst.Assign([cst.AssignTarget(item_of(cst.Name(items), node.key))], node.value)])
+        clauses = []
+        clause = node.for_in
+        while clause is not None:
+            clauses.append(clause)
+            clause = clause.inner_for_in
+        for clause in reversed(clauses):
+            for cond in reversed(clause.ifs):
+                statement = cst.If(test=cond.test, body=cst.IndentedBlock([statement]))
+            statement = cst.For(target=clause.target, iter=clause.iter,
+                                body=cst.IndentedBlock([statement]))
+        self.out.append(Assign(items, Const("{}" if isinstance(node, cst.DictComp) else "[]"), self.loc))
+        self.version[items] = items
+        self.block([statement])
+        return Var(self.version[items])
+
+
+def _enumerate_zip(iterable: cst.Call, target: cst.BaseExpression, res: Resolution
+                   ) -> tuple[str, list[tuple[str, cst.BaseExpression]]] | None:
+    """``(i, [(a, xs), (b, ys)])`` for ``for i, (a, b) in enumerate(zip(xs, ys))``, else None."""
+    if not (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2
+            and len(iterable.args) == 1 and not iterable.args[0].keyword):
+        return None
+    first, second = (e.value for e in target.elements)
+    inner = iterable.args[0].value
+    names = _target_names(second)
+    if not (isinstance(first, cst.Name) and names is not None and isinstance(second, (cst.Tuple, cst.List))
+            and isinstance(inner, cst.Call) and res.object(inner.func) is zip
+            and len(inner.args) == len(names) and not any(a.keyword or a.star for a in inner.args)):
+        return None
+    return first.value, [(name, a.value) for name, a in zip(names, inner.args)]
+
+
+def _dict_iteration(iterable: cst.BaseExpression, names: list[str] | None,
+                    body: cst.BaseSuite) -> tuple[cst.BaseExpression, str | None, str | None] | None:
+    """For a loop over a dict's keys, values or items: (the dict, the key's name, the
+    value's name).  A loop over a name ``d`` is one when its body reads ``d[k]`` with k
+    the loop variable (the items of a list or an array cannot index it)."""
+    if names is None:
+        return None
+    if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
+            and not iterable.args):
+        method, mapping = iterable.func.attr.value, iterable.func.value
+        if method == "keys" and len(names) == 1:
+            return mapping, names[0], None
+        if method == "values" and len(names) == 1:
+            return mapping, None, names[0]
+        if method == "items" and len(names) == 2:
+            return mapping, names[0], names[1]
+        return None
+    if isinstance(iterable, cst.Name) and len(names) == 1 and any(
+            isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name)
+            and n.value.value == iterable.value and len(n.slice) == 1
+            and isinstance(n.slice[0].slice, cst.Index)
+            and isinstance(n.slice[0].slice.value, cst.Name)
+            and n.slice[0].slice.value.value == names[0] for n in walk(body)):
+        return iterable, names[0], None
+    return None
+
+
+def _target_names(target: cst.BaseExpression) -> list[str] | None:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)) and all(
+            isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement) for e in target.elements):
+        return [e.value.value for e in target.elements]
+    return None

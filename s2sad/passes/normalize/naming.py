@@ -1,0 +1,120 @@
+"""Names: versions of the user's variables, the variables s2sad introduces, and
+readable names (``exp_z``, ``sum_e``) for the values it computes."""
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from ... import runtime
+from .constructs import BINARY_OPS, UNARY_OPS
+from .syntax import flat_targets, variable_names
+
+
+class Naming:
+    """Versions of the user's names, fresh temporaries, and readable names for values."""
+
+    def temporary(self, hint: str) -> str:
+        """A fresh local variable that s2sad introduces (it appears in no user code)."""
+        name = self.fn.fresh(hint)
+        self.res.locals = self.res.locals | {name}
+        self.version[name] = name
+        return name
+
+    def helper(self, function: Any) -> str:
+        """The name by which generated code calls the runtime ``function``."""
+        if function not in self.helpers:
+            name = function.__name__
+            if name in self.fn.user_names or self.fn.free.get(name, function) is not function:
+                name = self.fn.fresh(name)
+            self.helpers[function] = name
+            self.fn.free[name] = function
+        return self.helpers[function]
+
+    def rename(self, node: cst.CSTNode) -> Any:
+        """``node`` with local names replaced by their current versions."""
+        renames = {n: self.version[n] for n in variable_names(node)
+                   if n in self.res.locals and self.version.get(n, n) != n}
+        return node.visit(_Renamer(renames)) if renames else node
+
+    def new_version(self, name: str) -> str:
+        """The name a new assignment to ``name`` writes (the caller then switches to it)."""
+        if name not in self.version:
+            return name
+        return self.fn.fresh(name)
+
+    def hint(self, node: cst.CSTNode) -> str:
+        """A readable name for the value of ``node``."""
+        if isinstance(node, cst.Name):
+            return self.version.get(node.value, node.value)
+        if isinstance(node, cst.Call):
+            func = node.func
+            name = func.attr.value if isinstance(func, cst.Attribute) else (
+                func.value if isinstance(func, cst.Name) else "call")
+            if self.res.object(func) is runtime.stop_gradient:
+                inner = self.hint(node.args[0].value) if node.args else "value"
+                return join_words("sg", inner)
+            subject = node.func.value if isinstance(func, cst.Attribute) and func not in self.res.objects else (
+                node.args[0].value if node.args else None)
+            return join_words(name, self.hint(subject) if isinstance(subject, cst.Name) else "")
+        if isinstance(node, cst.BinaryOperation):
+            word = BINARY_OPS.get(type(node.operator), (None, "op"))[1]
+            left, right = node.left, node.right
+            if isinstance(left, cst.Name) and isinstance(right, cst.Name):
+                return join_words(self.hint(left), word, self.hint(right))
+            return word
+        if isinstance(node, cst.UnaryOperation):
+            inner = self.hint(node.expression) if isinstance(node.expression, cst.Name) else ""
+            return join_words(UNARY_OPS.get(type(node.operator), (None, "op"))[1], inner)
+        if isinstance(node, cst.Subscript):
+            return join_words(self.hint(node.value) if isinstance(node.value, cst.Name) else "", "item")
+        if isinstance(node, cst.Attribute):
+            return join_words(self.hint(node.value) if isinstance(node.value, cst.Name) else "", node.attr.value)
+        if isinstance(node, cst.Comparison):
+            return "mask"
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return "items"
+        return "t"
+
+
+def user_name(version: str, user_names: frozenset[str] | set[str]) -> str:
+    """The user's variable behind an SSA version (``h_2`` -> ``h``), as far as it can tell."""
+    base = version
+    while base not in user_names and "_" in base and base.rsplit("_", 1)[1].isdigit():
+        base = base.rsplit("_", 1)[0]
+    return base
+
+
+def join_words(*parts: str) -> str:
+    return "_".join(p for p in parts if p)
+
+
+def target_hint(target: cst.BaseExpression) -> str:
+    """A readable name for the temporary that holds what a nested target unpacks: ``a_b``."""
+    if isinstance(target, cst.Subscript):
+        return join_words(target.value.value if isinstance(target.value, cst.Name) else "", "value")
+    names = flat_targets(target, False)
+    return "_".join(names) if names and len(names) <= 3 else "items"
+
+
+def all_names(node: cst.CSTNode) -> set[str]:
+    """Every variable name the source mentions (not attribute or keyword names)."""
+    return set(variable_names(node))
+
+
+class _Renamer(cst.CSTTransformer):
+    """Rename variables (not attribute or keyword names)."""
+
+    def __init__(self, renames: dict[str, str]) -> None:
+        super().__init__()
+        self.renames = renames
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        new = self.renames.get(original.value)
+        return updated if new is None else updated.with_changes(value=new)
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)

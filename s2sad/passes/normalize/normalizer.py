@@ -1,0 +1,105 @@
+"""The normalizer: its state, and the mixins that lower each kind of statement
+and expression, combined."""
+from __future__ import annotations
+
+import builtins
+import types
+from typing import Any
+
+import libcst as cst
+
+from ...errors import Location, UnsupportedSyntaxError
+from ...ir import Function, Return, Stmt, Var
+from ...rules.registry import RUNTIME_NAMES, USER_OBJECTS, Registry
+from ..parse import Parsed
+from ..resolve import Resolution
+from .aliasing import Aliasing
+from .assignments import AssignmentLowering
+from .calls import CallLowering
+from .classify import Classification
+from .containers import ContainerLowering
+from .expressions import ExpressionLowering
+from .inplace import InPlaceWriteLowering
+from .loops import LoopLowering
+from .naming import Naming, all_names
+from .nested_functions import NestedFunctionLowering
+from .statements import StatementLowering
+from .syntax import statements_of
+from .views import ViewFollowing, ViewLink
+
+
+class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
+                 Naming, NestedFunctionLowering, ContainerLowering,
+                 InPlaceWriteLowering, Aliasing, ViewFollowing,
+                 ExpressionLowering, CallLowering, Classification):
+    """Lowers one function's body to A-normal form (see the package's docstring).
+
+    The state of the lowering is set here; each mixin lowers one kind of statement or
+    expression, reading and updating that state.
+    """
+
+    def __init__(self, parsed: Parsed, res: Resolution, registry: Registry, callee: bool = False) -> None:
+        self.parsed = parsed
+        self.res = res
+        self.registry = registry
+        fdef = parsed.function
+        self.fn = Function(fdef.name.value, res.params, fdef.params)
+        self.fn.user_names = all_names(fdef)
+        registry.load_lazy()  # (so that the names its rules' templates call are known below)
+        self.fn.names |= self.fn.user_names | set(RUNTIME_NAMES) | set(USER_OBJECTS) | set(dir(builtins))
+        self.fn.free = {name: free.value for name, free in res.free.items()}
+        self.fn.closure = {name for name, free in res.free.items() if free.kind == "closure"}
+        self.version: dict[str, str] = {p: p for p in res.params}
+        self.loc: Location | None = None
+        self.out: list[Stmt] = self.fn.body
+        self.loops: list[tuple[str | None, str | None]] = []  # (break flag, continue flag)
+        self.result = self.fn.fresh("value")  # the returned value, when returns are nested
+        self.returning: str | None = None  # set when a 'return' inside a loop has run
+        self.copies: set[str] = set()  # versions assigned from another variable (aliases)
+        self.stored: set[str] = set()  # versions put into a list, tuple or dict
+        # versions that certainly hold a tuple or list of this length: only those assigned in
+        # the function's straight-line top level, where a version is assigned once
+        self.sizes: dict[str, int | tuple[str, ...]] = {}  # a length, or a dict's keys
+        self.views: set[str] = set()  # versions that may be views into another array
+        self.partners: dict[str, set[str]] = {}  # version -> user names bound to the same object
+        self.bases: dict[str, frozenset[str]] = {}  # version -> earlier versions it may share memory with
+        self.holders: dict[str, frozenset[str]] = {}  # container version -> what its items may share
+        self.callee = callee  # compiled for a caller: changes to arguments would be visible
+        self.local_functions: dict[str, types.FunctionType] = {}  # nested defs and lambdas
+        # versions that branches outside any loop bind on some paths only -> the blocks that
+        # leave them unbound (see bind_everywhere)
+        self.unbound_in: dict[str, list[list[Stmt]]] = {}
+        self.concatenations: set[cst.BinaryOperation] = set()  # + that code built here uses on lists
+        self.closure_args: dict[str, list[str]] = {}  # nested function -> the variables it reads
+        self.lists: set[str] = set()  # versions that certainly hold a list (for xs.pop(i))
+        self.links: dict[str, ViewLink] = {}  # the user's name of a view -> how it views its base
+        self.helpers: dict[Any, str] = {}  # runtime function -> the free name generated code calls
+        # an in-place write has been lowered: the arrays s2sad writes as new values may from now on
+        # be laid out in memory unlike NumPy's (a copy is C-contiguous), so that whether a
+        # reshape is a view can no longer be read off them
+        self.rewrote = False
+
+    def run(self) -> Function:
+        fdef = self.parsed.function
+        if fdef.asynchronous is not None:
+            raise self.unsupported(fdef, "async functions cannot be differentiated; use 'def'")
+        body = statements_of(fdef.body)
+        if not self.block(body, docstring=True):
+            last = body[-1] if body else fdef
+            raise UnsupportedSyntaxError(
+                f"{self.fn.name} must end with 'return <scalar>' to be differentiated",
+                self.location(last))
+        if not (self.fn.body and isinstance(self.fn.body[-1], Return)):
+            self.out.append(Return(Var(self.version[self.result]), self.loc))
+        return self.fn
+
+    def location(self, node: cst.CSTNode) -> Location:
+        """Where ``node`` is in the file; nodes built here report their statement."""
+        try:
+            return self.parsed.location(node)
+        except KeyError:
+            assert self.loc is not None
+            return self.loc
+
+    def unsupported(self, node: cst.CSTNode, message: str) -> UnsupportedSyntaxError:
+        return UnsupportedSyntaxError(message, self.location(node))

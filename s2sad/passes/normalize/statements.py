@@ -1,0 +1,265 @@
+"""Statements and blocks: if/elif/else, simple statements, and how branches join."""
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import libcst as cst
+
+from ... import runtime, runtime_more
+from ...ir import Assign, Const, If, Opaque, Operand, Return, Stmt, Var
+from .constructs import UNSUPPORTED
+from .flow import always_returns, may_jump, may_return
+from .inplace import ufunc_at_helper
+from .syntax import LIST_METHODS, describe, statements_of, strip_parens
+
+
+#: Calls that may stand as statements: they print or check and change nothing.
+STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write, runtime.seed,
+                   runtime.check_assignment_order, runtime.check_number, runtime_more.check_wrt_item,
+                   runtime_more.check_out)
+
+
+class StatementLowering:
+    """Lowering blocks and simple statements, branches and how their versions join."""
+
+    def block(self, stmts: list[cst.BaseStatement], docstring: bool = False) -> bool:
+        """Lower ``stmts`` into ``self.out``; True if every path through them returns.
+
+        A statement that may ``break`` or ``continue`` guards the statements after it
+        with the loop's flags; an ``if`` that returns on some path takes the
+        statements after it into its other branches.
+        """
+        for i, stmt in enumerate(stmts):
+            rest = stmts[i + 1:]
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for j, small in enumerate(stmt.body):
+                    ended = self.small_statement(small, docstring=docstring and i == 0 and j == 0)
+                    if ended:
+                        dead = stmt.body[j + 1:] or rest
+                        if dead:
+                            raise self.unsupported(dead[0], f"code after '{ended}' is never run; "
+                                                            "remove it")
+                        return ended == "return"
+                continue
+            self.loc = self.location(stmt)
+            if isinstance(stmt, cst.FunctionDef):
+                self.nested_function(stmt.name.value, stmt)
+            elif isinstance(stmt, cst.If):
+                returns, took_rest = self.if_statement(stmt, rest)
+                if took_rest:
+                    return returns
+            elif isinstance(stmt, (cst.For, cst.While)):
+                if not self.loops and may_return([stmt]):
+                    self.returning = self.fn.fresh("returning")
+                    self.out.append(Assign(self.returning, Const("False"), self.loc, temporary=True))
+                self.for_loop(stmt) if isinstance(stmt, cst.For) else self.while_loop(stmt)
+                if may_return([stmt]):
+                    if not self.loops:  # the loop returned, or the statements after it run
+                        return self.after_returning_loop(rest)
+                    returned = Opaque(cst.Name(self.returning), (self.returning,), "nondiff")
+                    self.out.append(Assign(self.loops[-1][0], returned, self.loc, temporary=True))
+            else:
+                raise self.unsupported(stmt, UNSUPPORTED.get(type(stmt), f"'{describe(stmt)}' is not supported"))
+            if rest and self.loops and may_jump(stmt):
+                guard = self.guard_condition()
+                before = dict(self.version)
+                body, _ = self.nested(lambda: self.block(rest))
+                else_body: list[Stmt] = []
+                self.version = self.join(before, [(body, self.version, False), (else_body, before, False)])
+                self.out.append(If(guard, body, else_body, self.loc))
+                return False
+        return False
+
+    def after_returning_loop(self, rest: list[cst.BaseStatement]) -> bool:
+        """``if returning: <the value is returned> else: rest``; True if every path returns."""
+        test = Var(self.returning)
+        before = dict(self.version)
+        else_body, else_ret = self.nested(lambda: self.block(rest))
+        branches = [([], before, True), (else_body, self.version, else_ret)]
+        if else_ret:  # only the returned value flows on, to the final return
+            branches = [(body, {self.result: v[self.result]}, ret) for body, v, ret in branches]
+        self.version = self.join(before, branches)
+        self.out.append(If(test, branches[0][0], else_body, self.loc))
+        return else_ret
+
+    def nested(self, lower: Any) -> tuple[list[Stmt], Any]:
+        """Lower into a fresh block; returns the block and what ``lower`` returned."""
+        saved, self.out = self.out, []
+        try:
+            result = lower()
+            return self.out, result
+        finally:
+            self.out = saved
+
+    def guard_condition(self) -> Var:
+        """A recorded ``not (breaking or skipping)`` for the innermost loop."""
+        flags = [f for f in self.loops[-1] if f]
+        code = f"not {flags[0]}" if len(flags) == 1 else f"not ({' or '.join(flags)})"
+        return self.emit(Opaque(cst.parse_expression(code), tuple(flags), "nondiff"), None, "go_on",
+                         cst.Name("_"))
+
+    def condition(self, node: cst.BaseExpression) -> Operand:
+        """Record a branch condition in a variable, so the adjoint can replay the branch."""
+        node = self.hoist(node)
+        self.check_expression(node)
+        reads = self.local_reads(node)
+        code = self.rename(strip_parens(node))
+        if not reads:
+            return Const(self.parsed.code(strip_parens(node)).strip())
+        return self.emit(Opaque(code, reads, "nondiff"), None, "cond", node)
+
+    def if_statement(self, node: cst.If, rest: list[cst.BaseStatement]) -> tuple[bool, bool]:
+        """Lower an if/elif/else; returns (every path returns, took the following statements)."""
+        then_stmts = statements_of(node.body)
+        else_stmts: list[cst.BaseStatement] = []
+        if isinstance(node.orelse, cst.If):
+            else_stmts = [node.orelse]
+        elif isinstance(node.orelse, cst.Else):
+            else_stmts = statements_of(node.orelse.body)
+        then_returns, else_returns = always_returns(then_stmts), always_returns(else_stmts)
+        take_rest = bool(rest) and (then_returns or else_returns or may_return(then_stmts)
+                                    or may_return(else_stmts))
+        if take_rest:
+            then_stmts = then_stmts if then_returns else then_stmts + rest
+            else_stmts = else_stmts if else_returns else else_stmts + rest
+        test = self.condition(node.test)
+        loc = self.location(node)
+        before = dict(self.version)
+        then_body, then_ret = self.nested(lambda: self.block(then_stmts))
+        then_versions, self.version = self.version, dict(before)
+        else_body, else_ret = self.nested(lambda: self.block(else_stmts))
+        else_versions = self.version
+        branches = [(then_body, then_versions, then_ret), (else_body, else_versions, else_ret)]
+        if then_ret and else_ret:  # only the returned value flows on, to the final return
+            branches = [(body, {self.result: v[self.result]}, ret) for body, v, ret in branches]
+        self.version = self.join(before, branches)
+        self.out.append(If(test, then_body, else_body, loc))
+        return then_ret and else_ret, take_rest
+
+    def join(self, before: dict[str, str], branches: list[tuple[list[Stmt], dict[str, str], bool]]
+             ) -> dict[str, str]:
+        """Versions after branches meet; phi copies go at the ends of the branches."""
+        if not branches:
+            return before
+        if len(branches) == 1:
+            return branches[0][1]
+        (body_a, va, _), (body_b, vb, _) = branches
+        joined = dict(before)
+        for name in dict.fromkeys([*va, *vb]):
+            a, b = va.get(name), vb.get(name)
+            if (a is None or b is None) and self.loops:
+                # bound on one path only (the other jumped out): None there, since the loop's
+                # record of the iteration may save it
+                (body_a if a is None else body_b).append(
+                    Assign(a or b, Const("None"), self.loc, temporary=True))
+            elif a is None or b is None:
+                self.unbound_in.setdefault(a or b, []).append(body_a if a is None else body_b)
+            if a == b or b is None:
+                joined[name] = a
+            elif a is None:
+                joined[name] = b
+            elif a != before.get(name):
+                joined[name] = a
+                self.bind_everywhere(b)
+                body_b.append(Assign(a, Var(b), self.loc))
+            else:
+                joined[name] = b
+                self.bind_everywhere(a)
+                body_a.append(Assign(b, Var(a), self.loc))
+            if a and b and a != b:  # the value of one path or the other: what it shares, it shares
+                if {a, b} & self.views:
+                    self.views.add(joined[name])
+                for v in {a, b} - {joined[name]}:
+                    self.same_array(joined[name], v)
+        return joined
+
+    def bind_everywhere(self, version: str) -> None:
+        """Before generated code copies ``version``: None on the paths that leave it unbound
+        (the user's code never reads it there; the copy would)."""
+        for block in self.unbound_in.pop(version, []):
+            if not (block and isinstance(block[-1], Return)):
+                block.append(Assign(version, Const("None"), self.loc, temporary=True))
+
+    def small_statement(self, node: cst.BaseSmallStatement, docstring: bool) -> str | None:
+        """Lower one simple statement; returns "return", "break" or "continue" if it jumps."""
+        self.loc = self.location(node)
+        if isinstance(node, cst.Pass):
+            return None
+        if isinstance(node, cst.Expr):
+            if docstring and isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)):
+                return None
+            self.expression_statement(node)
+        elif isinstance(node, cst.Assign):
+            self.assign(node)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self.assign(cst.Assign([cst.AssignTarget(node.target)], node.value), node)
+        elif isinstance(node, cst.AugAssign):
+            self.augmented_assign(node)
+        elif isinstance(node, cst.Return):
+            self.return_statement(node)
+            if self.loops:  # leave every loop: the value is returned after the outermost one
+                self.out.append(Assign(self.returning, Const("True"), self.loc, temporary=True))
+                self.out.append(Assign(self.loops[-1][0], Const("True"), self.loc, temporary=True))
+                return "break"
+            return "return"
+        elif isinstance(node, (cst.Break, cst.Continue)) and self.loops:
+            breaking, skipping = self.loops[-1]
+            flag = breaking if isinstance(node, cst.Break) else skipping
+            self.out.append(Assign(flag, Const("True"), self.loc, temporary=True))
+            return "break" if isinstance(node, cst.Break) else "continue"
+        elif isinstance(node, cst.Assert):
+            self.check_expression(node.test)
+            if node.msg is not None:
+                self.check_expression(node.msg)
+            self.out.append(Assign(None, Opaque(self.rename(node), self.local_reads(node), "nondiff"), self.loc))
+        else:
+            raise self.unsupported(node, UNSUPPORTED.get(type(node), f"'{describe(node)}' is not supported"))
+        return None
+
+    def return_statement(self, node: cst.Return) -> None:
+        if node.value is None:
+            raise self.unsupported(node, "'return' without a value; return the scalar to differentiate")
+        value = self.hoist(node.value)
+        self.check_expression(value)
+        nested = self.out is not self.fn.body
+        if not nested and self.result not in self.version:
+            target = None if isinstance(value, cst.Name) or not self.local_reads(value) else self.result
+            self.out.append(Return(self.lower(value, target, "value"), self.loc))
+            return
+        new = self.new_version(self.result)
+        self.lower(value, new, self.result)
+        self.version[self.result] = new
+
+    def expression_statement(self, node: cst.Expr) -> None:
+        value = node.value
+        func = value.func if isinstance(value, cst.Call) else None
+        if isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(
+                func.value, cst.Name) and func.value.value in self.res.locals:
+            self.check_expression(value)
+            self.append(value)
+            return
+        if isinstance(func, cst.Attribute) and func.attr.value in LIST_METHODS[1:] and isinstance(
+                func.value, cst.Name) and func.value.value in self.res.locals:
+            self.check_expression(value)
+            self.pop(value) if func.attr.value == "pop" and not value.args else self.list_method(value)
+            return
+        if isinstance(value, cst.Call) and ufunc_at_helper(self.res.object(value.func)) is not None:
+            self.check_expression(value)
+            self.ufunc_at(value)
+            return
+        if isinstance(value, cst.Call) and self.out_argument(value) is not None:  # np.add(a, b, out=z)
+            self.check_expression(value)
+            self.out_call(value)
+            return
+        if isinstance(value, cst.Call) and any(self.res.object(value.func) is f for f in STATEMENT_CALLS):
+            self.check_expression(value)
+            self.out.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), "nondiff"), self.loc))
+            return
+        for bad in (cst.Yield, cst.Await):
+            if isinstance(value, bad):
+                raise self.unsupported(value, UNSUPPORTED[bad])
+        raise self.unsupported(
+            node, "an expression statement whose result is unused may change its arguments in "
+                  "place, which s2sad cannot see; assign its result to a variable or remove it")
