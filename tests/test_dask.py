@@ -151,6 +151,19 @@ def test_value_and_grad_on_dask_data(name, loss, wrt, params, data) -> None:
     check_lazy_and_equal(got, expected)
 
 
+@pytest.mark.parametrize("name, loss, wrt, params, data", CASES[:4], ids=IDS[:4])
+def test_forward_mode_and_hvp_on_dask_data(name, loss, wrt, params, data) -> None:
+    """jvp and hvp (forward over reverse) in the first parameter: lazy, equal to NumPy's."""
+    tangent = RNG.normal(size=np.shape(params[0]))
+    lazy = [as_dask(a) for a in data]
+    value, expected = s2sad.jvp(loss)(*params, *data, tangent)
+    got_value, got = s2sad.jvp(loss)(*params, *lazy, tangent)
+    assert dask.is_dask_collection(got) and dask.is_dask_collection(got_value)
+    np.testing.assert_allclose(float(got_value), value, rtol=1e-12)
+    np.testing.assert_allclose(float(got), expected, rtol=1e-10)
+    check_lazy_and_equal(s2sad.hvp(loss)(*params, *lazy, tangent), s2sad.hvp(loss)(*params, *data, tangent))
+
+
 def test_parameters_as_dask_arrays_too() -> None:
     X, y = regression_data()
     w = RNG.normal(size=D)
