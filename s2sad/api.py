@@ -5,7 +5,7 @@ import ast
 import functools
 import inspect
 import types
-from typing import Any, Callable, Sequence, Union
+from typing import Any, Callable, Generic, ParamSpec, Sequence, TypeVar, Union, overload
 
 import numpy as np
 
@@ -18,6 +18,9 @@ from .runtime_more import check_wrt_item
 from .tracebacks import user_errors
 
 _FUNCTION = types.FunctionType
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
 
 def _argnums(wrt: Wrt | None, argnums: int | Sequence[int] | None) -> Wrt:
     """``wrt``, or JAX's ``argnums`` (parameter indices) in its place; by default the first."""
@@ -294,10 +297,15 @@ def hessian(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Non
     return hessian_call
 
 
+def _source(generated: Callable[..., Any]) -> str:
+    """The text of generated code (what ``print(f.__s2sad_source__)`` shows)."""
+    return str(getattr(generated, "__s2sad_source__"))
+
+
 @user_errors
 def jvp_source(f: Callable[..., Any], wrt: Wrt = 0) -> str:
     """The source of the generated forward-mode (Jacobian-vector product) function."""
-    return generate(f, wrt, "jvp").__s2sad_source__
+    return _source(generate(f, wrt, "jvp"))
 
 
 @user_errors
@@ -306,7 +314,7 @@ def adjoint_source(f: Callable[..., Any], wrt: Wrt = 0, *, standalone: bool = Fa
 
     ``standalone=True``: a module whose only import is NumPy (s2sad's helpers, the user's
     functions it calls and the constants it reads are copied into it)."""
-    text = grad(f, wrt).__s2sad_source__
+    text = _source(grad(f, wrt))
     if not standalone:
         return text
     from .standalone import make_standalone
@@ -314,19 +322,21 @@ def adjoint_source(f: Callable[..., Any], wrt: Wrt = 0, *, standalone: bool = Fa
     return make_standalone(text, unwrap(f))
 
 
-class Differentiable(Decorated):
+class Differentiable(Decorated, Generic[_P, _R]):
     """A function that also knows its gradient; made by :func:`differentiate`.
 
     Calling it calls the original function.  ``.grad``, ``.value_and_grad``
     and ``.source`` are generated on first use (and again when the code changes).
     """
 
-    def __init__(self, fn: Callable[..., Any], wrt: Wrt, jit: Union[bool, str] = False) -> None:
+    __wrapped__: Callable[_P, _R]
+
+    def __init__(self, fn: Callable[_P, _R], wrt: Wrt, jit: Union[bool, str] = False) -> None:
         functools.update_wrapper(self, fn)
         self._wrt = wrt
         self._jit = jit
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         return self.__wrapped__(*args, **kwargs)
 
     def __repr__(self) -> str:
@@ -355,11 +365,20 @@ class Differentiable(Decorated):
     @property
     def source(self) -> str:
         """The generated gradient's source code."""
-        return self.grad.__s2sad_source__
+        return _source(self.grad)
 
 
-def differentiate(fn: Callable[..., Any] | None = None, *, wrt: Wrt = 0,
-                  jit: Union[bool, str] = False) -> Any:
+@overload
+def differentiate(fn: Callable[_P, _R], *, wrt: Wrt = 0, jit: Union[bool, str] = False) -> Differentiable[_P, _R]: ...
+
+
+@overload
+def differentiate(fn: None = None, *, wrt: Wrt = 0, jit: Union[bool, str] = False
+                  ) -> Callable[[Callable[_P, _R]], Differentiable[_P, _R]]: ...
+
+
+def differentiate(fn: Callable[_P, _R] | None = None, *, wrt: Wrt = 0, jit: Union[bool, str] = False
+                  ) -> Differentiable[_P, _R] | Callable[[Callable[_P, _R]], Differentiable[_P, _R]]:
     """Decorator: ``@differentiate`` or ``@differentiate(wrt="w")``.
 
     The decorated function behaves exactly as before and gains ``.grad``,
@@ -367,5 +386,7 @@ def differentiate(fn: Callable[..., Any] | None = None, *, wrt: Wrt = 0,
     compiled by numba, as ``grad(f, jit=True)``).
     """
     if fn is None:
-        return lambda f: Differentiable(f, wrt, jit)
+        def decorate(f: Callable[_P, _R]) -> Differentiable[_P, _R]:
+            return Differentiable(f, wrt, jit)
+        return decorate
     return Differentiable(fn, wrt, jit)

@@ -35,8 +35,8 @@ def defvjp(fun: Callable[..., Any], *vjps: RuleSpec, jvp: dict[str, RuleSpec] | 
     if unknown:
         raise RuleError(f"{fun.__qualname__} has no parameter {sorted(unknown)[0]!r}")
     spec = ", ".join(f"{n}={d}" if d is not None else n for n, d in params.items())
-    templates = {p: None if r is None else _template(fun, p, r, "g", list(params))
-                 for p, r in rules.items()}
+    templates: dict[str, Any] = {p: None if r is None else _template(fun, p, r, "g", list(params))
+                                 for p, r in rules.items()}
     tangents = {p: _template(fun, p, r, "t", list(params)) for p, r in (jvp or {}).items()
                 if r is not None}
     return REGISTRY.defvjp(fun, spec, name=fun.__qualname__, jvp=tangents or None, check=True, **templates)
@@ -52,10 +52,11 @@ def rule_function(name: str) -> Callable[..., Any]:
     """The Python function given to :func:`defvjp` that generated code calls as ``name``
     (a module written by ``s2sad --output`` looks its rules' functions up this way)."""
     try:
-        return USER_OBJECTS[name]
+        fun: Callable[..., Any] = USER_OBJECTS[name]
     except KeyError:
         raise RuleError(f"no rule function named {name!r} is declared: import the module whose "
                         f"s2sad.defvjp calls declare it first") from None
+    return fun
 
 
 def _parameters(fun: Callable[..., Any]) -> dict[str, str | None]:

@@ -469,7 +469,7 @@ def _forward_location(fn: types.FunctionType, wrt: Any, kind: str, targets: list
 
 # ---- entry points -----------------------------------------------------------------------------
 
-def compiled(generated: types.FunctionType, fn: types.FunctionType, wrt: Any, kind: str,
+def compiled(generated: Callable[..., Any], fn: types.FunctionType, wrt: Any, kind: str,
              mode: Any) -> Compiled:
     """The compiled form of ``generated`` (the code s2sad generated for ``fn``), made once
     (kept on ``generated``: it goes when the generated code is regenerated)."""
