@@ -18,8 +18,7 @@ import numpy as np
 
 from .cache import Check, absolute_checks, bind, hold, holds, merge, own_checks, relative_checks
 from .errors import HasAuxError, Location, RecursionDepthError, S2SADError, SourceError, UnsupportedSyntaxError, WrtError, ZeroGradientWarning
-from .runtime import check_wrt, seed, zeros_grad
-from .runtime_more import check_wrt_item
+from .runtime import check_wrt, check_wrt_item, seed, zeros_grad
 from .tracebacks import debugging, user_errors
 from .passes.source import call_signature, forwarding_signature, no_source_message, read_source, relocate
 

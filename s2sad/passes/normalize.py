@@ -28,7 +28,7 @@ from typing import Any, Callable
 import libcst as cst
 import numpy as np
 
-from .. import runtime, runtime_more
+from .. import runtime
 from ..errors import Location, S2SADError, UnsupportedSyntaxError
 from ..ir import Assign, Call, Const, Function, If, Loop, Opaque, Operand, Return, Stmt, Var
 from ..rules import NONDIFF_ATTRIBUTES
@@ -85,8 +85,8 @@ UNSUPPORTED: dict[type, str] = {
 
 #: Calls that may stand as statements: they print or check and change nothing.
 STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write, runtime.seed,
-                   runtime.check_assignment_order, runtime.check_number, runtime_more.check_wrt_item,
-                   runtime_more.check_out)
+                   runtime.check_assignment_order, runtime.check_number, runtime.check_wrt_item,
+                   runtime.check_out)
 
 #: Builtins that run or inspect code behind s2sad's back.
 HIDDEN_CODE = (builtins.exec, builtins.eval, builtins.globals, builtins.locals, builtins.vars,
@@ -1191,7 +1191,7 @@ class Normalizer:
                            f"s2sad cannot tell whether '{code}' changes '{link.base}' too; write "
                            f"{view} = {view}.copy() before changing it, or make '{link.base}' an array")
                 test = cst.parse_expression(
-                    f"{self.helper(runtime_more.view_flag)}({link.taken[0]}, {link.taken[1]}, "
+                    f"{self.helper(runtime.view_flag)}({link.taken[0]}, {link.taken[1]}, "
                     f"{f'{where.filename}:{where.line}:{where.column}'!r}, {refusal!r})")
                 link.flag = self.emit(Opaque(test, link.taken, "nondiff"), None, f"{view}_is_view", node).name
         self.spread(name, None, linked, node)
@@ -1332,7 +1332,7 @@ class Normalizer:
         spelled = self.parsed.code(call.func).strip()
         target = _strip_parens(out.value)
         where = self.location(call)
-        check_call = f"{self.helper(runtime_more.check_out)}({{}}, {{}}, " \
+        check_call = f"{self.helper(runtime.check_out)}({{}}, {{}}, " \
                      f"{f'{where.filename}:{where.line}:{where.column}'!r}, {spelled!r})"
         if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and (
                 target.value.value in self.version and target.value.value in self.res.locals):
@@ -2148,7 +2148,7 @@ _VIEWS = (operator.getitem, np.reshape, np.ndarray.reshape, np.ravel, np.ndarray
 _VIEW_FUNCTIONS = ((np.reshape, "reshape"), (np.ravel, "ravel"), (np.transpose, "transpose"),
                    (np.swapaxes, "swapaxes"))
 #: ``ufunc.at`` s2sad differentiates, as the functional helper it writes instead.
-_UFUNC_AT = ((np.add, runtime_more.ufunc_add_at), (np.subtract, runtime_more.ufunc_subtract_at))
+_UFUNC_AT = ((np.add, runtime.ufunc_add_at), (np.subtract, runtime.ufunc_subtract_at))
 
 
 def _without_argument(call: cst.Call, arg: cst.Arg) -> cst.Call:

@@ -24,9 +24,9 @@ from collections import Counter
 import libcst as cst
 import numpy as np
 
-from .. import runtime as runtime_module
 from ..ir import (Assign, Call, Const, If, Loop, Opaque, Raw, Stmt, Var, assigned_names, assigns,
                   operand_reads, reads, statements)
+from ..runtime.memory import OPERATORS
 from .reverse import Adjoint, Block, Line, _scalars, lines
 
 _LOOSE = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation,
@@ -157,7 +157,7 @@ def _closure(needed: set[str], stmts: list[Assign]) -> set[str]:
 
 
 # the ufunc of each operator, by id as in the rule registry
-_DESCRIBED = {id(op): ufunc for ufunc, op in runtime_module.OPERATORS.items()}
+_DESCRIBED = {id(op): ufunc for ufunc, op in OPERATORS.items()}
 
 
 def _describe(adj: Adjoint, shaped: set[str], needed: set[str], stmts: list[Assign]) -> list[Stmt]:
