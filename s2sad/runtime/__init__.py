@@ -1,12 +1,12 @@
 """Run-time helpers called by generated gradient code.
 
-Generated code is plain NumPy plus the few functions below.  Each helper is a
+Generated code is plain NumPy plus the helpers imported here.  Each helper is a
 small, pure function of arrays and a primitive of its own: s2sad differentiates
 generated code (for higher orders) through the rules declared for the helpers in
-``s2sad/rules/runtime_rules.py``, never by reading their source.
+``s2sad/rules/``, never by reading their source.
 
-The helpers live in modules by topic; generated code imports every one of them from
-here, and ``__all__`` names them all.
+The helpers live in modules by topic (docs/ARCHITECTURE.md lists them); generated code
+imports every one of them from here, and ``__all__`` names them all.
 """
 from __future__ import annotations
 
