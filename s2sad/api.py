@@ -13,8 +13,7 @@ from .compiler import Wrt, build, describe, forget, generate, target, wrt_names
 from .errors import HasAuxError, WrtError
 from .passes.callees import Decorated, tangent_parameter, unwrap
 from .passes.source import call_signature
-from .runtime import check_wrt, seed, zeros_grad
-from .runtime_more import check_wrt_item
+from .runtime import check_wrt, check_wrt_item, seed, zeros_grad
 from .tracebacks import user_errors
 
 _FUNCTION = types.FunctionType

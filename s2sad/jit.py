@@ -23,6 +23,7 @@ import hashlib
 import inspect
 import math
 import os
+import pathlib
 import re
 import sys
 import types
@@ -250,9 +251,9 @@ def _runtime_hash() -> str:
     if not _RUNTIME_HASH:
         from . import jit_runtime
         h = hashlib.sha256()
-        for mod in (rt, jit_runtime):
-            with open(mod.__file__, "rb") as f:
-                h.update(f.read())
+        runtime_files = sorted(pathlib.Path(rt.__file__).parent.glob("*.py"))
+        for path in [*runtime_files, pathlib.Path(jit_runtime.__file__)]:
+            h.update(path.read_bytes())
         _RUNTIME_HASH.append(h.hexdigest()[:16])
     return _RUNTIME_HASH[0]
 

@@ -280,8 +280,8 @@ def test_sum_gradients_as_views_give_the_same_owned_gradients(case, monkeypatch)
     args = case.inputs()
     wrt = case.wrt(args)
     expected = _gradient(case, args, wrt)
-    monkeypatch.setattr(s2sad.runtime, "_VIEW_SIZE", 0)
-    monkeypatch.setattr(s2sad.runtime, "_VIEW_ROW", 0)
+    monkeypatch.setattr(s2sad.runtime.reductions, "_VIEW_SIZE", 0)
+    monkeypatch.setattr(s2sad.runtime.reductions, "_VIEW_ROW", 0)
     grads = _gradient(case, args, wrt)
     for g, e in zip(grads, expected):
         for path, leaf in _leaves(g):

@@ -158,7 +158,7 @@ A = np.array([[1.0, 0.3], [0.2, 2.0]])
 S = np.array([[2.0, 0.3], [0.3, 1.5]])
 X4 = np.array([0.3, 0.5, 0.7, 0.2])
 X3 = np.array([0.3, -0.5, 0.7])
-SECOND_ORDER = [  # (body of f(x), x): the Hessian was zero, or failed inside s2sad/runtime.py
+SECOND_ORDER = [  # (body of f(x), x): the Hessian was zero, or failed inside s2sad/runtime
     ("return np.trace(x @ x)", A),
     ("return np.sum(np.diag(x) ** 3)", A),
     ("return np.trace(np.linalg.inv(x))", A),

@@ -27,6 +27,7 @@ import builtins
 import importlib
 import math
 import operator
+import pkgutil
 import re
 import zlib
 from pathlib import Path
@@ -621,7 +622,7 @@ def build(row: Row, dtype: Any = np.float64) -> tuple[Any, list[Any]]:
 
 
 #: The modules of the helpers generated code calls (tested by differentiating generated code).
-RUNTIME_MODULES = ("s2sad.runtime", "s2sad.runtime_more", "s2sad.runtime_complex")
+RUNTIME_MODULES = tuple(f"s2sad.runtime.{m.name}" for m in pkgutil.iter_modules(s2sad.runtime.__path__))
 
 
 def applied_rules(f: Any, nargs: int) -> set[int]:

@@ -166,3 +166,32 @@ def test_an_array_global_is_refused_with_advice(tmp_path):
     ''')
     with pytest.raises(StandaloneError, match="pass the array as an argument"):
         adjoint_source(loss, standalone=True)
+
+
+def test_helpers_are_copied_with_what_they_use_from_other_runtime_modules(tmp_path):
+    """The helpers live in the modules of the package s2sad.runtime and use each other's
+    names (extremum_grad: reductions, stepping, dtypes; norm_grad: linalg; getitem_grad:
+    indexing, trees, foreign): the module copies each definition, from whichever module."""
+    loss = user_function(tmp_path, "user_spread", '''
+        import numpy as np
+
+
+        def loss(x, w):
+            h = np.tanh(x @ w)
+            return np.sum(np.max(h, axis=1)) + np.linalg.norm(h) + np.sum(np.sort(x[1:], axis=0) ** 2)
+    ''')
+    text = adjoint_source(loss, ("x", "w"), standalone=True)
+    copied = {n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)}
+    assert {"extremum_grad", "expand_reduced", "real_only", "dtype_kind", "norm_grad", "getitem_grad", "rebuild",
+            "is_foreign"} <= copied
+    rng = np.random.default_rng(4)
+    args = (rng.normal(size=(4, 3)), rng.normal(size=(3, 2)))
+    module = tmp_path / "grad_spread.py"
+    module.write_text(text)
+    data = tmp_path / "args.pkl"
+    data.write_bytes(pickle.dumps(args))
+    run = subprocess.run([sys.executable, "-c", RUNNER, str(module), "grad_loss", str(data)],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stderr
+    written = pickle.loads(data.read_bytes())
+    np.testing.assert_allclose(flatten(written), flatten(grad(loss, ("x", "w"))(*args)), rtol=1e-12, atol=1e-12)

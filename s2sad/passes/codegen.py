@@ -318,6 +318,8 @@ def _importable(obj: Any) -> tuple[str, str] | None:
         return None
     if module.startswith("numpy") and getattr(sys.modules.get("numpy"), attr, None) is obj:
         module = "numpy"
+    if module.startswith("s2sad.runtime.") and getattr(sys.modules.get("s2sad.runtime"), attr, None) is obj:
+        module = "s2sad.runtime"  # a helper: imported from the package, not the module that defines it
     if module == "s2sad.runtime" and attr == "stop_gradient":
         module = "s2sad"
     if getattr(sys.modules.get(module), attr, None) is not obj:

@@ -24,9 +24,9 @@ from collections import Counter
 import libcst as cst
 import numpy as np
 
-from .. import runtime as runtime_module
 from ..ir import (Assign, Call, Const, If, Loop, Opaque, Raw, Stmt, Var, assigned_names, assigns,
                   operand_reads, reads, statements)
+from ..runtime.memory import OPERATORS
 from .adjoint import Adjoint, Block, Line, lines
 from .values import scalars
 
@@ -158,7 +158,7 @@ def _closure(needed: set[str], stmts: list[Assign]) -> set[str]:
 
 
 # the ufunc of each operator, by id as in the rule registry
-_DESCRIBED = {id(op): ufunc for ufunc, op in runtime_module.OPERATORS.items()}
+_DESCRIBED = {id(op): ufunc for ufunc, op in OPERATORS.items()}
 
 
 def _describe(adj: Adjoint, shaped: set[str], needed: set[str], stmts: list[Assign]) -> list[Stmt]:

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import runtime_complex as rc
-from .registry import REGISTRY, USER_OBJECTS
+from .. import runtime as rt
+from .registry import REGISTRY
 
-USER_OBJECTS.update((name, getattr(rc, name)) for name in rc.__all__)
 defvjp = REGISTRY.defvjp
 
 # --- real and imaginary parts --------------------------------------------------------
@@ -80,16 +79,16 @@ REAL_RESULTS: frozenset[int] = frozenset(map(REGISTRY.key, (
 # --- the helpers above (so that s2sad can differentiate its own output) -------------------
 # each is the adjoint of a real-linear map, so its own adjoint is that map; a real x's
 # gradient is real (the incoming one may carry an imaginary part of no meaning: real_like)
-defvjp(rc.real_like, "ct, x", linear="joint", ct="real_like(g, x)")
-defvjp(rc.real_input, "ct, x, name", linear="joint", ct="real_input(g, x, name)")
-defvjp(rc.real_grad, "ct, x", linear="joint", ct="np.real(g)")
-defvjp(rc.imag_grad, "ct, x", linear="joint", ct="np.imag(real_like(g, x))")
-defvjp(rc.fftn_grad, "ct, x, s, axes, norm, inverse", linear="joint",
+defvjp(rt.real_like, "ct, x", linear="joint", ct="real_like(g, x)")
+defvjp(rt.real_input, "ct, x, name", linear="joint", ct="real_input(g, x, name)")
+defvjp(rt.real_grad, "ct, x", linear="joint", ct="np.real(g)")
+defvjp(rt.imag_grad, "ct, x", linear="joint", ct="np.imag(real_like(g, x))")
+defvjp(rt.fftn_grad, "ct, x, s, axes, norm, inverse", linear="joint",
        ct="np.fft.ifftn(real_like(g, x), fft_lengths(s), axes, norm) if inverse else "
           "np.fft.fftn(real_like(g, x), fft_lengths(s), axes, norm)")
-defvjp(rc.rfftn_grad, "ct, x, s, axes, norm", linear="joint", ct="np.fft.rfftn(np.real(g), fft_lengths(s), axes, norm)")
-defvjp(rc.irfftn_grad, "ct, x, s, axes, norm", linear="joint",
+defvjp(rt.rfftn_grad, "ct, x, s, axes, norm", linear="joint", ct="np.fft.rfftn(np.real(g), fft_lengths(s), axes, norm)")
+defvjp(rt.irfftn_grad, "ct, x, s, axes, norm", linear="joint",
        ct="np.fft.irfftn(real_like(g, x), fft_lengths(s), axes, norm)")
-defvjp(rc.hfft_grad, "ct, x, n, axis, norm", linear="joint", ct="np.fft.hfft(real_like(g, x), n, axis, norm)")
-defvjp(rc.ihfft_grad, "ct, x, n, axis, norm", linear="joint", ct="np.fft.ihfft(np.real(g), n, axis, norm)")
-REGISTRY.declare_nondifferentiable(rc.fft_lengths)
+defvjp(rt.hfft_grad, "ct, x, n, axis, norm", linear="joint", ct="np.fft.hfft(real_like(g, x), n, axis, norm)")
+defvjp(rt.ihfft_grad, "ct, x, n, axis, norm", linear="joint", ct="np.fft.ihfft(np.real(g), n, axis, norm)")
+REGISTRY.declare_nondifferentiable(rt.fft_lengths)

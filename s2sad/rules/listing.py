@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import runtime, runtime_complex, runtime_more
+from .. import runtime
 from .numpy_rules import NONDIFF_ATTRIBUTES
 from .registry import APPEND, REGISTRY, SETITEM, Primitive, Registry
 
@@ -47,8 +47,6 @@ GROUPS: list[tuple[str, Any, str]] = [  # (title, namespace, prefix of the names
     ("builtins", builtins, ""),
     ("containers", None, ""),
     ("s2sad", runtime, ""),
-    ("s2sad", runtime_more, ""),
-    ("s2sad", runtime_complex, ""),
 ]
 #: SciPy's groups, listed when SciPy is installed.
 SCIPY_GROUPS = ("special", "stats", "linalg", "signal")
@@ -75,7 +73,7 @@ def _names(fun: Any) -> tuple[str, list[str]]:
                      if value is fun.__self__ and not name.startswith("_")]
         if namespace is np.ndarray:
             names = [f"{n}()" if callable(fun) else n for n in names]
-        if namespace in (runtime, runtime_more, runtime_complex) and names and fun is not runtime.stop_gradient:
+        if namespace is runtime and names and fun is not runtime.stop_gradient:
             title = "s2sad.runtime (generated code's helpers)"
             prefix = f"{namespace.__name__}."
         if names:

@@ -15,10 +15,9 @@ import builtins
 
 import numpy as np
 
-from .. import runtime_more as rm
-from .registry import REGISTRY, USER_OBJECTS
+from .. import runtime as rt
+from .registry import REGISTRY
 
-USER_OBJECTS.update((name, getattr(rm, name)) for name in rm.__all__)
 defvjp = REGISTRY.defvjp
 
 # --- NaN-ignoring reductions --------------------------------------------------------
@@ -104,7 +103,7 @@ defvjp(np.polyval, "p, x",
        p=f"np.sum(np.reshape(np.expand_dims(g, -1) * np.expand_dims(x, -1) ** {_DEGREES}, "
          f"(-1, np.shape(p)[0])), axis=0)",
        x="unbroadcast(g * np.polyval(p[:-1] * np.arange(np.shape(p)[0] - 1, 0, -1), x), x)")
-for conv in (np.convolve, rm.convolve_full):
+for conv in (np.convolve, rt.convolve_full):
     defvjp(conv, "a, v, mode='full'", linear="each",
            a="convolve_grad(g, a, v, mode)", v="convolve_grad(g, v, a, mode)")
 
@@ -142,30 +141,30 @@ defvjp(np.linalg.eigvals, "a",
        a=f"np.swapaxes(np.linalg.inv({_EV}), -1, -2) @ (np.expand_dims(g, -1) * np.swapaxes({_EV}, -1, -2))")
 
 # --- the helpers above (so that s2sad can differentiate its own output) -------------------
-defvjp(rm.sequence_grad, "ct, x, pairs=None", containers=("ct",), returns_container=True, linear="joint",
+defvjp(rt.sequence_grad, "ct, x, pairs=None", containers=("ct",), returns_container=True, linear="joint",
        ct="sequence_grad(g, ct, x)")
-defvjp(rm.sequence_jvp, "tan, x, out", containers=("tan",), returns_container=True, linear="joint",
+defvjp(rt.sequence_jvp, "tan, x, out", containers=("tan",), returns_container=True, linear="joint",
        tan="sequence_grad(g, x)")
-defvjp(rm.take_along_axis_grad, "ct, arr, indices, axis=-1", linear="joint",
+defvjp(rt.take_along_axis_grad, "ct, arr, indices, axis=-1", linear="joint",
        ct="np.take_along_axis(g, indices, axis)")
-defvjp(rm.median_grad, "ct, a, axis=None, keepdims=False, skipnan=False", linear="joint",
+defvjp(rt.median_grad, "ct, a, axis=None, keepdims=False, skipnan=False", linear="joint",
        ct="np.sum(median_grad(np.ones_like(ct), a, axis, keepdims, skipnan) * g, axis=axis, keepdims=keepdims)")
-defvjp(rm.block_grad, "ct, arrays", returns_container=True, linear="joint", ct="np.block(g)")
-defvjp(rm.meshgrid_grad, "ct, k, indexing, x1, x2=None, x3=None", containers=("ct",), linear="joint",
+defvjp(rt.block_grad, "ct, arrays", returns_container=True, linear="joint", ct="np.block(g)")
+defvjp(rt.meshgrid_grad, "ct, k, indexing, x1, x2=None, x3=None", containers=("ct",), linear="joint",
        ct="meshgrid_grad_transpose(g, k, indexing, x1, x2, x3)")
-defvjp(rm.meshgrid_grad_transpose, "h, k, indexing, x1, x2=None, x3=None", returns_container=True,
+defvjp(rt.meshgrid_grad_transpose, "h, k, indexing, x1, x2=None, x3=None", returns_container=True,
        linear="joint", h="meshgrid_grad(g, k, indexing, x1, x2, x3)")
-defvjp(rm.convolve_grad, "ct, x, other, mode='full'", linear="each",
+defvjp(rt.convolve_grad, "ct, x, other, mode='full'", linear="each",
        ct="convolve_full(g, other, mode)", other="convolve_grad(ct, other, g, mode)")
-defvjp(rm.select_grad, "ct, condlist, choicelist", returns_container=True, linear="joint",
+defvjp(rt.select_grad, "ct, condlist, choicelist", returns_container=True, linear="joint",
        ct="np.select(condlist, g, 0)")
-defvjp(rm.read_triangle, "t, lower", linear="joint",
+defvjp(rt.read_triangle, "t, lower", linear="joint",
        t="(np.tril(g + np.swapaxes(g, -1, -2)) if lower else np.triu(g + np.swapaxes(g, -1, -2))) "
          "- g * np.eye(np.shape(g)[-1])")
-defvjp(rm.cov_matrix, "cov, like", linear="joint", cov="cov_matrix_grad(g, cov)")
-defvjp(rm.cov_matrix_grad, "ct, cov", linear="joint", ct="cov_matrix(g, ct)")
-defvjp(rm.real_eigenvalues, "w, name", linear="joint", w="g")
-REGISTRY.declare_nondifferentiable(rm.partition_indices)
+defvjp(rt.cov_matrix, "cov, like", linear="joint", cov="cov_matrix_grad(g, cov)")
+defvjp(rt.cov_matrix_grad, "ct, cov", linear="joint", ct="cov_matrix(g, ct)")
+defvjp(rt.real_eigenvalues, "w, name", linear="joint", w="g")
+REGISTRY.declare_nondifferentiable(rt.partition_indices)
 
 # --- integration and vector norms ------------------------------------------------------
 # trapezoid along the last axis (after moving ``axis`` there): with spacings d = diff(x),
@@ -194,7 +193,7 @@ _VN = ("np.reshape(norm_grad(np.reshape({g}, ()), np.ravel(x), np.reshape(ans, (
 defvjp(np.linalg.vector_norm, "x, *, axis=None, keepdims=False, ord=2",
        jvp={"x": f"np.sum(({_VN.format(g='np.ones_like(ans)')}) * t, axis=axis, keepdims=keepdims)"},
        x=_VN.format(g="g"))
-REGISTRY.declare_nondifferentiable(rm.one_axis)
+REGISTRY.declare_nondifferentiable(rt.one_axis)
 
 # --- weighted averages ----------------------------------------------------------------------
 # average = sum(w a) / sum(w) along axis, w the weights laid out like a (1-d weights along axis)
@@ -221,7 +220,7 @@ defvjp(np.average, "a, axis=None, weights=None, returned=False, *, keepdims=Fals
        a=f"reduce_grad({_GAVG}, a, axis, keepdims) * {_WB} / {_SW}",
        weights=f"unbroadcast({_WBAR}, weights) if np.ndim(weights) == np.ndim(a) else "
                f"np.sum(np.reshape(np.moveaxis({_WBAR}, axis, -1), (-1, np.shape(weights)[0])), axis=0)")
-REGISTRY.declare_nondifferentiable(rm.axis_shape)
+REGISTRY.declare_nondifferentiable(rt.axis_shape)
 
 # --- interpolation --------------------------------------------------------------------------
 # np.interp is linear in fp (and in left, right), piecewise linear in x (the slope of x's cell,
@@ -234,9 +233,9 @@ defvjp(np.interp, "x, xp, fp, left=None, right=None",
        x="unbroadcast(g * interp_slope(x, xp, fp), x)", fp="interp_grad_fp(g, x, xp, fp, left, right)",
        left="unbroadcast(np.sum(np.where(np.asarray(x) < xp[0], g, 0.0)), left)",
        right="unbroadcast(np.sum(np.where(np.asarray(x) > xp[-1], g, 0.0)), right)")
-defvjp(rm.interp_slope, "x, xp, fp", linear="joint", fp="interp_slope_grad(g, x, xp, fp)")
-defvjp(rm.interp_slope_grad, "ct, x, xp, fp", linear="joint", ct="unbroadcast(interp_slope(x, xp, g), ct)")
-defvjp(rm.interp_grad_fp, "ct, x, xp, fp, left=None, right=None", linear="joint",
+defvjp(rt.interp_slope, "x, xp, fp", linear="joint", fp="interp_slope_grad(g, x, xp, fp)")
+defvjp(rt.interp_slope_grad, "ct, x, xp, fp", linear="joint", ct="unbroadcast(interp_slope(x, xp, g), ct)")
+defvjp(rt.interp_grad_fp, "ct, x, xp, fp, left=None, right=None", linear="joint",
        ct=f"unbroadcast(np.interp(x, xp, g, {_ENDS[0]}, {_ENDS[1]}), ct)")
 
 # --- finite differences ---------------------------------------------------------------------
@@ -244,14 +243,14 @@ defvjp(np.gradient, "f, *varargs, axis=None, edge_order=1", returns_container=Tr
        refuse={"varargs": "s2sad does not differentiate np.gradient with respect to the spacing; "
                           "pass constants"},
        f="gradient_grad(g, f, varargs, axis, edge_order)")
-defvjp(rm.gradient_grad, "ct, f, spacing, axis=None, edge_order=1", containers=("ct",), linear="joint",
+defvjp(rt.gradient_grad, "ct, f, spacing, axis=None, edge_order=1", containers=("ct",), linear="joint",
        ct="np.gradient(g, *spacing, axis=axis, edge_order=edge_order)")
 
 # --- max/min with initial= and where= (their rules are in numpy_rules) -------------------------
 _EXTREMUM_ARGS = "x, m, axis, keepdims, initial, where"
-defvjp(rm.extremum_where_grad, "ct, x, m, axis=None, keepdims=False, initial=None, where=True", linear="joint",
+defvjp(rt.extremum_where_grad, "ct, x, m, axis=None, keepdims=False, initial=None, where=True", linear="joint",
        ct=f"np.sum(g * extremum_where_grad(np.ones_like(ct), {_EXTREMUM_ARGS}), axis=axis, keepdims=keepdims)")
-defvjp(rm.extremum_initial_grad, "ct, x, m, axis=None, keepdims=False, initial=None, where=True",
+defvjp(rt.extremum_initial_grad, "ct, x, m, axis=None, keepdims=False, initial=None, where=True",
        linear="joint", ct=f"g * extremum_initial_grad(np.ones_like(ct), {_EXTREMUM_ARGS})")
 
 # --- least squares ------------------------------------------------------------------------------
@@ -276,7 +275,7 @@ defvjp(np.linalg.lstsq, "a, b, rcond=None", returns_container=True,
          f"+ (({_LS_USV}[0] * g[3]) @ {_LS_USV}[2] if np.any(g[3]) else 0.0)",
        b=f"np.reshape(np.swapaxes(np.linalg.pinv(a), -1, -2) @ {_LS_G2} "
          f"+ (2.0 * {_LS_R} * g[1] if np.size(g[1]) else 0.0), np.shape(b))")
-defvjp(rm.lstsq_full_rank, "ct, rank, a", linear="joint", ct="lstsq_full_rank(g, rank, a)")
+defvjp(rt.lstsq_full_rank, "ct, rank, a", linear="joint", ct="lstsq_full_rank(g, rank, a)")
 
 # --- more products and norms ------------------------------------------------------------------
 defvjp(np.linalg.multi_dot, "arrays, *, out=None", containers=("arrays",),

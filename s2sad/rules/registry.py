@@ -308,7 +308,7 @@ class Registry:
         unknown = (set(vjps) | set(masks or ()) | set(refuse or ())) - names
         inert = {p for p, t in vjps.items() if t is None}
         vjps = {p: t for p, t in vjps.items() if t is not None}
-        if (getattr(fun, "__module__", None) or "").startswith(runtime.__name__):  # runtime, runtime_more
+        if (getattr(fun, "__module__", None) or "").startswith(runtime.__name__):  # the modules of s2sad.runtime
             inert = names - set(vjps) - set(jvp or {}) - set(forward_only)
         if unknown:
             raise RuleError(f"rule for {name or fun!r} has templates for unknown parameters {sorted(unknown)}")

@@ -188,12 +188,10 @@ REGISTRY.declare_nondifferentiable(rt.seed, rt.seed_for, rt.zeros_grad, rt.stand
                                    rt.check_number)
 
 # --- helpers of s2sad/rules/numpy_more_rules.py that are not linear ---------------------------
-from .. import runtime_more as rm  # noqa: E402
-
-REGISTRY.declare_nondifferentiable(rm.check_wrt_item)
+REGISTRY.declare_nondifferentiable(rt.check_wrt_item)
 
 # multi_dot_grad and multi_dot_jvp: linear in ct (tan), multilinear in the arrays (a complex step)
-for _multi in (rm.multi_dot_grad, rm.multi_dot_jvp):
+for _multi in (rt.multi_dot_grad, rt.multi_dot_jvp):
     _name = _multi.__name__
     defvjp(_multi, "ct, arrays", containers=("ct", "arrays"), returns_container=True,
            jvp={"ct": f"{_name}(t, arrays)", "arrays": f"step_jvp({_name}, 1, t, (ct, arrays))"},

@@ -4,13 +4,13 @@ and ``np.subtract.at`` are written ``z = ufunc_add_at(z, i, v)``.  Each is linea
 once per occurrence), summed back to ``b``'s shape."""
 from __future__ import annotations
 
-from .. import runtime_more as rm
+from .. import runtime as rt
 from .registry import REGISTRY
 
 defvjp = REGISTRY.defvjp
 
-defvjp(rm.ufunc_add_at, "a, indices, b", linear="joint", a="g", b="unbroadcast(g[indices], b)",
+defvjp(rt.ufunc_add_at, "a, indices, b", linear="joint", a="g", b="unbroadcast(g[indices], b)",
        jvp={"a": "t", "b": "ufunc_add_at(np.zeros_like(ans), indices, t)"})
-defvjp(rm.ufunc_subtract_at, "a, indices, b", linear="joint", a="g", b="-unbroadcast(g[indices], b)",
+defvjp(rt.ufunc_subtract_at, "a, indices, b", linear="joint", a="g", b="-unbroadcast(g[indices], b)",
        jvp={"a": "t", "b": "ufunc_subtract_at(np.zeros_like(ans), indices, t)"})
-REGISTRY.declare_nondifferentiable(rm.view_flag, rm.check_out)
+REGISTRY.declare_nondifferentiable(rt.view_flag, rt.check_out)

@@ -8,7 +8,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from ... import runtime_more
+from ... import runtime
 from ...ir import Assign, Call, Opaque, Var
 from ...rules.registry import SETITEM
 from ..resolve import MISSING
@@ -17,7 +17,7 @@ from .views import linked_names
 
 
 #: ``ufunc.at`` s2sad differentiates, as the functional helper it writes instead.
-_UFUNC_AT = ((np.add, runtime_more.ufunc_add_at), (np.subtract, runtime_more.ufunc_subtract_at))
+_UFUNC_AT = ((np.add, runtime.ufunc_add_at), (np.subtract, runtime.ufunc_subtract_at))
 
 
 class InPlaceWriteLowering:
@@ -99,7 +99,7 @@ class InPlaceWriteLowering:
         spelled = self.parsed.code(call.func).strip()
         target = strip_parens(out.value)
         where = self.location(call)
-        check_call = f"{self.helper(runtime_more.check_out)}({{}}, {{}}, " \
+        check_call = f"{self.helper(runtime.check_out)}({{}}, {{}}, " \
                      f"{f'{where.filename}:{where.line}:{where.column}'!r}, {spelled!r})"
         if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and (
                 target.value.value in self.version and target.value.value in self.res.locals):

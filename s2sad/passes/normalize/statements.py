@@ -6,7 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from ... import runtime, runtime_more
+from ... import runtime
 from ...ir import Assign, Const, If, Opaque, Operand, Return, Stmt, Var
 from .constructs import UNSUPPORTED
 from .flow import always_returns, may_jump, may_return
@@ -16,8 +16,8 @@ from .syntax import LIST_METHODS, describe, statements_of, strip_parens
 
 #: Calls that may stand as statements: they print or check and change nothing.
 STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write, runtime.seed,
-                   runtime.check_assignment_order, runtime.check_number, runtime_more.check_wrt_item,
-                   runtime_more.check_out)
+                   runtime.check_assignment_order, runtime.check_number, runtime.check_wrt_item,
+                   runtime.check_out)
 
 
 class StatementLowering:

@@ -9,7 +9,7 @@ from typing import Any, Callable
 import libcst as cst
 import numpy as np
 
-from ... import runtime_more
+from ... import runtime
 from ...ir import Assign, Call, Const, If, Opaque, Stmt, Var, operand_code
 from ...rules.registry import SETITEM
 from .naming import user_name
@@ -125,7 +125,7 @@ class ViewFollowing:
                            f"s2sad cannot tell whether '{code}' changes '{link.base}' too; write "
                            f"{view} = {view}.copy() before changing it, or make '{link.base}' an array")
                 test = cst.parse_expression(
-                    f"{self.helper(runtime_more.view_flag)}({link.taken[0]}, {link.taken[1]}, "
+                    f"{self.helper(runtime.view_flag)}({link.taken[0]}, {link.taken[1]}, "
                     f"{f'{where.filename}:{where.line}:{where.column}'!r}, {refusal!r})")
                 link.flag = self.emit(Opaque(test, link.taken, "nondiff"), None, f"{view}_is_view", node).name
         self.spread(name, None, linked, node)

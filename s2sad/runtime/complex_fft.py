@@ -13,20 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import S2SADError
+from ..errors import S2SADError
 
-__all__ = [
-    "real_like",
-    "real_grad",
-    "imag_grad",
-    "fftn_grad",
-    "rfftn_grad",
-    "irfftn_grad",
-    "hfft_grad",
-    "ihfft_grad",
-    "fft_lengths",
-    "real_input",
-]
 
 #: The norm whose scale is the other direction's: an FFT's adjoint scales like its inverse.
 _DUAL = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}

@@ -1,0 +1,162 @@
+"""What generated code checks at run time: that the arguments it differentiates with
+respect to are floating point, and that the writes it follows into arrays are the ones
+NumPy makes."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import NonDifferentiableInputError, S2SADError, WrtError
+from .foreign import is_foreign
+from .trees import CONTAINERS
+
+
+def check_wrt(x: Any, name: str) -> None:
+    """Refuse a gradient with respect to an integer or boolean value (a complex one has
+    autograd's gradient: d/d(real part) - i d/d(imaginary part)).
+
+    Tuples, lists and dicts are checked leaf by leaf.
+    """
+    if type(x) is float or type(x) is np.ndarray and x.dtype.kind in "fc":
+        return
+    if isinstance(x, CONTAINERS):
+        items = x.items() if isinstance(x, dict) else enumerate(x)
+        for key, value in items:
+            check_wrt(value, f"{name}[{key!r}]")
+        return
+    kind = np.asarray(x).dtype.kind if isinstance(x, (np.ndarray, np.generic)) else (
+        np.dtype(x.dtype).kind if is_foreign(x) else None)
+    if kind in ("f", "c"):
+        return
+    if kind is None and isinstance(x, (float, complex)):
+        return
+    raise NonDifferentiableInputError(
+        f"cannot differentiate with respect to '{name}': it is "
+        f"{type(x).__name__}{'' if kind is None else ' of dtype ' + str(x.dtype)}; "
+        f"pass a float or complex value (for example {name}=float(...) or an array with "
+        f".astype(float))"
+    )
+
+
+def check_wrt_item(container: Any, key: Any, name: str) -> None:
+    """``check_wrt(container[key], name)`` for an argument passed through ``*args`` (an index)
+    or ``**kwargs`` (a key), which must have been passed."""
+    if isinstance(key, int) and key >= len(container):
+        raise WrtError(f"the gradient with respect to {name} was asked for, but only {len(container)} "
+                       f"argument(s) were passed through *{name.split('[')[0]}")
+    if isinstance(key, str) and key not in container:
+        raise WrtError(f"the gradient with respect to {name} was asked for, but no keyword argument "
+                       f"{key}= was passed")
+    check_wrt(container[key], name)
+
+
+def check_assignment_order(x: Any, index: Any, v: Any, where: str) -> None:
+    """Refuse ``x[index] = v``, with ``v`` a view of ``x``, when NumPy's in-place assignment
+    differs from assigning a copy of ``v`` (what s2sad differentiates).
+
+    NumPy copies some overlapping one-dimensional assignments element by element, so that
+    later elements read values it has already overwritten (``x[::2] = x[:3]``).  The check
+    repeats the assignment on numbered elements laid out like ``x``'s memory (NumPy copies
+    elements of one dtype as bytes, so unsigned integers of the same size stand in).
+    """
+    if type(x) is not np.ndarray or type(v) is not np.ndarray or not np.shares_memory(x, v):
+        return
+    low, high = _byte_bounds(x)
+    v_low, v_high = _byte_bounds(v)
+    numbers = np.dtype(f"u{x.itemsize}") if x.itemsize in (1, 2, 4, 8) else x.dtype
+    fits = numbers.kind == "u" and x.size - 1 <= np.iinfo(numbers).max or (
+        numbers.kind in "fc" and x.size <= 2 ** (np.finfo(numbers).nmant + 1))
+    if x.dtype != v.dtype or x.dtype.hasobject or not fits or v_low < low or v_high > high:
+        why = "s2sad cannot tell whether NumPy's in-place assignment reads elements it has already overwritten"
+    else:
+        scratch = np.zeros(high - low, np.uint8)
+
+        def laid_out(a: np.ndarray) -> np.ndarray:
+            return np.ndarray(a.shape, numbers, scratch, a.ctypes.data - low, a.strides)
+
+        numbered, value = laid_out(x), laid_out(v)
+        numbered[...] = np.arange(x.size).reshape(x.shape)
+        copied = numbered.copy()
+        copied[index] = value.copy()
+        numbered[index] = value
+        if np.array_equal(numbered, copied):
+            return
+        why = "NumPy's in-place assignment reads elements it has already overwritten, which s2sad does not follow"
+    raise S2SADError(f"{where}: the value assigned shares memory with the array it is assigned "
+                     f"into, and {why}; assign a copy of the value (... = (...).copy())")
+
+
+def _byte_bounds(a: np.ndarray) -> tuple[int, int]:
+    """The first and one-past-the-last byte addresses of ``a``'s elements."""
+    low = high = a.ctypes.data
+    for n, stride in zip(a.shape, a.strides):
+        if stride < 0:
+            low += (n - 1) * stride
+        else:
+            high += (n - 1) * stride
+    return low, high + a.itemsize
+
+
+def check_float_write(x: Any, where: str) -> None:
+    """Refuse ``x[i] = v``, with ``v`` carrying a gradient, when ``x`` is an array of a dtype
+    that is not floating point: the write converts ``v`` (an integer truncates it), so
+    passing ``v`` its gradient would be silently wrong.  ``where`` is "file:line:col"."""
+    if type(x) is np.ndarray:
+        if x.dtype.kind in "fcO":
+            return
+    elif not is_foreign(x) or np.dtype(x.dtype).kind in "fcO":
+        return
+    from ..errors import Location, NoGradientRuleError
+
+    filename, line, column = where.rsplit(":", 2)
+    raise NoGradientRuleError(
+        f"a value that carries a gradient is written into an array of dtype {x.dtype}, which "
+        f"converts it, so it has no gradient; create the array with a float dtype (for example "
+        f"np.zeros(n) or dtype=float), or write stop_gradient(...) of the value",
+        Location(filename, int(line), int(column)))
+
+
+def check_number(x: Any, where: str, refusal: str) -> None:
+    """``x op= v`` where x may be shared (a view, another name's object, an argument): a
+    new value when x is a number, as s2sad writes it; for an array, which would change in
+    place, ``refusal`` (at ``where``, "file:line:col")."""
+    if isinstance(x, (int, float, complex, np.generic)):
+        return
+    from ..errors import Location, UnsupportedSyntaxError
+
+    filename, line, column = where.rsplit(":", 2)
+    raise UnsupportedSyntaxError(refusal, Location(filename, int(line), int(column)))
+
+
+def view_flag(base: Any, view: Any, where: str, refusal: str) -> bool:
+    """Whether ``view``, taken from ``base`` by indexing, ``.T``, a transpose or a reshape,
+    shares ``base``'s memory, so that a write through either changes the other.  A number,
+    or an array NumPy copied (fancy indexing, a reshape that copies), does not.  When ``base``
+    is no array (a list whose item ``view`` may be), ``refusal`` at ``where`` ("file:line:col")."""
+    if isinstance(view, (bool, int, float, complex, np.generic)):
+        return False
+    if type(base) is np.ndarray and type(view) is np.ndarray:
+        return bool(np.may_share_memory(base, view))
+    _refuse(where, refusal)
+    return False
+
+
+def check_out(out: Any, value: Any, where: str, call: str) -> None:
+    """``call(..., out=z)`` written ``z = call(...)``: faithful only when NumPy would store the
+    result as it is, into a float array of its shape and dtype."""
+    if (type(out) is np.ndarray and out.dtype.kind == "f" and np.shape(value) == out.shape
+            and np.result_type(value) == out.dtype):
+        return
+    what = f"an array of dtype {out.dtype} and shape {out.shape}" if type(out) is np.ndarray \
+        else f"a {type(out).__name__}"
+    _refuse(where, f"{call}(..., out=...) writes into {what}, which would convert or broadcast "
+                   f"the result of dtype {np.result_type(value)} and shape {np.shape(value)}; "
+                   f"write the result to a new name (z = {call}(...)) and convert it explicitly")
+
+
+def _refuse(where: str, message: str) -> None:
+    from ..errors import Location, UnsupportedSyntaxError
+
+    filename, line, column = where.rsplit(":", 2)
+    raise UnsupportedSyntaxError(message, Location(filename, int(line), int(column)))

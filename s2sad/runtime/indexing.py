@@ -1,0 +1,234 @@
+"""Gradients of reading and writing by index: ``x[i]``, ``x[i] = v``, ``np.take``,
+``np.take_along_axis``, ``ufunc.at``, and ``np.r_`` and ``np.c_``."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import S2SADError
+from .broadcast import unbroadcast
+from .foreign import is_foreign, zeros
+from .shapes import reshape_grad
+from .trees import CONTAINERS, add_grads, rebuild, zeros_grad
+
+
+def getitem_grad(g: Any, x: Any, index: Any) -> Any:
+    """Gradient of ``x[index]``: ``g`` scattered into zeros shaped like x.
+
+    Repeated integer indices accumulate (``np.add.at`` semantics).  For a tuple,
+    list or dict ``x``, the result has x's structure.
+    """
+    if isinstance(x, CONTAINERS):
+        return add_at(zeros_grad(x), index, g)
+    out = zeros(np.shape(x), np.result_type(g, x), g if type(g) is not np.ndarray else x)
+    if type(out) is not np.ndarray:
+        return _foreign_set(out, index, g, "x[index]")
+    if _is_basic_index(index):
+        out[index] = g
+    else:
+        np.add.at(out, index, g)
+    return out
+
+
+def _foreign_set(out: Any, index: Any, g: Any, what: str) -> Any:
+    """``out[index] = g`` for another library's array ``out``, by its own item assignment
+    (which takes no new axes: the index without its Nones, g without their axes)."""
+    if not _is_basic_index(index):
+        raise S2SADError(
+            f"the gradient of {what} with an index of integer or boolean arrays is not computed on "
+            f"{type(out).__module__}.{type(out).__name__} arrays (it needs np.add.at); index with "
+            f"slices, or convert the array with np.asarray(...) first")
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(p is None for p in parts):
+        index = tuple(p for p in parts if p is not None)
+        g = np.reshape(g, out[index].shape)
+    out[index] = g
+    return out
+
+
+def add_at(acc: Any, index: Any, g: Any) -> Any:
+    """``acc[index] += g`` on a gradient ``acc`` that generated code owns.
+
+    Arrays are updated in place; tuples, lists and dicts are rebuilt.
+    """
+    if isinstance(acc, dict):
+        return {**acc, index: add_grads(acc[index], g)}
+    if isinstance(acc, (list, tuple)):
+        out = list(acc)
+        if isinstance(index, slice):
+            positions = range(len(out))[index]
+            for i, gi in zip(positions, g):
+                out[i] = add_grads(out[i], gi)
+        else:
+            out[index] = add_grads(out[index], g)
+        return rebuild(acc, out)
+    if type(acc) is not np.ndarray and is_foreign(acc):
+        return _foreign_set(acc, index, acc[index] + g, "x[index]")
+    if _is_basic_index(index):
+        acc[index] += g
+    else:
+        np.add.at(acc, index, g)
+    return acc
+
+
+def _is_basic_index(index: Any) -> bool:
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(
+        p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer)) for p in parts
+    )
+
+
+def setitem_grad_x(g: Any, index: Any) -> Any:
+    """Gradient of ``out = x.copy(); out[index] = v`` with respect to x: g, zero at index."""
+    if isinstance(g, dict):
+        return {**g, index: zeros_grad(g[index])}
+    if isinstance(g, (list, tuple)):
+        out = list(g)
+        out[index] = zeros_grad(out[index])
+        return rebuild(g, out)
+    out = np.array(g, copy=True)
+    out[index] = 0
+    return out
+
+
+def setitem_grad_value(g: Any, index: Any, v: Any) -> Any:
+    """Gradient of ``out[index] = v`` with respect to v.
+
+    Where an integer index repeats, only the write that stuck gets the gradient.
+    """
+    if isinstance(g, (list, tuple, dict)):
+        return g[index]
+    picked = np.asarray(g)[index]
+    if not _is_basic_index(index):
+        order = np.arange(picked.size).reshape(picked.shape)
+        slot = np.full(np.shape(g), -1)
+        slot[index] = order
+        picked = picked * (slot[index] == order)
+    return unbroadcast(picked, v)
+
+
+def scatter_value(u: Any, index: Any, like: Any) -> Any:
+    """The transpose of ``setitem_grad_value(g, index, v)`` in g: ``u`` written at ``index``
+    of zeros shaped like ``like`` (where an integer index repeats, at the write that sticks)."""
+    if isinstance(like, (list, tuple, dict)):
+        out = zeros_grad(like)
+        if isinstance(out, dict):
+            return {**out, index: u}
+        items = list(out)
+        items[index] = u
+        return rebuild(like, items)
+    out = np.zeros(np.shape(like), dtype=np.result_type(u, like))
+    picked = np.broadcast_to(u, np.shape(out[index]))
+    if not _is_basic_index(index):
+        order = np.arange(picked.size).reshape(picked.shape)
+        slot = np.full(np.shape(out), -1)
+        slot[index] = order
+        picked = picked * (slot[index] == order)
+    out[index] = picked
+    return out
+
+
+def take_grad(g: Any, x: Any, indices: Any, axis: Any = None, mode: str = "raise") -> Any:
+    """Gradient of ``np.take(x, indices, axis, mode=mode)``: g added into zeros where it was taken."""
+    shape = np.shape(x)
+    n = np.size(x) if axis is None else shape[axis]
+    indices = np.asarray(indices)
+    if mode == "wrap":
+        indices = indices % n
+    elif mode == "clip":
+        indices = np.clip(indices, 0, n - 1)
+    if axis is None:
+        out = np.zeros(n, dtype=np.result_type(g))
+        np.add.at(out, indices, g)
+        return reshape_grad(out, x)
+    axis = axis % len(shape)
+    taken = tuple(range(axis, axis + indices.ndim))
+    out = np.zeros((n,) + shape[:axis] + shape[axis + 1:], dtype=np.result_type(g))
+    np.add.at(out, indices, np.moveaxis(g, taken, tuple(range(indices.ndim))))
+    return np.moveaxis(out, 0, axis)
+
+
+def take_along_axis_grad(g: Any, arr: Any, indices: Any, axis: Any = -1) -> Any:
+    """Gradient of ``np.take_along_axis(arr, indices, axis)``: g added back where it was taken."""
+    arr = np.asarray(arr)
+    out = np.zeros(arr.size if axis is None else arr.shape, dtype=np.result_type(g, arr))
+    axis = 0 if axis is None else axis % arr.ndim
+    index = list(np.ix_(*(np.arange(n) for n in np.shape(indices))))
+    index[axis] = indices
+    np.add.at(out, tuple(np.broadcast_arrays(*index)), g)
+    return np.reshape(out, arr.shape)
+
+
+def ufunc_add_at(a: Any, indices: Any, b: Any) -> Any:
+    """``np.add.at(a, indices, b)`` as a new array (``a`` unchanged): repeated indices add up."""
+    out = np.array(a, copy=True)
+    np.add.at(out, indices, b)
+    return out
+
+
+def ufunc_subtract_at(a: Any, indices: Any, b: Any) -> Any:
+    """``np.subtract.at(a, indices, b)`` as a new array (``a`` unchanged)."""
+    out = np.array(a, copy=True)
+    np.subtract.at(out, indices, b)
+    return out
+
+
+def _entry_codes(items: Any) -> tuple[list[Any], int]:
+    """The entries of ``concat[items]`` with each element of an array or number replaced by
+    its number (from 0, in C order), and slices by -1s: ``concat`` places the numbers where
+    it places the elements.  Also the count of numbered elements."""
+    codes: list[Any] = []
+    total = 0
+    for item in items:
+        if isinstance(item, str):
+            codes.append(item)
+        elif isinstance(item, slice):
+            codes.append(np.full(np.size(np.r_[item]), -1))
+        elif type(item) in np.ScalarType:
+            codes.append(np.int64(total))
+            total += 1
+        else:
+            size = int(np.size(item))
+            codes.append(np.arange(total, total + size).reshape(np.shape(item)))
+            total += size
+    return codes, total
+
+
+def index_concat_grad(g: Any, items: Any, concat: Any) -> Any:
+    """Gradient of ``concat[items]`` (``np.r_``, ``np.c_``) with respect to the entries: each
+    entry gets the elements of g where its own elements went (None for slices and directives)."""
+    entries = items if isinstance(items, tuple) else (items,)  # what __getitem__ receives
+    codes, total = _entry_codes(entries)
+    placed = concat[tuple(codes)]
+    if isinstance(placed, np.matrix):
+        raise S2SADError("a gradient reaches an np.matrix built by np.r_ or np.c_ with an 'r' or "
+                         "'c' directive, which s2sad does not differentiate; leave out the directive")
+    placed = np.ravel(placed)
+    where = np.empty(total, dtype=np.intp)
+    numbered = placed >= 0
+    where[placed[numbered]] = np.flatnonzero(numbered)
+    flat = np.ravel(g)
+    grads = []
+    for item, code in zip(entries, codes):
+        if isinstance(item, (str, slice)):
+            grads.append(None)
+        else:
+            grads.append(np.reshape(flat[where[np.ravel(code)]], np.shape(item))[()])
+    return tuple(grads) if isinstance(items, tuple) else grads[0]
+
+
+def index_concat_jvp(t: Any, items: Any, concat: Any) -> Any:
+    """Tangent of ``concat[items]``: the same concatenation of the entries' tangents ``t``
+    (zeros in place of slices)."""
+    if not isinstance(items, tuple):
+        return concat[t]
+    entries = []
+    for item, tangent in zip(items, t):
+        if isinstance(item, str):
+            entries.append(item)
+        elif isinstance(item, slice):
+            entries.append(np.zeros(np.size(np.r_[item])))
+        else:
+            entries.append(tangent)
+    return concat[tuple(entries)]

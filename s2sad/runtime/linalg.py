@@ -1,0 +1,312 @@
+"""Gradients and tangents of np.linalg: norms, factorizations (Cholesky, eigh, QR, SVD),
+solve, pinv, slogdet, lstsq, and the covariances of scipy.stats."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import S2SADError
+from .broadcast import reduce_to
+from .elementwise import safe_divide
+from .reductions import expand_reduced, list_as_array
+from .stepping import real_only
+
+
+def _t(m: Any) -> Any:
+    """The matrix transpose of a stack of matrices (the last two axes swapped)."""
+    return np.swapaxes(m, -1, -2)
+
+
+def _share(mask: Any, axis: Any, dtype: Any) -> Any:
+    """Weights that share 1 equally among the True entries of ``mask`` along ``axis``."""
+    weights = np.asarray(mask, dtype=dtype)
+    return weights / np.sum(weights, axis=axis, keepdims=True)
+
+
+def norm_grad(g: Any, x: Any, ans: Any, ord: Any = None, axis: Any = None,
+              keepdims: bool = False) -> Any:
+    """Gradient of ``np.linalg.norm(x, ord, axis, keepdims)``; ties share, 0 where the norm is 0.
+
+    Written with |x| as x sign(re x), so that a complex step (step_jvp) differentiates it."""
+    real_only("np.linalg.norm", x)
+    x = list_as_array(x)
+    ndim = np.ndim(x)
+    axes = tuple(range(ndim)) if axis is None else tuple(int(a) % ndim for a in np.atleast_1d(axis))
+    g = expand_reduced(g, ndim, axes, keepdims)
+    ans = expand_reduced(ans, ndim, axes, keepdims)
+    dtype = np.result_type(g, x)
+    sign = np.sign(np.real(x))
+    if len(axes) != 2 or ord in (None, "fro"):  # vector norms, and the Frobenius norm
+        if ord is None or ord == "fro" or ord == 2:
+            return g * safe_divide(x, ans)
+        if ord in (np.inf, -np.inf):
+            return g * sign * _share(np.real(x * sign) == np.real(ans), axes, dtype)
+        if ord == 0:
+            return g * np.zeros_like(x)
+        return g * sign * safe_divide((x * sign) ** (ord - 1), ans ** (ord - 1))
+    xm, gm = np.moveaxis(x, axes, (-2, -1)), np.moveaxis(g, axes, (-2, -1))
+    if ord in (1, -1, np.inf, -np.inf):  # the largest (smallest) column or row sum of |x|
+        summed = -2 if ord in (1, -1) else -1
+        sums = np.real(np.sum(xm * np.sign(np.real(xm)), axis=summed, keepdims=True))
+        best = (np.max if ord > 0 else np.min)(sums, axis=-1 if summed == -2 else -2, keepdims=True)
+        grad = gm * np.sign(np.real(xm)) * _share(sums == best, -1 if summed == -2 else -2, dtype)
+    else:
+        if np.iscomplexobj(xm):
+            raise S2SADError(f"s2sad differentiates np.linalg.norm of a matrix with ord={ord!r} "
+                             f"once, not twice; for second derivatives write it with the singular "
+                             f"values of np.linalg.svd(x) (compute_uv=True)")
+        u, _, vt = np.linalg.svd(xm, full_matrices=False)
+        if ord == "nuc":
+            grad = gm * (u @ vt)
+        else:  # 2 or -2: the largest or smallest singular value
+            k = 0 if ord == 2 else -1
+            grad = gm * (u[..., :, [k]] @ vt[..., [k], :])
+    return np.moveaxis(grad, (-2, -1), axes)
+
+
+def one_axis(axis: Any) -> Any:
+    """``axis`` if it names one axis; an error for a tuple of axes."""
+    if np.ndim(axis) != 0:
+        raise S2SADError(f"s2sad differentiates np.linalg.vector_norm over one axis or all of them, "
+                         f"not over the axes {tuple(axis)}; reshape the array first")
+    return axis
+
+
+def _triangle(m: Any, lower: bool) -> Any:
+    """The gradient ``m`` of a function of a symmetric matrix, moved to the triangle it reads."""
+    both = m + _t(m)
+    return (np.tril(both, -1) if lower else np.triu(both, 1)) + np.triu(np.tril(m))
+
+
+def _read_symmetric(t: Any, lower: bool) -> Any:
+    """The symmetric matrix a function reading one triangle of its input sees of ``t``."""
+    if lower:
+        return np.tril(t) + _t(np.tril(t, -1))
+    return np.triu(t) + _t(np.triu(t, 1))
+
+
+def cholesky_grad(g: Any, ans: Any, upper: bool = False) -> Any:
+    """Gradient of ``np.linalg.cholesky`` (Murray 2016), on the triangle of the input NumPy reads."""
+    real_only("np.linalg.cholesky", ans)
+    low, g = (_t(ans), _t(g)) if upper else (ans, g)
+    phi = np.tril(_t(low) @ g)
+    phi = phi - 0.5 * np.triu(phi)  # the diagonal halved
+    inner = _t(np.linalg.solve(_t(low), _t(np.linalg.solve(_t(low), phi))))  # L^-T phi L^-1
+    return _triangle(inner, not upper)
+
+
+def cholesky_jvp(t: Any, ans: Any, upper: bool = False) -> Any:
+    """Tangent of ``np.linalg.cholesky``, from the triangle of t NumPy reads: L phi(L^-1 S L^-T)."""
+    real_only("np.linalg.cholesky", ans)
+    low = _t(ans) if upper else ans
+    inner = np.linalg.solve(low, _t(np.linalg.solve(low, _read_symmetric(t, not upper))))
+    phi = np.tril(inner) - 0.5 * np.triu(np.tril(inner))  # the lower triangle, diagonal halved
+    out = low @ phi
+    return _t(out) if upper else out
+
+
+def eigh_grad(g: Any, a: Any, ans: Any, UPLO: str = "L") -> Any:
+    """Gradient of ``np.linalg.eigh(a, UPLO)``, on the triangle NumPy reads (distinct eigenvalues)."""
+    real_only("np.linalg.eigh", a)
+    w, v = ans
+    g_w, g_v = g
+    gaps = w[..., None, :] - w[..., :, None]
+    gaps = safe_divide(np.ones_like(gaps), gaps)  # [i, j]: 1 / (w_j - w_i), 0 where they are equal
+    inner = (v * g_w[..., None, :]) @ _t(v) + v @ (gaps * (_t(v) @ g_v)) @ _t(v)
+    return _triangle(inner, UPLO == "L")
+
+
+def eigh_jvp(t: Any, a: Any, ans: Any, UPLO: str = "L") -> Any:
+    """Tangent ``(w_dot, v_dot)`` of ``np.linalg.eigh(a, UPLO)``, from the triangle NumPy reads."""
+    real_only("np.linalg.eigh", a)
+    w, v = ans
+    inner = _t(v) @ _read_symmetric(t, UPLO == "L") @ v
+    gaps = w[..., None, :] - w[..., :, None]
+    gaps = safe_divide(np.ones_like(gaps), gaps)  # [i, j]: 1 / (w_j - w_i), 0 where they are equal
+    return np.diagonal(inner, 0, -2, -1).copy(), v @ (gaps * inner)
+
+
+def slogdet_grad(g: Any, a: Any) -> Any:
+    """Gradient of ``np.linalg.slogdet(a)``, g = (g_sign, g_logabsdet): g_logabsdet a^-T."""
+    real_only("np.linalg.slogdet", a)
+    _, g_logdet = g  # the sign is piecewise constant
+    return np.expand_dims(g_logdet, (-2, -1)) * _t(np.linalg.inv(a))
+
+
+def solve_grad_b(g: Any, a: Any, b: Any) -> Any:
+    """Gradient of ``np.linalg.solve(a, b)`` with respect to b: solve(a^T, g)."""
+    return reduce_to(_solve_transposed(g, a, b), b)
+
+
+def solve_grad_a(g: Any, a: Any, b: Any, ans: Any) -> Any:
+    """Gradient of ``np.linalg.solve(a, b)`` with respect to a: -solve(a^T, g) ans^T."""
+    g_b = _solve_transposed(g, a, b)
+    if np.ndim(b) == 1:
+        return reduce_to(-g_b[..., :, None] * ans[..., None, :], a)
+    return reduce_to(-g_b @ _t(ans), a)
+
+
+def _solve_transposed(g: Any, a: Any, b: Any) -> Any:
+    if np.ndim(b) == 1:
+        return np.linalg.solve(_t(a), g[..., None])[..., 0]
+    return np.linalg.solve(_t(a), g)
+
+
+def pinv_grad(g: Any, a: Any, ans: Any) -> Any:
+    """Gradient of ``np.linalg.pinv(a)`` (Golub and Pereyra), where a's rank does not change."""
+    real_only("np.linalg.pinv", a)
+    p, g_t = ans, _t(g)
+    return (-_t(p) @ g @ _t(p) + (g_t - a @ p @ g_t) @ p @ _t(p)
+            + _t(p) @ p @ (g_t - g_t @ p @ a))
+
+
+def pinv_jvp(t: Any, a: Any, ans: Any) -> Any:
+    """Tangent of ``np.linalg.pinv(a)`` (Golub and Pereyra), where a's rank does not change."""
+    real_only("np.linalg.pinv", a)
+    p, t_t = ans, _t(t)
+    pp, p_p = p @ _t(p), _t(p) @ p
+    return -p @ t @ p + pp @ t_t - pp @ t_t @ a @ p + t_t @ p_p - p @ a @ t_t @ p_p
+
+
+def qr_grad(g: Any, a: Any, ans: Any, mode: str = "reduced") -> Any:
+    """Gradient of ``np.linalg.qr(a, mode)``: mode 'reduced' (or square 'complete'), rows >= columns."""
+    real_only("np.linalg.qr", a)
+    rows, cols = np.shape(a)[-2:]
+    if mode not in ("reduced", "complete") or rows < cols or mode == "complete" and rows != cols:
+        raise S2SADError(f"s2sad differentiates np.linalg.qr with mode 'reduced' of a matrix with at "
+                         f"least as many rows as columns, not mode={mode!r} of shape {np.shape(a)}")
+    q, r = ans
+    g_q, g_r = g
+    m = r @ _t(g_r) - _t(g_q) @ q
+    sym = np.tril(m) + _t(np.tril(m, -1))  # the lower triangle of m, copied to the upper
+    return _t(np.linalg.solve(r, _t(g_q + q @ sym)))  # (g_q + q sym) r^-T
+
+
+def qr_jvp(t: Any, a: Any, ans: Any, mode: str = "reduced") -> Any:
+    """Tangent ``(q_dot, r_dot)`` of ``np.linalg.qr(a, mode)``, for the modes ``qr_grad`` takes."""
+    real_only("np.linalg.qr", a)
+    rows, cols = np.shape(a)[-2:]
+    if mode not in ("reduced", "complete") or rows < cols or mode == "complete" and rows != cols:
+        raise S2SADError(f"s2sad differentiates np.linalg.qr with mode 'reduced' of a matrix with at "
+                         f"least as many rows as columns, not mode={mode!r} of shape {np.shape(a)}")
+    q, r = ans
+    t_rinv = _t(np.linalg.solve(_t(r), _t(t)))  # t r^-1
+    inner = _t(q) @ t_rinv
+    low = np.tril(inner, -1)
+    spin = low - _t(low)  # q^T q_dot: antisymmetric
+    return q @ (spin - inner) + t_rinv, (inner - spin) @ r
+
+
+def svd_grad(g: Any, a: Any, ans: Any, full_matrices: bool = True, compute_uv: bool = True) -> Any:
+    """Gradient of ``np.linalg.svd(a, full_matrices, compute_uv)`` (distinct singular values)."""
+    real_only("np.linalg.svd", a)
+    if not compute_uv:
+        _real_svd_input(a)
+        u, _, vt = np.linalg.svd(a, full_matrices=False)
+        return (u * g[..., None, :]) @ vt
+    u, s, vt = ans
+    g_u, g_s, g_vt = g
+    k = np.shape(s)[-1]
+    if full_matrices:
+        if np.any(g_u[..., :, k:]) or np.any(g_vt[..., k:, :]):
+            raise S2SADError("a gradient reaches the columns of u (rows of vh) that "
+                             "np.linalg.svd(full_matrices=True) adds, which are not unique; "
+                             "use full_matrices=False")
+        u, g_u, vt, g_vt = u[..., :, :k], g_u[..., :, :k], vt[..., :k, :], g_vt[..., :k, :]
+    gaps = s[..., None, :] ** 2 - s[..., :, None] ** 2
+    gaps = safe_divide(np.ones_like(gaps), gaps)  # [i, j]: 1 / (s_j^2 - s_i^2), 0 where equal
+    ut_gu, vt_gv = _t(u) @ g_u, vt @ _t(g_vt)
+    j, k_ = gaps * ut_gu, gaps * vt_gv
+    inner = (j + _t(j)) * s[..., None, :] + s[..., :, None] * (k_ + _t(k_))
+    return (u @ inner @ vt + (u * g_s[..., None, :]) @ vt
+            + ((g_u - u @ ut_gu) / s[..., None, :]) @ vt
+            + (u / s[..., None, :]) @ (g_vt - _t(vt_gv) @ vt))
+
+
+def svd_jvp(t: Any, a: Any, ans: Any, full_matrices: bool = True, compute_uv: bool = True) -> Any:
+    """Tangent of ``np.linalg.svd(a, full_matrices, compute_uv)`` (distinct singular values).
+
+    With full_matrices and a non-square a, the added columns of u (rows of vh), which are
+    not unique, get the tangent that keeps them orthogonal to the others and turns them least.
+    """
+    real_only("np.linalg.svd", a)
+    if not compute_uv:
+        _real_svd_input(a)
+        u, _, vt = np.linalg.svd(a, full_matrices=False)
+        return np.sum(u * (t @ _t(vt)), axis=-2)
+    u_all, s, vt_all = ans
+    k = np.shape(s)[-1]
+    u, vt = u_all[..., :, :k], vt_all[..., :k, :]
+    v = _t(vt)
+    inner = _t(u) @ t @ v  # u^T t v
+    gaps = s[..., None, :] ** 2 - s[..., :, None] ** 2
+    gaps = safe_divide(np.ones_like(gaps), gaps)  # [i, j]: 1 / (s_j^2 - s_i^2), 0 where equal
+    right, left = inner * s[..., None, :], s[..., :, None] * inner  # inner s, s inner
+    u_dot = u @ (gaps * (right + _t(right)))
+    v_dot = v @ (gaps * (left + _t(left)))
+    rows, cols = np.shape(a)[-2:]
+    if rows > k:
+        t_v = t @ v
+        u_dot = u_dot + (t_v - u @ (_t(u) @ t_v)) / s[..., None, :]
+    if cols > k:
+        t_u = _t(t) @ u
+        v_dot = v_dot + (t_u - v @ (_t(v) @ t_u)) / s[..., None, :]
+    if full_matrices and rows > k:
+        rest = u_all[..., :, k:]
+        u_dot = np.concatenate([u_dot, -u @ (_t(u_dot) @ rest)], axis=-1)
+    if full_matrices and cols > k:
+        rest = _t(vt_all[..., k:, :])
+        v_dot = np.concatenate([v_dot, -v @ (_t(v_dot) @ rest)], axis=-1)
+    return u_dot, np.diagonal(inner, 0, -2, -1).copy(), _t(v_dot)
+
+
+def _real_svd_input(a: Any) -> None:
+    if np.iscomplexobj(a):  # a complex step (step_jvp): the singular vectors are not analytic in a
+        raise S2SADError("s2sad differentiates np.linalg.svd(..., compute_uv=False) once, not "
+                         "twice; for second derivatives, use compute_uv=True")
+
+
+def lstsq_full_rank(ct: Any, rank: Any, a: Any) -> Any:
+    """``ct`` if ``a`` has full rank (``rank``, from np.linalg.lstsq); else an error (the least
+    squares solution is differentiable where a's rank does not change, as pinv's)."""
+    if rank < min(np.shape(a)[-2:]):
+        raise S2SADError(f"a gradient reaches np.linalg.lstsq of a {np.shape(a)[0]}x{np.shape(a)[1]} matrix "
+                         f"of rank {rank}, which s2sad does not differentiate (full rank only); "
+                         f"regularize the problem (solve (a.T @ a + c * I) x = a.T @ b) instead")
+    return ct
+
+
+def real_eigenvalues(w: Any, name: str) -> Any:
+    """``w`` if it is real; else an error (s2sad differentiates real eigenvalues only)."""
+    if np.iscomplexobj(w) and np.any(np.imag(w) != 0):
+        raise S2SADError(f"a gradient reaches {name} of a matrix with complex eigenvalues, which "
+                         f"s2sad does not differentiate (real eigenvalues only)")
+    return np.real(w)
+
+
+def read_triangle(t: Any, lower: bool) -> Any:
+    """The symmetric matrix a function that reads one triangle of ``t`` sees."""
+    tri = np.tril(t) if lower else np.triu(t)
+    return tri + np.swapaxes(tri, -1, -2) - tri * np.eye(np.shape(t)[-1], dtype=np.result_type(t))
+
+
+def cov_matrix(cov: Any, like: Any) -> Any:
+    """A covariance as ``scipy.stats.multivariate_normal`` reads it: a number times the
+    identity (of the size of the last axis of ``like``, the mean; 1 without one), a vector
+    on the diagonal, or (the lower triangle of) a matrix."""
+    d = np.shape(like)[-1] if np.ndim(like) else 1
+    if np.ndim(cov) == 0:
+        return cov * np.eye(d)
+    if np.ndim(cov) == 1:
+        return np.diag(cov)
+    return read_triangle(cov, True)
+
+
+def cov_matrix_grad(g: Any, cov: Any) -> Any:
+    """The transpose of :func:`cov_matrix`: a matrix gradient back in the form of ``cov``."""
+    if np.ndim(cov) == 0:
+        return np.trace(g)
+    if np.ndim(cov) == 1:
+        return np.diagonal(g).copy()
+    return np.tril(g + np.swapaxes(g, -1, -2)) - g * np.eye(np.shape(g)[-1])

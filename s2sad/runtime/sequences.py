@@ -1,0 +1,98 @@
+"""Gradients of Python's operations on tuples, lists and dicts: unpacking, ``tuple()``,
+``list()`` and ``dict()``, ``+`` of displays, ``sum()``, ``max()`` and ``min()`` of items,
+and ``np.array`` of nested sequences."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .broadcast import unbroadcast
+from .elementwise import balanced_eq
+from .reductions import extremum_grad
+from .trees import distinct, rebuild, zeros_grad
+
+
+def unpack_grad(x: Any, grads: tuple[Any, ...]) -> Any:
+    """Gradient of ``a, b, ... = x`` from the gradients of the names (None: zero)."""
+    parts = [zeros_grad(v) if g is None else g for v, g in zip(x, grads)]
+    if isinstance(x, (list, tuple)):
+        return rebuild(x, list(distinct(*parts)))  # a, b in np.sum(a + b) share one array
+    return np.stack([np.broadcast_to(p, np.shape(x)[1:]) for p in parts])
+
+
+def sequence_grad(g: Any, x: Any, pairs: Any = None) -> Any:
+    """Gradient of ``tuple(x)``/``list(x)``/``dict(x)``: ``g`` in the form of ``x``; for
+    ``dict(pairs)``, each value's gradient in its pair (none for the keys, nor for a value
+    that a later pair with the same key replaces).  With ``pairs``, the transpose of that:
+    a dict ``x`` from the gradient ``g`` of those pairs."""
+    if isinstance(x, dict):
+        if isinstance(g, dict):
+            return {k: g[k] for k in x}
+        last = {pair[0]: i for i, pair in enumerate(pairs)}
+        return {k: g[last[k]][1] for k in x}
+    if isinstance(x, (list, tuple)) and isinstance(g, dict):
+        last = {pair[0]: i for i, pair in enumerate(x)}
+        return type(x)(type(pair)((0.0, g[pair[0]] if last[pair[0]] == i else zeros_grad(pair[1])))
+                       for i, pair in enumerate(x))
+    if isinstance(x, (list, tuple)):
+        return type(x)(g)
+    return np.reshape(np.asarray(list(g), dtype=np.result_type(x)), np.shape(x))
+
+
+def sequence_jvp(t: Any, x: Any, out: Any) -> Any:
+    """Tangent of ``out = tuple(x)``/``list(x)``/``dict(x)`` from x's tangent ``t``; for
+    ``dict(pairs)``, each value's tangent under its key (the keys have none)."""
+    if isinstance(out, dict) and not isinstance(x, dict):
+        return {pair[0]: tangent[1] for pair, tangent in zip(x, t)}
+    return type(out)(t)
+
+
+def concat(x: Any, y: Any) -> Any:
+    """``x + y`` where one operand is a list or tuple display (``xs + [v]``): generated code
+    spells it so, and differentiating generated code knows it is no arithmetic."""
+    return x + y
+
+
+def concat_grad(g: Any, x: Any, y: Any, right: bool) -> Any:
+    """Gradient of ``x + y`` with respect to y (``right``) or x, where one operand is a list
+    or tuple display: its part of g when both are lists or tuples (a concatenation), g
+    reduced to the operand's shape otherwise (an array plus a list adds elementwise)."""
+    if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
+        return g[len(x):] if right else g[:len(x)]
+    return unbroadcast(g, y if right else x)
+
+
+def sum_items_grad(g: Any, items: Any) -> Any:
+    """Gradient of Python's ``sum(items)``: every item gets g, reduced to its shape."""
+    if isinstance(items, (list, tuple)):
+        return type(items)(unbroadcast(g, v) for v in items)
+    out = np.empty(np.shape(items), dtype=np.result_type(g))
+    out[...] = g
+    return out
+
+
+def array_grad(g: Any, obj: Any) -> Any:
+    """Gradient of ``np.array(obj)`` for nested lists/tuples of scalars and arrays."""
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(array_grad(g[i], o) for i, o in enumerate(obj))
+    return g if np.ndim(obj) or not isinstance(g, np.ndarray) else g[()]
+
+
+def choice_grad(g: Any, items: Any, ans: Any, other: Any = None) -> Any:
+    """Gradient of Python's ``max(items)`` or ``max(items, other)`` (or min) w.r.t. items; ties share."""
+    if other is not None:
+        return g * balanced_eq(items, ans, other)
+    if isinstance(items, (list, tuple)):
+        hits = [bool(v == ans) for v in items]
+        return rebuild(items, [g * (1.0 if hit else 0.0) / sum(hits) for hit in hits])
+    return extremum_grad(g, items, ans, 0, False)
+
+
+def choice_jvp(t: Any, items: Any, ans: Any, other: Any = None) -> Any:
+    """Tangent of Python's ``max(items)`` or ``max(items, other)`` (or min) from items' tangent t."""
+    if other is not None:
+        return t * balanced_eq(items, ans, other)
+    if isinstance(items, (list, tuple)):
+        return sum(ti * s for ti, s in zip(t, choice_grad(1.0, items, ans)))
+    return np.sum(t * extremum_grad(1.0, items, ans, 0, False))
