@@ -9,6 +9,7 @@ Rules are then found by the identity of the resolved object, never by spelling.
 from __future__ import annotations
 
 import builtins
+import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +24,7 @@ class FreeName:
     """A name the function reads from outside itself."""
 
     name: str
-    kind: str  # "closure", "global", "builtin" or "unbound"
+    kind: str  # "closure", "global", "builtin", "import" (an import in the function) or "unbound"
     value: Any
 
 
@@ -35,6 +36,9 @@ class Resolution:
     free: dict[str, FreeName] = field(default_factory=dict)  # in order of first use
     # (base, attribute, value) of every attribute chain followed, once each (for the cache)
     attributes: list[tuple[Any, str, Any]] = field(default_factory=list)
+    # the import statements at the top level of the function's body (by id), each with the
+    # error it raised at generation time, or None
+    imports: dict[int, Exception | None] = field(default_factory=dict)
 
     def object(self, node: cst.CSTNode) -> Any:
         """The object a free name or attribute chain denotes, or MISSING."""
@@ -49,8 +53,11 @@ def resolve(parsed: Parsed) -> Resolution:
     res = Resolution(local_names | frozenset(params), params)
     closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     seen: set[tuple[int, str]] = set()
+    imported = _run_imports(body, fn.__globals__.get("__package__"), res)
 
     def lookup(name: str) -> FreeName:
+        if name in imported:
+            return FreeName(name, "import", imported[name])
         if name in closure:
             try:
                 return FreeName(name, "closure", closure[name].cell_contents)
@@ -90,13 +97,64 @@ def resolve(parsed: Parsed) -> Resolution:
     return res
 
 
+def _run_imports(body: cst.BaseSuite, package: str | None, res: Resolution) -> dict[str, Any]:
+    """The names that import statements at the top level of the function bind, imported now
+    as they will be when the function runs (the generated code runs the same statements).
+    A ``from m import n`` is followed like the attribute chain ``m.n``, for the cache."""
+    bound: dict[str, Any] = {}
+    lines = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    for line in lines:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for small in line.body:
+            if not isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small.names, cst.ImportStar):
+                continue
+            try:
+                bound.update(_import(small, package, res))
+                res.imports[id(small)] = None
+            except Exception as exc:  # noqa: BLE001 - reported at the statement by normalize
+                res.imports[id(small)] = exc
+    return bound
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    return node.value if isinstance(node, cst.Name) else f"{_dotted(node.value)}.{node.attr.value}"
+
+
+def _import(node: cst.Import | cst.ImportFrom, package: str | None, res: Resolution) -> dict[str, Any]:
+    """What one import statement binds, by name."""
+    out: dict[str, Any] = {}
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            full = _dotted(alias.name)
+            module = importlib.import_module(full)
+            if alias.asname is not None:
+                out[alias.asname.name.value] = module
+            else:  # import a.b binds a
+                out[full.split(".")[0]] = importlib.import_module(full.split(".")[0])
+        return out
+    dots = "." * len(node.relative)
+    base = importlib.import_module(dots + (_dotted(node.module) if node.module else ""), package)
+    assert not isinstance(node.names, cst.ImportStar)
+    for alias in node.names:
+        name = alias.name.value
+        value = getattr(base, name, MISSING)
+        if value is MISSING:  # a submodule not yet imported
+            value = importlib.import_module(f"{base.__name__}.{name}")
+        else:
+            res.attributes.append((base, name, value))
+        out[alias.asname.name.value if alias.asname is not None else name] = value
+    return out
+
+
 def _bound_names(node: cst.CSTNode) -> set[str]:
     """Names the function scope binds: targets of =, +=, for and names of nested functions.
 
     Nested scopes (def, lambda, comprehensions) are not entered.  'global', 'nonlocal',
-    'del', 'with', 'import' and 'except' are refused by normalization, so for what s2sad
-    accepts this is exactly Python's rule for local variables -- and much cheaper than a
-    full scope analysis, which dominated compile time.
+    'del', 'with' and 'except' are refused by normalization, and the names a top-level
+    'import' binds are resolved as imports (normalization refuses one that is also assigned),
+    so for what s2sad accepts this is exactly Python's rule for local variables -- and much
+    cheaper than a full scope analysis, which dominated compile time.
     """
     names: set[str] = set()
     stack = [node]

@@ -1,5 +1,6 @@
 """Algebraic clean-up of one generated expression: ``x ** (2 - 1)`` becomes ``x``,
-``g * pow_slope(x, 3)`` becomes ``g * 3 * x ** 2``, and ``a if None is None else b`` becomes ``a``.
+``g * pow_slope(x, 3)`` becomes ``g * 3 * x ** 2``, and ``a if None is None else b`` (or
+``a if isinstance(None, type(None)) else b``) becomes ``a``.
 
 Used on the code a rule template renders to, so that declaring a rule once
 in general form does not leave arithmetic on literals in the output, nor the
@@ -55,6 +56,14 @@ class _Simplifier(ast.NodeTransformer):
                 same = _singleton(left) and _singleton(right) and left.value is right.value
                 self.changed = True
                 return ast.copy_location(ast.Constant(same == isinstance(node.ops[0], ast.Is)), node)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:  # isinstance(None, type(None)), of a literal
+        self.generic_visit(node)
+        if (isinstance(node.func, ast.Name) and node.func.id == "isinstance" and len(node.args) == 2
+                and not node.keywords and _literal(node.args[0]) and ast.unparse(node.args[1]) == "type(None)"):
+            self.changed = True
+            return ast.copy_location(ast.Constant(ast.literal_eval(node.args[0]) is None), node)
         return node
 
     def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:

@@ -37,9 +37,9 @@ UNSUPPORTED: dict[type, str] = {
     cst.Del: "'del' is not supported; let the variable go out of scope instead",
     cst.Global: "'global' is not supported; pass the value as an argument and return the result",
     cst.Nonlocal: "'nonlocal' is not supported; pass the value as an argument and return the result",
-    cst.Import: "imports inside a differentiated function are not supported; import at module level",
-    cst.ImportFrom: "imports inside a differentiated function are not supported; import at module "
-                    "level",
+    cst.Import: "an import here is not supported; import at the top of the function or at module level",
+    cst.ImportFrom: "an import here is not supported; import at the top of the function or at "
+                    "module level",
     cst.Raise: "'raise' is not supported; check inputs before calling the differentiated function",
     cst.Yield: "generators ('yield') cannot be differentiated; return a value instead",
     cst.Await: "'await' is not supported; differentiate a synchronous function",

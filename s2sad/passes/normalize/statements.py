@@ -209,6 +209,8 @@ class StatementLowering:
             flag = breaking if isinstance(node, cst.Break) else skipping
             self.out.append(Assign(flag, Const("True"), self.loc, temporary=True))
             return "break" if isinstance(node, cst.Break) else "continue"
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            self.import_statement(node)
         elif isinstance(node, cst.Assert):
             self.check_expression(node.test)
             if node.msg is not None:
@@ -217,6 +219,28 @@ class StatementLowering:
         else:
             raise self.unsupported(node, UNSUPPORTED.get(type(node), f"'{describe(node)}' is not supported"))
         return None
+
+    def import_statement(self, node: cst.Import | cst.ImportFrom) -> None:
+        """An import at the top level of the function: resolution imported it, so the names
+        it binds denote their objects (rules apply to them); the generated code runs it too."""
+        if isinstance(node.names, cst.ImportStar):
+            raise self.unsupported(node, "'from ... import *' is not supported; import the names "
+                                         "the function uses")
+        if id(node) not in self.res.imports:
+            raise self.unsupported(node, "an import inside a branch or a loop is not supported; "
+                                         "import at the top of the function or at module level")
+        error = self.res.imports[id(node)]
+        if error is not None:
+            raise self.unsupported(node, f"this import fails when the code is generated "
+                                         f"({type(error).__name__}: {error})")
+        names = [a.asname.name.value if a.asname is not None else
+                 (a.name.value if isinstance(a.name, cst.Name) else self.parsed.code(a.name).split(".")[0])
+                 for a in node.names]
+        assigned = sorted(set(names) & self.res.locals)
+        if assigned:
+            raise self.unsupported(node, f"'{assigned[0]}' is imported and also assigned in the "
+                                         f"function; use another name for one of them")
+        self.out.append(Assign(None, Opaque(node, (), "nondiff"), self.loc))
 
     def return_statement(self, node: cst.Return) -> None:
         if node.value is None:
