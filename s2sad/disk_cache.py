@@ -17,7 +17,6 @@ cannot be read, parsed or verified is a miss, and is rewritten after generation.
 """
 from __future__ import annotations
 
-import base64
 import hashlib
 import importlib
 import json
@@ -27,6 +26,7 @@ import os
 import sys
 import tempfile
 import types
+from collections.abc import Iterator, Mapping
 from typing import Any, Optional
 
 import numpy as np
@@ -78,9 +78,10 @@ def _own_fingerprint() -> str:
             for name in sorted(files):
                 if name.endswith(".py"):
                     path = os.path.join(folder, name)
-                    digest.update(os.path.relpath(path, root).encode())
                     with open(path, "rb") as f:
-                        digest.update(hashlib.sha256(f.read()).digest())
+                        data = f.read()
+                    digest.update(f"{path[len(root):]}:{len(data)}:".encode())
+                    digest.update(data)
         _fingerprint.append(digest.hexdigest())
     return _fingerprint[0]
 
@@ -95,12 +96,14 @@ def code_hash(code: types.CodeType) -> str:
             digest.update(b"code(")
             for part in (value.co_code, value.co_names, value.co_varnames, value.co_freevars,
                          value.co_cellvars, value.co_argcount, value.co_posonlyargcount,
-                         value.co_kwonlyargcount, value.co_flags, value.co_name):
+                         value.co_kwonlyargcount, value.co_flags, value.co_name, value.co_consts):
                 feed(part)
-            for const in value.co_consts:
-                feed(const)
             digest.update(b")")
-        elif isinstance(value, (tuple, list)):
+        elif isinstance(value, (bytes, str)):
+            data = value if isinstance(value, bytes) else value.encode("utf-8", "surrogatepass")
+            digest.update(f"{type(value).__name__}{len(data)}:".encode())
+            digest.update(data)
+        elif isinstance(value, tuple):
             digest.update(b"(")
             for item in value:
                 feed(item)
@@ -242,7 +245,7 @@ def _describe_where(where: Any) -> Optional[list[Any]]:
 
 def _file(digest: str) -> str | None:
     folder = directory()
-    return None if folder is None else os.path.join(folder, f"{digest}.json")
+    return None if folder is None else os.path.join(folder, f"{digest}.s2sad")
 
 
 def store(digest: str, entry: Entry) -> None:
@@ -250,17 +253,19 @@ def store(digest: str, entry: Entry) -> None:
     silently nothing otherwise, or if the directory cannot be written."""
     generated, relative, absolute = entry
     try:
-        record = _record(digest, generated, relative, absolute)
+        header = _header(digest, generated, relative, absolute)
         path = _file(digest)
-        if record is None or path is None:
+        if header is None or path is None:
             return
-        payload = json.dumps(record, separators=(",", ":")).encode()
-        data = hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+        sections = [generated.text.encode("utf-8", "surrogatepass"), marshal.dumps(generated.code),
+                    _origins(generated.filename)]
+        header["sizes"] = [len(x) for x in sections]
+        payload = b"\n".join([json.dumps(header, separators=(",", ":")).encode(), b"".join(sections)])
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=".json")
+        handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=".s2sad")
         try:
             with os.fdopen(handle, "wb") as f:
-                f.write(data)
+                f.write(hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
             os.replace(temporary, path)  # atomic: a reader sees the old file or the new one
         except BaseException:
             os.unlink(temporary)
@@ -269,8 +274,9 @@ def store(digest: str, entry: Entry) -> None:
         return
 
 
-def _record(digest: str, generated: Generated, relative: Relative,
+def _header(digest: str, generated: Generated, relative: Relative,
             absolute: tuple[Check, ...]) -> dict[str, Any] | None:
+    """Everything but the text and the code: descriptions of what the code depends on."""
     runtime = {}
     for name, obj in generated.runtime.items():
         described = describe(obj)
@@ -289,11 +295,42 @@ def _record(digest: str, generated: Generated, relative: Relative,
         if place is None or described is None or not isinstance(attr, str):
             return None
         ab.append([place, attr, described, how])
-    origins = GENERATED_LINES.get(generated.filename, {})
-    return {"key": digest, "name": generated.name, "text": generated.text, "filename": generated.filename,
-            "splits": generated.splits, "code": base64.b64encode(marshal.dumps(generated.code)).decode(),
-            "runtime": runtime, "relative": rel, "absolute": ab,
-            "origins": [[line, o.filename, o.line, o.column, o.source_line] for line, o in origins.items()]}
+    return {"key": digest, "name": generated.name, "filename": generated.filename, "splits": generated.splits,
+            "runtime": runtime, "relative": rel, "absolute": ab}
+
+
+def _origins(filename: str) -> bytes:
+    """The user's lines the generated lines come from, as JSON: the distinct places, and
+    (generated line, index of its place) pairs."""
+    places: dict[Location, int] = {}
+    origins = []
+    for line, where in GENERATED_LINES.get(filename, {}).items():
+        origins += [line, places.setdefault(where, len(places))]
+    return json.dumps([[[p.filename, p.line, p.column, p.source_line] for p in places], origins]).encode()
+
+
+class _Origins(Mapping[int, Location]):
+    """The origins of a loaded entry's lines, decoded when an error first needs them."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.decoded: dict[int, Location] | None = None
+
+    def _lines(self) -> dict[int, Location]:
+        if self.decoded is None:
+            places, origins = json.loads(self.data)
+            where = [Location(*p) for p in places]
+            self.decoded = {origins[i]: where[origins[i + 1]] for i in range(0, len(origins), 2)}
+        return self.decoded
+
+    def __getitem__(self, line: int) -> Location:
+        return self._lines()[line]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._lines())
+
+    def __len__(self) -> int:
+        return len(self._lines())
 
 
 def load(digest: str, fn: types.FunctionType) -> Entry | None:
@@ -308,24 +345,25 @@ def load(digest: str, fn: types.FunctionType) -> Entry | None:
         check, _, payload = data.partition(b"\n")
         if hashlib.sha256(payload).hexdigest().encode() != check:
             return None
-        record = json.loads(payload)
-        if record["key"] != digest:
+        line, _, rest = payload.partition(b"\n")
+        header = json.loads(line)
+        if header["key"] != digest or len(rest) != sum(header["sizes"]):
             return None
-        runtime = {name: resolve(d) for name, d in record["runtime"].items()}
-        relative = tuple((kind, where_key, resolve(d), how) for kind, where_key, d, how in record["relative"])
+        runtime = {name: resolve(d) for name, d in header["runtime"].items()}
+        relative = tuple((kind, where_key, resolve(d), how) for kind, where_key, d, how in header["relative"])
         if any(kind not in ("global", "closure") for kind, *_ in relative):
             return None
-        absolute = tuple((resolve(place), attr, resolve(d), how) for place, attr, d, how in record["absolute"])
+        absolute = tuple((resolve(place), attr, resolve(d), how) for place, attr, d, how in header["absolute"])
         if any(how not in (SAME, TYPE, EQUAL) for *_, how in (*relative, *absolute)):
             return None
-        code = marshal.loads(base64.b64decode(record["code"]))
+        text_size, code_size, _ = header["sizes"]
+        text = rest[:text_size].decode("utf-8", "surrogatepass")
+        code = marshal.loads(rest[text_size:text_size + code_size])
         own = set(fn.__code__.co_freevars)
         if not isinstance(code, types.CodeType) or not all(n in runtime or n in own for n in code.co_freevars):
             return None
-        generated = Generated(record["name"], record["text"], record["filename"], code, runtime,
-                              bool(record["splits"]))
-        register(generated.filename, generated.text,
-                 {line: Location(*where) for line, *where in record["origins"]})
+        generated = Generated(header["name"], text, header["filename"], code, runtime, bool(header["splits"]))
+        register(generated.filename, text, _Origins(rest[text_size + code_size:]))
         return generated, relative, absolute
     except Exception:  # noqa: BLE001 - whatever is wrong with the file, it is a miss
         return None

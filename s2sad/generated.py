@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import linecache
 import types
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +24,7 @@ class Generated:
     splits: bool = False  # it calls a split callee: differentiated, it is read in a replayable form
 
 
-def register(filename: str, text: str, origins: dict[int, Location]) -> None:
+def register(filename: str, text: str, origins: Mapping[int, Location]) -> None:
     """Make the generated text readable by tracebacks and pdb, and its lines' origins known
     (an error found in it, when it is differentiated again, is shown at the user's line)."""
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)

@@ -87,7 +87,7 @@ def run(folder: Path, cache: Path | str | None, before: str = "", name: str = "f
 
 
 def entries(cache: Path) -> list[Path]:
-    return sorted(cache.glob("*.json")) if cache.is_dir() else []
+    return sorted(cache.glob("*.s2sad")) if cache.is_dir() else []
 
 
 def test_a_second_process_reuses_the_generated_code_without_the_compiler(tmp_path):
