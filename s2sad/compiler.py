@@ -275,7 +275,9 @@ def _from_disk(fn: types.FunctionType, stored: str) -> _Compiled | None:
     if found is None:
         return None
     generated, relative, absolute = found
-    return _Compiled(generated, fn.__globals__, relative, absolute) if hold(bind(fn, relative) + absolute) else None
+    if not hold(bind(fn, relative) + absolute):
+        return None  # (stored for a global, helper or attribute that is now another object)
+    return _Compiled(generated, fn.__globals__, relative, absolute)
 
 
 def forget() -> None:

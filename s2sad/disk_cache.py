@@ -127,12 +127,14 @@ def key(fn: types.FunctionType, what: tuple[Any, ...]) -> str | None:
     if filename.startswith("<"):
         return None
     try:
+        linecache.checkcache(filename)  # the text generation would read (as inspect does)
         text = "".join(linecache.getlines(filename, fn.__globals__))
         if not text:
             return None
+        # (the module's name too: the generated text imports from it)
         parts = [FORMAT, _own_fingerprint(), np.__version__, sys.version, filename,
-                 hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), fn.__qualname__,
-                 fn.__code__.co_firstlineno, code_hash(fn.__code__), repr(what)]
+                 hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), fn.__globals__.get("__name__"),
+                 fn.__qualname__, fn.__code__.co_firstlineno, code_hash(fn.__code__), repr(what)]
     except Exception:  # noqa: BLE001 - an unreadable file: no cache
         return None
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()

@@ -228,8 +228,9 @@ def test_a_user_rule_turns_the_cache_off(tmp_path):
 
 
 def test_a_closure_reads_its_data_live(tmp_path):
-    write(tmp_path, MODULE + "\n\ndef make(scale):\n    def inner(x):\n        return np.sum(np.tanh(x) * scale)\n"
-          "    return inner\n\n\nSCALE = float(__import__('os').environ.get('SCALE', '1'))\nnested = make(SCALE)\n")
+    write(tmp_path, MODULE + "\n\ndef make(scale):\n    def inner(x):\n"
+          "        return np.sum(np.tanh(x) * scale)\n    return inner\n\n\n"
+          "SCALE = float(__import__('os').environ.get('SCALE', '1'))\nnested = make(SCALE)\n")
     cache = tmp_path / "cache"
     dtanh = 1 - np.tanh(X) ** 2
     np.testing.assert_allclose(run(tmp_path, cache, name="nested")["grad"], dtanh)
