@@ -185,16 +185,24 @@ def describe(obj: Any) -> Optional[list[Any]]:
         return None
     trusted = _top(path[0]) in _TRUSTED
     if isinstance(obj, types.FunctionType):
-        defaults = (obj.__defaults__ or (), sorted((obj.__kwdefaults__ or {}).items()))
-        if not trusted and (obj.__closure__ or "__wrapped__" in vars(obj) or not all(
-                type(v) in _LITERALS for v in (*defaults[0], *(v for _, v in defaults[1])))):
+        defaults, literal = _defaults(obj)
+        if not trusted and (obj.__closure__ or "__wrapped__" in vars(obj) or not literal):
             return None  # what it does is not all in its code
-        return ["object", *path, code_hash(obj.__code__), repr(defaults)]
+        return ["object", *path, code_hash(obj.__code__), defaults]
     if isinstance(obj, type):
         return ["object", *path] if trusted else None  # a user's class: its methods could change
     if isinstance(obj, (np.ufunc, types.BuiltinFunctionType)) or _top(type(obj).__module__) in _TRUSTED:
         return ["object", *path]
     return None
+
+
+def _defaults(fn: types.FunctionType) -> tuple[str, bool]:
+    """``fn``'s defaults as text, and whether they are all literals (a library's sentinel is
+    described by its type: its repr may show its address)."""
+    keywords = fn.__kwdefaults__ or {}
+    values = [*(fn.__defaults__ or ()), *(keywords[k] for k in sorted(keywords))]
+    spelled = [repr(v) if type(v) in _LITERALS else type(v).__qualname__ for v in values]
+    return repr([sorted(keywords), spelled]), all(type(v) in _LITERALS for v in values)
 
 
 def resolve(description: list[Any]) -> Any:
@@ -213,13 +221,7 @@ def resolve(description: list[Any]) -> Any:
         return vars(resolve(["module", description[1]]))
     if tag == "object":
         found = _find(description[1], description[2])
-        if found is MISSING:
-            raise LookupError(description)
-        if len(description) > 3:
-            if not isinstance(found, types.FunctionType) or code_hash(found.__code__) != description[3] or repr(
-                    (found.__defaults__ or (), sorted((found.__kwdefaults__ or {}).items()))) != description[4]:
-                raise LookupError(description)
-        elif describe(found) != description:
+        if found is MISSING or describe(found) != description:  # (a function: its code, its defaults)
             raise LookupError(description)
         return found
     raise LookupError(description)

@@ -238,3 +238,15 @@ def test_a_closure_reads_its_data_live(tmp_path):
     again = run(tmp_path, cache, name="nested", SCALE="3")
     assert not again["compiled"]
     np.testing.assert_allclose(again["grad"], 3 * dtanh)
+
+
+def test_a_library_function_replaced_in_the_second_process(tmp_path):
+    write(tmp_path, MODULE + "\n\ndef norm2(x):\n    return np.linalg.norm(x) ** 2\n")
+    write(tmp_path, "import numpy as np\n\n\ndef norm(x):\n    return 2 * np.sqrt(np.sum(x * x))\n",
+          "helpers.py")
+    cache = tmp_path / "cache"
+    np.testing.assert_allclose(run(tmp_path, cache, name="norm2")["grad"], 2 * X)
+    assert not run(tmp_path, cache, name="norm2")["compiled"]
+    patched = run(tmp_path, cache, before="import helpers\nnp.linalg.norm = helpers.norm", name="norm2")
+    assert patched["compiled"]
+    np.testing.assert_allclose(patched["grad"], 8 * X)
