@@ -14,16 +14,15 @@ import types
 import warnings
 import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
+from typing import Any, Callable, Sequence, Union
 
+from . import disk_cache
 from .cache import Check, absolute_checks, bind, hold, holds, merge, own_checks, relative_checks
 from .errors import S2SADError, SourceError, WrtError, ZeroGradientWarning
+from .generated import Generated, instantiate
 from .passes.callees import recursive_call, unwrap
 from .passes.source import call_signature, forwarding_signature, no_source_message, read_source, relocate
 from .tracebacks import debugging
-
-if TYPE_CHECKING:
-    from .passes.codegen import Generated
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]
 
@@ -197,11 +196,6 @@ def build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None =
                 return out
         except (KeyError, TypeError):
             pass
-    # the compiler (and libcst) load on the first generation, not with ``import s2sad``
-    from .ir import CALLEE_KINDS
-    from .passes.codegen import instantiate
-    from .pipeline import State, run
-
     replay = getattr(fn, "__s2sad_replay__", None)
     if replay is not None:
         # generated code that keeps a callee's forward values for its backward pass, when it
@@ -225,7 +219,16 @@ def build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None =
         entry = _compiled.get(code_key)
         if entry is not None and (show is not None or not hold(bind(fn, entry.relative) + entry.absolute)):
             entry = None
+        # (a callee's code is not stored: its caller's would depend on a generated function)
+        stored = disk_cache.key(fn, key) if entry is None and show is None and signature is None \
+            and not in_progress else None
+        if stored is not None:
+            entry = _from_disk(fn, stored)
         if entry is None:
+            # the compiler (and libcst) load on the first generation, not with ``import s2sad``
+            from .ir import CALLEE_KINDS
+            from .pipeline import State, run
+
             nested = bool(in_progress)
             in_progress.append((fn, key))
             try:
@@ -242,7 +245,9 @@ def build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None =
             generated = state.generated
             entry = _Compiled(generated, fn.__globals__, relative_checks(fn, state.resolution),
                               absolute_checks(state.resolution, generated.runtime.values()))
-            _compiled[code_key] = entry
+            if stored is not None and not state.warned:  # (a cached copy would not warn)
+                disk_cache.store(stored, (generated, entry.relative, entry.absolute))
+        _compiled[code_key] = entry
         out = instantiate(entry.generated, fn)
         if signature is not None:  # a wrapper compiled with the wrapped function's parameters
             params = signature.parameters.values()
@@ -262,6 +267,17 @@ def build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None =
         except TypeError:  # an unhashable wrt: only the normalized key is cached
             pass
         return out
+
+
+def _from_disk(fn: types.FunctionType, stored: str) -> _Compiled | None:
+    """The entry the disk cache holds for ``fn``, if it is valid for ``fn`` now."""
+    found = disk_cache.load(stored, fn)
+    if found is None:
+        return None
+    generated, relative, absolute = found
+    if not hold(bind(fn, relative) + absolute):
+        return None  # (stored for a global, helper or attribute that is now another object)
+    return _Compiled(generated, fn.__globals__, relative, absolute)
 
 
 def forget() -> None:

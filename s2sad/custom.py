@@ -27,6 +27,7 @@ def defvjp(fun: Callable[..., Any], *vjps: RuleSpec, jvp: dict[str, RuleSpec] | 
     parameter's tangent, or functions ``rule(t, ans, *args)``).  Declare rules before
     differentiating code that calls ``fun``: generated code is cached.
     """
+    REGISTRY.user_declared = True
     params = _parameters(fun)
     if len(vjps) > len(params):
         raise RuleError(f"{fun.__qualname__} has {len(params)} parameters, got {len(vjps)} rules")
@@ -44,6 +45,7 @@ def defvjp(fun: Callable[..., Any], *vjps: RuleSpec, jvp: dict[str, RuleSpec] | 
 
 def nondifferentiable(fun: Callable[..., Any]) -> Callable[..., Any]:
     """Declare ``fun`` as having no gradient (its result is a constant); usable as a decorator."""
+    REGISTRY.user_declared = True
     REGISTRY.declare_nondifferentiable(fun)
     return fun
 

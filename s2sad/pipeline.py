@@ -40,6 +40,7 @@ class State:
     text: str = ""
     name: str = ""
     generated: codegen.Generated | None = None
+    warned: bool = False  # generation warned (a zero gradient): a cached copy would not
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def _activity_label(stmt: Assign, act: activity_pass.Activity) -> str:
 def _run_activity(s: State) -> None:
     params = tuple(dict.fromkeys(wrt_parameter(p) for p in s.wrt))  # args for args[0], args[1]
     s.activity = activity_pass.analyze(s.ir, params, forward=s.kind == "jvp")
-    activity_pass.warn_zero_gradients(s.ir, params, s.activity)
+    s.warned = activity_pass.warn_zero_gradients(s.ir, params, s.activity)
 
 
 def _run_codegen(s: State) -> None:

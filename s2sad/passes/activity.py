@@ -285,8 +285,9 @@ class _StaticDtype:
         return None
 
 
-def warn_zero_gradients(fn: Function, wrt: tuple[str, ...], activity: Activity) -> None:
-    """Warn, once per ``wrt`` argument, when the output cannot depend on it."""
+def warn_zero_gradients(fn: Function, wrt: tuple[str, ...], activity: Activity) -> bool:
+    """Warn, once per ``wrt`` argument, when the output cannot depend on it; whether it warned."""
+    warned = False
     for name in wrt:
         if name in activity.active:
             continue
@@ -298,3 +299,5 @@ def warn_zero_gradients(fn: Function, wrt: tuple[str, ...], activity: Activity) 
         warnings.warn(ZeroGradientWarning(
             f"the output of {fn.name} does not depend on '{name}' through differentiable "
             f"operations, so its gradient is zero:{reason}"), stacklevel=user_stacklevel())
+        warned = True
+    return warned

@@ -14,6 +14,7 @@ import linecache
 import textwrap
 import tokenize
 import types
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import Location, S2SADError, SourceError
@@ -21,7 +22,7 @@ from ..errors import Location, S2SADError, SourceError
 
 #: For each file of generated code, the user's source line each of its lines comes from
 #: (an error found in generated code, when it is differentiated again, is shown there).
-GENERATED_LINES: dict[str, dict[int, Location]] = {}
+GENERATED_LINES: dict[str, Mapping[int, Location]] = {}
 
 
 def relocate(exc: S2SADError) -> None:

@@ -261,6 +261,9 @@ class Registry:
         self.methods: dict[tuple[int, int], int] = {}  # (id of self, id of function) -> key
         #: (library, rule module): the rule module is imported once the library is.
         self.lazy: list[tuple[str, str]] = []
+        #: Whether the user declared a rule or a non-differentiable function (s2sad.custom):
+        #: generated code then depends on declarations made at run time.
+        self.user_declared = False
 
     def key(self, fun: Any) -> int:
         """The key of ``fun``: its id, or for a bound method the id of the one declared."""
