@@ -169,13 +169,18 @@ def pinv_jvp(t: Any, a: Any, ans: Any) -> Any:
     return -p @ t @ p + pp @ t_t - pp @ t_t @ a @ p + t_t @ p_p - p @ a @ t_t @ p_p
 
 
-def qr_grad(g: Any, a: Any, ans: Any, mode: str = "reduced") -> Any:
-    """Gradient of ``np.linalg.qr(a, mode)``: mode 'reduced' (or square 'complete'), rows >= columns."""
+def _check_qr(a: Any, mode: str) -> None:
+    """Refuse the modes and shapes of ``np.linalg.qr`` whose derivative is not unique here."""
     real_only("np.linalg.qr", a)
     rows, cols = np.shape(a)[-2:]
     if mode not in ("reduced", "complete") or rows < cols or mode == "complete" and rows != cols:
         raise S2SADError(f"s2sad differentiates np.linalg.qr with mode 'reduced' of a matrix with at "
                          f"least as many rows as columns, not mode={mode!r} of shape {np.shape(a)}")
+
+
+def qr_grad(g: Any, a: Any, ans: Any, mode: str = "reduced") -> Any:
+    """Gradient of ``np.linalg.qr(a, mode)``: mode 'reduced' (or square 'complete'), rows >= columns."""
+    _check_qr(a, mode)
     q, r = ans
     g_q, g_r = g
     m = r @ _t(g_r) - _t(g_q) @ q
@@ -185,11 +190,7 @@ def qr_grad(g: Any, a: Any, ans: Any, mode: str = "reduced") -> Any:
 
 def qr_jvp(t: Any, a: Any, ans: Any, mode: str = "reduced") -> Any:
     """Tangent ``(q_dot, r_dot)`` of ``np.linalg.qr(a, mode)``, for the modes ``qr_grad`` takes."""
-    real_only("np.linalg.qr", a)
-    rows, cols = np.shape(a)[-2:]
-    if mode not in ("reduced", "complete") or rows < cols or mode == "complete" and rows != cols:
-        raise S2SADError(f"s2sad differentiates np.linalg.qr with mode 'reduced' of a matrix with at "
-                         f"least as many rows as columns, not mode={mode!r} of shape {np.shape(a)}")
+    _check_qr(a, mode)
     q, r = ans
     t_rinv = _t(np.linalg.solve(_t(r), _t(t)))  # t r^-1
     inner = _t(q) @ t_rinv
