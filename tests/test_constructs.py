@@ -784,3 +784,51 @@ def test_imports_that_cannot_be_followed_are_refused_at_the_statement():
     refused_at(import_in_a_branch, "import math", "an import inside a branch or a loop", x)
     refused_at(import_also_assigned, "import math", "'math' is imported and also assigned", x)
     refused_at(import_that_fails, "import s2sad_no_such_module", "this import fails when the code is generated", x)
+
+
+# --- a name bound once, at the top, to a function ------------------------------------------
+
+def module_helper(x, power=2):
+    return np.sum(x ** power)
+
+
+def alias_of_a_ufunc(x):
+    act = np.tanh
+    return np.sum(act(x) ** 2) + np.sum(np.exp(act(x)))
+
+
+def alias_of_a_python_function(x):
+    f = module_helper
+    norm = np.linalg.norm
+    return f(x, 3) + norm(x)
+
+
+def alias_chosen_in_a_branch(x):
+    act = np.tanh if x[0] > 0 else np.sin
+    return np.sum(act(x))
+
+
+def alias_rebound(x):
+    act = np.tanh
+    act = np.sin
+    return np.sum(act(x))
+
+
+def data_bound_once(x):
+    w = SCALES
+    return np.sum(w * x ** 2)
+
+
+SCALES = np.array([1.0, 2.0, 3.0, 4.0])
+
+
+@pytest.mark.parametrize("f", [alias_of_a_ufunc, alias_of_a_python_function, data_bound_once])
+def test_a_name_bound_once_to_a_function_calls_it(f):
+    x = rng.normal(size=4)
+    check_grad(f, (x,))
+    check_hvp(f, (x,))
+
+
+def test_a_name_for_a_function_chosen_at_run_time_is_refused_with_advice():
+    refused_at(alias_chosen_in_a_branch, "act(x)", "bind the name once, at the top of the function", np.ones(2))
+    refused_at(alias_rebound, "act(x)", "bind the name once, at the top of the function", np.ones(2))

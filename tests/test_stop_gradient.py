@@ -152,11 +152,20 @@ def local_shadow(x):
     return np.sum(stop_gradient(x))
 
 
+def local_shadow_chosen_at_run_time(x):
+    stop_gradient = np.exp if x[0] > 0 else np.sin
+    return np.sum(stop_gradient(x))
+
+
 def test_local_variable_named_stop_gradient_is_not_stop_gradient():
     # A local that merely shares the name is a different object: s2sad must not treat
-    # it as stop_gradient (that would be a silently wrong zero gradient).
+    # it as stop_gradient (that would be a silently wrong zero gradient).  Bound once to
+    # np.exp, it is np.exp; chosen at run time, it is refused.
+    x = rng.normal(size=4)
+    np.testing.assert_allclose(grad(local_shadow)(x), np.exp(x))
+    assert "stop_gradient(x)" in adjoint_source(local_shadow)
     with pytest.raises(s2sad.NoGradientRuleError, match="local variable"):
-        grad(local_shadow)
+        grad(local_shadow_chosen_at_run_time)(np.ones(2))
 
 
 def _fake_stop_gradient(x):

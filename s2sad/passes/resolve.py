@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import types
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +26,8 @@ class FreeName:
     """A name the function reads from outside itself."""
 
     name: str
-    kind: str  # "closure", "global", "builtin", "import" (an import in the function) or "unbound"
+    kind: str  # "closure", "global", "builtin", "import" (an import in the function), "alias"
+    # (a name the function binds once, at its top level, to a function or module) or "unbound"
     value: Any
 
 
@@ -39,6 +42,8 @@ class Resolution:
     # the import statements at the top level of the function's body (by id), each with the
     # error it raised at generation time, or None
     imports: dict[int, Exception | None] = field(default_factory=dict)
+    # the statements ``name = <function or module>`` that bind an alias (by id)
+    aliases: set[int] = field(default_factory=set)
 
     def object(self, node: cst.CSTNode) -> Any:
         """The object a free name or attribute chain denotes, or MISSING."""
@@ -48,14 +53,18 @@ class Resolution:
 def resolve(parsed: Parsed) -> Resolution:
     fn = parsed.source.fn
     body = parsed.function.body
-    local_names = frozenset(_bound_names(body))
+    bindings = _bound_names(body)
     params = _param_names(parsed.function.params)
-    res = Resolution(local_names | frozenset(params), params)
+    candidates = _alias_candidates(body, bindings, params)
+    res = Resolution(frozenset(bindings) - set(candidates) | frozenset(params), params)
     closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     seen: set[tuple[int, str]] = set()
     imported = _run_imports(body, fn.__globals__.get("__package__"), res)
+    aliased: dict[str, Any] = {}
 
     def lookup(name: str) -> FreeName:
+        if name in aliased:
+            return FreeName(name, "alias", aliased[name])
         if name in imported:
             return FreeName(name, "import", imported[name])
         if name in closure:
@@ -93,8 +102,44 @@ def resolve(parsed: Parsed) -> Resolution:
             for child in children(node):
                 visit(child)
 
+    for name, statement in candidates.items():  # ``act = np.tanh``: a name for a function or module
+        visit(statement.value)
+        value = res.objects.get(statement.value, MISSING)
+        if isinstance(value, types.ModuleType) or value is not MISSING and callable(value):
+            aliased[name] = value
+            res.aliases.add(id(statement))
+    if set(aliased) != set(candidates):  # the others are variables after all
+        res = Resolution(res.locals | (frozenset(candidates) - set(aliased)), params, imports=res.imports,
+                         aliases=res.aliases)
+        seen.clear()
     visit(body)
     return res
+
+
+def _alias_candidates(body: cst.BaseSuite, bindings: Counter[str],
+                      params: tuple[str, ...]) -> dict[str, cst.Assign]:
+    """``name = <name or attribute chain>`` at the top level of the function, the only
+    binding of ``name``: if it denotes something callable or a module, ``name`` is an alias
+    of it, and a call through it is the call through the chain it names."""
+    found: dict[str, cst.Assign] = {}
+    lines = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    for line in lines:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for small in line.body:
+            if (isinstance(small, cst.Assign) and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name) and _chain(small.value)):
+                name = small.targets[0].target.value
+                if bindings[name] == 1 and name not in params:
+                    found[name] = small
+    return found
+
+
+def _chain(node: cst.BaseExpression) -> bool:
+    """Whether ``node`` is a name or an attribute chain on one (``np.linalg.norm``)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
 
 
 def _run_imports(body: cst.BaseSuite, package: str | None, res: Resolution) -> dict[str, Any]:
@@ -147,8 +192,9 @@ def _import(node: cst.Import | cst.ImportFrom, package: str | None, res: Resolut
     return out
 
 
-def _bound_names(node: cst.CSTNode) -> set[str]:
-    """Names the function scope binds: targets of =, +=, for and names of nested functions.
+def _bound_names(node: cst.CSTNode) -> Counter[str]:
+    """Names the function scope binds, with how many times: targets of =, +=, for and
+    names of nested functions.
 
     Nested scopes (def, lambda, comprehensions) are not entered.  'global', 'nonlocal',
     'del', 'with' and 'except' are refused by normalization, and the names a top-level
@@ -156,13 +202,13 @@ def _bound_names(node: cst.CSTNode) -> set[str]:
     so for what s2sad accepts this is exactly Python's rule for local variables -- and much
     cheaper than a full scope analysis, which dominated compile time.
     """
-    names: set[str] = set()
+    names: Counter[str] = Counter()
     stack = [node]
     while stack:
         n = stack.pop()
         kind = type(n)
         if kind is cst.FunctionDef or kind is cst.ClassDef:
-            names.add(n.name.value)
+            names[n.name.value] += 1
             continue
         if kind in _SCOPES:
             continue

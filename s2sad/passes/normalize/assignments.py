@@ -23,6 +23,9 @@ class AssignmentLowering:
     """Lowering ``=``, ``op=`` and unpacking, and the walrus operator, hoisted into assignments."""
 
     def assign(self, node: cst.Assign, at: cst.CSTNode | None = None) -> None:
+        if id(node) in self.res.aliases:  # act = np.tanh: a name for a function (see resolve)
+            self.out.append(Assign(None, Opaque(node, (), "nondiff"), self.loc))
+            return
         if has_walrus(node.value):
             node = node.with_changes(value=self.hoist(node.value))
         self.check_expression(node.value)

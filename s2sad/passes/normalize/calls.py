@@ -299,7 +299,8 @@ class UnknownMethod:
 def _no_rule_message(key: Any, callee: str) -> str:
     if isinstance(key, _LocalCallee):
         return (f"'{callee}' is a local variable (or an unknown name), so s2sad cannot know which "
-                f"function it calls; call the function by its global name")
+                f"function it calls; call the function by its global name, or bind the name once, "
+                f"at the top of the function, to a function (act = np.tanh)")
     if isinstance(key, UnknownMethod):
         return (f"'.{key.name}' is not a NumPy array method or attribute s2sad can differentiate; "
                 f"wrap the value in stop_gradient(...) if no gradient should flow through it (a "
