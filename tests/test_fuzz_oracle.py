@@ -165,3 +165,37 @@ def test_a_refusal_located_in_generated_code_says_so():
 
 def refuse_in_generated_code(fn, wrt):
     raise s2sad.S2SADError("no rule", Location("<s2sad grad of f wrt x from fuzz.py:3>", 5, 1))
+
+
+# (fuzz, seed 777) x0 -= ... after stop_gradient of a view of x0: replaying the frozen value at
+# the perturbed points gives a NaN gradient there, while s2sad's hvp agrees with differences of
+# s2sad's own gradient to 1e-12.  Differences that are not finite decide nothing: invalid.
+MUTATED_AFTER_A_STOPPED_VIEW = '''import numpy as np
+from s2sad import stop_gradient
+
+
+def f(x0):
+    t0 = x0.reshape((1, 4, 1)) * np.reshape(x0, (4, 1, 1)), stop_gradient(x0.reshape(2, 1, 2)) @ np.sqrt(x0[:2])
+    v1, v2 = t0
+    x0 -= x0[1] if t0[1][0, 0] > 0.0 else t0[-1][-1, 0]
+    if v1[:, 1:].mean() > 0.0:
+        v3 = v2[:, 0]
+    else:
+        v4 = x0[0]
+        v5 = x0[:3]
+    v6 = v1[1:3, :3, 0]
+    if np.sum(x0) > np.sum(x0):
+        v8 = np.tanh(v6[0, 0])
+        v7 = np.clip(np.sum(x0), -0.5, 0.5)
+    else:
+        v9 = 2.0 + np.reshape(v6, (3, 1, 2))
+        v7 = np.tanh(np.where(np.sum(x0) > 0.0, np.sum(v1), np.sum(v1)))
+    return np.sum(v7)
+'''
+
+
+def test_finite_differences_that_are_not_finite_are_invalid_not_wrong():
+    v = np.array([-0.838351921653625, -0.1951244160128256, 0.20257841247553188, -0.7097995295690449])
+    x0 = np.array([1.4554425309821815, 0.9046800706458055, 0.5614602859042921, 0.5247914532927936])
+    out = check(program(MUTATED_AFTER_A_STOPPED_VIEW, v, x0=x0))
+    assert out.kind == "passed" and out.second.kind == "invalid", out

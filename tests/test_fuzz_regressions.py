@@ -448,3 +448,13 @@ def f(x):
         w = 0.5 * x + 0.5 * np.tanh(v)
     return np.sum(x)
 """, X)
+
+
+def test_where_condition_of_lower_rank_than_a_branch_that_broadcasts():
+    # (fuzz, seed 777): the condition (3,) against a branch (2, 1): the branch's mask for the
+    # NaN-safe adjoint raised IndexError in branch_mask
+    check("""
+def f(x):
+    c = np.mean(x, axis=0) < 0.0
+    return np.sum(np.where(c, x ** 2, np.tanh(x[:, 0:1])))
+""", np.array([[0.4, -0.8, 1.1], [-1.3, 0.2, 0.5]]))

@@ -70,12 +70,16 @@ def branch_mask(mask: Any, x: Any) -> Any:
     holds (``np.where``'s branches): the mask in a shape that broadcasts to x's, reduced by
     ``any`` over the axes along which ``x`` was broadcast against it."""
     shape, mshape = np.shape(x), np.shape(mask)
+    if len(mshape) < len(shape):  # (as broadcasting does: ones in front)
+        mask = np.reshape(mask, (1,) * (len(shape) - len(mshape)) + mshape)
+        mshape = np.shape(mask)
     extra = len(mshape) - len(shape)
-    if extra <= 0 and all(m == 1 or m == n for m, n in zip(mshape[::-1], shape[::-1])):
-        return mask
     axes = tuple(range(extra)) + tuple(
         i + extra for i, n in enumerate(shape) if n == 1 and mshape[i + extra] != 1)
-    return np.any(mask, axis=axes, keepdims=False).reshape(shape) if axes else mask
+    if not axes:
+        return mask
+    reduced = np.any(mask, axis=axes, keepdims=True)
+    return np.reshape(reduced, np.shape(reduced)[extra:])  # each axis 1 or x's: it broadcasts to x
 
 
 def select_grad(g: Any, condlist: Any, choicelist: Any) -> list[Any]:

@@ -407,7 +407,8 @@ def second_order(program: Program, args: list[Any], at: Callable[[list[Any]], fl
         jump = (10 * (p2 - 2 * g0 + m2) / H2 - (p1 - 2 * g0 + m1) / H1) / 9
         kink = np.abs(jump) > np.maximum(tol, 4 * noise2) / 2
         unstable = np.abs(c1 - c2) > tol + noise2
-        off = ~(np.abs(got - c1) <= tol) & ~kink & ~unstable
+        finite = np.isfinite(c1) & np.isfinite(c2)  # (a perturbed point may leave the domain)
+        off = ~(np.abs(got - c1) <= tol) & ~kink & ~unstable & finite
         if off.any() and sites.values:
             off &= ~_gradient_ties_frozen_value(gradient_at, (sites, sg), tol, scale)
         if off.any():
@@ -418,6 +419,8 @@ def second_order(program: Program, args: list[Any], at: Callable[[list[Any]], fl
         elif (kink | unstable).any():
             out = Outcome("invalid", "finite differences of the gradient see a kink at the point"
                           if kink.any() else "finite differences of the gradient disagree between step sizes")
+        elif not finite.all():
+            out = Outcome("invalid", "finite differences of the gradient are not finite")
         else:
             out = Outcome("passed", "")
         out.s2sad_seconds = s2sad_seconds
