@@ -3,12 +3,9 @@ s2sad writes a new value, which is what Python does when x is a number; when x t
 be an array at run time, the generated code refuses it at the user's line (issue 18)."""
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import pytest
 
-import s2sad
 from s2sad import grad, hvp
 
 from gradcheck import numerical_grad
@@ -70,11 +67,9 @@ def row_bumped_in_a_loop(A):
     return np.sum(A ** 2)
 
 
-def test_an_array_updated_in_place_through_a_view_in_a_loop_is_refused_at_the_users_line():
-    line = inspect.getsourcelines(row_bumped_in_a_loop)[1] + 3
-    with pytest.raises(s2sad.UnsupportedSyntaxError) as info:
-        grad(row_bumped_in_a_loop)(np.ones((2, 2)))
-    assert (info.value.location.filename, info.value.location.line, info.value.location.column) == (
-        __file__, line, 9)
-    assert "'t' may be a view into another array" in str(info.value)
-    assert "t += 1.0\n" in str(info.value) and str(info.value).endswith("^")  # the line, with a caret
+def test_an_array_updated_in_place_through_a_view_in_a_loop_writes_its_base():
+    # (refused until a view taken before a loop was followed inside it)
+    M = np.array([[0.3, -0.5], [0.7, 0.2]])
+    bumped = M.copy()
+    bumped[0] += 2.0
+    np.testing.assert_allclose(grad(row_bumped_in_a_loop)(M.copy()), 2 * bumped)

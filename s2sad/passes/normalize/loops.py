@@ -171,6 +171,7 @@ class LoopLowering:
              test: cst.BaseExpression | None = None) -> None:
         loc = self.location(node)
         assigned = assigned_in(body) | changed_in(body) & self.res.locals | {name for name, _, _ in prefix}
+        assigned |= self.carried_links(assigned)
         outside = self.loads_outside(node)
         live_out = {n for n in assigned if n in self.version or n in outside or (
             n not in {p for p, _, _ in prefix} and read_before_assigned(body, n))}
@@ -214,11 +215,14 @@ class LoopLowering:
                 self.version[name] = new
             self.block(body)
 
+        links = {v: (link, link.now) for v, link in self.links.items() if self.in_scope(link)}
         block, _ = self.nested(lower_body)
         self.loops.pop()
+        held = self.check_carried_links(links, node)
         after = self.version
         carried = [(before[n], after[n]) for n in sorted(live_out)]
         self.version = {**after, **{n: before[n] for n in live_out}}
+        self.hold_links({v for v in held if {v, self.links[v].base} <= live_out})
         self.out.append(Loop(header, tuple(reads), tuple(targets), block, carried, loc, breaking))
         if getattr(node, "orelse", None) is not None:
             self.loop_else(node.orelse, breaking, "for" if isinstance(node, cst.For) else "while")

@@ -52,6 +52,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.version: dict[str, str] = {p: p for p in res.params}
         self.loc: Location | None = None
         self.out: list[Stmt] = self.fn.body
+        self.enclosing: list[list[Stmt]] = []  # the blocks around self.out, outermost first
         self.loops: list[tuple[str | None, str | None]] = []  # (break flag, continue flag)
         self.result = self.fn.fresh("value")  # the returned value, when returns are nested
         self.returning: str | None = None  # set when a 'return' inside a loop has run

@@ -86,11 +86,13 @@ class StatementLowering:
     def nested(self, lower: Any) -> tuple[list[Stmt], Any]:
         """Lower into a fresh block; returns the block and what ``lower`` returned."""
         saved, self.out = self.out, []
+        self.enclosing.append(saved)
         try:
             result = lower()
             return self.out, result
         finally:
             self.out = saved
+            self.enclosing.pop()
 
     def guard_condition(self) -> Var:
         """A recorded ``not (breaking or skipping)`` for the innermost loop."""
@@ -125,15 +127,20 @@ class StatementLowering:
             else_stmts = else_stmts if else_returns else else_stmts + rest
         test = self.condition(node.test)
         loc = self.location(node)
-        before = dict(self.version)
+        before, links = dict(self.version), self.save_links()
         then_body, then_ret = self.nested(lambda: self.block(then_stmts))
+        then_held = self.links_held(links)
+        self.restore_links(links)
         then_versions, self.version = self.version, dict(before)
         else_body, else_ret = self.nested(lambda: self.block(else_stmts))
         else_versions = self.version
+        held = then_held & self.links_held(links)
+        self.restore_links(links)
         branches = [(then_body, then_versions, then_ret), (else_body, else_versions, else_ret)]
         if then_ret and else_ret:  # only the returned value flows on, to the final return
             branches = [(body, {self.result: v[self.result]}, ret) for body, v, ret in branches]
         self.version = self.join(before, branches)
+        self.hold_links(held)
         self.out.append(If(test, then_body, else_body, loc))
         return then_ret and else_ret, take_rest
 

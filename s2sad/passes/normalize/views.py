@@ -92,11 +92,12 @@ class ViewFollowing:
     def linked(self, name: str) -> dict[str, ViewLink]:
         """The views linked to ``name`` (its base, its views, theirs...) that a write into
         ``name`` changes too: followed by s2sad (empty when there is none, when the write is not
-        in the block that took the view -- inside a loop or a branch after it, say -- or when
-        one of them is an argument of a function compiled for a caller, which would see it)."""
+        in the block that took the view or in a loop or a branch inside it, when either array
+        was rebound since, or when one of them is an argument of a function compiled for a
+        caller, which would see it)."""
         if self.generated():
             return {}
-        valid = {v: link for v, link in self.links.items() if link.block is self.out
+        valid = {v: link for v, link in self.links.items() if self.in_scope(link)
                  and link.now == (self.version.get(link.base), self.version.get(v))}
         found, todo = {}, [name]
         while todo:
@@ -110,6 +111,53 @@ class ViewFollowing:
             # or checked when run for x op= v, which changes nothing in place on a number)
             return {}
         return found
+
+    def in_scope(self, link: ViewLink) -> bool:
+        """Whether ``link`` was taken in the current block or in one around it."""
+        return link.block is self.out or any(link.block is block for block in self.enclosing)
+
+    def save_links(self) -> dict[str, tuple[ViewLink, tuple[str, str]]]:
+        """The links and the versions they hold between, before branches lower."""
+        return {v: (link, link.now) for v, link in self.links.items()}
+
+    def restore_links(self, saved: dict[str, tuple[ViewLink, tuple[str, str]]]) -> None:
+        """The links as they were before a branch (a view taken in it is no view after it)."""
+        self.links = {v: link for v, (link, _) in saved.items()}
+        for link, now in saved.values():
+            link.now = now
+
+    def links_held(self, saved: dict[str, tuple[ViewLink, tuple[str, str]]]) -> set[str]:
+        """The views of ``saved`` whose link still holds at the end of a branch just lowered."""
+        return {v for v, (link, _) in saved.items() if self.links.get(v) is link
+                and link.now == (self.version.get(link.base), self.version.get(v))}
+
+    def hold_links(self, views: set[str]) -> None:
+        """After branches joined: the links that held at the end of each hold between the joined
+        versions (the phi copies keep the view relation)."""
+        for v in views:
+            link = self.links[v]
+            link.now = (self.version[link.base], self.version[v])
+
+    def carried_links(self, assigned: set[str]) -> set[str]:
+        """The arrays linked to those a loop body writes, which the loop carries too."""
+        return set().union(*(linked_names(self.linked(name)) for name in assigned))
+
+    def check_carried_links(self, entry: dict[str, tuple[ViewLink, tuple[str, str]]],
+                            node: cst.CSTNode) -> set[str]:
+        """After a loop body: a link from outside it that the body wrote through must still hold
+        at its end, or the next iteration would write into an array the view no longer shares.
+        Returns the views whose link holds on after the loop."""
+        held = set()
+        for v, (link, now) in entry.items():
+            if link.now == now:
+                continue
+            if self.links.get(v) is not link or link.now != (self.version.get(link.base), self.version.get(v)):
+                raise self.unsupported(node, f"this loop writes through the view '{v}' of '{link.base}', "
+                                             f"then rebinds one of them, so a later iteration would write "
+                                             f"into an array the other no longer shares; take the view "
+                                             f"again inside the loop, or write {v} = {v}.copy() first")
+            held.add(v)
+        return held
 
     def follow_views(self, name: str, node: cst.CSTNode, linked: dict[str, ViewLink]) -> None:
         """``name`` has just changed in place: write the change into the arrays ``linked``
@@ -127,7 +175,14 @@ class ViewFollowing:
                 test = cst.parse_expression(
                     f"{self.helper(runtime.view_flag)}({link.taken[0]}, {link.taken[1]}, "
                     f"{f'{where.filename}:{where.line}:{where.column}'!r}, {refusal!r})")
-                link.flag = self.emit(Opaque(test, link.taken, "nondiff"), None, f"{view}_is_view", node).name
+                # computed where the view was taken, so that every later write, in a branch
+                # or a loop too, reads it
+                flag, _ = self.nested(lambda: self.emit(Opaque(test, link.taken, "nondiff"), None,
+                                                        f"{view}_is_view", node))
+                taken = next(i for i, s in enumerate(link.block)
+                             if isinstance(s, Assign) and s.target == link.taken[1])
+                link.block[taken + 1:taken + 1] = flag
+                link.flag = flag[0].target
         self.spread(name, None, linked, node)
         for view, link in linked.items():
             link.now = (self.version[link.base], self.version[view])
