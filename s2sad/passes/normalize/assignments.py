@@ -186,7 +186,6 @@ class AssignmentLowering:
         name = node.target.value
         operator_code = self.parsed.code(node.operator).strip()
         linked = self.linked(name)
-        self.rewrote = True
         refusal = self.check_in_place(name, node, f"'{name} {operator_code} ...'",
                                       f"{name} = {name} {operator_code[:-1]} ...", at_run_time=True,
                                       linked=linked_names(linked))
@@ -207,6 +206,7 @@ class AssignmentLowering:
             last.value.number_check = (f"{loc.filename}:{loc.line}:{loc.column}", refusal)
         if linked:
             self.same_array(new, old)
+        self.relaid(new, old)
         self.follow_views(name, node, linked)
 
     def check_target(self, target: cst.BaseAssignTargetExpression) -> None:

@@ -32,7 +32,6 @@ class InPlaceWriteLowering:
         name = target.value.value
         current = self.version.get(name, name)
         linked = self.linked(name)
-        self.rewrote = True
         self.check_in_place(name, target, f"'{self.parsed.code(target).strip()} = ...'",
                             f"{name} = {name}.copy() before changing it", linked=linked_names(linked))
         v = self.lower(value, None, "value")
@@ -49,6 +48,7 @@ class InPlaceWriteLowering:
         self.out.append(Assign(new, call, self.location(target)))
         self.version[name] = new
         self.same_array(new, current)
+        self.relaid(new, current)
         self.follow_views(name, target, linked)
 
     def ufunc_at(self, call: cst.Call) -> None:
@@ -66,7 +66,6 @@ class InPlaceWriteLowering:
             raise self.unsupported(call, f"write {spelled}(z, indices, values), with z a local array")
         name = target.value
         linked = self.linked(name)
-        self.rewrote = True
         self.check_in_place(name, call, f"'{spelled}({name}, ...)'", f"{name} = {name}.copy() first",
                             linked=linked_names(linked))
         func = cst.Name(self.helper(function))
@@ -74,6 +73,7 @@ class InPlaceWriteLowering:
         old, new = self.version[name], self.new_version(name)
         self.lower(call.with_changes(func=func), new, name)
         self.same_array(new, old)
+        self.relaid(new, old)
         self.version[name] = new
         self.follow_views(name, call, linked)
 
@@ -119,12 +119,12 @@ class InPlaceWriteLowering:
                                          f"{spelled}(...), z)")
         name = target.value
         linked = self.linked(name)
-        self.rewrote = True
         self.check_in_place(name, call, f"'{spelled}(..., out={name})'", f"{name} = {spelled}(...)",
                             linked=linked_names(linked))
         old, new = self.version[name], self.new_version(name)
         self.lower(_without_argument(call, out), new, name)
         self.same_array(new, old)
+        self.relaid(new, old)
         self.version[name] = new
         self.out.append(Assign(None, Opaque(cst.parse_expression(check_call.format(old, new)), (old, new),
                                             "nondiff"), where))

@@ -222,6 +222,9 @@ class LoopLowering:
         after = self.version
         carried = [(before[n], after[n]) for n in sorted(live_out)]
         self.version = {**after, **{n: before[n] for n in live_out}}
+        for n in live_out:  # the carried name holds the array of the last iteration, or of none
+            if after[n] != before[n] and {after[n], before[n]} & set(self.layout):
+                self.layout[before[n]] = None
         self.hold_links({v for v in held if {v, self.links[v].base} <= live_out})
         self.out.append(Loop(header, tuple(reads), tuple(targets), block, carried, loc, breaking))
         if getattr(node, "orelse", None) is not None:

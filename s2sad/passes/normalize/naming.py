@@ -33,9 +33,8 @@ class Naming:
 
     def rename(self, node: cst.CSTNode) -> Any:
         """``node`` with local names replaced by their current versions."""
-        renames = {n: self.version[n] for n in variable_names(node)
-                   if n in self.res.locals and self.version.get(n, n) != n}
-        return node.visit(_Renamer(renames)) if renames else node
+        return renamed(node, {n: self.version[n] for n in variable_names(node)
+                              if n in self.res.locals and self.version.get(n, n) != n})
 
     def new_version(self, name: str) -> str:
         """The name a new assignment to ``name`` writes (the caller then switches to it)."""
@@ -100,6 +99,11 @@ def target_hint(target: cst.BaseExpression) -> str:
 def all_names(node: cst.CSTNode) -> set[str]:
     """Every variable name the source mentions (not attribute or keyword names)."""
     return set(variable_names(node))
+
+
+def renamed(node: cst.CSTNode, renames: dict[str, str]) -> Any:
+    """``node`` with the variables named in ``renames`` renamed."""
+    return node.visit(_Renamer(renames)) if renames else node
 
 
 class _Renamer(cst.CSTTransformer):

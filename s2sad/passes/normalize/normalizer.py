@@ -75,10 +75,10 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.lists: set[str] = set()  # versions that certainly hold a list (for xs.pop(i))
         self.links: dict[str, ViewLink] = {}  # the user's name of a view -> how it views its base
         self.helpers: dict[Any, str] = {}  # runtime function -> the free name generated code calls
-        # an in-place write has been lowered: the arrays s2sad writes as new values may from now on
-        # be laid out in memory unlike NumPy's (a copy is C-contiguous), so that whether a
-        # reshape is a view can no longer be read off them
-        self.rewrote = False
+        # a version s2sad wrote as the new value of an array the user changed in place, which may
+        # be laid out in memory unlike NumPy's (a copy is C-contiguous) -> the version laid out as
+        # NumPy's array is (None: unknown), from which whether a reshape is a view is read
+        self.layout: dict[str, str | None] = {}
 
     def run(self) -> Function:
         fdef = self.parsed.function

@@ -179,6 +179,9 @@ class StatementLowering:
                     self.views.add(joined[name])
                 for v in {a, b} - {joined[name]}:
                     self.same_array(joined[name], v)
+                if {a, b} & set(self.layout):  # laid out as one array or another, or unknown
+                    origins = {self.layout.get(a, a), self.layout.get(b, b)}
+                    self.layout[joined[name]] = origins.pop() if len(origins) == 1 else None
         return joined
 
     def bind_everywhere(self, version: str) -> None:

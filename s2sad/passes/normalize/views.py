@@ -10,10 +10,10 @@ import libcst as cst
 import numpy as np
 
 from ... import runtime
-from ...ir import Assign, Call, Const, If, Opaque, Stmt, Var, operand_code
+from ...ir import Assign, Call, Const, If, Opaque, Stmt, Var, operand_code, operand_reads
 from ...rules.registry import SETITEM
-from .naming import user_name
-from .syntax import strip_parens
+from .naming import renamed, user_name
+from .syntax import EMPTY_MODULE, strip_parens
 
 
 @dataclass
@@ -28,6 +28,9 @@ class ViewLink:
     now: tuple[str, str]  # the versions the link holds between: a plain assignment ends it
     block: list[Stmt]  # the statements the view was taken among: only writes there follow it
     flag: str | None = None  # variable: whether the view shares the base's memory when run
+    # a reshape of an array s2sad wrote anew: (the same reshape of the version laid out as NumPy's
+    # array is, which tells whether NumPy's reshape is a view; the versions it reads)
+    replay: tuple[cst.BaseExpression, tuple[str, ...]] | None = None
 
 
 #: Functions that take a view s2sad follows through writes, by the method they stand for.
@@ -50,17 +53,27 @@ class ViewFollowing:
                 or stmt.value.rule is None):
             return
         base, back, operands = form
-        if back == "reshape" and (self.rewrote or self.loops):
-            return
         current = self.version.get(base)
         if base == name or base not in self.res.locals or current is None or current in self.lists:
             return
         args = list(stmt.value.args.values())
         if not args or not isinstance(args[0], Var) or args[0].name != current:
             return
+        replay = None
+        if back == "reshape" and self.loops:  # (a carried array may be s2sad's copy of it)
+            return
+        if back == "reshape" and current in self.layout:
+            # whether NumPy's reshape is a view depends on how NumPy's array is laid out, which
+            # s2sad's new value of it may not be: ask the version that is
+            origin = self.layout[current]
+            if origin is None:
+                return
+            reads = [origin, *(n for op in stmt.value.args.values() for n in operand_reads(op) if n != current)]
+            replay = (renamed(stmt.value.node, {current: origin}), tuple(dict.fromkeys(reads)))
         if back == "index":
             operands = (stmt.value.args["index"],)
-        self.links[name] = ViewLink(base, back, operands, (current, new), (current, new), self.out)
+        self.links[name] = ViewLink(base, back, operands, (current, new), (current, new), self.out,
+                                    replay=replay)
 
     def view_form(self, node: cst.BaseExpression) -> tuple[str, str, tuple[Const, ...]] | None:
         """(base name, kind, operands) when ``node`` takes a view of a local name as s2sad follows."""
@@ -111,6 +124,11 @@ class ViewFollowing:
             # or checked when run for x op= v, which changes nothing in place on a number)
             return {}
         return found
+
+    def relaid(self, new: str, old: str) -> None:
+        """``new`` is s2sad's new value of the array ``old`` the user changed in place: laid out
+        in memory as ``old``'s NumPy array is laid out, or not."""
+        self.layout[new] = self.layout.get(old, old)
 
     def in_scope(self, link: ViewLink) -> bool:
         """Whether ``link`` was taken in the current block or in one around it."""
@@ -172,12 +190,15 @@ class ViewFollowing:
                 refusal = (f"'{view}' was taken from '{link.base}', which is not an array here, so "
                            f"s2sad cannot tell whether '{code}' changes '{link.base}' too; write "
                            f"{view} = {view}.copy() before changing it, or make '{link.base}' an array")
+                base, taken, reads = link.taken[0], link.taken[1], link.taken
+                if link.replay is not None:
+                    base, taken, reads = link.replay[1][0], EMPTY_MODULE.code_for_node(link.replay[0]), link.replay[1]
                 test = cst.parse_expression(
-                    f"{self.helper(runtime.view_flag)}({link.taken[0]}, {link.taken[1]}, "
+                    f"{self.helper(runtime.view_flag)}({base}, {taken}, "
                     f"{f'{where.filename}:{where.line}:{where.column}'!r}, {refusal!r})")
                 # computed where the view was taken, so that every later write, in a branch
                 # or a loop too, reads it
-                flag, _ = self.nested(lambda: self.emit(Opaque(test, link.taken, "nondiff"), None,
+                flag, _ = self.nested(lambda: self.emit(Opaque(test, reads, "nondiff"), None,
                                                         f"{view}_is_view", node))
                 taken = next(i for i, s in enumerate(link.block)
                              if isinstance(s, Assign) and s.target == link.taken[1])
@@ -227,6 +248,7 @@ class ViewFollowing:
         else:
             self.view_call(*self.reversal(link, value), new, node)
         self.same_array(new, self.version[base])
+        self.relaid(new, self.version[base])
         self.version[base] = new
 
     def rederive(self, view: str, link: ViewLink, node: cst.CSTNode) -> None:
@@ -241,6 +263,7 @@ class ViewFollowing:
             self.view_call(np.ndarray.reshape, base, [self.shape(link.taken[1], node)], "reshape", new, node)
         else:
             self.view_call(*self.reversal(link, base), new, node)
+        self.relaid(new, self.version[view])
         self.version[view] = new
 
     def shape(self, version: str, node: cst.CSTNode) -> Var:
