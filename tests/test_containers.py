@@ -64,6 +64,12 @@ def dict_values(x):
     return np.sum(d["a"] * d["b"])
 
 
+def dict_of_keywords(x):
+    # (refused until dict(...) with keywords was read as the display it spells)
+    d = dict(a=x, b=x * 3.0)
+    return np.sum(d["a"] * d["b"] ** 2)
+
+
 def tuple_param(params, x):
     W, b = params
     return np.sum(np.tanh(x @ W + b))
@@ -129,6 +135,7 @@ CASES = {
     "tuple_values": (tuple_values, lambda: (rng.normal(size=3), rng.normal(size=3)), (0, 1)),
     "append_in_loop": (append_in_loop, lambda: (rng.normal(size=3),), (0,)),
     "dict_values": (dict_values, lambda: (rng.normal(size=3),), (0,)),
+    "dict_of_keywords": (dict_of_keywords, lambda: (rng.normal(size=3),), (0,)),
     "tuple_param": (tuple_param, lambda: ((rng.normal(size=(3, 2)), rng.normal(size=2)),
                                           rng.normal(size=(4, 3))), (0, 1)),
     "list_param": (list_param, lambda: ([rng.normal(size=(3, 3)) * 0.5 for _ in range(3)],

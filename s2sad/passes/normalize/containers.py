@@ -122,6 +122,13 @@ class ContainerLowering:
             return item_of(func.value, node.args[0].value)
         return node.args[1].value if len(node.args) == 2 else cst.Name("None")
 
+    def keyword_dict(self, node: cst.Call) -> cst.Dict | None:
+        """``dict(a=x, b=y)`` as the display ``{'a': x, 'b': y}``, else None."""
+        if not (node.args and self.res.object(node.func) is builtins.dict
+                and all(a.keyword is not None and not a.star for a in node.args)):
+            return None
+        return cst.Dict([cst.DictElement(cst.SimpleString(repr(a.keyword.value)), a.value) for a in node.args])
+
     def container(self, node: cst.Tuple | cst.List | cst.Dict, target: str | None) -> Operand:
         """A tuple, list or dict display: element ``k`` gets the gradient's item ``k``."""
         elements, operands, keys = [], [], []

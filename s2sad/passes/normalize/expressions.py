@@ -56,7 +56,8 @@ class ExpressionLowering:
         if isinstance(node, cst.UnaryOperation):
             return self.unary(node, target)
         if isinstance(node, cst.Call):
-            return self.call(node, target)
+            display = self.keyword_dict(node)
+            return self.call(node, target) if display is None else self.container(display, target)
         if isinstance(node, cst.Subscript):
             return self.subscript(node, target)
         if isinstance(node, cst.Attribute):
