@@ -264,3 +264,18 @@ def test_hvp_where_a_branch_unpacks_a_constant_into_a_varied_name(x):
     v = np.array([0.3, -0.7])
     expected = directional_fd(grad(unpacks_a_constant_in_one_branch), (x,), 0, v, eps=1e-5)
     np.testing.assert_allclose(hvp(unpacks_a_constant_in_one_branch)(x, v), expected, rtol=1e-5, atol=1e-8)
+
+
+def weighted(a, b):
+    return np.sum(a * b ** 2)
+
+
+def test_a_tangent_not_shaped_like_its_argument_is_refused():
+    """A tuple of two tangents given to a jvp with respect to the first argument only crashed
+    inside the generated code with NumPy's ValueError (broadcast_to)."""
+    a, b = np.array([0.3, -0.7, 1.1]), np.array([1.0, 2.0, 3.0])
+    with pytest.raises(s2sad.WrtError, match=r"the tangent of 'a' has shape \(2, 3\), but 'a' has shape \(3,\)"):
+        s2sad.jvp(weighted)(a, b, tangent=(b, a))
+    value, tangent = s2sad.jvp(weighted, wrt=(0, 1))(a, b, tangent=(b, a))
+    assert np.isclose(tangent, np.sum(b * b ** 2) + np.sum(a * 2 * b * a))
+    assert np.isclose(s2sad.jvp(weighted)(a, b, 1.0)[1], np.sum(b ** 2))  # a number: every direction

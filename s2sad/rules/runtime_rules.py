@@ -188,7 +188,7 @@ REGISTRY.declare_nondifferentiable(rt.seed, rt.seed_for, rt.zeros_grad, rt.stand
                                    rt.check_number)
 
 # --- helpers of s2sad/rules/numpy_more_rules.py that are not linear ---------------------------
-REGISTRY.declare_nondifferentiable(rt.check_wrt_item)
+REGISTRY.declare_nondifferentiable(rt.check_wrt_item, rt.check_tangent)
 
 # multi_dot_grad and multi_dot_jvp: linear in ct (tan), multilinear in the arrays (a complex step)
 for _multi in (rt.multi_dot_grad, rt.multi_dot_jvp):

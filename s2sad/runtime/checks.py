@@ -39,6 +39,20 @@ def check_wrt(x: Any, name: str) -> None:
     )
 
 
+def check_tangent(t: Any, x: Any, name: str) -> None:
+    """Refuse a tangent not shaped like its argument (a number is the same in every direction)."""
+    if isinstance(x, CONTAINERS):  # (a tree's leaves meet their tangents where the code reads them)
+        return
+    try:
+        shape = np.shape(t)
+    except ValueError:  # a ragged tuple
+        shape = None
+    if shape != np.shape(x) and shape != ():
+        raise WrtError(f"the tangent of '{name}' has shape {shape}, but '{name}' has shape "
+                       f"{np.shape(x)}; pass one tangent per wrt argument, shaped like it (a tuple "
+                       f"of tangents for several)")
+
+
 def check_wrt_item(container: Any, key: Any, name: str) -> None:
     """``check_wrt(container[key], name)`` for an argument passed through ``*args`` (an index)
     or ``**kwargs`` (a key), which must have been passed."""
