@@ -272,6 +272,19 @@ def test_vjp_of_np_array_of_a_float_takes_a_float_cotangent():
     assert pullback(np.array(2.0)) == 2.0
 
 
+def test_the_gradient_of_a_nested_list_a_rule_read_as_an_array_is_a_nested_list():
+    """np.append read the list as an array: its gradient came back as an array, not the
+    argument's type (a wrong pairing of leaves for a caller walking the list)."""
+    W = np.arange(9.0).reshape(3, 3)
+
+    def f(a, b):
+        return np.sum(np.append(a, b, axis=0) * W) + a[0][1] ** 2
+
+    g = grad(f)([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[7.0, 8.0, 9.0]])
+    assert g == [[0.0, 5.0, 2.0], [3.0, 4.0, 5.0]]
+    assert type(g[0][0]) is float
+
+
 def test_dict_get_on_a_dict_built_here():
     """d.get(k[, default]) with a literal key on a dict display whose keys are known: d[k], or
     the default; refused where the keys are not known (a parameter, a dict changed since)."""

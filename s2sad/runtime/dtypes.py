@@ -54,6 +54,8 @@ def grad_like(g: Any, x: Any) -> Any:
         return g.astype(x.dtype)
     if isinstance(x, dict):
         return {k: grad_like(g[k], v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)) and type(g) is np.ndarray and g.shape[:1] == (len(x),):
+        g = list(g)  # (a rule that read the sequence as an array gives its gradient as one)
     if isinstance(x, (list, tuple)) and isinstance(g, (list, tuple)):
         return rebuild(x, [grad_like(u, v) for u, v in zip(g, x)])
     if kind is float:
