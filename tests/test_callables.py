@@ -317,6 +317,23 @@ def test_not_a_function():
         grad(3.0)
 
 
+def test_library_code_given_to_grad_is_never_read():
+    """grad(scipy.special.logsumexp) read SciPy's source and refused a 'with' statement there."""
+    special = pytest.importorskip("scipy.special")
+    with pytest.raises(s2sad.SourceError) as info:
+        grad(special.logsumexp)(np.zeros(2))
+    assert "scipy.special._logsumexp.logsumexp is library code, whose source s2sad never reads" in str(info.value)
+    assert "knows its gradient where Python code calls it" in str(info.value)
+    np.testing.assert_allclose(grad(lambda x: special.logsumexp(x))(np.zeros(2)), [0.5, 0.5])
+
+
+def test_a_function_s2sad_returned_is_not_read_as_source():
+    """grad(jacobian(f)) parsed s2sad/api.py and refused a '*' there, in s2sad's own file."""
+    with pytest.raises(s2sad.SourceError, match="is s2sad's own code") as info:
+        s2sad.jacobian(s2sad.jacobian(lambda x: np.sin(x) * x))(np.ones(2))
+    assert "s2sad.hessian(f)" in str(info.value)
+
+
 # ---- argnums= and has_aux= -----------------------------------------------------------------
 
 def two(x, y):

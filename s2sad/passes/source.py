@@ -11,6 +11,9 @@ import ast
 import inspect
 import io
 import linecache
+import os
+import sys
+import sysconfig
 import textwrap
 import tokenize
 import types
@@ -23,6 +26,29 @@ from ..errors import Location, S2SADError, SourceError
 #: For each file of generated code, the user's source line each of its lines comes from
 #: (an error found in generated code, when it is differentiated again, is shown there).
 GENERATED_LINES: dict[str, Mapping[int, Location]] = {}
+
+
+#: Where the standard library and installed packages live: code there is never traced into.
+_LIBRARY_DIRS = tuple(sorted({os.path.join(os.path.realpath(path), "") for path in (
+    sysconfig.get_path(name, vars=base) for name in ("stdlib", "platstdlib", "purelib", "platlib")
+    for base in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix})) if path}))
+#: s2sad's own package, wherever it is installed (its generated code is not in a file there).
+_OWN_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "")
+
+
+def library_function(key: object) -> bool:
+    """Whether ``key`` is a Python function of the standard library, an installed package
+    (NumPy's and SciPy's included) or s2sad itself, not the user's own code."""
+    if not isinstance(key, types.FunctionType):
+        return False
+    filename = os.path.realpath(key.__code__.co_filename)
+    return filename.startswith(_LIBRARY_DIRS) or filename.startswith(_OWN_DIR) or bool(
+        {"site-packages", "dist-packages"} & set(filename.split(os.sep)))
+
+
+def own_function(key: object) -> bool:
+    """Whether ``key`` is a Python function of s2sad's own package (not code it generated)."""
+    return isinstance(key, types.FunctionType) and os.path.realpath(key.__code__.co_filename).startswith(_OWN_DIR)
 
 
 def relocate(exc: S2SADError) -> None:
@@ -65,6 +91,8 @@ def read_source(fn: object) -> FunctionSource:
     """Get the source of a Python function, or a clear :class:`SourceError`."""
     if not isinstance(fn, types.FunctionType):
         raise SourceError(no_source_message(fn) + wrapping(fn))
+    if library_function(fn):
+        raise SourceError(library_message(fn))
     if fn.__name__ == "<lambda>":
         return _lambda_source(fn)
     try:
@@ -115,6 +143,22 @@ def no_source_message(obj: object, given: object = None) -> str:
     return (f"s2sad differentiates Python functions (def, lambda, bound methods, functools.partial, "
             f"objects with __call__) by reading their source; {what} has no Python source (its type is "
             f"{type(obj).__name__}): {advice}")
+
+
+def library_message(fn: types.FunctionType) -> str:
+    """Why ``fn``, library code, is not differentiated by reading it, and what to write instead."""
+    what = f"{fn.__module__}.{fn.__qualname__}"
+    if own_function(fn):
+        return (f"{what} is s2sad's own code (a function s2sad returned), which s2sad does not "
+                f"differentiate; for derivatives of derivatives, differentiate grad(f) or jvp(f), or "
+                f"use s2sad.hessian(f) or s2sad.hvp(f)")
+    from ..rules import REGISTRY
+
+    advice = ("s2sad knows its gradient where Python code calls it: differentiate a function that "
+              "calls it, such as 'lambda x: <the call>'" if REGISTRY.rule(fn) is not None else
+              "register a gradient rule for it with s2sad.defvjp, then differentiate a Python "
+              "function that calls it")
+    return f"{what} is library code, whose source s2sad never reads: {advice}"
 
 
 def _lambda_source(fn: types.FunctionType) -> FunctionSource:

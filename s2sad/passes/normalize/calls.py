@@ -16,10 +16,10 @@ import numpy as np
 from ... import runtime
 from ...ir import Call, Const, Operand, Var
 from ..resolve import MISSING, Resolution
-from ..source import call_signature, wrapping
+from ..source import call_signature, library_function, wrapping
 from .aliasing import VIEWING_FUNCTIONS, returns_alias
 from ..callees import MethodOfSelf, RecursiveCall
-from .library import callable_object, library_function, python_function
+from .library import callable_object, python_function
 from .naming import join_words
 from .syntax import EMPTY_MODULE, LIST_METHODS, attribute_path, item_of, literal_key, strip_parens
 

@@ -3,19 +3,11 @@ library or an installed package), which s2sad never traces into."""
 from __future__ import annotations
 
 import functools
-import os
-import sys
-import sysconfig
 import types
 from typing import Any
 
 from ..callees import Decorated, Dispatch, MethodOfSelf, RecursiveCall, unwrap
-
-
-#: Where the standard library and installed packages live: code there is never traced into.
-_LIBRARY_DIRS = tuple(sorted({os.path.join(os.path.realpath(path), "") for path in (
-    sysconfig.get_path(name, vars=base) for name in ("stdlib", "platstdlib", "purelib", "platlib")
-    for base in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix})) if path}))
+from ..source import library_function, own_function
 
 
 def python_function(key: Any) -> Any:
@@ -26,7 +18,7 @@ def python_function(key: Any) -> Any:
         key = key.method
     if isinstance(key, types.MethodType):
         key = key.__func__
-    if library_function(key):
+    if library_function(key) and not own_function(key):  # (s2sad's own: an internal error, later)
         return None
     # (RecursiveCall: generated code making a recursive call, differentiated again)
     return key if isinstance(key, (types.FunctionType, MethodOfSelf, RecursiveCall)) else None
@@ -37,13 +29,3 @@ def callable_object(key: Any) -> bool:
     return not isinstance(key, (type, types.FunctionType, types.MethodType, functools.partial,
                                 Decorated, Dispatch, RecursiveCall)) and isinstance(
         getattr(type(key), "__call__", None), types.FunctionType) and not library_function(type(key).__call__)
-
-
-def library_function(key: Any) -> bool:
-    """Whether ``key`` is a Python function of the standard library or an installed package
-    (NumPy's and SciPy's included), not the user's own code."""
-    if not isinstance(key, types.FunctionType):
-        return False
-    filename = os.path.realpath(key.__code__.co_filename)
-    return filename.startswith(_LIBRARY_DIRS) or bool(
-        {"site-packages", "dist-packages"} & set(filename.split(os.sep)))
