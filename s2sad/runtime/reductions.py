@@ -256,15 +256,9 @@ def sort_grad(g: Any, x: Any, axis: Any = -1) -> Any:
         x, axis = np.ravel(x), 0
     x, g = np.moveaxis(x, axis, -1), np.moveaxis(g, axis, -1)
     order = np.argsort(x, axis=-1, kind="stable")
-    ordered = np.take_along_axis(x, order, axis=-1)
-    starts = np.concatenate([np.ones_like(ordered[..., :1], dtype=bool),
-                             ordered[..., 1:] != ordered[..., :-1]], axis=-1)
-    n = np.shape(x)[-1]
-    rows = np.reshape(np.arange(np.size(x) // max(n, 1)), np.shape(x)[:-1] + (1,)) * n
-    groups = np.ravel(np.cumsum(starts, axis=-1) - 1 + rows)  # tie groups, numbered across rows
-    mean = np.bincount(groups, weights=np.ravel(g))[groups] / np.bincount(groups)[groups]
+    mean = _tie_means(np.take_along_axis(x, order, axis=-1), g)
     out = np.empty_like(g)
-    np.put_along_axis(out, order, np.reshape(mean, np.shape(g)).astype(out.dtype), axis=-1)
+    np.put_along_axis(out, order, mean.astype(out.dtype), axis=-1)
     return np.reshape(np.moveaxis(out, -1, axis), shape)
 
 
@@ -275,15 +269,21 @@ def sort_jvp(t: Any, x: Any, axis: Any = -1) -> Any:
         x, t, axis = np.ravel(x), np.ravel(t), 0
     x, t = np.moveaxis(x, axis, -1), np.moveaxis(t, axis, -1)
     order = np.argsort(x, axis=-1, kind="stable")
-    ordered = np.take_along_axis(x, order, axis=-1)
     moved = np.take_along_axis(np.broadcast_to(t, np.shape(x)), order, axis=-1)
+    mean = _tie_means(np.take_along_axis(x, order, axis=-1), moved)
+    return np.moveaxis(mean.astype(moved.dtype), -1, axis)
+
+
+def _tie_means(ordered: Any, v: Any) -> Any:
+    """``v`` (in the sorted order of ``ordered`` along the last axis) with each run of equal
+    values of ``ordered`` sharing the mean of its entries."""
     starts = np.concatenate([np.ones_like(ordered[..., :1], dtype=bool),
                              ordered[..., 1:] != ordered[..., :-1]], axis=-1)
-    n = np.shape(x)[-1]
-    rows = np.reshape(np.arange(np.size(x) // max(n, 1)), np.shape(x)[:-1] + (1,)) * n
+    n = np.shape(ordered)[-1]
+    rows = np.reshape(np.arange(np.size(ordered) // max(n, 1)), np.shape(ordered)[:-1] + (1,)) * n
     groups = np.ravel(np.cumsum(starts, axis=-1) - 1 + rows)  # tie groups, numbered across rows
-    mean = np.bincount(groups, weights=np.ravel(moved))[groups] / np.bincount(groups)[groups]
-    return np.moveaxis(np.reshape(mean, np.shape(moved)).astype(moved.dtype), -1, axis)
+    mean = np.bincount(groups, weights=np.ravel(v))[groups] / np.bincount(groups)[groups]
+    return np.reshape(mean, np.shape(v))
 
 
 def partition_indices(a: Any, ans: Any, axis: Any = -1) -> Any:
