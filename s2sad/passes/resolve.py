@@ -12,6 +12,7 @@ import builtins
 import importlib
 import types
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,17 +123,20 @@ def _alias_candidates(body: cst.BaseSuite, bindings: Counter[str],
     binding of ``name``: if it denotes something callable or a module, ``name`` is an alias
     of it, and a call through it is the call through the chain it names."""
     found: dict[str, cst.Assign] = {}
-    lines = body.body if isinstance(body, cst.IndentedBlock) else [body]
-    for line in lines:
-        if not isinstance(line, cst.SimpleStatementLine):
-            continue
-        for small in line.body:
-            if (isinstance(small, cst.Assign) and len(small.targets) == 1
-                    and isinstance(small.targets[0].target, cst.Name) and _chain(small.value)):
-                name = small.targets[0].target.value
-                if bindings[name] == 1 and name not in params:
-                    found[name] = small
+    for small in _top_level_statements(body):
+        if (isinstance(small, cst.Assign) and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name) and _chain(small.value)):
+            name = small.targets[0].target.value
+            if bindings[name] == 1 and name not in params:
+                found[name] = small
     return found
+
+
+def _top_level_statements(body: cst.BaseSuite) -> Iterator[cst.BaseSmallStatement]:
+    """The simple statements at the top level of the function's body, in order."""
+    for line in body.body if isinstance(body, cst.IndentedBlock) else [body]:
+        if isinstance(line, cst.SimpleStatementLine):
+            yield from line.body
 
 
 def _chain(node: cst.BaseExpression) -> bool:
@@ -147,18 +151,14 @@ def _run_imports(body: cst.BaseSuite, package: str | None, res: Resolution) -> d
     as they will be when the function runs (the generated code runs the same statements).
     A ``from m import n`` is followed like the attribute chain ``m.n``, for the cache."""
     bound: dict[str, Any] = {}
-    lines = body.body if isinstance(body, cst.IndentedBlock) else [body]
-    for line in lines:
-        if not isinstance(line, cst.SimpleStatementLine):
+    for small in _top_level_statements(body):
+        if not isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small.names, cst.ImportStar):
             continue
-        for small in line.body:
-            if not isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small.names, cst.ImportStar):
-                continue
-            try:
-                bound.update(_import(small, package, res))
-                res.imports[id(small)] = None
-            except Exception as exc:  # noqa: BLE001 - reported at the statement by normalize
-                res.imports[id(small)] = exc
+        try:
+            bound.update(_import(small, package, res))
+            res.imports[id(small)] = None
+        except Exception as exc:  # noqa: BLE001 - reported at the statement by normalize
+            res.imports[id(small)] = exc
     return bound
 
 
