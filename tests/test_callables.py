@@ -485,6 +485,19 @@ def test_partial_called_inside_is_refused_with_advice():
     assert info.value.location.line == calls_partial.__code__.co_firstlineno + 1
 
 
+def makes_a_partial(x):
+    summed = functools.partial(np.sum, axis=0)
+    return np.sum(summed(x ** 2))
+
+
+def test_a_partial_made_inside_is_refused_with_advice():
+    """The advice was to bind the name at the top of the function, which it was."""
+    with pytest.raises(s2sad.NoGradientRuleError, match="'summed' is a functools.partial made in") as info:
+        grad(makes_a_partial)(rng.normal(size=(2, 3)))
+    assert "call the function it wraps, with the arguments it binds written out" in str(info.value)
+    assert info.value.location.line == makes_a_partial.__code__.co_firstlineno + 2
+
+
 def test_check_grad_takes_any_callable():
     s2sad.check_grad(functools.partial(weighted, rng.normal(size=3)), rng.normal(size=3))
     s2sad.check_grad(Model(rng.normal(size=(3, 2))).loss, rng.normal(size=(5, 3)), rng.normal(size=(5, 2)),

@@ -21,7 +21,7 @@ from .aliasing import VIEWING_FUNCTIONS, returns_alias
 from ..callees import MethodOfSelf, RecursiveCall
 from .library import callable_object, python_function
 from .naming import join_words
-from .syntax import EMPTY_MODULE, LIST_METHODS, attribute_path, item_of, literal_key, strip_parens
+from .syntax import EMPTY_MODULE, LIST_METHODS, attribute_path, item_of, literal_key, strip_parens, walk
 
 
 #: s2sad functions whose result a differentiated function may call: ``grad(fun)(x)``
@@ -96,7 +96,7 @@ class CallLowering:
                 fnode = cst.Name(self.fn.fresh(made.__name__))
                 self.fn.free[fnode.value] = made
             elif key is MISSING:
-                key = _LocalCallee(self.parsed.code(func).strip())
+                key = _LocalCallee(self.parsed.code(func).strip(), self.binds_partial(func))
             elif isinstance(func, cst.Attribute) and isinstance(getattr(key, "__self__", None), np.ndarray):
                 args.append(Const(self.parsed.code(func.value).strip()))
                 nodes.append(None)
@@ -143,6 +143,14 @@ class CallLowering:
         positional = [v for a, v in zip(func.args[1:], options) if a.keyword is None]
         keywords = {a.keyword.value: v for a, v in zip(func.args[1:], options) if a.keyword is not None}
         return api(target, *positional, **keywords)
+
+    def binds_partial(self, func: cst.BaseExpression) -> bool:
+        """Whether ``func`` is a variable the function assigns a ``functools.partial(...)``."""
+        return isinstance(func, cst.Name) and any(
+            isinstance(n, cst.Assign) and isinstance(n.value, cst.Call)
+            and self.res.object(n.value.func) is functools.partial
+            and any(isinstance(t.target, cst.Name) and t.target.value == func.value for t in n.targets)
+            for n in walk(self.parsed.function.body))
 
     def fills_varargs(self, node: cst.Call, arg: cst.Arg, before: list[cst.Arg]) -> bool:
         """Whether ``*t`` (``arg``, after the arguments ``before``) is the last positional
@@ -284,8 +292,9 @@ class _Splat(Var):
 class _LocalCallee:
     """A call through a local variable (or an unbound name): no rule can apply."""
 
-    def __init__(self, code: str) -> None:
+    def __init__(self, code: str, partial: bool = False) -> None:
         self.code = code
+        self.partial = partial  # the variable is assigned a functools.partial
 
 
 class UnknownMethod:
@@ -297,6 +306,9 @@ class UnknownMethod:
 
 
 def _no_rule_message(key: Any, callee: str) -> str:
+    if isinstance(key, _LocalCallee) and key.partial:
+        return (f"'{callee}' is a functools.partial made in the differentiated function: call the "
+                f"function it wraps, with the arguments it binds written out")
     if isinstance(key, _LocalCallee):
         return (f"'{callee}' is a local variable (or an unknown name), so s2sad cannot know which "
                 f"function it calls; call the function by its global name, or bind the name once, "
