@@ -16,7 +16,8 @@ from ..parse import parse
 from ..resolve import MISSING, Resolution, resolve
 from ..source import read_source
 from .naming import user_name
-from .syntax import LOOP_NODES, nodes_under, statements_of, store_names, strip_parens, walk
+from .syntax import (LOOP_NODES, flat_targets, nodes_under, read_before_assigned, statements_of, store_names,
+                     strip_parens, walk)
 
 
 #: Functions whose result may share memory with their argument.
@@ -105,10 +106,12 @@ class Aliasing:
         return False
 
     def read_later(self, node: cst.CSTNode, name: str) -> bool:
-        """Whether ``name`` is read after ``node``, or anywhere in a loop around it."""
+        """Whether ``name`` is read after ``node``, or anywhere in a loop around it whose next
+        iteration may read the value this one leaves (``left = x[i - 1]`` at the top of the body
+        is read in no other iteration)."""
         line = self.location(node).line
         loops = [n for n in walk(self.parsed.function.body) if isinstance(n, LOOP_NODES)
-                 and any(x is node for x in walk(n))]
+                 and any(x is node for x in walk(n)) and _carried(n, name)]
         stores = store_names(self.parsed.function.body)
         for n in walk(self.parsed.function.body):
             if isinstance(n, cst.Name) and n.value == name and id(n) not in stores and n in self.parsed.positions:
@@ -132,6 +135,16 @@ class Aliasing:
         mine = self.bases.get(version, frozenset()) | {version}
         found = set(mine) | {w for w, b in self.bases.items() if (b | {w}) & mine}
         return {user_name(v, self.res.locals) for v in found} & self.res.locals
+
+
+def _carried(loop: cst.For | cst.While, name: str) -> bool:
+    """Whether an iteration of ``loop`` may read the value of ``name`` the one before left (a
+    name a nested loop assigns as its target counts: that loop may not run)."""
+    if isinstance(loop, cst.While) and any(isinstance(n, cst.Name) and n.value == name for n in walk(loop.test)):
+        return True
+    body = statements_of(loop.body)
+    return read_before_assigned(body, name) or any(
+        isinstance(n, cst.For) and name in flat_targets(n.target, False) for n in nodes_under(body, into_loops=True))
 
 
 def may_alias(node: cst.BaseExpression, res: Resolution) -> bool:

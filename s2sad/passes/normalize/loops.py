@@ -9,9 +9,10 @@ import libcst as cst
 
 from ...ir import Assign, Const, If, Loop, Opaque, Operand, Stmt, Var, operand_code, operand_reads
 from ..resolve import Resolution
-from .flow import assigned_in, changed_in, jumps, may_return, read_before_assigned, view_bases
+from .flow import assigned_in, changed_in, jumps, may_return, view_bases
 from .naming import target_hint, user_name
-from .syntax import EMPTY_MODULE, has_walrus, item_of, statements_of, strip_parens, walk, walrus_places
+from .syntax import (EMPTY_MODULE, has_walrus, item_of, read_before_assigned, statements_of, strip_parens, walk,
+                     walrus_places)
 
 
 class LoopLowering:

@@ -1,5 +1,5 @@
 """Reading libcst trees: walking them, the statements of a block, variable names,
-assignment targets and the walrus operator."""
+assignment targets, the walrus operator, and which names a block reads before assigning."""
 from __future__ import annotations
 
 import libcst as cst
@@ -163,3 +163,59 @@ def walrus_places(node: cst.CSTNode, where: str) -> list[tuple[cst.NamedExpr, st
 
 def has_walrus(node: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.NamedExpr) for n in walk(node))
+
+
+def read_before_assigned(stmts: list[cst.CSTNode], name: str) -> bool:
+    """Whether some path through ``stmts`` reads ``name`` before assigning it."""
+    for st in stmts:
+        first = _first_use(st, name)
+        if first is not None:
+            return first
+    return False
+
+
+def _first_use(node: cst.CSTNode, name: str) -> bool | None:
+    """True if ``node`` may read ``name`` first, False if it surely assigns it first."""
+    if isinstance(node, cst.SimpleStatementLine):
+        for small in node.body:
+            first = _first_use(small, name)
+            if first is not None:
+                return first
+        return None
+    if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        assigned = any(name in flat_targets(t, False) for t in targets)
+        if isinstance(node, cst.AugAssign) and assigned:
+            return True
+        if node.value is not None and _mentions(node.value, name):
+            return True
+        return False if assigned else None
+    if isinstance(node, cst.If):
+        if _mentions(node.test, name):
+            return True
+        orelse = [node.orelse] if isinstance(node.orelse, cst.If) else (
+            statements_of(node.orelse.body) if node.orelse else [])
+        branches = [_read_first(statements_of(node.body), name), _read_first(orelse, name)]
+        if True in branches:
+            return True
+        return False if branches == [False, False] else None
+    if isinstance(node, (cst.For, cst.While)):
+        head = node.iter if isinstance(node, cst.For) else node.test
+        if _mentions(head, name):
+            return True
+        if isinstance(node, cst.For) and name in flat_targets(node.target, False):
+            return False
+        return True if _read_first(statements_of(node.body), name) else None
+    return True if _mentions(node, name) else None
+
+
+def _read_first(stmts: list[cst.CSTNode], name: str) -> bool | None:
+    for st in stmts:
+        first = _first_use(st, name)
+        if first is not None:
+            return first
+    return None
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in walk(node))
