@@ -509,3 +509,38 @@ def test_jacobian_and_hessian_take_argnums():
     x, y = rng.normal(size=3), rng.normal(size=3)
     np.testing.assert_allclose(s2sad.jacobian(lambda x, y: np.sin(x) * y, argnums=1)(x, y), np.diag(np.sin(x)))
     np.testing.assert_allclose(hessian(two, argnums=1)(x, y), np.diag(2 * np.sin(x)))
+
+
+class Scaled:
+    def __init__(self, n):
+        self.scale = np.linspace(0.5, 1.5, n)
+
+    def __call__(self, h):
+        return np.tanh(h * self.scale)
+
+    def apply(self, h):
+        return np.tanh(h * self.scale)
+
+    def energy(self, h):
+        return np.sum(self(h) ** 2)  # (refused until self(...) was read as self.__call__(...))
+
+    def energy_of_apply(self, h):
+        return np.sum(self.apply(h) ** 2)
+
+
+SCALED = Scaled(3)
+
+
+def energies(x):
+    return SCALED.energy(x) + SCALED.energy_of_apply(x) + np.sum(SCALED(x * 2.0))
+
+
+def test_self_called_in_a_method_and_methods_of_self_at_second_order():
+    """hvp of a function calling two of an object's methods refused 'self.apply' in the code
+    generated for the method: there, self comes after the incoming gradient."""
+    x, v = rng.normal(size=3), rng.normal(size=3)
+    assert_grad_matches(SCALED.energy, (x,), 0)
+    assert_grad_matches(energies, (x,), 0)
+    expected = (grad(energies)(x + 1e-6 * v) - grad(energies)(x - 1e-6 * v)) / 2e-6
+    np.testing.assert_allclose(hvp(energies)(x, v), expected, rtol=1e-5, atol=1e-7)
+    assert "call_self, call_self_backward = forward___call__(self, h)" in s2sad.adjoint_source(SCALED.energy)

@@ -56,6 +56,8 @@ class CallLowering:
             # math.log(x, base) is math.log(x) / math.log(base), as Python computes it
             x, base = (node.with_changes(args=[cst.Arg(a.value)], lpar=[], rpar=[]) for a in node.args)
             return self.binary(cst.BinaryOperation(x, cst.Divide(), base), target)
+        if self.is_self(node.func):  # self(h) in a method: the instance's __call__
+            node = node.with_changes(func=cst.Attribute(node.func, cst.Name("__call__")))
         func = node.func
         looked_up = self.dict_get(node)
         if looked_up is not None:
@@ -72,7 +74,7 @@ class CallLowering:
             args.append(receiver)
             nodes.append(rnode)
             key = getattr(np.ndarray, func.attr.value, UnknownMethod(func.attr.value))
-            if isinstance(key, UnknownMethod) and self.is_self(func.value):
+            if (isinstance(key, UnknownMethod) or func.attr.value == "__call__") and self.is_self(func.value):
                 key = MethodOfSelf(func.attr.value, self.location(node))
             fnode = func.with_changes(value=rnode)
         else:
@@ -121,7 +123,7 @@ class CallLowering:
         kw_nodes = {a.keyword.value: n for a, _, n in lowered if a.keyword is not None}
         primal = node.with_changes(func=fnode, args=[a.with_changes(value=n) for a, _, n in lowered],
                                    lpar=[], rpar=[])
-        word = func.attr.value if isinstance(func, cst.Attribute) else (
+        word = (func.attr.value.strip("_") or "call") if isinstance(func, cst.Attribute) else (
             func.value if isinstance(func, cst.Name) else "call")
         return self.apply(key, args, kwargs, primal, node, target, word, nodes, kw_nodes)
 
@@ -278,9 +280,11 @@ class CallLowering:
         return Call(None, callee, plain, primal, function=function, receiver=receiver)
 
     def is_self(self, node: cst.BaseExpression) -> bool:
-        """Whether ``node`` is the instance parameter of a method: its first, named ``self``."""
+        """Whether ``node`` is the instance parameter of a method: its first, named ``self`` (in
+        code generated for a method, after the incoming gradient: ``vjp_f(dvalue, self, h)``)."""
         params = self.res.params
-        return isinstance(node, cst.Name) and node.value == "self" and bool(params) and params[0] == "self" \
+        first = params[0] if params and not self.generated() else next((p for p in params if p == "self"), None)
+        return isinstance(node, cst.Name) and node.value == "self" and first == "self" \
             and self.version.get("self", "self") == "self"
 
 
