@@ -271,7 +271,9 @@ class LoopLowering:
             names = _target_names(clause.target)
             if names is None:
                 raise self.unsupported(clause.target, "comprehension targets must be names")
-            clash = [n for n in names if n in self.res.locals]
+            # (a finished comprehension's variable is free again: its loop assigns it before any read)
+            clash = [n for n in names if n in self.res.locals and (
+                n not in self.comprehension_names or any(n in active for active in self.comprehensions))]
             if clash:
                 raise self.unsupported(clause.target, f"the comprehension variable '{clash[0]}' is "
                                                       f"also a variable of the function; rename it")
@@ -294,7 +296,12 @@ class LoopLowering:
                                 body=cst.IndentedBlock([statement]))
         self.out.append(Assign(items, Const("{}" if isinstance(node, cst.DictComp) else "[]"), self.loc))
         self.version[items] = items
-        self.block([statement])
+        self.comprehension_names.update(comp_names)
+        self.comprehensions.append(set(comp_names))
+        try:
+            self.block([statement])
+        finally:
+            self.comprehensions.pop()
         return Var(self.version[items])
 
 

@@ -67,6 +67,8 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.holders: dict[str, frozenset[str]] = {}  # container version -> what its items may share
         self.callee = callee  # compiled for a caller: changes to arguments would be visible
         self.local_functions: dict[str, types.FunctionType] = {}  # nested defs and lambdas
+        self.comprehension_names: set[str] = set()  # the variables of comprehensions lowered so far
+        self.comprehensions: list[set[str]] = []  # those of the comprehensions being lowered
         # versions that branches outside any loop bind on some paths only -> the blocks that
         # leave them unbound (see bind_everywhere)
         self.unbound_in: dict[str, list[list[Stmt]]] = {}
