@@ -832,3 +832,42 @@ def test_a_name_bound_once_to_a_function_calls_it(f):
 def test_a_name_for_a_function_chosen_at_run_time_is_refused_with_advice():
     refused_at(alias_chosen_in_a_branch, "act(x)", "bind the name once, at the top of the function", np.ones(2))
     refused_at(alias_rebound, "act(x)", "bind the name once, at the top of the function", np.ones(2))
+
+
+# --- raise, and comprehensions that reuse a variable name ---------------------------------------
+def guarded(x, k=2):
+    if x.ndim != 1:
+        raise ValueError(f"expected a vector, got shape {x.shape}")
+    elif x.shape[0] < 2:
+        raise ValueError("too short") from None
+    return np.sum(x ** k) * 0.5
+
+
+def test_raise_runs_as_written_and_the_other_paths_are_differentiated():
+    """'raise' was refused: a guard on the inputs is ordinary code."""
+    x = np.array([0.3, -0.7, 1.1])
+    check_grad(guarded, (x,))
+    check_hvp(guarded, (x,))
+    with pytest.raises(ValueError, match=r"expected a vector, got shape \(3, 1\)"):
+        grad(guarded)(x.reshape(3, 1))
+    with pytest.raises(ValueError, match="too short"):
+        grad(guarded)(x[:1])
+
+
+def sibling_comprehensions(x):
+    squares = [v ** 2 for v in x]
+    return sum(squares) + sum(v * 3.0 for v in x[:2] if v > 0)
+
+
+def nested_comprehensions_sharing_a_name(x):
+    rows = [x[:2], x[2:]]
+    return sum(sum(v * 2.0 for v in r) * v[0] for v, r in zip(rows, rows))
+
+
+def test_comprehensions_one_after_another_may_reuse_a_variable_name():
+    """The second comprehension's 'v' was refused as a variable of the function."""
+    x = np.array([0.3, -0.7, 1.1, 0.5])
+    check_grad(sibling_comprehensions, (x,))
+    check_hvp(sibling_comprehensions, (x,))
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="the comprehension variable 'v'"):
+        grad(nested_comprehensions_sharing_a_name)(x)

@@ -40,7 +40,6 @@ UNSUPPORTED: dict[type, str] = {
     cst.Import: "an import here is not supported; import at the top of the function or at module level",
     cst.ImportFrom: "an import here is not supported; import at the top of the function or at "
                     "module level",
-    cst.Raise: "'raise' is not supported; check inputs before calling the differentiated function",
     cst.Yield: "generators ('yield') cannot be differentiated; return a value instead",
     cst.Await: "'await' is not supported; differentiate a synchronous function",
     cst.SetComp: "a set of values that carry a gradient is not supported (a set has no order to "

@@ -226,6 +226,11 @@ class StatementLowering:
             if node.msg is not None:
                 self.check_expression(node.msg)
             self.out.append(Assign(None, Opaque(self.rename(node), self.local_reads(node), "nondiff"), self.loc))
+        elif isinstance(node, cst.Raise):  # as written: the code after it does not run
+            for part in (node.exc, node.cause and node.cause.item):
+                if part is not None:
+                    self.check_expression(part)
+            self.out.append(Assign(None, Opaque(self.rename(node), self.local_reads(node), "nondiff"), self.loc))
         else:
             raise self.unsupported(node, UNSUPPORTED.get(type(node), f"'{describe(node)}' is not supported"))
         return None
