@@ -170,9 +170,9 @@ def test_chained_assignment_to_a_tuple_and_a_name():
     check_grad(chained_unpack, (x, y), 1)
 
 
-def starred_unpacking(x):
-    first, *rest = x
-    return first * np.sum(rest)
+def nested_starred_unpacking(x):
+    (first, *rest), last = (x[:2], x[2])
+    return first * np.sum(rest) * last
 
 
 def swap_through_another_view(x):
@@ -207,8 +207,8 @@ def test_unpacking_a_value_into_two_elements_of_one_array_is_refused_with_advice
     refused_at(unpack_into_two_rows, "B[1] = t", "write the values out as a tuple", rng.normal(size=(2, 3)))
 
 
-def test_starred_unpacking_is_refused_with_advice():
-    refused_at(starred_unpacking, "*rest", "first, rest = t[0], t[1:]", rng.normal(size=3))
+def test_nested_starred_unpacking_is_refused_with_advice():
+    refused_at(nested_starred_unpacking, "*rest", "first, rest = t[0], t[1:]", rng.normal(size=3))
 
 
 def test_element_swap_through_another_view_is_refused_with_advice():
@@ -871,3 +871,18 @@ def test_comprehensions_one_after_another_may_reuse_a_variable_name():
     check_hvp(sibling_comprehensions, (x,))
     with pytest.raises(s2sad.UnsupportedSyntaxError, match="the comprehension variable 'v'"):
         grad(nested_comprehensions_sharing_a_name)(x)
+
+
+def starred_targets(x):
+    first, *middle, last = x
+    *init, tail = [x[0], x[1] ** 2, x[2]]
+    top, *others = x.reshape(2, 2)
+    return first * last + sum(m ** 3 for m in middle) + sum(init) * tail + np.sum(top * others[0])
+
+
+def test_starred_unpacking():
+    """first, *rest = x was refused; rest is a list, as in Python."""
+    x = np.array([0.3, -0.7, 1.1, 0.5])
+    check_grad(starred_targets, (x,))
+    check_hvp(starred_targets, (x,))
+    assert "middle = list(item_items)" in s2sad.adjoint_source(starred_targets)

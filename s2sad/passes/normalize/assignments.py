@@ -2,6 +2,7 @@
 operator ``:=``, hoisted into an assignment before its statement."""
 from __future__ import annotations
 
+import builtins
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -30,6 +31,10 @@ class AssignmentLowering:
             node = node.with_changes(value=self.hoist(node.value))
         self.check_expression(node.value)
         targets = [t.target for t in node.targets]
+        if len(targets) == 1 and isinstance(targets[0], (cst.Tuple, cst.List)) and any(
+                isinstance(e, cst.StarredElement) for e in targets[0].elements):
+            self.starred_unpack(targets[0], node.value)
+            return
         for t in targets:
             self.check_target(t)
         first, rest = targets[0], targets[1:]
@@ -65,6 +70,25 @@ class AssignmentLowering:
             self.emit_operand(Var(self.version[first.value]) if isinstance(first, cst.Name) else value,
                               target)
             self.version[t.value] = target
+
+    def starred_unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression) -> None:
+        """``a, *b, c = value`` as ``a = t[0]; b = list(t[1:-1]); c = t[-1]``, the value held
+        once in ``t`` (b is a list, as Python makes it)."""
+        elements = list(target.elements)
+        star = next(i for i, e in enumerate(elements) if isinstance(e, cst.StarredElement))
+        held = self.lower(value, self.temporary("items"), "items")
+        assert isinstance(held, Var)
+        after = len(elements) - star - 1
+        statements: list[cst.BaseStatement] = []
+        for i, e in enumerate(elements):
+            index = str(i) if i < star else str(i - len(elements)) if i > star else f"{star}:{-after or ''}"
+            item: cst.BaseExpression = cst.parse_expression(f"{held.name}[{index}]")
+            if i == star:
+                convert = cst.Name("list")
+                self.res.objects[convert] = builtins.list
+                item = cst.Call(convert, [cst.Arg(item)])
+            statements.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(e.value)], item)]))
+        self.block(statements)
 
     def unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression | Const) -> Operand:
         """``a, (b, c), x[i] = value``: Python evaluates the whole right side, then stores
