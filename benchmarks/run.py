@@ -102,8 +102,8 @@ RTOL = 1e-6
 ATOL_SCALE = 1e-9   # atol = ATOL_SCALE * max|reference|, for entries that cancel to about zero
 
 # Timed columns, in table order.  "group" is what --systems selects.
-COLUMNS = ["s2sad", "s2sad.vag", "s2sad.jit", "autograd", "torch", "jax", "jax.jit", "tangent"]
-GROUP = {"s2sad": "s2sad", "s2sad.vag": "s2sad", "s2sad.jit": "jit", "autograd": "autograd", "torch": "torch",
+COLUMNS = ["s2sad", "s2sad.generic", "s2sad.vag", "s2sad.jit", "autograd", "torch", "jax", "jax.jit", "tangent"]
+GROUP = {"s2sad": "s2sad", "s2sad.generic": "s2sad", "s2sad.vag": "s2sad", "s2sad.jit": "jit", "autograd": "autograd", "torch": "torch",
          "jax": "jax", "jax.jit": "jax", "tangent": "tangent"}
 PEERS = {"autograd": ("benchmarks.impl_autograd", "autograd"),
          "torch": ("benchmarks.impl_torch", "torch"),
@@ -111,6 +111,7 @@ PEERS = {"autograd": ("benchmarks.impl_autograd", "autograd"),
          "tangent": ("benchmarks.impl_tangent", "tangent-ad"),
          "jit": ("benchmarks.impl_jit", "numba")}
 LABEL = {"plain": "plain function", "handwritten": "handwritten grad", "s2sad": "s2sad grad",
+         "s2sad.generic": "s2sad grad, generic (specialize=False)",
          "s2sad.vag": "s2sad value_and_grad", "s2sad.jit": "s2sad jit", "autograd": "autograd", "torch": "torch eager",
          "jax": "jax.grad (no jit)", "jax.jit": "jax.jit(jax.grad)", "tangent": "tangent"}
 ARRAY_WORKLOADS = ("softmax_ce", "mlp", "rbm_cd1", "gmm_em", "fgsm")
@@ -245,8 +246,8 @@ def build_entries(w: Workload, inputs: dict[str, Any], columns: list[str], peers
             e.status, e.reason = "n/a", missing[group]
             continue
         try:
-            if key == "s2sad":
-                g = s2sad.grad(w.fn, w.s2sad_wrt)
+            if key in ("s2sad", "s2sad.generic"):
+                g = s2sad.grad(w.fn, w.s2sad_wrt, specialize=key == "s2sad")
                 e.call = lambda g=g: g(*args)
                 e.extract = (lambda r: (r,)) if single else tuple
             elif key == "s2sad.vag":

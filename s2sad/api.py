@@ -13,6 +13,7 @@ from .compiler import Wrt, build, describe, forget, generate, target, wrt_names
 from .errors import HasAuxError, WrtError
 from .passes.callees import Decorated, tangent_parameter, unwrap
 from .passes.source import call_signature
+from .specializing import enabled, signature_of, specializing
 from .runtime import check_wrt, check_wrt_item, seed, zeros_grad
 from .tracebacks import user_errors
 
@@ -46,7 +47,8 @@ def clear_cache() -> None:
 
 @user_errors
 def grad(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequence[int] | None = None,
-         has_aux: bool = False, jit: Union[bool, str] = False) -> Callable[..., Any]:
+         has_aux: bool = False, jit: Union[bool, str] = False,
+         specialize: bool | None = None) -> Callable[..., Any]:
     """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``.
 
     ``f`` is a function, a lambda, a bound method, a ``functools.partial`` or an object
@@ -56,10 +58,12 @@ def grad(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequen
     function with ``f``'s signature; ``adjoint_source(f, wrt)`` shows its code.  With
     ``has_aux=True``, ``f`` returns ``(output, aux)`` and the gradient function returns
     ``(gradient, aux)``.  ``jit=True`` compiles the gradient with numba (see s2sad.jit;
-    ``jit="auto"`` runs the NumPy code where numba cannot compile it).
+    ``jit="auto"`` runs the NumPy code where numba cannot compile it).  The code is
+    specialised to the shapes and dtypes of each call's arguments (one generated function per
+    signature, see s2sad.specializing) unless ``specialize=False`` or ``S2SAD_SPECIALIZE=0``.
     """
     if argnums is None and not has_aux and not jit and type(f) is _FUNCTION:  # the common, cached call
-        return build(f, 0 if wrt is None else wrt, "grad")
+        return _specialized(f, 0 if wrt is None else wrt, "grad", specialize)
     wrt = _argnums(wrt, argnums)
     if jit:
         return _jit(f, wrt, "grad", jit, has_aux)
@@ -71,17 +75,22 @@ def grad(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequen
 @user_errors
 def value_and_grad(f: Callable[..., Any], wrt: Wrt | None = None, *,
                    argnums: int | Sequence[int] | None = None, has_aux: bool = False,
-                   jit: Union[bool, str] = False) -> Callable[..., Any]:
+                   jit: Union[bool, str] = False, specialize: bool | None = None) -> Callable[..., Any]:
     """Like :func:`grad`, but the function returns ``(f(...), gradient)`` from one pass
     (``((output, aux), gradient)`` with ``has_aux=True``)."""
     if argnums is None and not has_aux and not jit and type(f) is _FUNCTION:
-        return build(f, 0 if wrt is None else wrt, "value_and_grad")
+        return _specialized(f, 0 if wrt is None else wrt, "value_and_grad", specialize)
     wrt = _argnums(wrt, argnums)
     if jit:
         return _jit(f, wrt, "value_and_grad", jit, has_aux)
     if has_aux:
         return _with_aux(f, wrt, value=True)
     return generate(f, wrt, "value_and_grad")
+
+
+def _specialized(f: types.FunctionType, wrt: Wrt, kind: str, specialize: bool | None) -> Callable[..., Any]:
+    generic = build(f, wrt, kind)
+    return specializing(f, wrt, kind, generic) if enabled(specialize) else generic
 
 
 def _jit(f: Callable[..., Any], wrt: Wrt, kind: str, mode: Union[bool, str], has_aux: bool) -> Callable[..., Any]:
@@ -308,12 +317,19 @@ def jvp_source(f: Callable[..., Any], wrt: Wrt = 0) -> str:
 
 
 @user_errors
-def adjoint_source(f: Callable[..., Any], wrt: Wrt = 0, *, standalone: bool = False) -> str:
+def adjoint_source(f: Callable[..., Any], wrt: Wrt = 0, *, standalone: bool = False,
+                   example: Sequence[Any] | None = None) -> str:
     """The source of the generated gradient function, exactly as the CLI prints it.
 
-    ``standalone=True``: a module whose only import is NumPy (s2sad's helpers, the user's
-    functions it calls and the constants it reads are copied into it)."""
-    text = _source(grad(f, wrt))
+    ``example``: positional arguments of a call; the code shown is then the one specialised
+    to their shapes and dtypes, as ``grad`` runs it for such a call.  ``standalone=True``: a
+    module whose only import is NumPy (s2sad's helpers, the user's functions it calls and
+    the constants it reads are copied into it)."""
+    if example is None:
+        text = _source(grad(f, wrt, specialize=False))
+    else:
+        t = target(f, wrt)
+        text = _source(build(t.fn, t.wrt, "grad", shapes=signature_of((*t.args, *example))))
     if not standalone:
         return text
     from .standalone import make_standalone

@@ -20,7 +20,7 @@ import warnings
 from typing import Any, Sequence
 
 from .api import Differentiable
-from .compiler import build, wrt_names
+from .compiler import build, target, wrt_names
 from .passes.callees import unwrap
 from .errors import S2SADError
 
@@ -74,6 +74,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--jit", action="store_true",
                    help="print the code numba compiles for grad(f, jit=True) (specialised to the "
                         "argument types at the first call), or where it cannot")
+    p.add_argument("--shapes", nargs="+", action="extend", metavar="NAME=DIMS",
+                   help="print the gradient specialised to arguments of these shapes (W=64x10 "
+                        "b=10; a float scalar as x=), as grad runs it for such a call")
+    p.add_argument("--dtype", default="float64", help="the dtype of the --shapes arrays (default: float64)")
     p.add_argument("--stages", action="store_true", help="print the code after every compiler pass")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
     return p
@@ -155,6 +159,31 @@ def _explain_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _signature(fn: Any, shapes: list[str], dtype: str) -> tuple[Any, ...]:
+    """``--shapes W=64x10 b=10 x=``: per positional parameter, (shape, dtype) or float
+    (``object`` for one not given: nothing is assumed of it)."""
+    import numpy as np
+
+    try:
+        kind = np.dtype(dtype)
+    except TypeError:
+        raise UsageError(f"--dtype {dtype}: not a NumPy dtype (float64, float32, ...)") from None
+    code = fn.__code__
+    params = code.co_varnames[:code.co_argcount]
+    given: dict[str, Any] = {}
+    for item in shapes:
+        name, equals, dims = item.partition("=")
+        if not equals or name not in params:
+            raise UsageError(f"--shapes {item}: write NAME=DIMS for a positional parameter of "
+                             f"{fn.__name__} ({', '.join(params)}), for example {params[0]}=64x10")
+        try:
+            given[name] = ((tuple(int(n) for n in dims.split("x")), kind) if dims else float)
+        except ValueError:
+            raise UsageError(f"--shapes {item}: the dimensions are integers joined by x "
+                             f"({name}=64x10, {name}=10; {name}= for a float)") from None
+    return tuple(given.get(p, object) for p in params)
+
+
 def _report(exc: Exception, debug: bool, prog: str = "s2sad") -> int:
     if debug:
         traceback.print_exc()
@@ -202,6 +231,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 names = wrt_names(unwrap(fn), wrt)[0]
                 code = build(gradient, names if len(names) > 1 else names[0], "jvp",
                               stages).__s2sad_source__
+            elif args.shapes:
+                if args.mode != "reverse" or args.jit:
+                    raise UsageError("--shapes specialises the gradient: it takes neither --mode "
+                                     "forward/hvp nor --jit")
+                t = target(fn, wrt)
+                code = build(t.fn, t.wrt, "grad", stages,
+                             shapes=_signature(t.fn, args.shapes, args.dtype)).__s2sad_source__
             else:
                 code = build(fn, wrt, "grad" if args.mode == "reverse" else "jvp",
                               stages).__s2sad_source__

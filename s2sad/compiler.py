@@ -183,12 +183,13 @@ def generate(f: Any, wrt: Wrt, kind: str) -> Callable[..., Any]:
 
 
 def build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None = None,
-          split: bool = True) -> Callable[..., Any]:
+          split: bool = True, shapes: tuple[Any, ...] | None = None) -> Callable[..., Any]:
     """The generated ``kind`` of ``f``; ``split=False`` for code that will itself be
-    differentiated: a callee's vjp then recomputes the callee's forward pass."""
+    differentiated: a callee's vjp then recomputes the callee's forward pass.  ``shapes``:
+    code specialised to arguments of these types, shapes and dtypes (see s2sad.specializing)."""
     fn = unwrap(f)
     debug = debugging()
-    fast = (tuple(wrt) if isinstance(wrt, list) else wrt, kind, split, debug)
+    fast = (tuple(wrt) if isinstance(wrt, list) else wrt, kind, split, debug, shapes)
     if show is None:
         try:
             out, valid = _bound[fn][fast]  # the cached call path: a lookup, a few identity checks
@@ -200,11 +201,11 @@ def build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None =
     if replay is not None:
         # generated code that keeps a callee's forward values for its backward pass, when it
         # is differentiated itself, is read in its replayable form (each callee's vjp recomputes)
-        return build(replay(), wrt, kind, show, split)
+        return build(replay(), wrt, kind, show, split, shapes)
     if not isinstance(fn, types.FunctionType):
         read_source(fn)  # raises the appropriate SourceError
     names, multiple = wrt_names(fn, wrt)
-    key = (names, multiple, kind, split, debug)
+    key = (names, multiple, kind, split, debug) + ((shapes,) if shapes is not None else ())
     # functions, not code objects: one decorator's wrapper code serves many functions
     in_progress = _compiling.__dict__.setdefault("functions", [])
     if (fn, key) in in_progress:  # a recursive call: the code being generated, looked up when called
@@ -236,7 +237,8 @@ def build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None =
                     if kind in CALLEE_KINDS or nested:  # the caller decided what is active
                         warnings.simplefilter("ignore", ZeroGradientWarning)
                     try:
-                        state = run(State(fn, names, multiple, kind, split, debug, build=build), show)
+                        state = run(State(fn, names, multiple, kind, split, debug, build=build,
+                                          arguments=_arguments(fn, shapes)), show)
                     except S2SADError as exc:
                         relocate(exc)  # (found in generated code differentiated again)
                         raise
@@ -267,6 +269,14 @@ def build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None =
         except TypeError:  # an unhashable wrt: only the normalized key is cached
             pass
         return out
+
+
+def _arguments(fn: types.FunctionType, shapes: tuple[Any, ...] | None) -> dict[str, Any] | None:
+    if shapes is None:
+        return None
+    from .rules.shapes import known_arguments  # (the rules load with the compiler)
+
+    return known_arguments(fn.__code__.co_varnames[:fn.__code__.co_argcount], shapes)
 
 
 def _from_disk(fn: types.FunctionType, stored: str) -> _Compiled | None:

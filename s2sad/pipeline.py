@@ -20,6 +20,7 @@ from .passes import activity as activity_pass
 from .passes import callees, codegen, forward, normalize, optimize, parse, resolve, reverse, source
 from .passes.adjoint import Adjoint
 from .rules import REGISTRY
+from .rules.shapes import Known
 
 
 @dataclass
@@ -41,6 +42,7 @@ class State:
     name: str = ""
     generated: codegen.Generated | None = None
     warned: bool = False  # generation warned (a zero gradient): a cached copy would not
+    arguments: dict[str, Known | None] | None = None  # specialised to these argument kinds
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,7 @@ PIPELINE: tuple[Pass, ...] = (
         s.parsed, s.resolution, REGISTRY, callee=s.kind in CALLEE_KINDS or s.kind == "jvp")),
          _show_ir),
     Pass("activity", _run_activity, lambda s: _show_ir(s, annotate=True)),
-    Pass("reverse", lambda s: setattr(s, "adjoint", reverse.generate(s.ir, s.source, s.wrt, s.multiple, s.kind, s.activity, s.split, s.build)),
+    Pass("reverse", lambda s: setattr(s, "adjoint", reverse.generate(s.ir, s.source, s.wrt, s.multiple, s.kind, s.activity, s.split, s.build, s.arguments)),
          lambda s: codegen.render(s.adjoint, s.kind)[0]),
     Pass("optimize", lambda s: setattr(s, "adjoint", optimize.optimize(s.adjoint, s.keep_values)),
          lambda s: codegen.render(s.adjoint, s.kind)[0]),

@@ -91,6 +91,11 @@ class Adjoint:
     backward_name: str | None = None  # kind "split": the closure that runs the backward pass
     split_calls: list[tuple[Assign, str]] = field(default_factory=list)  # (call, its closure's name)
     build: Build | None = None  # the compiler's entry point, for callees
+    trusted: frozenset[str] = frozenset()  # wrt arguments of a type known to be right (no check)
+    shared_results: bool = True  # two returned gradients may be one array (copied by ``distinct``)
+    known: dict[str, Any] | None = None  # specialised code: what is known of each variable (rules/shapes.Known)
+    specialized_to: str = ""  # specialised code: the argument shapes and dtypes, as its file name says them
+    owned: dict[str, frozenset[str] | None] = field(default_factory=dict)  # specialised: passes/shapes.origins
 
     def callee(self, function: Any, wrt: tuple[str, ...], kind: str = "vjp") -> str:
         """The name under which this code calls the vjp (or jvp, ...) of ``function``."""

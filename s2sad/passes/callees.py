@@ -38,8 +38,11 @@ class Decorated:
 
 
 def unwrap(f: Any) -> Any:
-    """The function behind an s2sad decoration, or ``f``."""
-    return f.__wrapped__ if isinstance(f, Decorated) else f
+    """The function behind an s2sad decoration (the generic code behind a gradient that
+    specialises itself, see s2sad.specializing), or ``f``."""
+    if isinstance(f, Decorated) or type(f) is types.FunctionType and "__s2sad_specialized__" in f.__dict__:
+        return f.__wrapped__
+    return f
 
 
 def generated_name(name: str, wrt: Any, kind: str, params: Collection[str] | None = None) -> str:

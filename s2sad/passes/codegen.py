@@ -179,7 +179,7 @@ def render(adj: Adjoint, kind: str) -> tuple[str, str]:
     if kind in ("grad", "value_and_grad"):  # a callee's arguments come from generated code
         body += [f'{adj.use("check_wrt")}({p}, "{p}")' if wrt_parameter(p) == p else
                  f'{adj.use("check_wrt_item")}({wrt_parameter(p)}, {p[len(wrt_parameter(p)) + 1:-1]}, "{p}")'
-                 for p in adj.wrt]
+                 for p in adj.wrt if p not in adj.trusted]
     body += render_forward(adj.forward, adj.use)
     value = _operand_code(adj.value)
     if adj.value_copy and kind in VALUE_KINDS:
@@ -195,7 +195,7 @@ def render(adj: Adjoint, kind: str) -> tuple[str, str]:
     if kind != "vjp" and adj.seed:
         body.append(adj.seed)
     body += render_backward(adj.backward)
-    if len(adj.results) > 1 and kind in ("grad", "value_and_grad"):
+    if len(adj.results) > 1 and kind in ("grad", "value_and_grad") and adj.shared_results:
         # one array can be the gradient of two arguments (x and y in np.sum(x + y)): the
         # caller gets arrays it can update independently
         grads = f"{adj.use('distinct')}({', '.join(adj.results)})"
@@ -329,7 +329,9 @@ def compile_text(adj: Adjoint, text: str, name: str, kind: str) -> Generated:
     """Compile the module text into the generated function's code object."""
     fn = adj.fn
     wrt = "-".join(adj.wrt)
-    filename = f"<s2sad {kind} of {fn.name} wrt {wrt} from {os.path.basename(adj.source.filename)}:{adj.source.first_line}>"
+    specialized = f" for {adj.specialized_to}" if adj.specialized_to else ""  # (its own lines in linecache)
+    filename = (f"<s2sad {kind} of {fn.name} wrt {wrt} from {os.path.basename(adj.source.filename)}:"
+                f"{adj.source.first_line}{specialized}>")
     tree = ast.parse(text, filename)
     fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
     _strip_defaults_and_annotations(fdef.args)

@@ -516,11 +516,27 @@ def _reuse_dead_factors(adj: Adjoint, kept: set[str]) -> None:
         factor = _dead_factor(tree, candidates - read_before, {n for n in touched if last_read[n] > i})
         if factor is not None:
             g = tree.value.left if tree.value.right.id == factor else tree.value.right
-            code = f"{tree.target.id} += {adj.use('mul_into')}({g.id}, {factor})"
+            if _fits(adj, g.id, factor):  # specialised code: known to fit, no check needed
+                code = f"{tree.target.id} += {adj.use('np')}.multiply({g.id}, {factor}, out={factor})"
+            else:
+                code = f"{tree.target.id} += {adj.use('mul_into')}({g.id}, {factor})"
             adj.backward[i] = Line(code, out.reads, out.group, out.source)
             candidates.discard(factor)
         spots = _shape_spots(out.code, shape_helpers)
         read_before |= {n for n in touched if not _keeps_no_alias(tree, out.code, n, spots)}
+
+
+def _fits(adj: Adjoint, g: str, dead: str) -> bool:
+    """Whether ``g * dead`` can certainly be written into ``dead`` (as ``mul_into`` checks when
+    the code runs): of its shape and dtype, and not sharing its memory."""
+    if adj.known is None:
+        return False
+    a, b, made = adj.known.get(dead), adj.known.get(g), adj.owned.get(g)
+    if a is None or b is None or not a.array or a.dtype.kind != "f":
+        return False
+    if b.array:
+        return (b.shape, b.dtype) == (a.shape, a.dtype) and made is not None and dead not in made
+    return b.kind is float or b.kind is np.float64 and a.dtype == np.float64
 
 
 def _dead_factor(tree: ast.stmt, candidates: set[str], read_later: set[str]) -> str | None:

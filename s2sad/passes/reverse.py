@@ -36,11 +36,13 @@ from ..ir import (VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Operand,
                   assigned_names, assigns, operand_code, operand_reads, wrt_parameter)
 from ..rules.complex_rules import COMPLEX_RESULTS, REAL_ONLY, REAL_RESULTS
 from ..rules.registry import REGISTRY, is_atomic
+from ..rules.shapes import Known
 from .activity import Activity
 from .adjoint import Adjoint, Block, Line, Out, Support, lines
 from .callees import Build, generated_name
 from .loop_tapes import finish_loops
 from .simplify import simplify
+from .specialize import specialize
 from .source import FunctionSource
 from .values import (FULL_REDUCTIONS, bound_before, complex_values, converts, is_number, scalars,
                      shape_classes, structural)
@@ -513,7 +515,10 @@ _FRESH = ("zeros_grad", "getitem_grad", "seed", "matmul_grad_lhs", "matmul_grad_
 
 
 def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multiple: bool,
-             kind: str, activity: Activity, split: bool = True, build: Build | None = None) -> Adjoint:
+             kind: str, activity: Activity, split: bool = True, build: Build | None = None,
+             arguments: dict[str, Known | None] | None = None) -> Adjoint:
+    """The adjoint of ``fn``; ``arguments``: what is known of the arguments of the calls it
+    is specialised to (shapes, dtypes), or None for code that serves any arguments."""
     ret = fn.body[-1]
     assert isinstance(ret, Return)
     adj = Adjoint(fn, source, wrt, multiple, fn.fresh(generated_name(fn.name, wrt, kind, fn.params)),
@@ -565,6 +570,8 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
             adj.results.append(f"{adj.use('zeros_grad')}({p})")
         else:
             adj.results.append(f"{adj.use('grad_like')}({rev.dname(param)}{p[len(param):]}, {p})")
+    if arguments is not None:
+        specialize(adj, arguments)
     finish_loops(adj)
     restored = {n for b in lines(adj.backward) if isinstance(b, Block) and b.loop for n in b.loop.saved}
     if isinstance(value, Var) and value.name in restored:

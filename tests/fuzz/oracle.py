@@ -541,9 +541,28 @@ def run_s2sad(program: Program, args: list[Any], s2sad_grad: Callable[..., Any] 
                                f"d/d{a.name}: dtype {np.asarray(g).dtype}"), [], notes
             if a.py and not isinstance(g, float):
                 notes.append(f"the gradient for a Python float argument is a {type(g).__name__}, not a float")
+        if s2sad_grad is None:
+            disagreement = _generic_disagrees(fn, wrt, args, grads)
+            if disagreement is not None:
+                return Outcome("wrong", "specialised and generic code disagree", disagreement), [], notes
         return None, list(grads), notes
     finally:
         forget(filename)
+
+
+def _generic_disagrees(fn: Callable[..., Any], wrt: tuple[int, ...], args: list[Any],
+                       grads: tuple[Any, ...]) -> str | None:
+    """How the generic code's gradient (``specialize=False``) differs from the specialised
+    code's that ``grads`` came from, or None if they agree (types, shapes, dtypes, values)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", s2sad.ZeroGradientWarning)
+        generic = s2sad.grad(fn, wrt, specialize=False)(*copies(args))
+    for i, (g, h) in enumerate(zip(grads, generic)):
+        if type(g) is not type(h) or np.shape(g) != np.shape(h) or np.asarray(g).dtype != np.asarray(h).dtype:
+            return f"argument {i}: specialised {type(g).__name__} {np.shape(g)}, generic {type(h).__name__} {np.shape(h)}"
+        if not np.allclose(g, h, rtol=1e-10, atol=1e-12, equal_nan=True):
+            return f"argument {i}: specialised {g!r:.200}, generic {h!r:.200}"
+    return None
 
 
 def check_against_autograd(program: Program) -> Outcome:

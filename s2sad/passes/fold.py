@@ -1,0 +1,212 @@
+"""Specialised backward code written out as a person writes it: a constant assigned once
+(the seed ``dvalue = 1.0``) is written where it is read (and a product by 1.0 left out), and
+a copy ``a = b`` between adjoints is left out, the lines after it reading ``b``."""
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+from ..rules.shapes import Known
+from .adjoint import Adjoint, Block, Line, Out, lines
+from .shapes import Shapes, code_statements, loop_header, statements_of
+
+
+def atomic(code: str) -> bool:
+    try:
+        node = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, (ast.Name, ast.Constant, ast.Call, ast.Attribute, ast.Subscript))
+
+
+def fold_constants(adj: Adjoint, shapes: Shapes) -> bool:
+    """A backward variable assigned a float literal once (the seed ``dvalue = 1.0``, say) is
+    written into the lines that read it: ``dvalue * e`` is ``e`` (for a float ``e``: the
+    product is exact, and of e's type), other reads are the literal.  Whether any was."""
+    count = _assignment_counts(adj)
+    constants = [(x, x.code.partition(" = ")) for x in adj.backward if isinstance(x, Line)]
+    found = [(x, target, value) for x, (target, _, value) in constants
+             if target.isidentifier() and count.get(target) == 1 and _float_literal(value)]
+    if adj.seed and count.get(adj.seed.partition(" = ")[0]) == 1 and _float_literal(adj.seed.partition(" = ")[2]):
+        target, _, value = adj.seed.partition(" = ")
+        found.insert(0, (None, target, value))
+    for line, target, value in found:
+        adj.backward = [x for x in _seed_folded(adj.backward, target, value, shapes) if x is not line]
+        adj.results = [_without_seed(r, target, value, shapes) if target in names_in(r) else r for r in adj.results]
+        if line is None:
+            adj.seed = None
+    return bool(found)
+
+
+def _float_literal(code: str) -> bool:
+    try:
+        return type(ast.literal_eval(code)) is float
+    except (ValueError, SyntaxError):
+        return False
+
+
+def _assignment_counts(adj: Adjoint) -> dict[str, int]:
+    count: dict[str, int] = {p: 1 for p in adj.fn.params}
+    for targets, _, _ in statements_of(adj):
+        for name in targets:
+            count[name] = count.get(name, 0) + 1
+    return count
+
+
+def _seed_folded(outs: list[Out], seed: str, value: str, shapes: Shapes) -> list[Out]:
+    out: list[Out] = []
+    for x in outs:
+        if isinstance(x, Block):
+            x.body, x.orelse = _seed_folded(x.body, seed, value, shapes), _seed_folded(x.orelse, seed, value, shapes)
+        elif seed in x.reads:
+            code = _without_seed(x.code, seed, value, shapes)
+            names = names_in(code)
+            x = replace(x, code=code, reads=frozenset(n for n in x.reads if n in names))
+        out.append(x)
+    return out
+
+
+def _without_seed(code: str, seed: str, value: str, shapes: Shapes) -> str:
+    """``code`` with the constant ``seed`` written as ``value`` (and a product by 1.0 left out)."""
+    source, starts = code.encode(), line_starts(code)
+
+    def span(node: ast.AST) -> tuple[int, int]:
+        return (starts[node.lineno - 1] + node.col_offset,  # type: ignore[attr-defined]
+                starts[node.end_lineno - 1] + node.end_col_offset)  # type: ignore[attr-defined]
+
+    edits: list[tuple[int, int, str]] = []
+    done: set[int] = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and id(node) not in done \
+                and ast.literal_eval(value) == 1.0:
+            sides = [(node.left, node.right), (node.right, node.left)]
+            for one, other in sides:
+                known = _value_or_none(shapes, other)
+                if isinstance(one, ast.Name) and one.id == seed and known is not None and known.dtype.kind == "f" \
+                        and known.kind is not int:
+                    text = source[slice(*span(other))].decode()
+                    edits.append((*span(node), text if atomic(text) else f"({text})"))
+                    done.update(id(n) for n in ast.walk(node))
+                    break
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Name) and node.id == seed and isinstance(node.ctx, ast.Load) and not any(
+                s <= span(node)[0] < e for s, e, _ in edits):
+            edits.append((*span(node), value if atomic(value) else f"({value})"))
+    for start, end, new in sorted(edits, reverse=True):
+        source = source[:start] + new.encode() + source[end:]
+    return source.decode()
+
+
+def _value_or_none(shapes: Shapes, node: ast.expr) -> Known | None:
+    try:
+        return shapes.evaluator.value(node)
+    except Exception:  # noqa: BLE001 - an expression the evaluator does not follow: not known
+        return None
+
+
+def drop_copies(adj: Adjoint) -> bool:
+    """A backward line ``a = b`` is left out, and the lines after it read ``b``, when ``a`` is
+    assigned nowhere else and read only by those lines (of the same block), and nothing
+    assigns ``b`` before the last of them: one name per adjoint, as a person writes it."""
+    count = _assignment_counts(adj)
+    reads: dict[str, int] = {}
+    for x in lines(adj.backward):
+        for name in x.reads:
+            reads[name] = reads.get(name, 0) + 1
+    for name in {n for r in adj.results for n in names_in(r)} | set(names_in(adj.seed or "")):
+        reads[name] = reads.get(name, 0) + 1
+    before = sum(1 for _ in lines(adj.backward))
+    adj.backward = _without_copies(adj.backward, count, reads, adj)
+    return sum(1 for _ in lines(adj.backward)) < before
+
+
+def _without_copies(outs: list[Out], count: dict[str, int], reads: dict[str, int], adj: Adjoint) -> list[Out]:
+    kept: list[Out] = []
+    renamed: dict[str, str] = {}
+    for i, x in enumerate(outs):
+        if renamed:
+            x = _renamed(x, renamed)
+        if isinstance(x, Block):
+            x.body = _without_copies(x.body, count, reads, adj)
+            x.orelse = _without_copies(x.orelse, count, reads, adj)
+        copy = _copy(x)
+        if copy is not None and count.get(copy[0]) == 1 and _only_read_after(copy, outs[i + 1:], reads, adj, outs):
+            a, b = copy
+            renamed = {**{k: (b if v == a else v) for k, v in renamed.items()}, a: renamed.get(b, b)}
+            continue
+        kept.append(x)
+    if renamed and outs is adj.backward:
+        adj.results = [_rename(r, renamed) for r in adj.results]
+    return kept
+
+
+def _copy(x: Out) -> tuple[str, str] | None:
+    """``(a, b)`` for a line ``a = b``."""
+    if not isinstance(x, Line) or " = " not in x.code or "\n" in x.code:
+        return None
+    target, _, value = x.code.partition(" = ")
+    return (target, value) if target.isidentifier() and value.isidentifier() and target != value else None
+
+
+def _only_read_after(copy: tuple[str, str], after: list[Out], reads: dict[str, int], adj: Adjoint,
+                     outs: list[Out]) -> bool:
+    """Whether every read of ``a`` is in ``after`` (results count for the top level), and no
+    line up to the last of them assigns ``b``."""
+    a, b = copy
+    seen, last = 0, -1
+    for j, x in enumerate(after):
+        n = sum(1 for y in lines([x]) if a in y.reads)
+        if n:
+            seen, last = seen + n, j
+    in_results = sum(1 for r in adj.results if a in names_in(r)) if outs is adj.backward else 0
+    if seen + in_results != reads.get(a, 0):
+        return False
+    span = after if in_results else after[:last + 1]
+    return not any(b in targets for y in span for targets in _assigned(y))
+
+
+def _assigned(x: Out) -> list[tuple[str, ...]]:
+    found: list[tuple[str, ...]] = []
+    for y in lines([x]):
+        if isinstance(y, Line):
+            found += [targets for targets, _, _ in code_statements(y.code)]
+        else:
+            found += [targets for targets, _, _ in loop_header(y.header)]
+    return found
+
+
+def names_in(code: str) -> set[str]:
+    return {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)} if code else set()
+
+
+def _renamed(x: Out, renamed: dict[str, str]) -> Out:
+    if isinstance(x, Block):
+        header = x.header.rstrip(":")
+        x.header = _rename(header + ": pass", renamed)[: -len(": pass")] + x.header[len(header):]
+        x.reads = frozenset(renamed.get(n, n) for n in x.reads)
+        x.body = [_renamed(y, renamed) for y in x.body]
+        x.orelse = [_renamed(y, renamed) for y in x.orelse]
+        return x
+    code = _rename(x.code, renamed)
+    return x if code == x.code else replace(x, code=code, reads=frozenset(renamed.get(n, n) for n in x.reads))
+
+
+def _rename(code: str, renamed: dict[str, str]) -> str:
+    """``code`` reading ``renamed[a]`` wherever it reads ``a``."""
+    if not renamed:
+        return code
+    tree = ast.parse(code)
+    source, starts = code.encode(), line_starts(code)
+    spots = sorted(((starts[n.lineno - 1] + n.col_offset, starts[n.lineno - 1] + (n.end_col_offset or 0), n.id)
+                    for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in renamed), reverse=True)
+    for start, end, name in spots:
+        source = source[:start] + renamed[name].encode() + source[end:]
+    return source.decode()
+
+
+def line_starts(code: str) -> list[int]:
+    """The byte offset of each line of ``code`` (ast's columns count bytes)."""
+    starts = [0]
+    for line in code.split("\n"):
+        starts.append(starts[-1] + len(line.encode()) + 1)
+    return starts

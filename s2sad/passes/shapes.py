@@ -1,0 +1,333 @@
+"""Shape and dtype inference over a generated function, for one call's argument types.
+
+From what is known of the arguments (:class:`~s2sad.rules.shapes.Known`: shape, dtype,
+Python type), every variable of the forward and backward code gets what is known of it
+wherever it is read, by NumPy's own rules (rules/shapes.py), or None where that depends on
+the data (a loop that grows an array, a boolean mask, a function without a shape rule).
+The analysis is flow-insensitive: a variable is known only if every assignment to it gives
+the same shape, dtype and type, which loops and branches reach by iterating to a fixed point.
+:func:`origins` follows which arrays the code made itself (and may return as they are).
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import operator
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Optional
+
+import numpy as np
+
+from ..ir import Assign, If, Loop, Raw, Stmt
+from ..rules.shapes import METHODS, SHAPES, Known, of_value
+from .adjoint import Adjoint, Block, Out, runtime_object
+from .codegen import statement_code
+
+_OPERATORS: dict[type, Callable[..., Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.Pow: operator.pow, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.MatMult: operator.matmul, ast.USub: operator.neg, ast.UAdd: operator.pos}
+_COMPARISONS: dict[type, Callable[..., Any]] = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne}
+READ_ONLY = "<read-only>"  # in origins: the name may hold a read-only view
+_UNSET = object()  # not assigned yet in this round of the fixed point
+_INT = Known((), np.dtype(np.int64), int)
+
+
+class _Pending(Exception):
+    """An operand is not assigned yet: the statement waits for the next round."""
+
+
+Helper = Callable[["Evaluator", list[ast.expr]], Optional[Known]]
+
+
+@dataclass
+class Evaluator:
+    """What is known of expressions of the generated code, given what is known of names."""
+
+    env: dict[str, Any]
+    resolve: Callable[[str], Any]  # a name that is not a local: the object it denotes
+    helpers: dict[str, Helper]  # spelled runtime helper -> what it returns
+    settled: bool = False  # a name no assignment has given a value yet is unknown (not pending)
+
+    def value(self, node: ast.expr) -> Known | None:
+        if isinstance(node, ast.Name):
+            if node.id in self.env:
+                known = self.env[node.id]
+                if known is _UNSET:
+                    if self.settled:
+                        return None
+                    raise _Pending
+                return known  # type: ignore[no-any-return]
+            return None  # a global: read live, it may change between calls
+        if isinstance(node, ast.Constant):
+            return of_value(node.value) if type(node.value) in (int, float) else None
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
+            return self.apply(_OPERATORS[type(node.op)], [node.operand], {})
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+            return self.apply(_OPERATORS[type(node.op)], [node.left, node.right], {})
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARISONS:
+            return self.apply(_COMPARISONS[type(node.ops[0])], [node.left, node.comparators[0]], {})
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.Attribute) and isinstance(self.callee(node.value), type(np)):
+            constant = self.callee(node)  # np.pi
+            return of_value(constant) if type(constant) is float else None
+        if isinstance(node, ast.Attribute) and node.attr == "T":
+            return self.apply(np.transpose, [node.value], {})
+        if isinstance(node, ast.Attribute) and node.attr in ("size", "ndim"):
+            return _INT if self.array(node.value) else None
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node)
+        return None
+
+    def apply(self, fun: Any, args: list[ast.expr], kwargs: dict[str, Any]) -> Known | None:
+        try:
+            shape = SHAPES.get(fun)
+        except TypeError:  # unhashable
+            return None
+        return None if shape is None else shape([self.value(a) for a in args], kwargs)
+
+    def call(self, node: ast.Call) -> Known | None:
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return None
+        if isinstance(node.func, ast.Name) and node.func.id in self.helpers:
+            return self.helpers[node.func.id](self, node.args)
+        if self.callee(node.func) is len and len(node.args) == 1 and not node.keywords:
+            known = self.value(node.args[0])
+            return _INT if known is not None and known.array and known.shape else None
+        try:
+            kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+        except ValueError:
+            return None
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in METHODS:
+            receiver = self.value(func.value)
+            if receiver is not None and receiver.array:
+                return METHODS[func.attr]([receiver, *[self.value(a) for a in node.args]], kwargs)
+        return self.apply(self.callee(func), node.args, kwargs)
+
+    def callee(self, node: ast.expr) -> Any:
+        """The object a call calls: a global name, or an attribute of a module."""
+        if isinstance(node, ast.Name):
+            return None if node.id in self.env else self.resolve(node.id)
+        if isinstance(node, ast.Attribute):
+            owner = self.callee(node.value)
+            if owner is not None and isinstance(owner, type(np)):
+                return getattr(owner, node.attr, None)
+        return None
+
+    def array(self, node: ast.expr) -> bool:
+        known = self.value(node)
+        return known is not None and known.array
+
+    def subscript(self, node: ast.Subscript) -> Known | None:
+        if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":  # x.shape[0]
+            return _INT if self.array(node.value.value) and self.integer(node.slice) else None
+        x = self.value(node.value)
+        if x is None or not x.array:
+            return None
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        shape, dims = [], list(x.shape)
+        for item in items:
+            if isinstance(item, ast.Constant) and item.value is None:
+                shape.append(1)
+            elif isinstance(item, ast.Slice):
+                bounds = [self.literal(p) for p in (item.lower, item.upper, item.step)]
+                if not dims or any(b is _UNSET for b in bounds):
+                    return None
+                shape.append(len(range(dims.pop(0))[slice(*bounds)]))
+            elif self.integer(item) and dims:
+                dims.pop(0)
+            else:
+                return None
+        shape += dims
+        return Known(tuple(shape), x.dtype, np.ndarray if shape else x.dtype.type)
+
+    def literal(self, node: ast.expr | None) -> Any:
+        """An int or None written in the code; _UNSET for anything else."""
+        if node is None:
+            return None
+        try:
+            value = ast.literal_eval(node)
+        except ValueError:
+            return _UNSET
+        return value if value is None or type(value) is int else _UNSET
+
+    def integer(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return type(node.value) is int
+        known = self.value(node)
+        return known is not None and not known.shape and known.dtype.kind in "iu"
+
+
+@dataclass
+class Shapes:
+    """The result of the analysis."""
+
+    known: dict[str, Known | None]
+    evaluator: Evaluator = field(repr=False)
+
+
+def analyze(adj: Adjoint, arguments: dict[str, Known | None], helpers: dict[str, Helper]) -> Shapes:
+    """What is known of every variable of ``adj`` when its parameters are as ``arguments``."""
+    statements = list(statements_of(adj))
+    env: dict[str, Any] = {p: arguments.get(p) for p in adj.fn.params}
+    for targets, _, _ in statements:
+        for name in targets:
+            env.setdefault(name, _UNSET)
+    spelled = {spelling: name for name, spelling in adj.runtime.items()}
+    evaluator = Evaluator(env, lambda name: _resolve(adj, spelled, name), helpers)
+    for settled in (False, True):  # then what depends on a cycle of unassigned names is unknown
+        evaluator.settled = settled
+        changed = True
+        while changed:
+            changed = False
+            for targets, node, _ in statements:
+                try:
+                    value = evaluator.value(node) if node is not None and len(targets) == 1 else None
+                except _Pending:
+                    continue
+                for name in targets:
+                    changed |= _join(env, name, value)
+    known = {n: (None if v is _UNSET else v) for n, v in env.items()}
+    return Shapes(known, Evaluator(known, evaluator.resolve, helpers, settled=True))
+
+
+def _join(env: dict[str, Any], name: str, value: Known | None) -> bool:
+    old = env[name]
+    new = value if old is _UNSET else (old if old == value else None)
+    env[name] = new
+    return new != old
+
+
+def origins(adj: Adjoint, shapes: Shapes, making: Callable[[ast.expr], bool]) -> dict[str, frozenset[str] | None]:
+    """For each variable, the assignments that made the arrays it may hold (a copy ``a = b``
+    or a view shares b's; READ_ONLY among them for a read-only view), or None when it may hold an array the code did not make (an argument, a
+    view, a helper's result); ``making(node)`` says whether an expression makes a new array."""
+    statements = list(statements_of(adj))
+    found: dict[str, Any] = {n: _UNSET for targets, _, _ in statements for n in targets}
+    found.update({p: None for p in adj.fn.params})
+    changed = True
+    while changed:
+        changed = False
+        for targets, node, augmented in statements:
+            for name in targets:
+                old = found[name]
+                if old is None:
+                    continue
+                made = _origin(node, name, shapes.known.get(name), found, augmented, making)
+                new = None if made is None else made if old is _UNSET else old | made
+                if new != old:
+                    found[name], changed = new, True
+    return {n: v for n, v in found.items() if v is not _UNSET}
+
+
+def _origin(node: ast.expr | None, name: str, known: Known | None, found: dict[str, Any],
+            augmented: bool, making: Callable[[ast.expr], bool]) -> frozenset[str] | None:
+    """The arrays one assignment may leave in ``name``."""
+    if known is not None and not known.array:
+        return frozenset()  # a number: nothing shared
+    if augmented:
+        return frozenset()  # updated in place: what it held
+    base, readonly = _viewed(node)
+    if base is not None:  # a copy of a name, or a view of one: shares its arrays
+        if base.id not in found:
+            return None  # a global
+        shared = frozenset() if found[base.id] is _UNSET else found[base.id]
+        return None if shared is None else shared | {READ_ONLY} if readonly else shared
+    if node is not None and (isinstance(node, (ast.BinOp, ast.UnaryOp)) or making(node)):
+        return frozenset({name})
+    return None
+
+
+def _viewed(node: ast.expr | None) -> tuple[ast.Name | None, bool]:
+    """The name ``node`` is, or is a view of (``a[i]``, ``a.T``, ``a.reshape(...)``,
+    ``np.broadcast_to(a, ...)``), and whether the view is read-only."""
+    readonly = False
+    while True:
+        if isinstance(node, ast.Name):
+            return node, readonly
+        if isinstance(node, ast.Subscript) or isinstance(node, ast.Attribute) and node.attr == "T":
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+                "reshape", "ravel", "transpose", "squeeze"):
+            node = node.func.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+                "broadcast_to", "expand_dims") and node.args:
+            readonly |= node.func.attr == "broadcast_to"
+            node = node.args[0]
+        else:
+            return None, False
+
+
+def _resolve(adj: Adjoint, spelled: dict[str, str], name: str) -> Any:
+    if name in spelled:
+        return runtime_object(spelled[name])
+    if name in adj.fn.free:
+        return adj.fn.free[name]
+    return getattr(builtins, name, None)
+
+
+Statement = tuple[tuple[str, ...], Optional[ast.expr], bool]  # targets, value, augmented
+
+
+def statements_of(adj: Adjoint) -> Iterator[Statement]:
+    """Every assignment of the forward and backward code, as (targets, value, augmented)."""
+    yield from _forward(adj.forward)
+    if adj.seed:
+        yield from code_statements(adj.seed)
+    yield from _backward(adj.backward)
+
+
+def _forward(stmts: list[Stmt]) -> Iterator[Statement]:
+    for s in stmts:
+        if isinstance(s, Assign):
+            yield from code_statements(statement_code(s)) if s.target is not None else ()
+        elif isinstance(s, Raw):
+            yield from code_statements(s.code)
+        elif isinstance(s, If):
+            yield from _forward(s.body)
+            yield from _forward(s.orelse)
+        elif isinstance(s, Loop):
+            yield from loop_header(s.header)
+            yield from _forward(s.body)
+            for name, last in s.carried:
+                yield (name,), ast.Name(last, ast.Load()), False
+
+
+def _backward(outs: list[Out]) -> Iterator[Statement]:
+    for x in outs:
+        if isinstance(x, Block):
+            yield from loop_header(x.header)
+            yield from _backward(x.body)
+            yield from _backward(x.orelse)
+        else:
+            yield from code_statements(x.code)
+
+
+def loop_header(header: str) -> Iterator[Statement]:
+    """A loop header's targets: ints for ``range``, unknown otherwise."""
+    if not header.startswith("for "):
+        return
+    loop = ast.parse(header.rstrip(":") + ": pass").body[0]
+    assert isinstance(loop, ast.For)
+    names = tuple(n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name))
+    counted = isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name) and \
+        loop.iter.func.id == "range" and isinstance(loop.target, ast.Name)
+    yield names, ast.Constant(0) if counted else None, False
+
+
+def code_statements(code: str) -> Iterator[Statement]:
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    yield (target.id,), node.value, False
+                elif isinstance(target, (ast.Tuple, ast.List)):
+                    yield tuple(n.id for n in ast.walk(target) if isinstance(n, ast.Name)), None, False
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            yield (node.target.id,), ast.BinOp(ast.Name(node.target.id, ast.Load()), node.op, node.value), True
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            yield tuple(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)), None, False

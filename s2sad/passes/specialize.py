@@ -1,0 +1,427 @@
+"""Gradient code specialised to one call's argument shapes and dtypes.
+
+Where the shape analysis (passes/shapes.py) knows the operands, a runtime helper of the
+backward pass is replaced by the NumPy a person would write: ``unbroadcast(g, b)`` by
+``g.sum(axis=0)`` (or by ``g`` when nothing was broadcast), ``matmul_grad_rhs(g, X, W)`` by
+``X.T @ g``, a mean's gradient by ``np.full(shape, g / n)``; the seed becomes ``1.0``, the
+argument checks go (the entry guard of the specialised code checks the types), and gradients
+the code made itself are returned as they are.  Where a shape is not known, the helper stays.
+The backward lines keep reading what they read before, less what the helper read only for
+its shape, so the tape and stand-ins that only served shapes go too.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Any, Callable, Optional
+
+import libcst as cst
+import numpy as np
+
+from ..ir import Assign, Function, Opaque, Stmt, statements
+from ..rules.shapes import Known, matmul_shape
+from ..runtime.seeds import stop_gradient
+from .adjoint import Adjoint, Block, Out
+from .fold import atomic, drop_copies, fold_constants, line_starts
+from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, origins
+
+Rewrite = Callable[["_Writer", list[ast.expr], list[str]], Optional[str]]
+
+# what a helper returns, from its arguments' kinds (None: not known)
+
+
+def _unbroadcast_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    if len(args) != 2:
+        return None
+    g, x = ev.value(args[0]), ev.value(args[1])
+    if g is None or x is None or not (g.real and x.real):
+        return None
+    if x.array and g.array and g.dtype == x.dtype and _summed_axes(g.shape, x.shape) is not None:
+        return x
+    if x.kind in (float, np.float64) and g.kind in (float, np.float64):
+        return g
+    return None
+
+
+def _reduction_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    """``reduce_grad(g, x, ...)``, ``mean_grad``: g spread over x's shape, in x's dtype for a
+    Python number g, else in g's."""
+    if len(args) < 2:
+        return None
+    g, x = ev.value(args[0]), ev.value(args[1])
+    if g is None or x is None or not (x.array and x.real and g.real):
+        return None
+    return Known(x.shape, x.dtype if g.python else g.dtype, np.ndarray)
+
+
+def _getitem_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    """``getitem_grad(g, x, index)``: zeros shaped like x, of g's and x's dtype, with g at index."""
+    if len(args) != 3:
+        return None
+    g, x = ev.value(args[0]), ev.value(args[1])
+    if g is None or x is None or not (x.array and x.real and g.real):
+        return None
+    return Known(x.shape, np.result_type(g.probe(), np.zeros((), x.dtype)), np.ndarray)
+
+
+def _matmul_known(position: int) -> Helper:
+    def known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+        if len(args) != 3:
+            return None
+        g, a, b = (ev.value(x) for x in args)
+        if not _plain_product(g, a, b):
+            return None
+        return a if position == 1 else b
+    return known
+
+
+def _zeros_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    x = ev.value(args[0]) if args else None
+    return x if x is not None and x.real and (x.array or x.kind is float) else None
+
+
+def _seed_for_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    values = [ev.value(a) for a in args]
+    if all(v is not None and v.dtype.kind in "iuf" for v in values):
+        return Known((), np.dtype(np.float64), float)
+    return None
+
+
+def _seed_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    v = ev.value(args[0]) if len(args) == 1 else None
+    return v if v is not None and not v.shape and v.kind in (float, np.float64) else None
+
+
+def _grad_like_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    x = ev.value(args[1]) if len(args) == 2 else None
+    return x if x is not None and x.real and (x.array or x.kind is float) else None
+
+
+HELPERS: dict[str, Helper] = {
+    "unbroadcast": _unbroadcast_known, "reduce_grad": _reduction_known, "mean_grad": _reduction_known,
+    "matmul_grad_lhs": _matmul_known(1), "matmul_grad_rhs": _matmul_known(2),
+    "zeros_grad": _zeros_known, "seed_for": _seed_for_known, "seed": _seed_known,
+    "grad_like": _grad_like_known, "getitem_grad": _getitem_known}
+
+#: helpers whose result is a new array
+_MAKING = ("matmul_grad_lhs", "matmul_grad_rhs", "zeros_grad", "getitem_grad")
+_MAKING_METHODS = ("sum", "mean", "max", "min", "prod", "dot", "copy")
+
+
+def _summed_axes(g: tuple[int, ...], x: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The axes of ``g`` to sum to get back shape ``x``: leading ones, and ones x has as 1."""
+    extra = len(g) - len(x)
+    if extra < 0 or any(m != n and m != 1 for m, n in zip(x, g[extra:])):
+        return None
+    return tuple(range(extra)), tuple(i for i, (m, n) in enumerate(zip(x, g[extra:])) if m == 1 and n != 1)
+
+
+def _plain_product(g: Known | None, a: Known | None, b: Known | None) -> bool:
+    """``a @ b`` of real matrices or vectors of one dtype, whose gradient is ``g``."""
+    if g is None or a is None or b is None or not (a.array and b.array and a.real and b.real):
+        return False
+    return (a.dtype == b.dtype == g.dtype and 1 <= len(a.shape) <= 2 and 1 <= len(b.shape) <= 2
+            and matmul_shape(a.shape, b.shape) == g.shape)
+
+
+class _Writer:
+    """Rewrites helper calls of one function's backward code."""
+
+    def __init__(self, adj: Adjoint, shapes: Shapes) -> None:
+        self.adj = adj
+        self.shapes = shapes
+        self.np = adj.use("np")
+        self.rewrites = {adj.runtime[name]: rewrite for name, rewrite in REWRITES.items()
+                         if name in adj.runtime}
+
+    def value(self, node: ast.expr) -> Known | None:
+        return self.shapes.evaluator.value(node)
+
+    def code(self, code: str) -> str:
+        """``code`` (statements) with every helper call that can be specialised replaced."""
+        source, starts = code.encode(), line_starts(code)
+        edits: list[tuple[int, int, str]] = []
+        for node, whole in self._calls(ast.parse(code)):
+            texts = [source[starts[a.lineno - 1] + a.col_offset: starts[a.end_lineno - 1] + a.end_col_offset].decode()
+                     for a in node.args if a.end_lineno is not None and a.end_col_offset is not None]
+            assert isinstance(node.func, ast.Name) and node.end_lineno is not None
+            new = self.rewrites[node.func.id](self, node.args, texts)
+            if new is None:
+                continue
+            if not whole and not atomic(new):
+                new = f"({new})"
+            edits.append((starts[node.lineno - 1] + node.col_offset,
+                          starts[node.end_lineno - 1] + (node.end_col_offset or 0), new))
+        for start, end, new in sorted(edits, reverse=True):
+            source = source[:start] + new.encode() + source[end:]
+        return source.decode()
+
+    def _calls(self, tree: ast.AST) -> list[tuple[ast.Call, bool]]:
+        """The outermost calls of helpers this can rewrite, and whether each is a whole
+        statement's value (no parentheses needed)."""
+        found: list[tuple[ast.Call, bool]] = []
+
+        def visit(node: ast.AST, whole: bool) -> None:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.rewrites \
+                    and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args):
+                found.append((node, whole))
+                return
+            for child in ast.iter_child_nodes(node):
+                visit(child, isinstance(node, (ast.Assign, ast.AugAssign, ast.Expr, ast.Module))
+                      and child is getattr(node, "value", None) or isinstance(node, ast.Module))
+        visit(tree, True)
+        return found
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return _Unknown
+
+
+class _Unknown:
+    """A helper argument that is not a literal."""
+
+
+def _dtype_argument(w: _Writer, dtype: np.dtype) -> str:
+    return "" if dtype == np.float64 else f", dtype={w.np}.{dtype.name}"
+
+
+def _unbroadcast(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | None:
+    if _unbroadcast_known(w.shapes.evaluator, args) is None:
+        return None
+    g, x = w.value(args[0]), w.value(args[1])
+    assert g is not None and x is not None
+    if not x.array:
+        return texts[0]
+    axes = _summed_axes(g.shape, x.shape)
+    assert axes is not None
+    leading, ones = axes
+    code = texts[0] if atomic(texts[0]) or not leading + ones else f"({texts[0]})"
+    if leading:
+        code += f".sum(axis={_axes_text(leading)})"
+    if ones:
+        code += f".sum(axis={_axes_text(ones)}, keepdims=True)"
+    return code
+
+
+def _axes_text(axes: tuple[int, ...]) -> str:
+    return str(axes[0]) if len(axes) == 1 else str(axes)
+
+
+def _reduce_grad(w: _Writer, args: list[ast.expr], texts: list[str], mean: bool = False) -> str | None:
+    if len(args) != 4:
+        return None
+    g, x = w.value(args[0]), w.value(args[1])
+    axis, keepdims = _literal(texts[2]), _literal(texts[3])
+    if g is None or x is None or not (x.array and x.real and g.real and x.shape) or type(keepdims) is not bool:
+        return None
+    ndim = len(x.shape)
+    if axis is None:
+        axes: tuple[int, ...] = tuple(range(ndim))
+    elif type(axis) is int or isinstance(axis, tuple) and all(type(a) is int for a in axis):
+        items = axis if isinstance(axis, tuple) else (axis,)
+        if not all(-ndim <= a < ndim for a in items):
+            return None
+        axes = tuple(sorted({a % ndim for a in items}))
+    else:
+        return None
+    reduced = tuple(1 if i in axes else n for i, n in enumerate(x.shape)) if keepdims else tuple(
+        n for i, n in enumerate(x.shape) if i not in axes)
+    if g.shape != reduced and not (axis is None and not g.shape):
+        return None
+    value = texts[0]
+    if mean:
+        count = int(np.prod([x.shape[i] for i in axes]))
+        value = f"{value if atomic(value) else '(' + value + ')'} / {count}"
+    # as reduce_grad: a read-only view of a large array with long rows, else a new array
+    view = int(np.prod(x.shape)) >= 4096 and (axis is None or x.shape[-1] >= 64)
+    if not g.shape:
+        dtype = x.dtype if g.python else g.dtype
+        if view and dtype == np.result_type(g.probe()):
+            return f"{w.np}.broadcast_to({value}, {x.shape})"
+        return f"{w.np}.full({x.shape}, {value}{_dtype_argument(w, dtype)})"
+    if not keepdims and axis is not None:
+        value = f"{w.np}.expand_dims({value}, {_axes_text(axes)})"
+    return f"{w.np}.broadcast_to({value}, {x.shape})" + ("" if view else ".copy()")
+
+
+def _getitem_grad(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | None:
+    """The gradient of ``x[None, :, :]`` (new axes and whole slices): g in x's shape."""
+    if _getitem_known(w.shapes.evaluator, args) is None:
+        return None
+    index = args[2].elts if isinstance(args[2], ast.Tuple) else [args[2]]
+    whole = all(isinstance(i, ast.Constant) and i.value is None or isinstance(i, ast.Call)
+                and isinstance(i.func, ast.Name) and i.func.id == "slice" and not i.keywords
+                and [ast.literal_eval(a) for a in i.args] in ([], [None]) for i in index)
+    g, x = w.value(args[0]), w.value(args[1])
+    if not whole or g is None or x is None or g.dtype != x.dtype or int(np.prod(g.shape)) != int(np.prod(x.shape)):
+        return None
+    code = f"{texts[0] if atomic(texts[0]) else '(' + texts[0] + ')'}.reshape({x.shape})"
+    return code if isinstance(args[0], (ast.BinOp, ast.UnaryOp)) else code + ".copy()"
+
+
+def _matmul_grad(position: int) -> Rewrite:
+    def rewrite(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | None:
+        if len(args) != 3:
+            return None
+        g, a, b = (w.value(x) for x in args)
+        if not _plain_product(g, a, b):
+            return None
+        assert a is not None and b is not None
+        gt, at, bt = (t if atomic(t) else f"({t})" for t in texts)
+        vector_a, vector_b = len(a.shape) == 1, len(b.shape) == 1
+        # (ndarray.dot: matmul for these ranks, with a fraction of @'s cost on small arrays)
+        if position == 1:  # d/da of a @ b
+            if vector_a:
+                return f"{gt} * {bt}" if vector_b else f"{bt}.dot({gt})"
+            return f"{gt}[:, None].dot({bt}[None])" if vector_b else f"{gt}.dot({bt}.T)"
+        if vector_b:
+            return f"{gt} * {at}" if vector_a else f"{gt}.dot({at})"
+        return f"{at}[:, None].dot({gt}[None])" if vector_a else f"{at}.T.dot({gt})"
+    return rewrite
+
+
+def _zeros_grad(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | None:
+    x = _zeros_known(w.shapes.evaluator, args[:1])
+    if x is None:
+        return None
+    return f"{w.np}.zeros({x.shape}{_dtype_argument(w, x.dtype)})" if x.array else "0.0"
+
+
+REWRITES: dict[str, Rewrite] = {
+    "unbroadcast": _unbroadcast, "reduce_grad": _reduce_grad,
+    "mean_grad": lambda w, args, texts: _reduce_grad(w, args, texts, mean=True),
+    "matmul_grad_lhs": _matmul_grad(1), "matmul_grad_rhs": _matmul_grad(2),
+    "zeros_grad": _zeros_grad, "getitem_grad": _getitem_grad,
+    "seed_for": lambda w, args, texts: "1.0" if _seed_for_known(w.shapes.evaluator, args) else None,
+    "seed": lambda w, args, texts: "1.0" if _seed_known(w.shapes.evaluator, args) else None}
+
+
+def specialize(adj: Adjoint, arguments: dict[str, Known | None]) -> None:
+    """Specialise ``adj`` (before its loops' tapes are decided) to arguments as ``arguments``."""
+    helpers = {adj.runtime[name]: known for name, known in HELPERS.items() if name in adj.runtime}
+    shapes = analyze(adj, arguments, helpers)
+    adj.specialized_to = ", ".join(f"{p}: {'x'.join(map(str, k.shape)) or k.kind.__name__} {k.dtype}"
+                                   for p, k in arguments.items() if k is not None)
+    writer = _Writer(adj, shapes)
+    _unstop(adj.forward, adj.fn)
+    adj.backward = _lines(adj.backward, writer)
+    if adj.seed:
+        seed = writer.code(adj.seed)
+        if seed != adj.seed and adj.kind == "grad":
+            adj.value_needed = False  # the seed no longer reads the output
+        adj.seed = seed
+    while fold_constants(adj, shapes) | drop_copies(adj):
+        pass
+    adj.trusted = frozenset(p for p in adj.wrt if (k := arguments.get(p)) is not None and k.real)
+    owned = origins(adj, shapes, lambda node: _making(adj, shapes, node))
+    adj.known, adj.owned = shapes.known, owned
+    results = [_result(writer, r, owned) for r in adj.results]
+    adj.results = [new or old for new, old in zip(results, adj.results)]
+    made = [owned.get(r) if r.isidentifier() else frozenset() for r in adj.results]
+    if all(new is not None for new in results) and all(m is not None for m in made):
+        taken: set[str] = set()
+        for m in made:
+            assert m is not None
+            if m & taken:
+                return
+            taken |= m
+        adj.shared_results = False
+
+
+def _lines(outs: list[Out], writer: _Writer) -> list[Out]:
+    out: list[Out] = []
+    for x in outs:
+        if isinstance(x, Block):
+            x.body, x.orelse = _lines(x.body, writer), _lines(x.orelse, writer)
+            out.append(x)
+            continue
+        code = writer.code(x.code)
+        if code == x.code:
+            out.append(x)
+        else:
+            names = {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)}
+            out.append(replace(x, code=code, reads=frozenset(x.reads & names)))
+    return out
+
+
+class _Unstopped(cst.CSTTransformer):
+    """``stop_gradient(x)`` as ``x``: what it is when the code runs (specialised code is run,
+    never differentiated: a gradient of it differentiates the generic code)."""
+
+    def __init__(self, fn: Function) -> None:
+        self.fn = fn
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if _resolved(self.fn, updated.func) is not stop_gradient or len(updated.args) != 1 \
+                or updated.args[0].keyword is not None or updated.args[0].star:
+            return updated
+        value = updated.args[0].value
+        if isinstance(value, (cst.Name, cst.Call, cst.Attribute, cst.Subscript)) or value.lpar:
+            return value
+        return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _resolved(fn: Function, node: cst.BaseExpression) -> Any:
+    """The object a name or a module's attribute denotes (the function's globals)."""
+    if isinstance(node, cst.Name):
+        return fn.free.get(node.value) if node.value not in fn.names - set(fn.free) else None
+    if isinstance(node, cst.Attribute):
+        owner = _resolved(fn, node.value)
+        return getattr(owner, node.attr.value, None) if isinstance(owner, type(np)) else None
+    return None
+
+
+def _unstop(stmts: list[Stmt], fn: Function) -> None:
+    for s in statements(stmts):
+        if isinstance(s, Assign) and isinstance(s.value, Opaque) and isinstance(s.value.node, cst.BaseExpression):
+            node = s.value.node.visit(_Unstopped(fn))
+            if node is not s.value.node and isinstance(node, cst.BaseExpression):
+                s.value = replace(s.value, node=node)
+
+
+def _result(w: _Writer, code: str, owned: dict[str, frozenset[str] | None]) -> str | None:
+    """A returned gradient without ``grad_like`` when it is already of its argument's type,
+    shape and dtype and the code made it (``zeros_grad`` as zeros); None if it must stay."""
+    node = ast.parse(code, mode="eval").body
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return None
+    args = node.args
+    if node.func.id == w.adj.runtime.get("zeros_grad") and len(args) == 1:
+        return _zeros_grad(w, args, [code])
+    if node.func.id != w.adj.runtime.get("grad_like") or len(args) != 2 or not all(
+            isinstance(a, ast.Name) for a in args):
+        return None
+    g, x = w.value(args[0]), w.value(args[1])
+    name = args[0].id  # type: ignore[attr-defined]
+    if g is None or x is None or not x.real:
+        return None
+    made = owned.get(name)
+    if x.array and g.array and (g.shape, g.dtype) == (x.shape, x.dtype) and made is not None \
+            and READ_ONLY not in made:
+        return name
+    if x.kind is float and g.kind is float:
+        return name
+    if x.kind is float and g.kind is np.float64:
+        return f"float({name})"
+    return None
+
+
+def _making(adj: Adjoint, shapes: Shapes, node: ast.expr) -> bool:
+    """Whether a call makes a new array: NumPy's functions that compute (not views), the
+    methods that reduce or copy, helpers that make their result."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id in {adj.runtime[h] for h in _MAKING if h in adj.runtime}
+    if not isinstance(func, ast.Attribute):
+        return False
+    owner = shapes.evaluator.callee(func.value)
+    if owner is np:
+        fun = getattr(np, func.attr, None)
+        return isinstance(fun, np.ufunc) or fun in (np.full, np.zeros, np.outer, np.matmul, np.dot,
+                                                    np.where, np.clip, np.sum, np.mean, np.copy)
+    return func.attr in _MAKING_METHODS

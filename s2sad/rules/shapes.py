@@ -1,0 +1,238 @@
+"""What a primitive's result is, from what its operands are: shape, dtype and Python type,
+by NumPy's own rules, for code specialised to one call's argument types (passes/shapes.py).
+
+A shape function takes the operands' :class:`Known` values (None where an operand is not
+known) and the literal keyword values, and returns the result's ``Known`` or None (not
+known: the generic code is kept).  The table is keyed by the function object, like the
+gradient rules; a function missing from it has an unknown result.
+"""
+from __future__ import annotations
+
+import operator
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..runtime.seeds import stop_gradient
+
+
+@dataclass(frozen=True)
+class Known:
+    """A value's shape, dtype and Python type (``np.ndarray``, ``float``, ``int``, or a NumPy
+    scalar type), the same wherever the value is read."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    kind: type
+
+    @property
+    def array(self) -> bool:
+        return self.kind is np.ndarray
+
+    @property
+    def python(self) -> bool:
+        return self.kind in (float, int)
+
+    @property
+    def real(self) -> bool:
+        """A real floating-point value."""
+        return self.dtype.kind == "f"
+
+    def probe(self) -> Any:
+        """A value of this dtype and Python type, for NumPy to compute a result's dtype."""
+        if self.python:
+            return self.kind(1)
+        return np.ones((), self.dtype) if self.array else self.dtype.type(1)
+
+
+def of_value(x: Any) -> Known | None:
+    """What is known of an argument value: plain arrays of numbers, floats, ints, NumPy
+    scalars; None for anything else (containers, other libraries' arrays, bools)."""
+    kind = type(x)
+    if kind is np.ndarray:
+        return Known(x.shape, x.dtype, np.ndarray) if x.dtype.kind in "iuf" and x.dtype.isnative else None
+    if kind is float:
+        return Known((), np.dtype(np.float64), float)
+    if kind is int:
+        return Known((), np.dtype(np.int64), int)
+    if kind in (np.float64, np.float32, np.int64):
+        return Known((), np.dtype(kind), kind)
+    return None
+
+
+_SCALARS: dict[Any, Any] = {float: np.float64, int: np.int64, np.float64: np.float64,
+                            np.float32: np.float32, np.int64: np.int64}
+
+
+def known_arguments(params: tuple[str, ...], signature: tuple[Any, ...]) -> dict[str, Known | None]:
+    """What a call signature (per argument: ``(shape, dtype)`` of an array, or its type) says
+    of each parameter; None where it assumes nothing."""
+    out: dict[str, Known | None] = {}
+    for name, item in zip(params, signature):
+        if isinstance(item, tuple):
+            shape, dtype = item
+            out[name] = Known(shape, dtype, np.ndarray) if dtype.kind in "iuf" and dtype.isnative else None
+        else:
+            out[name] = Known((), np.dtype(_SCALARS[item]), item) if item in _SCALARS else None
+    return out
+
+
+Operands = list[Optional[Known]]
+ShapeFunction = Callable[[Operands, dict[str, Any]], Optional[Known]]
+SHAPES: dict[Any, ShapeFunction] = {}
+METHODS: dict[str, ShapeFunction] = {}  # ndarray methods, by name (the receiver comes first)
+
+
+def result(fun: Callable[..., Any], operands: Operands, shape: tuple[int, ...],
+           **kwargs: Any) -> Known | None:
+    """The result of ``fun`` on operands of these kinds, taking ``shape``: its dtype and type
+    computed by NumPy on probe values of the operands' dtypes (weak Python scalars included)."""
+    if any(o is None for o in operands):
+        return None
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            value = fun(*[o.probe() for o in operands if o is not None], **kwargs)
+    except Exception:  # noqa: BLE001 - an operation NumPy refuses: the generic code reports it
+        return None
+    kind = type(value)
+    if kind is np.ndarray:
+        kind = np.ndarray if shape else np.dtype(value.dtype).type
+    elif shape:
+        kind = np.ndarray
+    if kind not in (np.ndarray, float, int) and not issubclass(kind, np.generic):
+        return None
+    return Known(shape, np.dtype(getattr(value, "dtype", None) or np.result_type(value)), kind)
+
+
+def broadcast(operands: Operands) -> tuple[int, ...] | None:
+    if any(o is None for o in operands):
+        return None
+    try:
+        return np.broadcast_shapes(*[o.shape for o in operands if o is not None])
+    except ValueError:
+        return None
+
+
+def elementwise(fun: Callable[..., Any]) -> ShapeFunction:
+    def shape(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+        if kwargs:
+            return None  # (out=, where=, dtype=: not followed)
+        shaped = broadcast(operands)
+        return None if shaped is None else result(fun, operands, shaped)
+    return shape
+
+
+def _axes(axis: Any, ndim: int) -> tuple[int, ...] | None:
+    if axis is None:
+        return tuple(range(ndim))
+    items = axis if isinstance(axis, tuple) else (axis,)
+    if not all(type(a) is int and -ndim <= a < ndim for a in items):
+        return None
+    return tuple(sorted({a % ndim for a in items}))
+
+
+def reduction(fun: Callable[..., Any]) -> ShapeFunction:
+    def shape(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+        if len(operands) != 1 or operands[0] is None or set(kwargs) - {"axis", "keepdims"}:
+            return None
+        x = operands[0]
+        keepdims = kwargs.get("keepdims", False)
+        axes = _axes(kwargs.get("axis"), len(x.shape))
+        if axes is None or type(keepdims) is not bool or not x.array and x.python:
+            return None
+        shaped = tuple(1 if i in axes else n for i, n in enumerate(x.shape)) if keepdims else tuple(
+            n for i, n in enumerate(x.shape) if i not in axes)
+        return result(lambda p: fun(np.zeros((1,) * len(x.shape), x.dtype)), [x], shaped)
+    return shape
+
+
+def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The shape of ``a @ b`` (vectors and stacks of matrices included)."""
+    if not a or not b:
+        return None
+    left, right = (a if len(a) > 1 else (1, *a)), (b if len(b) > 1 else (*b, 1))
+    if left[-1] != right[-2]:
+        return None
+    try:
+        batch = np.broadcast_shapes(left[:-2], right[:-2])
+    except ValueError:
+        return None
+    rows = left[-2:-1] if len(a) > 1 else ()
+    columns = right[-1:] if len(b) > 1 else ()
+    return (*batch, *rows, *columns)
+
+
+def _matmul(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+    if kwargs or len(operands) != 2 or any(o is None or not o.array for o in operands):
+        return None
+    a, b = operands
+    assert a is not None and b is not None
+    shaped = matmul_shape(a.shape, b.shape)
+    return None if shaped is None else _product(a, b, shaped)
+
+
+def _dot(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+    if len(operands) == 2 and all(o is not None and o.array and len(o.shape) <= 2 for o in operands):
+        return _matmul(operands, kwargs)
+    return None
+
+
+def _outer(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+    if kwargs or len(operands) != 2 or any(o is None or not o.array for o in operands):
+        return None
+    a, b = operands
+    assert a is not None and b is not None
+    return _product(a, b, (int(np.prod(a.shape)), int(np.prod(b.shape))))
+
+
+def _product(a: Known, b: Known, shape: tuple[int, ...]) -> Known:
+    """A product of two arrays (a scalar for two vectors)."""
+    dtype = np.result_type(a.dtype, b.dtype)
+    return Known(shape, dtype, np.ndarray if shape else dtype.type)
+
+
+def _transpose(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+    if kwargs or len(operands) != 1 or operands[0] is None or not operands[0].array:
+        return None
+    x = operands[0]
+    return Known(x.shape[::-1], x.dtype, np.ndarray)
+
+
+def _copy(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+    if kwargs or len(operands) != 1 or operands[0] is None or not operands[0].array:
+        return None
+    return operands[0]
+
+
+def _same(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+    return operands[0] if len(operands) == 1 and not kwargs else None
+
+
+def _declare() -> None:
+    for name in dir(np):
+        fun = getattr(np, name)
+        if isinstance(fun, np.ufunc) and fun.nout == 1 and fun.nin in (1, 2):
+            SHAPES[fun] = elementwise(fun)
+    for fun in (operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
+                operator.floordiv, operator.mod, operator.neg, operator.pos, operator.lt,
+                operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
+        SHAPES[fun] = elementwise(fun)
+    for fun, method in ((np.sum, np.ndarray.sum), (np.mean, np.ndarray.mean),
+                        (np.max, np.ndarray.max), (np.min, np.ndarray.min),
+                        (np.prod, np.ndarray.prod)):
+        SHAPES[fun] = SHAPES[method] = METHODS[method.__name__] = reduction(fun)
+    SHAPES[np.amax], SHAPES[np.amin] = SHAPES[np.max], SHAPES[np.min]
+    SHAPES[np.matmul] = SHAPES[operator.matmul] = _matmul
+    SHAPES[np.dot] = METHODS["dot"] = _dot
+    SHAPES[np.outer] = _outer
+    SHAPES[np.transpose] = METHODS["transpose"] = _transpose
+    SHAPES[np.copy] = METHODS["copy"] = _copy
+    SHAPES[stop_gradient] = _same
+    SHAPES[np.where] = elementwise(np.where)
+    SHAPES[np.clip] = elementwise(np.clip)
+
+
+_declare()

@@ -1,0 +1,113 @@
+"""Gradients specialised to their arguments' shapes and dtypes, one generated function per
+signature, made at the first call with it (as ``jax.jit`` traces once per signature).
+
+``grad(f)`` returns a small dispatcher in front of the generic code: it reads each positional
+argument's type (and an array's shape and dtype), and calls the code generated for that
+signature.  Code for a signature where nothing is known, and calls with keyword arguments,
+run the generic code.  ``S2SAD_SPECIALIZE=0`` (or ``specialize=False``) keeps the generic code.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import types
+import warnings
+from typing import Any, Callable, Hashable
+
+import numpy as np
+
+from .cache import hold
+from .compiler import build
+from .errors import ZeroGradientWarning
+
+_FACTORIES: dict[str, Callable[..., types.FunctionType]] = {}  # dispatcher source -> its maker (one code object)
+Signature = tuple[Hashable, ...]  # per positional argument: (shape, dtype) of an array, or its type
+
+
+def signature_of(args: Any) -> Signature:
+    """The signature of a call with positional arguments ``args``, as the dispatcher reads it."""
+    return tuple([(a.shape, a.dtype) if a.__class__ is np.ndarray else a.__class__ for a in args])
+
+
+def enabled(flag: bool | None) -> bool:
+    """Whether gradients are specialised: ``flag``, else ``S2SAD_SPECIALIZE`` (default on)."""
+    return flag if flag is not None else os.environ.get("S2SAD_SPECIALIZE", "1") != "0"
+
+
+def specializing(fn: types.FunctionType, wrt: Any, kind: str, generic: Callable[..., Any]) -> Callable[..., Any]:
+    """The dispatcher in front of ``generic``, the generated ``kind`` of ``fn`` (one per
+    generic function: it holds the specialisations made so far)."""
+    held = generic.__dict__.get("__s2sad_specializing__")
+    if held is not None:
+        return held  # type: ignore[no-any-return]
+    code = generic.__code__
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_kwonlyargcount or any(
+            p.startswith("_s2sad_") for p in code.co_varnames[:code.co_argcount]):
+        return generic
+    params = code.co_varnames[:code.co_argcount]
+    table: dict[Signature, Callable[..., Any]] = {}
+
+    def miss(signature: Signature, *args: Any) -> Any:
+        made = table[signature] = _make(fn, wrt, kind, params, signature, generic)
+        return made(*args)
+
+    specialized = _dispatcher(params, generic.__defaults__, table, miss)
+    specialized.__wrapped__ = generic  # type: ignore[attr-defined]
+    for attribute in ("__name__", "__qualname__", "__doc__", "__module__", "__s2sad_source__",
+                      "__s2sad_checks__", "__s2sad_replay__"):
+        if hasattr(generic, attribute):
+            setattr(specialized, attribute, getattr(generic, attribute))
+    specialized.__s2sad_specialized__ = table  # type: ignore[attr-defined]
+    generic.__dict__["__s2sad_specializing__"] = specialized
+    return specialized
+
+
+def _dispatcher(params: tuple[str, ...], defaults: tuple[Any, ...] | None,
+                table: dict[Signature, Callable[..., Any]], miss: Callable[..., Any]) -> types.FunctionType:
+    """``dispatch(a, b, ...)`` with the gradient's parameters: the code for the signature of
+    ``(a, b, ...)``, read inline (a function call per argument would cost more than the
+    specialisation saves on small problems)."""
+    listed = ", ".join(params)
+    signature = ", ".join(f"({p}.shape, {p}.dtype) if {p}.__class__ is _s2sad_ndarray else {p}.__class__"
+                          for p in params)
+    # (its own names cannot be a parameter's: a function with a parameter _s2sad_... is not specialised)
+    source = (f"def make(_s2sad_ndarray, _s2sad_table, _s2sad_miss):\n"
+              f"    def dispatch({listed}):\n"
+              f"        _s2sad_signature = ({signature},)\n"
+              f"        _s2sad_made = _s2sad_table.get(_s2sad_signature)\n"
+              f"        if _s2sad_made is None:\n"
+              f"            return _s2sad_miss(_s2sad_signature, {listed})\n"
+              f"        return _s2sad_made({listed})\n"
+              f"    return dispatch\n")
+    make = _FACTORIES.get(source)
+    if make is None:
+        namespace: dict[str, Any] = {}
+        exec(compile(source, "<s2sad specialising dispatcher>", "exec"), namespace)
+        make = _FACTORIES[source] = namespace["make"]
+    dispatch: types.FunctionType = make(np.ndarray, table, miss)
+    dispatch.__defaults__ = defaults
+    return dispatch
+
+
+def _make(fn: types.FunctionType, wrt: Any, kind: str, params: tuple[str, ...], signature: Signature,
+          generic: Callable[..., Any]) -> Callable[..., Any]:
+    from .rules.shapes import known_arguments  # (the rules load with the compiler)
+
+    if all(k is None for k in known_arguments(params, signature).values()) or any(
+            _foreign(item) for item in signature):
+        return generic
+    if not hold(getattr(generic, "__s2sad_checks__", ())):
+        # what the code was made from has changed since (a rebound global, say): specialising
+        # now would differentiate the new function, so the generic code keeps serving
+        return generic
+        return generic
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ZeroGradientWarning)  # (the generic code warned)
+        return build(fn, wrt, kind, shapes=signature)
+
+
+def _foreign(item: Any) -> bool:
+    """Another library's array type (Dask, CuPy, an ndarray subclass): the generic code,
+    which dispatches on the arrays it is given, serves it."""
+    return isinstance(item, type) and item is not np.ndarray and any(
+        hasattr(item, a) for a in ("__array_function__", "__array_namespace__", "__array_ufunc__"))

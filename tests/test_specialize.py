@@ -1,0 +1,232 @@
+"""Gradient code specialised to the arguments' shapes and dtypes (s2sad.specializing).
+
+The specialised code must compute what the generic code computes (the same values, types,
+shapes and dtypes) for every corpus function, read like NumPy a person writes (golden
+files), be made once per signature, and fall back to the generic helpers where a shape
+depends on the data.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import corpus
+import s2sad
+from gradcheck import numerical_grad
+
+HERE = pathlib.Path(__file__).parent
+GOLDEN_DIR = HERE / "golden" / "specialized"
+sys.path.insert(0, str(HERE.parent))
+
+from benchmarks.workloads import WORKLOADS  # noqa: E402
+
+
+def _specializations(g):
+    return g.__s2sad_specialized__
+
+
+def mlp(W1, b1, W2, b2, X, Y):
+    H = np.tanh(X @ W1 + b1)
+    out = H @ W2 + b2
+    return 0.5 * np.mean((out - Y) ** 2)
+
+
+def softmax_cross_entropy(W, b, X, Y):
+    logits = X @ W + b
+    z = logits - s2sad.stop_gradient(np.max(logits, axis=1, keepdims=True))
+    log_p = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+    return -np.sum(Y * log_p) / X.shape[0]
+
+
+def rnn(W, U, b, xs, h0):
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.tanh(W @ h + U @ xs[t] + b)
+    return np.sum(h ** 2)
+
+
+def scalar(x):
+    return np.sin(x) * x ** 2 + np.exp(-x)
+
+
+def _inputs(name):
+    rng = np.random.default_rng(0)
+    shapes = {"mlp": [(64, 10), (10,), (10, 3), (3,), (128, 64), (128, 3)],
+              "softmax_cross_entropy": [(20, 5), (5,), (32, 20), (32, 5)],
+              "rnn": [(8, 8), (8, 4), (8,), (30, 4), (8,)]}
+    if name == "scalar":
+        return (0.7,)
+    return tuple(rng.normal(size=s) for s in shapes[name])
+
+
+GOLDEN = {"mlp": (mlp, ("W1", "b1", "W2", "b2")), "softmax_cross_entropy": (softmax_cross_entropy, ("W", "b")),
+          "rnn": (rnn, ("W", "U", "b")), "scalar": (scalar, "x")}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_specialised_code_matches_golden_file(name):
+    fn, wrt = GOLDEN[name]
+    text = s2sad.adjoint_source(fn, wrt, example=_inputs(name))
+    path = GOLDEN_DIR / f"{name}.py"
+    if os.environ.get("S2SAD_UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+    assert text == path.read_text()
+    assert "s2sad" not in _code(text)  # no helper, no import of s2sad
+
+
+def _code(text):
+    """The generated text without its comments (which quote the user's lines)."""
+    return "\n".join(line for line in text.split("\n") if not line.strip().startswith("#"))
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_specialised_code_is_what_grad_runs_and_is_right(name):
+    fn, wrt = GOLDEN[name]
+    args = _inputs(name)
+    g = s2sad.grad(fn, wrt)
+    got = g(*args)
+    made = list(_specializations(g).values())
+    assert len(made) == 1 and made[0].__s2sad_source__ == s2sad.adjoint_source(fn, wrt, example=args)
+    names = wrt if isinstance(wrt, tuple) else (wrt,)
+    got = got if isinstance(wrt, tuple) else (got,)
+    params = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+    for name_, value in zip(names, got):
+        i = params.index(name_)
+        np.testing.assert_allclose(value, numerical_grad(fn, args, i), rtol=1e-6, atol=1e-8)
+        assert type(value) is type(args[i]) and np.shape(value) == np.shape(args[i])
+
+
+def test_specialised_gradients_are_plain_numpy_for_the_benchmark_workloads():
+    for name, w in WORKLOADS.items():
+        args = tuple(w.inputs(True).values())
+        text = s2sad.adjoint_source(w.fn, w.s2sad_wrt, example=args)
+        if name in ("mlp", "softmax_ce", "rnn_loop", "scalar", "gmm_em", "rbm_cd1"):
+            assert "s2sad" not in _code(text), (name, text)
+
+
+def _same(a, b, what):
+    assert type(a) is type(b), f"{what}: {type(a).__name__} vs {type(b).__name__}"
+    if isinstance(a, (tuple, list)):
+        assert len(a) == len(b)
+        for i, (u, v) in enumerate(zip(a, b)):
+            _same(u, v, f"{what}[{i}]")
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            _same(a[k], b[k], f"{what}[{k!r}]")
+    else:
+        assert np.shape(a) == np.shape(b) and getattr(a, "dtype", None) == getattr(b, "dtype", None), what
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-300, err_msg=what)
+
+
+def _cases():
+    return [pytest.param(c, id=c.id) for c in corpus.CASES if c.xfail is None]
+
+
+@pytest.mark.parametrize("case", _cases())
+def test_specialised_and_generic_code_agree_on_the_corpus(case):
+    args = case.inputs()
+    wrt = tuple(i for i, a in enumerate(args) if corpus.has_float(a))
+    if not wrt:
+        pytest.skip("no float argument")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", s2sad.ZeroGradientWarning)
+        try:
+            generic = s2sad.grad(case.fn, wrt, specialize=False)(*args)
+        except s2sad.S2SADError:
+            pytest.skip("refused (the corpus tests check the refusal)")
+        specialised = s2sad.grad(case.fn, wrt, specialize=True)(*args)
+    _same(specialised, generic, case.id)
+
+
+def test_a_new_signature_makes_a_new_specialisation_and_an_old_one_reuses_it():
+    g = s2sad.grad(mlp, ("W1", "b1", "W2", "b2"))
+    small = tuple(np.ones(s) for s in [(5, 4), (4,), (4, 2), (2,), (7, 5), (7, 2)])
+    g(*_inputs("mlp"))
+    g(*small)
+    g(*_inputs("mlp"))
+    assert len(_specializations(g)) == 2
+    as_float32 = tuple(a.astype(np.float32) for a in small)
+    grads = g(*as_float32)
+    assert len(_specializations(g)) == 3 and all(d.dtype == np.float32 for d in grads)
+    assert s2sad.grad(mlp, ("W1", "b1", "W2", "b2")) is g  # the dispatcher, and what it made, are kept
+
+
+def masked(x):
+    y = x[x > 0]  # a shape known only from the data
+    return np.sum(y ** 2) + np.sum(np.append(x, y))
+
+
+def test_a_shape_that_depends_on_the_data_keeps_the_generic_helper_and_stays_right():
+    x = np.array([1.5, -0.5, 2.0, -1.0])
+    text = s2sad.adjoint_source(masked, example=(x,))
+    assert "getitem_grad" in text  # y's shape is not known: the helper reads it when the code runs
+    g = s2sad.grad(masked)
+    for point in (x, -x, np.array([3.0, 1.0])):
+        np.testing.assert_allclose(g(point), numerical_grad(masked, (point,), 0), rtol=1e-6, atol=1e-8)
+    assert len(_specializations(g)) == 2  # (4,) and (2,)
+
+
+def test_keyword_arguments_and_defaults_reach_the_specialised_code():
+    def f(x, scale=2.0):
+        return np.sum(np.tanh(x) * scale)
+    g = s2sad.grad(f)
+    x = np.linspace(-1, 1, 5)
+    expected = 2.0 * (1 - np.tanh(x) ** 2)
+    np.testing.assert_allclose(g(x), expected)
+    np.testing.assert_allclose(g(x=x), expected)
+    np.testing.assert_allclose(g(x, scale=2.0), expected)
+
+
+def test_an_integer_argument_is_still_refused():
+    with pytest.raises(s2sad.S2SADError, match="cannot differentiate with respect to 'x'"):
+        s2sad.grad(lambda x: np.sum(x * 1.0))(np.arange(3))
+    with pytest.raises(s2sad.S2SADError, match="cannot differentiate with respect to 'x'"):
+        s2sad.grad(scalar)(3)
+
+
+def test_specialisation_can_be_turned_off(tmp_path):
+    assert not hasattr(s2sad.grad(mlp, specialize=False), "__s2sad_specialized__")
+    script = tmp_path / "off.py"
+    script.write_text("import numpy as np, s2sad\n\n\ndef f(x):\n    return np.sum(x ** 2)\n\n\n"
+                      "g = s2sad.grad(f)\nprint(hasattr(g, '__s2sad_specialized__'), g(np.ones(3)))\n")
+    for setting, expected in (("0", "False [2. 2. 2.]"), ("1", "True [2. 2. 2.]")):
+        env = dict(os.environ, S2SAD_SPECIALIZE=setting, PYTHONPATH=str(HERE.parent))
+        out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, check=True)
+        assert out.stdout.startswith(expected)
+
+
+def test_a_gradient_of_a_specialising_gradient_differentiates_the_generic_code():
+    def f(x):
+        return np.sum(np.sin(x) * x)
+    g = s2sad.grad(f)
+    x = np.linspace(0.1, 1.0, 4)
+    g(x)
+    second = s2sad.grad(lambda x: np.sum(g(x)))
+    np.testing.assert_allclose(second(x), numerical_grad(lambda x: np.sum(g(x)), (x,), 0), rtol=1e-6)
+
+
+def test_the_cli_prints_specialised_code_for_shapes_and_refuses_bad_ones(tmp_path):
+    path = tmp_path / "model.py"
+    path.write_text("import numpy as np\n\n\ndef mlp(W1, b1, W2, b2, X, Y):\n"
+                    "    H = np.tanh(X @ W1 + b1)\n    out = H @ W2 + b2\n"
+                    "    return 0.5 * np.mean((out - Y) ** 2)\n")
+    cli = [sys.executable, str(HERE.parent / "cli.py"), f"{path}:mlp", "--wrt", "W1", "b1", "W2", "b2"]
+    env = dict(os.environ, PYTHONPATH=str(HERE.parent))
+    out = subprocess.run([*cli, "--shapes", "W1=64x10", "b1=10", "W2=10x3", "b2=3", "X=128x64", "Y=128x3"],
+                         env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "dW1 = X.T.dot(dX_matmul_W1_add)" in out.stdout and "db2 = dout_sub_Y.sum(axis=0)" in out.stdout
+    assert "s2sad" not in _code(out.stdout)
+    out32 = subprocess.run([*cli, "--shapes", "W1=64x10", "b1=10", "W2=10x3", "b2=3", "X=128x64", "Y=128x3",
+                            "--dtype", "float32"], env=env, capture_output=True, text=True)
+    assert "dtype=np.float32" in out32.stdout
+    bad = subprocess.run([*cli, "--shapes", "Q=3"], env=env, capture_output=True, text=True)
+    assert bad.returncode == 2 and "--shapes Q=3: write NAME=DIMS for a positional parameter of mlp" in bad.stderr
