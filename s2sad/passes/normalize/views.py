@@ -134,9 +134,10 @@ class ViewFollowing:
         """Whether ``link`` was taken in the current block or in one around it."""
         return link.block is self.out or any(link.block is block for block in self.enclosing)
 
-    def save_links(self) -> dict[str, tuple[ViewLink, tuple[str, str]]]:
-        """The links and the versions they hold between, before branches lower."""
-        return {v: (link, link.now) for v, link in self.links.items()}
+    def save_links(self, scoped: bool = False) -> dict[str, tuple[ViewLink, tuple[str, str]]]:
+        """The links and the versions they hold between, before branches or a loop body lower
+        (``scoped``: only those taken in the current block or in one around it)."""
+        return {v: (link, link.now) for v, link in self.links.items() if not scoped or self.in_scope(link)}
 
     def restore_links(self, saved: dict[str, tuple[ViewLink, tuple[str, str]]]) -> None:
         """The links as they were before a branch (a view taken in it is no view after it)."""
