@@ -111,13 +111,20 @@ class Aliasing:
         is read in no other iteration)."""
         line = self.location(node).line
         loops = [n for n in walk(self.parsed.function.body) if isinstance(n, LOOP_NODES)
-                 and any(x is node for x in walk(n)) and _carried(n, name)]
+                 and any(x is node for x in walk(n)) and self.loop_carries(n, name)]
         stores = store_names(self.parsed.function.body)
         for n in walk(self.parsed.function.body):
             if isinstance(n, cst.Name) and n.value == name and id(n) not in stores and n in self.parsed.positions:
                 if self.location(n).line > line or any(any(x is n for x in walk(loop)) for loop in loops):
                     return True
         return False
+
+    def loop_carries(self, loop: cst.For | cst.While, name: str) -> bool:
+        """Whether an iteration of ``loop`` may read the value of ``name`` the one before left
+        (``_carried``), walked once per loop of the function and name."""
+        if (loop, name) not in self.loop_carrying:
+            self.loop_carrying[loop, name] = _carried(loop, name)
+        return self.loop_carrying[loop, name]
 
     def share(self, name: str, sources: list[str] | tuple[str, ...]) -> None:
         """Record that ``name`` may share memory with each of ``sources`` (and what they share)."""

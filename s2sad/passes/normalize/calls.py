@@ -73,8 +73,8 @@ class CallLowering:
             receiver, rnode = self.operand(func.value)
             args.append(receiver)
             nodes.append(rnode)
-            key = getattr(np.ndarray, func.attr.value, UnknownMethod(func.attr.value))
-            if (isinstance(key, UnknownMethod) or func.attr.value == "__call__") and self.is_self(func.value):
+            key = _array_method(func.attr.value)
+            if isinstance(key, UnknownMethod) and self.is_self(func.value):
                 key = MethodOfSelf(func.attr.value, self.location(node))
             fnode = func.with_changes(value=rnode)
         else:
@@ -102,7 +102,7 @@ class CallLowering:
             elif isinstance(func, cst.Attribute) and isinstance(getattr(key, "__self__", None), np.ndarray):
                 args.append(Const(self.parsed.code(func.value).strip()))
                 nodes.append(None)
-                key = getattr(np.ndarray, func.attr.value, UnknownMethod(func.attr.value))
+                key = _array_method(func.attr.value)
             elif self.registry.rule(key) is None and callable_object(key):
                 # an object whose __call__ is written in Python: that method, the object first
                 args.append(Const(EMPTY_MODULE.code_for_node(fnode).strip()))
@@ -307,6 +307,13 @@ class UnknownMethod:
 
     def __init__(self, name: str) -> None:
         self.name = name
+
+
+def _array_method(name: str) -> Any:
+    """The method ``name`` of NumPy arrays, or an UnknownMethod: looked up in the dicts of the
+    class and its bases, as an instance finds it (``getattr`` on the class would find the
+    metaclass's ``type.__call__`` for ``__call__``)."""
+    return next((vars(c)[name] for c in np.ndarray.__mro__ if name in vars(c)), UnknownMethod(name))
 
 
 def _no_rule_message(key: Any, callee: str) -> str:

@@ -216,7 +216,7 @@ class LoopLowering:
                 self.version[name] = new
             self.block(body)
 
-        links = {v: (link, link.now) for v, link in self.links.items() if self.in_scope(link)}
+        links = self.save_links(scoped=True)
         block, _ = self.nested(lower_body)
         self.loops.pop()
         held = self.check_carried_links(links, node)

@@ -81,6 +81,9 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         # be laid out in memory unlike NumPy's (a copy is C-contiguous) -> the version laid out as
         # NumPy's array is (None: unknown), from which whether a reshape is a view is read
         self.layout: dict[str, str | None] = {}
+        # (loop of the function, name) -> whether an iteration may read the name the one before
+        # left (keyed by the node itself, which the parsed function keeps unchanged and alive)
+        self.loop_carrying: dict[tuple[cst.CSTNode, str], bool] = {}
 
     def run(self) -> Function:
         fdef = self.parsed.function

@@ -16,6 +16,20 @@ from .naming import renamed, user_name
 from .syntax import EMPTY_MODULE, strip_parens
 
 
+@dataclass(frozen=True)
+class Replay:
+    """How to tell whether NumPy's reshape of an array s2sad wrote anew is a view: the same
+    reshape of the version laid out in memory as NumPy's array is."""
+
+    reshape: cst.BaseExpression  # the reshape, of the origin
+    reads: tuple[str, ...]  # the versions it reads, the origin first
+
+    @property
+    def origin(self) -> str:
+        """The version laid out in memory as NumPy's array is."""
+        return self.reads[0]
+
+
 @dataclass
 class ViewLink:
     """``view = base[i]`` (or ``base.T``, a reshape...): a view s2sad follows, writing a change
@@ -28,9 +42,7 @@ class ViewLink:
     now: tuple[str, str]  # the versions the link holds between: a plain assignment ends it
     block: list[Stmt]  # the statements the view was taken among: only writes there follow it
     flag: str | None = None  # variable: whether the view shares the base's memory when run
-    # a reshape of an array s2sad wrote anew: (the same reshape of the version laid out as NumPy's
-    # array is, which tells whether NumPy's reshape is a view; the versions it reads)
-    replay: tuple[cst.BaseExpression, tuple[str, ...]] | None = None
+    replay: Replay | None = None  # for a reshape of an array s2sad wrote anew
 
 
 #: Functions that take a view s2sad follows through writes, by the method they stand for.
@@ -69,7 +81,7 @@ class ViewFollowing:
             if origin is None:
                 return
             reads = [origin, *(n for op in stmt.value.args.values() for n in operand_reads(op) if n != current)]
-            replay = (renamed(stmt.value.node, {current: origin}), tuple(dict.fromkeys(reads)))
+            replay = Replay(renamed(stmt.value.node, {current: origin}), tuple(dict.fromkeys(reads)))
         if back == "index":
             operands = (stmt.value.args["index"],)
         self.links[name] = ViewLink(base, back, operands, (current, new), (current, new), self.out,
@@ -134,9 +146,10 @@ class ViewFollowing:
         """Whether ``link`` was taken in the current block or in one around it."""
         return link.block is self.out or any(link.block is block for block in self.enclosing)
 
-    def save_links(self) -> dict[str, tuple[ViewLink, tuple[str, str]]]:
-        """The links and the versions they hold between, before branches lower."""
-        return {v: (link, link.now) for v, link in self.links.items()}
+    def save_links(self, scoped: bool = False) -> dict[str, tuple[ViewLink, tuple[str, str]]]:
+        """The links and the versions they hold between, before branches or a loop body lower
+        (``scoped``: only those taken in the current block or in one around it)."""
+        return {v: (link, link.now) for v, link in self.links.items() if not scoped or self.in_scope(link)}
 
     def restore_links(self, saved: dict[str, tuple[ViewLink, tuple[str, str]]]) -> None:
         """The links as they were before a branch (a view taken in it is no view after it)."""
@@ -192,7 +205,8 @@ class ViewFollowing:
                            f"{view} = {view}.copy() before changing it, or make '{link.base}' an array")
                 base, taken, reads = link.taken[0], link.taken[1], link.taken
                 if link.replay is not None:
-                    base, taken, reads = link.replay[1][0], EMPTY_MODULE.code_for_node(link.replay[0]), link.replay[1]
+                    base, reads = link.replay.origin, link.replay.reads
+                    taken = EMPTY_MODULE.code_for_node(link.replay.reshape)
                 test = cst.parse_expression(
                     f"{self.helper(runtime.view_flag)}({base}, {taken}, "
                     f"{f'{where.filename}:{where.line}:{where.column}'!r}, {refusal!r})")
