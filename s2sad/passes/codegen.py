@@ -369,13 +369,15 @@ def compile_text(adj: Adjoint, rendered: Rendered, kind: str) -> Generated:
         name=FACTORY,
         args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=c) for c in cells], vararg=None,
                            kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-        body=[fdef, ast.Return(ast.Name(id=fdef.name, ctx=ast.Load()))],
+        body=[ast.Return(ast.Name(id=fdef.name, ctx=ast.Load()))],
         decorator_list=[], returns=None)
     if sys.version_info >= (3, 12):
         factory.type_params = []
-    module = ast.Module(body=[factory], type_ignores=[])
     ast.copy_location(factory, fdef)
-    ast.fix_missing_locations(module)
+    # only the nodes made here lack positions: fixing them before fdef joins spares a walk of it
+    ast.fix_missing_locations(factory)
+    factory.body.insert(0, fdef)
+    module = ast.Module(body=[factory], type_ignores=[])
     namespace: dict[str, Any] = {"__builtins__": builtins}
     exec(compile(module, filename, "exec"), namespace)
     placeholder = namespace[FACTORY](*[runtime.get(c) for c in cells])
