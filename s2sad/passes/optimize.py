@@ -513,7 +513,7 @@ def _reuse_dead_factors(adj: Adjoint, kept: set[str]) -> None:
         if not touched:
             continue
         tree = ast.parse(out.code).body[0]
-        factor = _dead_factor(tree, candidates - read_before, {n for n in touched if last_read[n] > i})
+        factor = _dead_factor(tree, candidates, read_before, {n for n in touched if last_read[n] > i})
         if factor is not None:
             g = tree.value.left if tree.value.right.id == factor else tree.value.right
             code = f"{tree.target.id} += {adj.use('mul_into')}({g.id}, {factor})"
@@ -523,9 +523,10 @@ def _reuse_dead_factors(adj: Adjoint, kept: set[str]) -> None:
         read_before |= {n for n in touched if not _keeps_no_alias(tree, out.code, n, spots)}
 
 
-def _dead_factor(tree: ast.stmt, candidates: set[str], read_later: set[str]) -> str | None:
+def _dead_factor(tree: ast.stmt, candidates: set[str], read_before: set[str],
+                 read_later: set[str]) -> str | None:
     """The factor of ``d += g * a`` (all names) that may take the product: a candidate
-    read by nothing later."""
+    read by nothing before (in a way that may keep it) or later."""
     if not (isinstance(tree, ast.AugAssign) and isinstance(tree.op, ast.Add)
             and isinstance(tree.target, ast.Name) and isinstance(tree.value, ast.BinOp)
             and isinstance(tree.value.op, ast.Mult)
@@ -534,7 +535,7 @@ def _dead_factor(tree: ast.stmt, candidates: set[str], read_later: set[str]) -> 
     names = (tree.value.right.id, tree.value.left.id)
     if names[0] == names[1] or tree.target.id in names:
         return None
-    return next((n for n in names if n in candidates and n not in read_later), None)
+    return next((n for n in names if n in candidates and n not in read_before and n not in read_later), None)
 
 
 def _keeps_no_alias(tree: ast.stmt, code: str, name: str, spots: set[tuple[int, int]]) -> bool:
