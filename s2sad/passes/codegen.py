@@ -32,11 +32,13 @@ FACTORY = "__s2sad_factory__"
 
 
 class Rendered(NamedTuple):
-    """The generated module's text, the generated function's name, and the names its body
-    reads or writes (parsed once, for the imports and for the compiled function's cells)."""
+    """The generated module's text, the generated function's name, the function parsed (with
+    the line numbers it has in the text) and the names its body reads or writes: parsed once,
+    for the imports and for compiling."""
 
     text: str
     name: str
+    function: ast.FunctionDef
     used: set[str]
 
 
@@ -224,8 +226,9 @@ def _module(adj: Adjoint, kind: str, name: str, function: str) -> Rendered:
     """The imports ``function`` needs, the function, then the callees it calls."""
     fdef = next(n for n in ast.parse(function).body if isinstance(n, ast.FunctionDef))
     used = _names_in(fdef.body)  # the compiled function has no defaults or annotations
-    text = _header(adj, kind, used | _names_in([fdef.args])) + "\n\n" + function + _callees(adj)
-    return Rendered(text, name, used)
+    header = _header(adj, kind, used | _names_in([fdef.args]))
+    _move_down(fdef, header.count("\n") + 2)
+    return Rendered(header + "\n\n" + function + _callees(adj), name, fdef, used)
 
 
 def _callees(adj: Adjoint) -> str:
@@ -332,15 +335,15 @@ def _ufunc() -> type:
     return np.ufunc
 
 
-def _names_in(nodes: Iterable[ast.AST]) -> set[str]:
-    """The variable names the code reads or writes (not attributes, comments or strings)."""
-    # the set ast.walk would give, several times faster on generated functions of thousands of lines
-    names: set[str] = set()
+def _walk(nodes: Iterable[ast.AST]) -> list[ast.AST]:
+    """``nodes`` and every node under them but a Name's context: what ast.walk finds, several
+    times faster on generated functions of thousands of lines."""
+    found: list[ast.AST] = []
     todo = list(nodes)
     while todo:
         node = todo.pop()
+        found.append(node)
         if type(node) is ast.Name:
-            names.add(node.id)
             continue
         for field in node._fields:
             value = getattr(node, field, None)
@@ -348,17 +351,28 @@ def _names_in(nodes: Iterable[ast.AST]) -> set[str]:
                 todo += (v for v in value if isinstance(v, ast.AST))
             elif isinstance(value, ast.AST):
                 todo.append(value)
-    return names
+    return found
+
+
+def _names_in(nodes: Iterable[ast.AST]) -> set[str]:
+    """The variable names the code reads or writes (not attributes, comments or strings)."""
+    return {node.id for node in _walk(nodes) if type(node) is ast.Name}
+
+
+def _move_down(tree: ast.AST, lines: int) -> None:
+    """``ast.increment_lineno(tree, lines)`` for a parsed tree, whose nodes all have positions."""
+    for node in _walk([tree]):
+        if node._attributes:  # lineno, col_offset, end_lineno, end_col_offset
+            node.lineno += lines
+            node.end_lineno += lines
 
 
 def compile_text(adj: Adjoint, rendered: Rendered, kind: str) -> Generated:
     """Compile the module text into the generated function's code object."""
-    text, used = rendered.text, rendered.used
+    text, fdef, used = rendered.text, rendered.function, rendered.used
     fn = adj.fn
     wrt = "-".join(adj.wrt)
     filename = f"<s2sad {kind} of {fn.name} wrt {wrt} from {os.path.basename(adj.source.filename)}:{adj.source.first_line}>"
-    tree = ast.parse(text, filename)
-    fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
     _strip_defaults_and_annotations(fdef.args)
     fdef.returns = None
     runtime = {spelled: runtime_object(rt) for rt, spelled in sorted(adj.runtime.items())}
