@@ -183,7 +183,7 @@ def _operand_code(op: Any) -> str:
 
 
 def render(adj: Adjoint, kind: str) -> Rendered:
-    """The generated module: its text, the function's name and the names its body uses."""
+    """The generated module: its text, the function's name, its tree and the names its body uses."""
     fn = adj.fn
     name = adj.name
     body: list[str] = []
@@ -368,7 +368,8 @@ def _move_down(tree: ast.AST, lines: int) -> None:
 
 
 def compile_text(adj: Adjoint, rendered: Rendered, kind: str) -> Generated:
-    """Compile the module text into the generated function's code object."""
+    """Compile the rendered function's tree (its defaults and annotations dropped) into its
+    code object, with the lines of the module text."""
     text, fdef, used = rendered.text, rendered.function, rendered.used
     fn = adj.fn
     wrt = "-".join(adj.wrt)
