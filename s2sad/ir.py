@@ -225,6 +225,8 @@ class Function:
     user_names: set[str] = field(default_factory=set)  # names that appear in the user's source
     free: dict[str, object] = field(default_factory=dict)  # free names -> the objects they denote
     closure: set[str] = field(default_factory=set)  # free names that are closure cells
+    # base -> n: base, base_2 .. base_n are in names (which only grows), so fresh starts there
+    numbered: dict[str, int] = field(default_factory=dict)
 
     def fresh(self, hint: str | list[str]) -> str:
         """A new name that collides with no name in use: the first free of the
@@ -235,10 +237,12 @@ class Function:
                 self.names.add(name)
                 return name
         base = candidates[0] if candidates else "t"
-        name, n = base, 1
+        n = self.numbered.get(base, 1)
+        name = base if n == 1 else f"{base}_{n}"
         while name in self.names:
             n += 1
             name = f"{base}_{n}"
+        self.numbered[base] = n
         self.names.add(name)
         return name
 

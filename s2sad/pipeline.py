@@ -95,8 +95,9 @@ def _run_activity(s: State) -> None:
 
 
 def _run_codegen(s: State) -> None:
-    s.text, s.name = codegen.render(s.adjoint, s.kind)
-    s.generated = codegen.compile_text(s.adjoint, s.text, s.name, s.kind)
+    rendered = codegen.render(s.adjoint, s.kind)
+    s.text, s.name = rendered.text, rendered.name
+    s.generated = codegen.compile_text(s.adjoint, rendered, s.kind)
 
 
 PIPELINE: tuple[Pass, ...] = (

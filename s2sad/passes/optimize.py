@@ -513,7 +513,7 @@ def _reuse_dead_factors(adj: Adjoint, kept: set[str]) -> None:
         if not touched:
             continue
         tree = ast.parse(out.code).body[0]
-        factor = _dead_factor(tree, candidates - read_before, {n for n in touched if last_read[n] > i})
+        factor = _dead_factor(tree, candidates, read_before, {n for n in touched if last_read[n] > i})
         if factor is not None:
             g = tree.value.left if tree.value.right.id == factor else tree.value.right
             if _fits(adj, g.id, factor):  # specialised code: known to fit, no check needed
@@ -539,9 +539,10 @@ def _fits(adj: Adjoint, g: str, dead: str) -> bool:
     return b.kind is float or b.kind is np.float64 and a.dtype == np.float64
 
 
-def _dead_factor(tree: ast.stmt, candidates: set[str], read_later: set[str]) -> str | None:
+def _dead_factor(tree: ast.stmt, candidates: set[str], read_before: set[str],
+                 read_later: set[str]) -> str | None:
     """The factor of ``d += g * a`` (all names) that may take the product: a candidate
-    read by nothing later."""
+    read by nothing before (in a way that may keep it) or later."""
     if not (isinstance(tree, ast.AugAssign) and isinstance(tree.op, ast.Add)
             and isinstance(tree.target, ast.Name) and isinstance(tree.value, ast.BinOp)
             and isinstance(tree.value.op, ast.Mult)
@@ -550,7 +551,7 @@ def _dead_factor(tree: ast.stmt, candidates: set[str], read_later: set[str]) -> 
     names = (tree.value.right.id, tree.value.left.id)
     if names[0] == names[1] or tree.target.id in names:
         return None
-    return next((n for n in names if n in candidates and n not in read_later), None)
+    return next((n for n in names if n in candidates and n not in read_before and n not in read_later), None)
 
 
 def _keeps_no_alias(tree: ast.stmt, code: str, name: str, spots: set[tuple[int, int]]) -> bool:

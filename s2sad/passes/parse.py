@@ -93,10 +93,13 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     out: list[cst.CSTNode] = []
     for name in names:
         value = getattr(node, name)
-        if _is_node(type(value)):
+        is_node = _NODE_TYPES.get(type(value))  # _is_node, inlined: this runs for every field walked
+        if is_node is None:
+            is_node = _is_node(type(value))
+        if is_node:
             out.append(value)
         elif isinstance(value, (list, tuple)):
-            out.extend(v for v in value if _is_node(type(v)))
+            out += [v for v in value if _is_node(type(v))]
     return out
 
 

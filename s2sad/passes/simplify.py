@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import ast
 import numbers
+import re
 
 _FOLD = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b}
+#: What every simplification needs in the code: a number (a digit not inside a name, or
+#: the ``.5`` of ``else.5``), None, True, False, pow_slope or isinstance.
+_FOLDABLE = re.compile(r"(?<![\w.])\d|(?<!\d)\.\d|None|True|False|pow_slope|isinstance")
 
 
 def _number(node: ast.AST) -> numbers.Number | None:
@@ -109,6 +113,8 @@ def _singleton(node: ast.AST) -> bool:
 
 def simplify(code: str) -> str:
     """``code`` with literal arithmetic folded, or unchanged if nothing folds."""
+    if not _FOLDABLE.search(code):  # most gradient terms: parsing them was most of the time
+        return code
     try:
         tree = ast.parse(code, mode="eval")
     except SyntaxError:
