@@ -230,3 +230,29 @@ def test_the_cli_prints_specialised_code_for_shapes_and_refuses_bad_ones(tmp_pat
     assert "dtype=np.float32" in out32.stdout
     bad = subprocess.run([*cli, "--shapes", "Q=3"], env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "--shapes Q=3: write NAME=DIMS for a positional parameter of mlp" in bad.stderr
+
+
+def rnn_reading_its_weight_gradient_target(W, xs, h0):
+    h = h0
+    total = 0.0
+    for t in range(xs.shape[0]):
+        h = np.tanh(W @ h + xs[t])
+        total = total + np.sum(h * h)
+    return total
+
+
+def test_a_loop_s_sums_become_one_product_after_it_and_stay_right_for_any_trip_count():
+    text = s2sad.adjoint_source(rnn, ("W", "U", "b"), example=_inputs("rnn"))
+    assert "dW += dadd_b_all.T.dot(h_all)" in text and "dU += np.outer" not in text
+    g = s2sad.grad(rnn, ("W", "U", "b"))
+    W, U, b, xs, h0 = _inputs("rnn")
+    for steps in (0, 1, 7):
+        args = (W, U, b, xs[:steps], h0)
+        got = g(*args)
+        for i, value in enumerate(got):
+            np.testing.assert_allclose(value, numerical_grad(rnn, args, i), rtol=1e-6, atol=1e-8)
+    g2 = s2sad.grad(rnn_reading_its_weight_gradient_target, "W")
+    rng = np.random.default_rng(3)
+    args = (rng.normal(size=(5, 5)) * 0.5, rng.normal(size=(6, 5)), rng.normal(size=5))
+    np.testing.assert_allclose(g2(*args), numerical_grad(rnn_reading_its_weight_gradient_target, args, 0),
+                               rtol=1e-6, atol=1e-8)

@@ -22,6 +22,7 @@ from ..ir import Assign, Function, Opaque, Stmt, statements
 from ..rules.shapes import Known, matmul_shape
 from ..runtime.seeds import stop_gradient
 from .adjoint import Adjoint, Block, Out
+from .batch import batch_loops
 from .fold import atomic, drop_copies, fold_constants, line_starts
 from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, origins
 
@@ -315,6 +316,7 @@ def specialize(adj: Adjoint, arguments: dict[str, Known | None]) -> None:
         adj.seed = seed
     while fold_constants(adj, shapes) | drop_copies(adj):
         pass
+    batch_loops(adj, shapes)
     adj.trusted = frozenset(p for p in adj.wrt if (k := arguments.get(p)) is not None and k.real)
     owned = origins(adj, shapes, lambda node: _making(adj, shapes, node))
     adj.known, adj.owned = shapes.known, owned

@@ -554,6 +554,8 @@ def _generic_disagrees(fn: Callable[..., Any], wrt: tuple[int, ...], args: list[
                        grads: tuple[Any, ...]) -> str | None:
     """How the generic code's gradient (``specialize=False``) differs from the specialised
     code's that ``grads`` came from, or None if they agree (types, shapes, dtypes, values)."""
+    import s2sad
+
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", s2sad.ZeroGradientWarning)
         generic = s2sad.grad(fn, wrt, specialize=False)(*copies(args))

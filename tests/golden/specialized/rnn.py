@@ -18,12 +18,23 @@ def grad_rnn(W, U, b, xs, h0):
     dW = np.zeros((8, 8))
     dU = np.zeros((8, 4))
     db = np.zeros((8,))
+    # grad of line 50: h = np.tanh(W @ h + U @ xs[t] + b)
+    dadd_b_steps = []
+    item_xs_steps = []
+    h_steps = []
     while tape:
         h, item_xs, h_2 = tape.pop()
         # grad of line 50: h = np.tanh(W @ h + U @ xs[t] + b)
         dadd_b = dh * (1.0 - h_2 ** 2)
-        db += dadd_b
-        dU += dadd_b[:, None].dot(item_xs[None])
-        dW += dadd_b[:, None].dot(h[None])
+        dadd_b_steps.append(dadd_b)
+        item_xs_steps.append(item_xs)
+        h_steps.append(h)
         dh = dadd_b.dot(W)
+    # grad of line 50: h = np.tanh(W @ h + U @ xs[t] + b)
+    dadd_b_all = np.reshape(dadd_b_steps, (-1, 8))
+    item_xs_all = np.reshape(item_xs_steps, (-1, 4))
+    h_all = np.reshape(h_steps, (-1, 8))
+    db += dadd_b_all.sum(axis=0)
+    dU += dadd_b_all.T.dot(item_xs_all)
+    dW += dadd_b_all.T.dot(h_all)
     return (dW, dU, db)
