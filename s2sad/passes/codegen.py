@@ -201,7 +201,8 @@ def render(adj: Adjoint, kind: str) -> Rendered:
         return _module(adj, kind, name, render_function(fn, name, body, last=adj.seed_param))
     if kind == "split":
         return _render_split(adj, body, value)
-    body.append("")
+    if body:  # (a blank line between the forward and the backward pass)
+        body.append("")
     if kind != "vjp" and adj.seed:
         body.append(adj.seed)
     body += render_backward(adj.backward)

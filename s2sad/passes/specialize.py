@@ -322,15 +322,17 @@ def specialize(adj: Adjoint, arguments: dict[str, Known | None]) -> None:
     adj.known, adj.owned = shapes.known, owned
     results = [_result(writer, r, owned) for r in adj.results]
     adj.results = [new or old for new, old in zip(results, adj.results)]
-    made = [owned.get(r) if r.isidentifier() else frozenset() for r in adj.results]
-    if all(new is not None for new in results) and all(m is not None for m in made):
-        taken: set[str] = set()
-        for m in made:
-            assert m is not None
-            if m & taken:
-                return
-            taken |= m
-        adj.shared_results = False
+    if any(new is None for new in results):
+        return
+    taken: set[str] = set()
+    for i, r in enumerate(adj.results):
+        made = owned.get(r) if r.isidentifier() else frozenset()
+        if made is None:
+            return
+        if made & taken:  # the same array as an earlier gradient's (x and y in np.sum(x + y))
+            adj.results[i] = f"{r}.copy()"
+        taken |= made
+    adj.shared_results = False
 
 
 def _lines(outs: list[Out], writer: _Writer) -> list[Out]:
