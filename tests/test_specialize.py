@@ -90,7 +90,7 @@ def _code(text):
 def test_specialised_code_is_what_grad_runs_and_is_right(name):
     fn, wrt = GOLDEN[name]
     args = _inputs(name)
-    g = s2sad.grad(fn, wrt)
+    g = s2sad.grad(fn, wrt, specialize=True)
     got = g(*args)
     made = list(_specializations(g).values())
     assert len(made) == 1 and made[0].__s2sad_source__ == s2sad.adjoint_source(fn, wrt, example=args)
@@ -147,7 +147,7 @@ def test_specialised_and_generic_code_agree_on_the_corpus(case):
 
 
 def test_a_new_signature_makes_a_new_specialisation_and_an_old_one_reuses_it():
-    g = s2sad.grad(mlp, ("W1", "b1", "W2", "b2"))
+    g = s2sad.grad(mlp, ("W1", "b1", "W2", "b2"), specialize=True)
     small = tuple(np.ones(s) for s in [(5, 4), (4,), (4, 2), (2,), (7, 5), (7, 2)])
     g(*_inputs("mlp"))
     g(*small)
@@ -156,7 +156,7 @@ def test_a_new_signature_makes_a_new_specialisation_and_an_old_one_reuses_it():
     as_float32 = tuple(a.astype(np.float32) for a in small)
     grads = g(*as_float32)
     assert len(_specializations(g)) == 3 and all(d.dtype == np.float32 for d in grads)
-    assert s2sad.grad(mlp, ("W1", "b1", "W2", "b2")) is g  # the dispatcher, and what it made, are kept
+    assert s2sad.grad(mlp, ("W1", "b1", "W2", "b2"), specialize=True) is g  # the dispatcher, and what it made, are kept
 
 
 def masked(x):
@@ -168,7 +168,7 @@ def test_a_shape_that_depends_on_the_data_keeps_the_generic_helper_and_stays_rig
     x = np.array([1.5, -0.5, 2.0, -1.0])
     text = s2sad.adjoint_source(masked, example=(x,))
     assert "getitem_grad" in text  # y's shape is not known: the helper reads it when the code runs
-    g = s2sad.grad(masked)
+    g = s2sad.grad(masked, specialize=True)
     for point in (x, -x, np.array([3.0, 1.0])):
         np.testing.assert_allclose(g(point), numerical_grad(masked, (point,), 0), rtol=1e-6, atol=1e-8)
     assert len(_specializations(g)) == 2  # (4,) and (2,)
@@ -177,7 +177,7 @@ def test_a_shape_that_depends_on_the_data_keeps_the_generic_helper_and_stays_rig
 def test_keyword_arguments_and_defaults_reach_the_specialised_code():
     def f(x, scale=2.0):
         return np.sum(np.tanh(x) * scale)
-    g = s2sad.grad(f)
+    g = s2sad.grad(f, specialize=True)
     x = np.linspace(-1, 1, 5)
     expected = 2.0 * (1 - np.tanh(x) ** 2)
     np.testing.assert_allclose(g(x), expected)
@@ -187,9 +187,9 @@ def test_keyword_arguments_and_defaults_reach_the_specialised_code():
 
 def test_an_integer_argument_is_still_refused():
     with pytest.raises(s2sad.S2SADError, match="cannot differentiate with respect to 'x'"):
-        s2sad.grad(lambda x: np.sum(x * 1.0))(np.arange(3))
+        s2sad.grad(lambda x: np.sum(x * 1.0), specialize=True)(np.arange(3))
     with pytest.raises(s2sad.S2SADError, match="cannot differentiate with respect to 'x'"):
-        s2sad.grad(scalar)(3)
+        s2sad.grad(scalar, specialize=True)(3)
 
 
 def test_specialisation_can_be_turned_off(tmp_path):
@@ -206,7 +206,7 @@ def test_specialisation_can_be_turned_off(tmp_path):
 def test_a_gradient_of_a_specialising_gradient_differentiates_the_generic_code():
     def f(x):
         return np.sum(np.sin(x) * x)
-    g = s2sad.grad(f)
+    g = s2sad.grad(f, specialize=True)
     x = np.linspace(0.1, 1.0, 4)
     g(x)
     second = s2sad.grad(lambda x: np.sum(g(x)))
@@ -244,14 +244,14 @@ def rnn_reading_its_weight_gradient_target(W, xs, h0):
 def test_a_loop_s_sums_become_one_product_after_it_and_stay_right_for_any_trip_count():
     text = s2sad.adjoint_source(rnn, ("W", "U", "b"), example=_inputs("rnn"))
     assert "dW += dadd_b_all.T.dot(h_all)" in text and "dU += np.outer" not in text
-    g = s2sad.grad(rnn, ("W", "U", "b"))
+    g = s2sad.grad(rnn, ("W", "U", "b"), specialize=True)
     W, U, b, xs, h0 = _inputs("rnn")
     for steps in (0, 1, 7):
         args = (W, U, b, xs[:steps], h0)
         got = g(*args)
         for i, value in enumerate(got):
             np.testing.assert_allclose(value, numerical_grad(rnn, args, i), rtol=1e-6, atol=1e-8)
-    g2 = s2sad.grad(rnn_reading_its_weight_gradient_target, "W")
+    g2 = s2sad.grad(rnn_reading_its_weight_gradient_target, "W", specialize=True)
     rng = np.random.default_rng(3)
     args = (rng.normal(size=(5, 5)) * 0.5, rng.normal(size=(6, 5)), rng.normal(size=5))
     np.testing.assert_allclose(g2(*args), numerical_grad(rnn_reading_its_weight_gradient_target, args, 0),
