@@ -18,6 +18,7 @@ import pytest
 
 import corpus
 import s2sad
+from golden_functions import rnn
 from gradcheck import numerical_grad
 
 HERE = pathlib.Path(__file__).parent
@@ -42,13 +43,6 @@ def softmax_cross_entropy(W, b, X, Y):
     z = logits - s2sad.stop_gradient(np.max(logits, axis=1, keepdims=True))
     log_p = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
     return -np.sum(Y * log_p) / X.shape[0]
-
-
-def rnn(W, U, b, xs, h0):
-    h = h0
-    for t in range(xs.shape[0]):
-        h = np.tanh(W @ h + U @ xs[t] + b)
-    return np.sum(h ** 2)
 
 
 def scalar(x):
