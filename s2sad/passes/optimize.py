@@ -20,6 +20,7 @@ import ast
 import operator
 import re
 from collections import Counter
+from typing import Callable
 
 import libcst as cst
 import numpy as np
@@ -89,6 +90,8 @@ def optimize(adj: Adjoint, keep_values: bool = False) -> Adjoint:
         for name in assigned_names(adj.forward):
             origin.pop(name, None)  # only folded temporaries stand for their reads
         adj.forward = _release(adj, returned | set(adj.wrt) | set(adj.fn.params), origin)
+        if adj.known is not None:
+            adj.forward = _delete_dead(adj, returned | set(adj.wrt) | set(adj.fn.params), origin)
     if not keep_values:
         _reuse_dead_factors(adj, returned | _names(adj.seed or "") | set(operand_reads(adj.value)))
     return adj
@@ -324,25 +327,49 @@ def _release(adj: Adjoint, kept: set[str], origin: dict[str, tuple[str, ...]]) -
     candidates = {n for n in shape_only - nested if once[n] == 1}
     if not candidates:
         return stmts
+    stand_in = adj.use("stand_in")
+    return _after_last_use(stmts, candidates, origin, lambda names: (
+        f"{', '.join(names)} = {', '.join(f'{stand_in}({n})' for n in names)}"))
+
+
+def _delete_dead(adj: Adjoint, kept: set[str], origin: dict[str, tuple[str, ...]]) -> list[Stmt]:
+    """Specialised code: an array that nothing reads after its last forward use (the backward
+    pass reads neither it nor its shape) is deleted there, as a stand-in frees it in the
+    generic code.  Only names the top level assigns once, and nothing else assigns, qualify."""
+    stmts = adj.forward
+    known = adj.known or {}
+    once = Counter(t for s in stmts if isinstance(s, Assign) for t in s.targets)
+    nested = {n for s in stmts if not isinstance(s, Assign) for n in assigned_names([s])}
+    read = kept | _backward_reads(adj) | _control_reads(stmts) | _names(adj.seed or "") | {
+        n for r in adj.results for n in _names(r)}
+    dead = {n for n, times in once.items() if times == 1 and n not in read | nested
+            and known.get(n) is not None and known[n].array}
+    if not dead:
+        return stmts
+    return _after_last_use(stmts, dead, origin, lambda names: f"del {', '.join(names)}")
+
+
+def _after_last_use(stmts: list[Stmt], names: set[str], origin: dict[str, tuple[str, ...]],
+                    code: Callable[[list[str]], str]) -> list[Stmt]:
+    """``stmts`` with ``code(names)`` after the last use of each name (at the end of its
+    user's line: one such line per source line)."""
     last: dict[str, int] = {}
     for i, s in enumerate(stmts):
-        for n in _names_in(s, origin) & candidates:
+        for n in _names_in(s, origin) & names:
             last[n] = i
     after: dict[int, list[str]] = {}
     for n, i in last.items():
         line = _line(stmts[i])
         while line is not None and i + 1 < len(stmts) and _line(stmts[i + 1]) == line:
-            i += 1  # at the end of the user's line: one stand-in line per source line
+            i += 1
         after.setdefault(i, []).append(n)
-    stand_in = adj.use("stand_in")
     order = {t: k for k, t in enumerate(t for s in stmts if isinstance(s, Assign) for t in s.targets)}
     out: list[Stmt] = []
     for i, s in enumerate(stmts):
         out.append(s)
-        names = sorted(after.get(i, ()), key=order.__getitem__)
-        if names:
-            code = f"{', '.join(names)} = {', '.join(f'{stand_in}({n})' for n in names)}"
-            out.append(Raw(code, frozenset(names), s.loc))
+        here = sorted(after.get(i, ()), key=order.__getitem__)
+        if here:
+            out.append(Raw(code(here), frozenset(here), s.loc))
     return out
 
 

@@ -6,6 +6,7 @@ def grad_mlp(W1, b1, W2, b2, X, Y):
     H = np.tanh((X @ W1) + b1)
     out = (H @ W2) + b2
     out_sub_Y = out - Y
+    del out
 
     # grad of line 38: return 0.5 * np.mean((out - Y) ** 2)
     dout_sub_Y_pow_2 = np.full((128, 3), 0.5 / 384)

@@ -5,8 +5,10 @@ import numpy as np
 def grad_softmax_cross_entropy(W, b, X, Y):
     logits = (X @ W) + b
     z = logits - np.max(logits, axis=1, keepdims=True)
+    del logits
     exp_z = np.exp(z)
     sum_exp_z = np.sum(exp_z, axis=1, keepdims=True)
+    del z
     item = X.shape[0]
 
     # grad of line 45: return -np.sum(Y * log_p) / X.shape[0]
