@@ -3,7 +3,7 @@
 Where the shape analysis (passes/shapes.py) knows the operands, a runtime helper of the
 backward pass is replaced by the NumPy a person would write: ``unbroadcast(g, b)`` by
 ``g.sum(axis=0)`` (or by ``g`` when nothing was broadcast), ``matmul_grad_rhs(g, X, W)`` by
-``X.T @ g``, a mean's gradient by ``np.full(shape, g / n)``; the seed becomes ``1.0``, the
+``X.T.dot(g)``, a mean's gradient by ``np.full(shape, g / n)``; the seed becomes ``1.0``, the
 argument checks go (the entry guard of the specialised code checks the types), and gradients
 the code made itself are returned as they are.  Where a shape is not known, the helper stays.
 The backward lines keep reading what they read before, less what the helper read only for
