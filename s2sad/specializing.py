@@ -1,10 +1,11 @@
 """Gradients specialised to their arguments' shapes and dtypes, one generated function per
 signature, made at the first call with it (as ``jax.jit`` traces once per signature).
 
-``grad(f)`` returns a small dispatcher in front of the generic code: it reads each positional
-argument's type (and an array's shape and dtype), and calls the code generated for that
-signature.  Code for a signature where nothing is known, and calls with keyword arguments,
-run the generic code.  ``S2SAD_SPECIALIZE=0`` (or ``specialize=False``) keeps the generic code.
+``grad(f)`` returns a small dispatcher in front of the generic code, with the gradient's own
+parameters (so keyword arguments and defaults bind as usual): it reads each argument's type
+(and an array's shape and dtype), and calls the code generated for that signature.  A
+signature where nothing is known, or with another library's arrays, runs the generic code.
+``S2SAD_SPECIALIZE=0`` (or ``specialize=False``) keeps the generic code.
 """
 from __future__ import annotations
 
