@@ -16,6 +16,9 @@ from .callees import Build, MethodOfSelf, RecursiveCall
 from .source import FunctionSource
 
 MISSING = object()
+#: runtime helpers that return a new array no other name holds (code may update it in place)
+FRESH_HELPERS = ("zeros_grad", "getitem_grad", "seed", "matmul_grad_lhs", "matmul_grad_rhs",
+                 "dot_grad_lhs", "dot_grad_rhs")
 
 
 def runtime_object(name: str) -> object:

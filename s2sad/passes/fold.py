@@ -31,8 +31,8 @@ def fold_constants(adj: Adjoint, shapes: Shapes) -> bool:
         target, _, value = adj.seed.partition(" = ")
         found.insert(0, (None, target, value))
     for line, target, value in found:
-        adj.backward = [x for x in _seed_folded(adj.backward, target, value, shapes) if x is not line]
-        adj.results = [_without_seed(r, target, value, shapes) if target in names_in(r) else r for r in adj.results]
+        adj.backward = [x for x in _constant_written(adj.backward, target, value, shapes) if x is not line]
+        adj.results = [_with_constant(r, target, value, shapes) if target in names_in(r) else r for r in adj.results]
         if line is None:
             adj.seed = None
     return bool(found)
@@ -53,27 +53,25 @@ def _assignment_counts(adj: Adjoint) -> dict[str, int]:
     return count
 
 
-def _seed_folded(outs: list[Out], seed: str, value: str, shapes: Shapes) -> list[Out]:
+def _constant_written(outs: list[Out], name: str, value: str, shapes: Shapes) -> list[Out]:
     out: list[Out] = []
     for x in outs:
         if isinstance(x, Block):
-            x.body, x.orelse = _seed_folded(x.body, seed, value, shapes), _seed_folded(x.orelse, seed, value, shapes)
-        elif seed in x.reads:
-            code = _without_seed(x.code, seed, value, shapes)
+            x.body, x.orelse = (_constant_written(x.body, name, value, shapes),
+                                _constant_written(x.orelse, name, value, shapes))
+        elif name in x.reads:
+            code = _with_constant(x.code, name, value, shapes)
             names = names_in(code)
             x = replace(x, code=code, reads=frozenset(n for n in x.reads if n in names))
         out.append(x)
     return out
 
 
-def _without_seed(code: str, seed: str, value: str, shapes: Shapes) -> str:
-    """``code`` with the constant ``seed`` written as ``value`` (and a product by 1.0 left out)."""
-    source, starts = code.encode(), line_starts(code)
-
-    def span(node: ast.AST) -> tuple[int, int]:
-        return (starts[node.lineno - 1] + node.col_offset,  # type: ignore[attr-defined]
-                starts[node.end_lineno - 1] + node.end_col_offset)  # type: ignore[attr-defined]
-
+def _with_constant(code: str, seed: str, value: str, shapes: Shapes) -> str:
+    """``code`` with the constant ``seed`` (the seed, or another) written as ``value`` (and a
+    product by 1.0 left out)."""
+    spans = Spans(code)
+    span = spans.span
     edits: list[tuple[int, int, str]] = []
     done: set[int] = set()
     for node in ast.walk(ast.parse(code)):
@@ -84,7 +82,7 @@ def _without_seed(code: str, seed: str, value: str, shapes: Shapes) -> str:
                 known = _value_or_none(shapes, other)
                 if isinstance(one, ast.Name) and one.id == seed and known is not None and known.dtype.kind == "f" \
                         and known.kind is not int:
-                    text = source[slice(*span(other))].decode()
+                    text = spans.text(other)
                     edits.append((*span(node), text if atomic(text) else f"({text})"))
                     done.update(id(n) for n in ast.walk(node))
                     break
@@ -92,9 +90,7 @@ def _without_seed(code: str, seed: str, value: str, shapes: Shapes) -> str:
         if isinstance(node, ast.Name) and node.id == seed and isinstance(node.ctx, ast.Load) and not any(
                 s <= span(node)[0] < e for s, e, _ in edits):
             edits.append((*span(node), value if atomic(value) else f"({value})"))
-    for start, end, new in sorted(edits, reverse=True):
-        source = source[:start] + new.encode() + source[end:]
-    return source.decode()
+    return spans.replaced(edits)
 
 
 def _value_or_none(shapes: Shapes, node: ast.expr) -> Known | None:
@@ -195,18 +191,31 @@ def _rename(code: str, renamed: dict[str, str]) -> str:
     """``code`` reading ``renamed[a]`` wherever it reads ``a``."""
     if not renamed:
         return code
-    tree = ast.parse(code)
-    source, starts = code.encode(), line_starts(code)
-    spots = sorted(((starts[n.lineno - 1] + n.col_offset, starts[n.lineno - 1] + (n.end_col_offset or 0), n.id)
-                    for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in renamed), reverse=True)
-    for start, end, name in spots:
-        source = source[:start] + renamed[name].encode() + source[end:]
-    return source.decode()
+    spans = Spans(code)
+    return spans.replaced([(*spans.span(n), renamed[n.id]) for n in ast.walk(ast.parse(code))
+                           if isinstance(n, ast.Name) and n.id in renamed])
 
 
-def line_starts(code: str) -> list[int]:
-    """The byte offset of each line of ``code`` (ast's columns count bytes)."""
-    starts = [0]
-    for line in code.split("\n"):
-        starts.append(starts[-1] + len(line.encode()) + 1)
-    return starts
+class Spans:
+    """Where the nodes of an ast of ``code`` stand in it (ast's columns count bytes), and
+    ``code`` with some of those spans replaced."""
+
+    def __init__(self, code: str) -> None:
+        self.source = code.encode()
+        self.starts = [0]
+        for line in code.split("\n"):
+            self.starts.append(self.starts[-1] + len(line.encode()) + 1)
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        return (self.starts[node.lineno - 1] + node.col_offset,  # type: ignore[attr-defined]
+                self.starts[node.end_lineno - 1] + node.end_col_offset)  # type: ignore[attr-defined]
+
+    def text(self, node: ast.AST) -> str:
+        return self.source[slice(*self.span(node))].decode()
+
+    def replaced(self, edits: list[tuple[int, int, str]]) -> str:
+        """The code with each ``(start, end, new)`` span replaced (spans do not overlap)."""
+        source = self.source
+        for start, end, new in sorted(edits, reverse=True):
+            source = source[:start] + new.encode() + source[end:]
+        return source.decode()

@@ -38,7 +38,7 @@ from ..rules.complex_rules import COMPLEX_RESULTS, REAL_ONLY, REAL_RESULTS
 from ..rules.registry import REGISTRY, is_atomic
 from ..rules.shapes import Known
 from .activity import Activity
-from .adjoint import Adjoint, Block, Line, Out, Support, lines
+from .adjoint import FRESH_HELPERS, Adjoint, Block, Line, Out, Support, lines
 from .callees import Build, generated_name
 from .loop_tapes import finish_loops
 from .simplify import simplify
@@ -135,7 +135,7 @@ class Reverser:
         if _called(node) is not None and _called(node) == runtime.get("unbroadcast") and node.args:
             node = node.args[0]  # unbroadcast(new, x) is new, or a sum of it
         return isinstance(node, (ast.BinOp, ast.UnaryOp)) or _called(node) in {
-            runtime.get(n) for n in _FRESH} - {None}
+            runtime.get(n) for n in FRESH_HELPERS} - {None}
 
     def mask(self, support: Support) -> str:
         """The name of the backward variable holding ``support``'s mask, computed at first use."""
@@ -508,10 +508,6 @@ def _expression(code: str) -> ast.expr:
 def _called(node: ast.expr) -> str | None:
     """The name a call expression calls, if it is a plain name."""
     return node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
-
-
-_FRESH = ("zeros_grad", "getitem_grad", "seed", "matmul_grad_lhs", "matmul_grad_rhs",
-          "dot_grad_lhs", "dot_grad_rhs")  # runtime helpers that return new arrays
 
 
 def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multiple: bool,

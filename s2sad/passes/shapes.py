@@ -204,8 +204,9 @@ def _join(env: dict[str, Any], name: str, value: Known | None) -> bool:
 
 def origins(adj: Adjoint, shapes: Shapes, making: Callable[[ast.expr], bool]) -> dict[str, frozenset[str] | None]:
     """For each variable, the assignments that made the arrays it may hold (a copy ``a = b``
-    or a view shares b's; READ_ONLY among them for a read-only view), or None when it may hold an array the code did not make (an argument, a
-    view, a helper's result); ``making(node)`` says whether an expression makes a new array."""
+    or a view shares b's; READ_ONLY among them for a read-only view), or None when it may
+    hold an array the code did not make (an argument, a helper's result); ``making(node)``
+    says whether an expression makes a new array."""
     statements = list(statements_of(adj))
     found: dict[str, Any] = {n: _UNSET for targets, _, _ in statements for n in targets}
     found.update({p: None for p in adj.fn.params})

@@ -21,9 +21,9 @@ import numpy as np
 from ..ir import Assign, Function, Opaque, Stmt, statements
 from ..rules.shapes import Known, matmul_shape
 from ..runtime.seeds import stop_gradient
-from .adjoint import Adjoint, Block, Out
+from .adjoint import FRESH_HELPERS, Adjoint, Block, Out
 from .batch import batch_loops
-from .fold import atomic, drop_copies, fold_constants, line_starts
+from .fold import Spans, atomic, drop_copies, fold_constants
 from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, origins
 
 Rewrite = Callable[["_Writer", list[ast.expr], list[str]], Optional[str]]
@@ -104,8 +104,6 @@ HELPERS: dict[str, Helper] = {
     "zeros_grad": _zeros_known, "seed_for": _seed_for_known, "seed": _seed_known,
     "grad_like": _grad_like_known, "getitem_grad": _getitem_known}
 
-#: helpers whose result is a new array
-_MAKING = ("matmul_grad_lhs", "matmul_grad_rhs", "zeros_grad", "getitem_grad")
 _MAKING_METHODS = ("sum", "mean", "max", "min", "prod", "dot", "copy")
 
 
@@ -140,22 +138,15 @@ class _Writer:
 
     def code(self, code: str) -> str:
         """``code`` (statements) with every helper call that can be specialised replaced."""
-        source, starts = code.encode(), line_starts(code)
+        spans = Spans(code)
         edits: list[tuple[int, int, str]] = []
         for node, whole in self._calls(ast.parse(code)):
-            texts = [source[starts[a.lineno - 1] + a.col_offset: starts[a.end_lineno - 1] + a.end_col_offset].decode()
-                     for a in node.args if a.end_lineno is not None and a.end_col_offset is not None]
-            assert isinstance(node.func, ast.Name) and node.end_lineno is not None
-            new = self.rewrites[node.func.id](self, node.args, texts)
+            assert isinstance(node.func, ast.Name)
+            new = self.rewrites[node.func.id](self, node.args, [spans.text(a) for a in node.args])
             if new is None:
                 continue
-            if not whole and not atomic(new):
-                new = f"({new})"
-            edits.append((starts[node.lineno - 1] + node.col_offset,
-                          starts[node.end_lineno - 1] + (node.end_col_offset or 0), new))
-        for start, end, new in sorted(edits, reverse=True):
-            source = source[:start] + new.encode() + source[end:]
-        return source.decode()
+            edits.append((*spans.span(node), new if whole or atomic(new) else f"({new})"))
+        return spans.replaced(edits)
 
     def _calls(self, tree: ast.AST) -> list[tuple[ast.Call, bool]]:
         """The outermost calls of helpers this can rewrite, and whether each is a whole
@@ -420,7 +411,7 @@ def _making(adj: Adjoint, shapes: Shapes, node: ast.expr) -> bool:
         return False
     func = node.func
     if isinstance(func, ast.Name):
-        return func.id in {adj.runtime[h] for h in _MAKING if h in adj.runtime}
+        return func.id in {adj.runtime[h] for h in FRESH_HELPERS if h in adj.runtime}
     if not isinstance(func, ast.Attribute):
         return False
     owner = shapes.evaluator.callee(func.value)

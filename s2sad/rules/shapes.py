@@ -47,36 +47,28 @@ class Known:
         return np.ones((), self.dtype) if self.array else self.dtype.type(1)
 
 
-def of_value(x: Any) -> Known | None:
-    """What is known of an argument value: plain arrays of numbers, floats, ints, NumPy
-    scalars; None for anything else (containers, other libraries' arrays, bools)."""
-    kind = type(x)
-    if kind is np.ndarray:
-        return Known(x.shape, x.dtype, np.ndarray) if x.dtype.kind in "iuf" and x.dtype.isnative else None
-    if kind is float:
-        return Known((), np.dtype(np.float64), float)
-    if kind is int:
-        return Known((), np.dtype(np.int64), int)
-    if kind in (np.float64, np.float32, np.int64):
-        return Known((), np.dtype(kind), kind)
-    return None
-
-
 _SCALARS: dict[Any, Any] = {float: np.float64, int: np.int64, np.float64: np.float64,
                             np.float32: np.float32, np.int64: np.int64}
 
 
+def known_of(item: Any) -> Known | None:
+    """What a signature item (``(shape, dtype)`` of an array, or the type of anything else)
+    says of a value: arrays of numbers, floats, ints, NumPy scalars; None for anything else
+    (containers, other libraries' arrays, bools)."""
+    if isinstance(item, tuple):
+        shape, dtype = item
+        return Known(shape, dtype, np.ndarray) if dtype.kind in "iuf" and dtype.isnative else None
+    return Known((), np.dtype(_SCALARS[item]), item) if item in _SCALARS else None
+
+
+def of_value(x: Any) -> Known | None:
+    """What is known of a value (as of an argument)."""
+    return known_of((x.shape, x.dtype) if type(x) is np.ndarray else type(x))
+
+
 def known_arguments(params: tuple[str, ...], signature: tuple[Any, ...]) -> dict[str, Known | None]:
-    """What a call signature (per argument: ``(shape, dtype)`` of an array, or its type) says
-    of each parameter; None where it assumes nothing."""
-    out: dict[str, Known | None] = {}
-    for name, item in zip(params, signature):
-        if isinstance(item, tuple):
-            shape, dtype = item
-            out[name] = Known(shape, dtype, np.ndarray) if dtype.kind in "iuf" and dtype.isnative else None
-        else:
-            out[name] = Known((), np.dtype(_SCALARS[item]), item) if item in _SCALARS else None
-    return out
+    """What a call signature says of each parameter; None where it assumes nothing."""
+    return {name: known_of(item) for name, item in zip(params, signature)}
 
 
 Operands = list[Optional[Known]]
