@@ -250,3 +250,20 @@ def test_a_loop_s_sums_become_one_product_after_it_and_stay_right_for_any_trip_c
     args = (rng.normal(size=(5, 5)) * 0.5, rng.normal(size=(6, 5)), rng.normal(size=5))
     np.testing.assert_allclose(g2(*args), numerical_grad(rnn_reading_its_weight_gradient_target, args, 0),
                                rtol=1e-6, atol=1e-8)
+
+
+def products_of_vectors(A, v, u):
+    return (v @ A @ u) + np.sum(A @ u) + u @ u
+
+
+def test_a_gradient_started_from_an_argument_is_a_new_array_not_the_argument():
+    """``u @ u``'s gradient starts as ``1.0 * u``, which later lines add to in place: written
+    as ``u`` itself, the seed folded away, the code changed the caller's ``u``."""
+    rng = np.random.default_rng(5)
+    args = (rng.normal(size=(3, 4)), rng.normal(size=3), rng.normal(size=4))
+    kept = tuple(a.copy() for a in args)
+    got = s2sad.grad(products_of_vectors, (0, 1, 2), specialize=True)(*args)
+    for a, b in zip(args, kept):
+        np.testing.assert_array_equal(a, b)
+    for i, value in enumerate(got):
+        np.testing.assert_allclose(value, numerical_grad(products_of_vectors, args, i), rtol=1e-6, atol=1e-8)

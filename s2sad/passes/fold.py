@@ -72,21 +72,28 @@ def _with_constant(code: str, seed: str, value: str, shapes: Shapes) -> str:
     product by 1.0 left out)."""
     spans = Spans(code)
     span = spans.span
+    tree = ast.parse(code)
+    # ``d = 1.0 * a`` makes a new array, which later lines may update in place (d += ...):
+    # written ``d = a``, d would be a itself, an argument say
+    assigned = {id(s.value) for s in tree.body if isinstance(s, ast.Assign)}
     edits: list[tuple[int, int, str]] = []
     done: set[int] = set()
-    for node in ast.walk(ast.parse(code)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and id(node) not in done \
                 and ast.literal_eval(value) == 1.0:
             sides = [(node.left, node.right), (node.right, node.left)]
             for one, other in sides:
                 known = _value_or_none(shapes, other)
+                if known is not None and known.array and id(node) in assigned and not isinstance(
+                        other, (ast.BinOp, ast.UnaryOp)):
+                    continue
                 if isinstance(one, ast.Name) and one.id == seed and known is not None and known.dtype.kind == "f" \
                         and known.kind is not int:
                     text = spans.text(other)
                     edits.append((*span(node), text if atomic(text) else f"({text})"))
                     done.update(id(n) for n in ast.walk(node))
                     break
-    for node in ast.walk(ast.parse(code)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id == seed and isinstance(node.ctx, ast.Load) and not any(
                 s <= span(node)[0] < e for s, e, _ in edits):
             edits.append((*span(node), value if atomic(value) else f"({value})"))
