@@ -13,7 +13,7 @@ from .compiler import Wrt, build, describe, forget, generate, target, wrt_names
 from .errors import HasAuxError, WrtError
 from .passes.callees import Decorated, tangent_parameter, unwrap
 from .passes.source import call_signature
-from .specializing import enabled, signature_of, specializing
+from .specializing import enabled, signature_of, specialized_for, specializing
 from .runtime import check_wrt, check_wrt_item, seed, zeros_grad
 from .tracebacks import user_errors
 
@@ -329,7 +329,8 @@ def adjoint_source(f: Callable[..., Any], wrt: Wrt = 0, *, standalone: bool = Fa
         text = _source(grad(f, wrt, specialize=False))
     else:
         t = target(f, wrt)
-        text = _source(build(t.fn, t.wrt, "grad", shapes=signature_of((*t.args, *example))))
+        text = _source(specialized_for(t.fn, t.wrt, "grad", signature_of((*t.args, *example)),
+                                       build(t.fn, t.wrt, "grad")))
     if not standalone:
         return text
     from .standalone import make_standalone

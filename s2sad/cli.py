@@ -22,6 +22,7 @@ from typing import Any, Sequence
 from .api import Differentiable
 from .compiler import build, target, wrt_names
 from .passes.callees import unwrap
+from .specializing import specialized_for
 from .errors import S2SADError
 
 
@@ -236,8 +237,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     raise UsageError("--shapes specialises the gradient: it takes neither --mode "
                                      "forward/hvp nor --jit")
                 t = target(fn, wrt)
-                code = build(t.fn, t.wrt, "grad", stages,
-                             shapes=_signature(t.fn, args.shapes, args.dtype)).__s2sad_source__
+                signature = _signature(t.fn, args.shapes, args.dtype)
+                if stages is not None:
+                    code = build(t.fn, t.wrt, "grad", stages, shapes=signature).__s2sad_source__
+                else:
+                    generic = build(t.fn, t.wrt, "grad")
+                    code = specialized_for(t.fn, t.wrt, "grad", signature, generic).__s2sad_source__
             else:
                 code = build(fn, wrt, "grad" if args.mode == "reverse" else "jvp",
                               stages).__s2sad_source__

@@ -49,7 +49,7 @@ def specializing(fn: types.FunctionType, wrt: Any, kind: str, generic: Callable[
     table: dict[Signature, Callable[..., Any]] = {}
 
     def miss(signature: Signature, *args: Any) -> Any:
-        made = table[signature] = _make(fn, wrt, kind, params, signature, generic)
+        made = table[signature] = specialized_for(fn, wrt, kind, signature, generic)
         return made(*args)
 
     specialized = _dispatcher(params, generic.__defaults__, table, miss)
@@ -90,17 +90,20 @@ def _dispatcher(params: tuple[str, ...], defaults: tuple[Any, ...] | None,
     return dispatch
 
 
-def _make(fn: types.FunctionType, wrt: Any, kind: str, params: tuple[str, ...], signature: Signature,
-          generic: Callable[..., Any]) -> Callable[..., Any]:
+def specialized_for(fn: types.FunctionType, wrt: Any, kind: str, signature: Signature,
+                    generic: Callable[..., Any]) -> Callable[..., Any]:
+    """The code that runs a call of this signature: ``generic`` (the generated ``kind`` of
+    ``fn``) where nothing is known, for other libraries' arrays, or once ``fn`` has changed;
+    else the code specialised to it."""
     from .rules.shapes import known_arguments  # (the rules load with the compiler)
 
+    params = generic.__code__.co_varnames[:generic.__code__.co_argcount]
     if all(k is None for k in known_arguments(params, signature).values()) or any(
             _foreign(item) for item in signature):
         return generic
     if not hold(getattr(generic, "__s2sad_checks__", ())):
         # what the code was made from has changed since (a rebound global, say): specialising
         # now would differentiate the new function, so the generic code keeps serving
-        return generic
         return generic
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ZeroGradientWarning)  # (the generic code warned)
