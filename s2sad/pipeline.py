@@ -123,7 +123,7 @@ PIPELINE: tuple[Pass, ...] = (
 #: Forward mode: the same passes, with tangent generation in place of the reverse pass.
 FORWARD_PIPELINE: tuple[Pass, ...] = tuple(
     Pass("forward", lambda s: setattr(s, "adjoint", forward.generate(
-        s.ir, s.source, s.wrt, s.multiple, s.kind, s.activity, s.build)),
+        s.ir, s.source, s.wrt, s.multiple, s.kind, s.activity, s.build, s.arguments)),
         lambda s: codegen.render(s.adjoint, s.kind)[0]) if p.name == "reverse" else p
     for p in PIPELINE)
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Hashable
 import numpy as np
 
 from .cache import hold
-from .compiler import build
+from .compiler import build, wrt_names
 from .errors import ZeroGradientWarning
 
 _FACTORIES: dict[str, Callable[..., types.FunctionType]] = {}  # dispatcher source -> its maker (one code object)
@@ -93,7 +93,7 @@ def _dispatcher(params: tuple[str, ...], defaults: tuple[Any, ...] | None,
 def specialized_for(fn: types.FunctionType, wrt: Any, kind: str, signature: Signature,
                     generic: Callable[..., Any]) -> Callable[..., Any]:
     """The code that runs a call of this signature: ``generic`` (the generated ``kind`` of
-    ``fn``) where nothing is known, for other libraries' arrays, or once ``fn`` has changed;
+    ``fn``, or its hvp: the jvp of its gradient) where nothing is known, for other libraries' arrays, or once ``fn`` has changed;
     else the code specialised to it."""
     from .rules.shapes import known_arguments  # (the rules load with the compiler)
 
@@ -107,6 +107,10 @@ def specialized_for(fn: types.FunctionType, wrt: Any, kind: str, signature: Sign
         return generic
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ZeroGradientWarning)  # (the generic code warned)
+        if kind == "hvp":  # forward over reverse: the specialised gradient's specialised jvp
+            names, multiple = wrt_names(fn, wrt)
+            gradient = build(fn, wrt, "grad", split=False, shapes=signature[:-1])
+            return build(gradient, names if multiple else names[0], "jvp", shapes=signature)
         return build(fn, wrt, kind, shapes=signature)
 
 

@@ -886,3 +886,53 @@ def test_starred_unpacking():
     check_grad(starred_targets, (x,))
     check_hvp(starred_targets, (x,))
     assert "middle = list(item_items)" in s2sad.adjoint_source(starred_targets)
+
+
+# --- del --------------------------------------------------------------------------------------
+
+def del_temporaries(x):
+    z = np.sin(x)
+    y = z * 2
+    a, b = y * x, np.cos(z)
+    del z, a
+    return np.sum(y ** 2 * b)
+
+
+def del_in_a_loop(x):
+    total = 0.0
+    for i in range(3):
+        step = np.tanh(x * (i + 1))
+        total = total + np.sum(step ** 2)
+        del step
+    return total
+
+
+def del_then_rebind(x):
+    y = x * 2
+    del y
+    y = np.exp(x)
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f", [del_temporaries, del_in_a_loop, del_then_rebind])
+def test_del_of_local_variables_keeps_what_the_backward_pass_reads(f):
+    x = rng.normal(size=4)
+    check_grad(f, (x,))
+    check_hvp(f, (x,))
+
+
+def del_item(x):
+    y = x * 2
+    del y[0]
+    return np.sum(y)
+
+
+def read_after_del(x):
+    y = x * 2
+    del y
+    return np.sum(y)
+
+
+def test_del_of_an_item_and_a_read_after_del_are_refused_with_advice():
+    refused_at(del_item, "del y[0]", "'del' is supported only for local variables", np.ones(3))
+    refused_at(read_after_del, "y)", "'y' is read after 'del y'", np.ones(3))

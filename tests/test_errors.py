@@ -64,8 +64,14 @@ def uses_class(x):
 
 def uses_del(x):
     y = x * 2
-    del y
+    del y[0]
     return np.sum(x)
+
+
+def reads_after_del(x):
+    y = x * 2
+    del y
+    return np.sum(y)
 
 
 def uses_exec(x):
@@ -137,7 +143,8 @@ CASES = [
     (uses_yield, "yield x", s2sad.UnsupportedSyntaxError, "generators"),
     (uses_global, "global counter", s2sad.UnsupportedSyntaxError, "'global'"),
     (uses_class, "class Box:", s2sad.UnsupportedSyntaxError, "class definitions"),
-    (uses_del, "del y", s2sad.UnsupportedSyntaxError, "'del'"),
+    (uses_del, "del y[0]", s2sad.UnsupportedSyntaxError, "'del' is supported only for local variables"),
+    (reads_after_del, "y)", s2sad.UnsupportedSyntaxError, "'y' is read after 'del y'"),
     (uses_exec, 'exec("z = 1")', s2sad.UnsupportedSyntaxError, "exec"),
     (subscript_store_into_alias, "y[0] = 3.0", s2sad.UnsupportedSyntaxError,
      "'y' and 'x' are the same object, and 'x' is read later"),

@@ -267,3 +267,59 @@ def test_a_gradient_started_from_an_argument_is_a_new_array_not_the_argument():
         np.testing.assert_array_equal(a, b)
     for i, value in enumerate(got):
         np.testing.assert_allclose(value, numerical_grad(products_of_vectors, args, i), rtol=1e-6, atol=1e-8)
+
+
+# --- vjp, jvp and hvp -------------------------------------------------------------------------
+
+def _tangent(arg, rng):
+    return float(rng.normal()) if isinstance(arg, float) else rng.normal(size=np.shape(arg))
+
+
+@pytest.mark.parametrize("case", _cases())
+def test_specialised_vjp_jvp_and_hvp_agree_with_generic_code_on_the_corpus(case):
+    args = case.inputs()
+    wrt = next((i for i, a in enumerate(args) if isinstance(a, float)
+                or isinstance(a, np.ndarray) and a.dtype == np.float64), None)
+    if wrt is None:
+        pytest.skip("no float argument")
+    v = _tangent(args[wrt], np.random.default_rng(7))
+    results = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", s2sad.ZeroGradientWarning)
+        for specialize in (False, True):
+            try:
+                value, pullback = s2sad.vjp(case.fn, wrt, specialize=specialize)(*args)
+                results.append((value, pullback(1.0), s2sad.jvp(case.fn, wrt, specialize=specialize)(*args, v),
+                                s2sad.hvp(case.fn, wrt, specialize=specialize)(*args, v)))
+            except s2sad.S2SADError:
+                if not specialize:
+                    pytest.skip("refused (the corpus tests check the refusal)")
+                raise
+    _same(results[1], results[0], case.id)
+
+
+def test_specialised_jvp_is_plain_numpy_and_made_once_per_signature():
+    args = _inputs("softmax_cross_entropy")
+    v = np.random.default_rng(5).normal(size=args[0].shape)
+    text = s2sad.jvp_source(softmax_cross_entropy, "W", example=(*args, v))
+    assert "s2sad" not in _code(text) and "stop_gradient" not in text, text
+    assert "logits_dot = X @ W_dot\n" in text and "exp_z_dot = logits_dot * exp_z" in text, text  # no copies
+    jvp = s2sad.jvp(softmax_cross_entropy, "W", specialize=True)
+    value, tangent = jvp(*args, v)
+    assert s2sad.jvp(softmax_cross_entropy, "W", specialize=True)(*args, v)[1] == tangent
+    eps = 1e-6
+    shifted = [(softmax_cross_entropy(args[0] + s * eps * v, *args[1:])) for s in (1, -1)]
+    np.testing.assert_allclose(tangent, (shifted[0] - shifted[1]) / (2 * eps), rtol=1e-6, atol=1e-9)
+    W, b, X, Y = args  # a second signature: three classes
+    small = (W[:, :3], b[:3], X, Y[:, :3], v[:, :3])
+    np.testing.assert_allclose(jvp(*small)[1], s2sad.jvp(softmax_cross_entropy, "W", specialize=False)(*small)[1],
+                               rtol=1e-12)
+    assert len(_specializations(s2sad.api._generated(softmax_cross_entropy, "W", "jvp", True))) == 2
+
+
+def test_specialised_hvp_keeps_stop_gradient_in_the_gradient_it_differentiates():
+    w = WORKLOADS["rbm_cd1"]
+    args = tuple(w.inputs(True).values())
+    v = np.random.default_rng(3).normal(size=args[0].shape)
+    np.testing.assert_allclose(s2sad.hvp(w.fn, "W", specialize=True)(*args, v),
+                               s2sad.hvp(w.fn, "W", specialize=False)(*args, v), rtol=1e-12, atol=1e-14)

@@ -161,7 +161,7 @@ def _without_copies(outs: list[Out], count: dict[str, int], reads: dict[str, int
             continue
         kept.append(x)
     if renamed and outs is adj.backward:
-        adj.results = [_rename(r, renamed) for r in adj.results]
+        adj.results = [rename(r, renamed) for r in adj.results]
     return kept
 
 
@@ -207,16 +207,16 @@ def names_in(code: str) -> set[str]:
 def _renamed(x: Out, renamed: dict[str, str]) -> Out:
     if isinstance(x, Block):
         header = x.header.rstrip(":")
-        x.header = _rename(header + ": pass", renamed)[: -len(": pass")] + x.header[len(header):]
+        x.header = rename(header + ": pass", renamed)[: -len(": pass")] + x.header[len(header):]
         x.reads = frozenset(renamed.get(n, n) for n in x.reads)
         x.body = [_renamed(y, renamed) for y in x.body]
         x.orelse = [_renamed(y, renamed) for y in x.orelse]
         return x
-    code = _rename(x.code, renamed)
+    code = rename(x.code, renamed)
     return x if code == x.code else replace(x, code=code, reads=frozenset(renamed.get(n, n) for n in x.reads))
 
 
-def _rename(code: str, renamed: dict[str, str]) -> str:
+def rename(code: str, renamed: dict[str, str]) -> str:
     """``code`` reading ``renamed[a]`` wherever it reads ``a``."""
     if not renamed:
         return code

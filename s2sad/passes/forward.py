@@ -18,12 +18,14 @@ from ..ir import (Assign, Call, Function, If, Loop, Opaque, Operand, Raw, Return
                   operand_reads, wrt_parameter)
 from ..rules.complex_rules import REAL_ONLY
 from ..rules.registry import REGISTRY, SETITEM
+from ..rules.shapes import TANGENT, Known
 from .activity import Activity
 from .callees import Build, tangent_parameter
 from .adjoint import Adjoint
 from .reverse import callee_args
 from .values import converts, is_number, scalars
 from .simplify import simplify
+from .specialize import specialize_tangents
 from .source import FunctionSource
 
 _EMPTY = cst.Module(body=[])
@@ -243,7 +245,10 @@ def _safe_term(term: str) -> bool:
 
 
 def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multiple: bool,
-             kind: str, activity: Activity, build: Build | None = None) -> Adjoint:
+             kind: str, activity: Activity, build: Build | None = None,
+             arguments: dict[str, Known | None] | None = None) -> Adjoint:
+    """The forward-mode code of ``fn``; ``arguments``: what is known of the arguments (and,
+    under ``TANGENT``, the tangent) of the calls it is specialised to, or None."""
     ret = fn.body[-1]
     assert isinstance(ret, Return)
     adj = Adjoint(fn, source, wrt, multiple, fn.fresh(f"jvp_{fn.name}"), fn.body[:-1], ret.value,
@@ -277,4 +282,7 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
         adj.results = [fwd.tname(value.name)]
     else:
         adj.results = [fwd.zero(operand_code(value))]
+    if arguments is not None:
+        known = {p: k for p, k in arguments.items() if p != TANGENT}
+        specialize_tangents(adj, {**known, tangent: arguments.get(TANGENT)})
     return adj

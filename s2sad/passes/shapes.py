@@ -174,6 +174,7 @@ def analyze(adj: Adjoint, arguments: dict[str, Known | None], helpers: dict[str,
     """What is known of every variable of ``adj`` when its parameters are as ``arguments``."""
     statements = list(statements_of(adj))
     env: dict[str, Any] = {p: arguments.get(p) for p in adj.fn.params}
+    env.update((name, known) for name, known in arguments.items() if name not in env)  # a jvp's tangent
     for targets, _, _ in statements:
         for name in targets:
             env.setdefault(name, _UNSET)

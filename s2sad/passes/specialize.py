@@ -12,19 +12,20 @@ its shape, so the tape and stand-ins that only served shapes go too.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from dataclasses import replace
 from typing import Any, Callable, Optional
 
 import libcst as cst
 import numpy as np
 
-from ..ir import Assign, Function, Opaque, Stmt, statements
+from ..ir import Assign, Function, Loop, Opaque, Raw, Stmt, statements
 from ..rules.shapes import Known, matmul_shape
 from ..runtime.seeds import stop_gradient
 from .adjoint import FRESH_HELPERS, Adjoint, Block, Out
 from .batch import batch_loops
-from .fold import Spans, atomic, drop_copies, fold_constants
-from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, origins
+from .fold import Spans, atomic, drop_copies, fold_constants, names_in, rename
+from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, code_statements, origins, statements_of
 
 Rewrite = Callable[["_Writer", list[ast.expr], list[str]], Optional[str]]
 
@@ -126,11 +127,11 @@ def _plain_product(g: Known | None, a: Known | None, b: Known | None) -> bool:
 class _Writer:
     """Rewrites helper calls of one function's backward code."""
 
-    def __init__(self, adj: Adjoint, shapes: Shapes) -> None:
+    def __init__(self, adj: Adjoint, shapes: Shapes, rewrites: dict[str, Rewrite] | None = None) -> None:
         self.adj = adj
         self.shapes = shapes
         self.np = adj.use("np")
-        self.rewrites = {adj.runtime[name]: rewrite for name, rewrite in REWRITES.items()
+        self.rewrites = {adj.runtime[name]: rewrite for name, rewrite in (rewrites or REWRITES).items()
                          if name in adj.runtime}
 
     def value(self, node: ast.expr) -> Known | None:
@@ -298,13 +299,15 @@ def specialize(adj: Adjoint, arguments: dict[str, Known | None]) -> None:
     adj.specialized_to = ", ".join(f"{p}: {'x'.join(map(str, k.shape)) or k.kind.__name__} {k.dtype}"
                                    for p, k in arguments.items() if k is not None)
     writer = _Writer(adj, shapes)
-    _unstop(adj.forward, adj.fn)
+    if adj.split:  # (code made to be differentiated again keeps its stop_gradient calls)
+        _unstop(adj.forward, adj.fn)
     adj.backward = _lines(adj.backward, writer)
     if adj.seed:
         seed = writer.code(adj.seed)
         if seed != adj.seed and adj.kind == "grad":
             adj.value_needed = False  # the seed no longer reads the output
-        adj.seed = seed
+        # (a seed that only checked the output, of an output known to pass, goes)
+        adj.seed = seed if seed == adj.seed or " = " in seed else None
     while fold_constants(adj, shapes) | drop_copies(adj):
         pass
     batch_loops(adj, shapes)
@@ -420,3 +423,92 @@ def _making(adj: Adjoint, shapes: Shapes, node: ast.expr) -> bool:
         return isinstance(fun, np.ufunc) or fun in (np.full, np.zeros, np.outer, np.matmul, np.dot,
                                                     np.where, np.clip, np.sum, np.mean, np.copy)
     return func.attr in _MAKING_METHODS
+
+
+# --- forward mode ------------------------------------------------------------------------------
+
+def _broadcast_tangent_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    if len(args) != 2:
+        return None
+    t, ans = ev.value(args[0]), ev.value(args[1])
+    if t is None or ans is None:
+        return None
+    return t if t.shape == ans.shape else Known(ans.shape, t.dtype, np.ndarray)
+
+
+def _broadcast_tangent(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | None:
+    known = _broadcast_tangent_known(w.shapes.evaluator, args)
+    if known is None:
+        return None
+    t = w.value(args[0])
+    return texts[0] if t is not None and t.shape == known.shape else f"{w.np}.broadcast_to({texts[0]}, {known.shape})"
+
+
+TANGENT_HELPERS: dict[str, Helper] = {"broadcast_tangent": _broadcast_tangent_known, "zeros_grad": _zeros_known}
+TANGENT_REWRITES: dict[str, Rewrite] = {"broadcast_tangent": _broadcast_tangent, "zeros_grad": _zeros_grad}
+
+
+def specialize_tangents(adj: Adjoint, arguments: dict[str, Known | None]) -> None:
+    """Specialise forward-mode code to arguments (and tangent) as ``arguments``: a tangent's
+    broadcast is the tangent itself or ``np.broadcast_to``, the checks the entry guard makes
+    go, ``stop_gradient(x)`` is ``x``."""
+    helpers = {adj.runtime[name]: known for name, known in TANGENT_HELPERS.items() if name in adj.runtime}
+    shapes = analyze(adj, arguments, helpers)
+    adj.specialized_to = ", ".join(f"{p}: {'x'.join(map(str, k.shape)) or k.kind.__name__} {k.dtype}"
+                                   for p, k in arguments.items() if k is not None)
+    writer = _Writer(adj, shapes, TANGENT_REWRITES)
+    _unstop(adj.forward, adj.fn)
+    adj.forward = [s for s in adj.forward if not _passing_check(writer, s)]
+    for s in statements(adj.forward):
+        if isinstance(s, Raw):
+            code = writer.code(s.code)
+            if code != s.code:
+                s.code, s.reads = code, s.reads & names_in(code)
+    adj.results = [writer.code(r) for r in adj.results]
+    _without_tangent_copies(adj)
+
+
+def _without_tangent_copies(adj: Adjoint) -> None:
+    """The tangent copies ``a_dot = b_dot`` of the straight-line code before any branch or
+    loop go, where each name is assigned once: ``b_dot``'s statement assigns ``a_dot``
+    instead (the first copy's name, the user's where the copied value is a temporary), and the
+    code after reads it."""
+    count = Counter(name for targets, _, _ in statements_of(adj) for name in targets)
+    params = set(adj.fn.params)
+    same: dict[str, str] = {}  # name -> the one name its value keeps
+    copies: list[Stmt] = []
+    tangents: set[str] = set()  # assigned by the tangent statements so far
+    for s in adj.forward:
+        if not isinstance(s, (Raw, Assign)):
+            break
+        target, _, value = s.code.partition(" = ") if isinstance(s, Raw) else ("", "", "")
+        if target.isidentifier() and value.isidentifier() and value != adj.seed_param \
+                and count[target] == 1 and (count[value] == 1 and value in tangents or value in params):
+            if value not in same and value not in params:
+                same[value] = target
+            same[target] = same.get(value, value)
+            copies.append(s)
+        if isinstance(s, Raw):
+            tangents.update(n for targets, _, _ in code_statements(s.code) for n in targets)
+    renamed = {a: b for a, b in same.items() if a != b}
+    if not renamed:
+        return
+    adj.forward = [s for s in adj.forward if all(s is not c for c in copies)]
+    for s in statements(adj.forward):
+        if isinstance(s, Raw):
+            s.code = rename(s.code, renamed)
+            s.reads = frozenset(renamed.get(n, n) for n in s.reads)
+        elif isinstance(s, Loop):
+            s.carried = [(c, renamed.get(last, last)) for c, last in s.carried]
+    adj.results = [rename(r, renamed) for r in adj.results]
+
+
+def _passing_check(w: _Writer, s: Stmt) -> bool:
+    """Whether ``s`` is a ``check_tangent(t, x, name)`` that the known shapes pass."""
+    check = w.adj.runtime.get("check_tangent")
+    if not isinstance(s, Raw) or check is None or not s.code.startswith(f"{check}("):
+        return False
+    call = ast.parse(s.code, mode="eval").body
+    assert isinstance(call, ast.Call)
+    t, x = w.value(call.args[0]), w.value(call.args[1])
+    return t is not None and x is not None and t.shape in (x.shape, ())

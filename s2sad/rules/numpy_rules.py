@@ -111,7 +111,8 @@ defvjp(np.ndarray.clip, "a, min=None, max=None, out=None", name="clip",
        min="unbroadcast(g * clip_min_mask(a, min, max), min)",
        max="unbroadcast(g * clip_max_mask(a, min, max), max)")
 REGISTRY.declare_nondifferentiable(runtime.clip_min_mask, runtime.clip_max_mask, runtime.check_float_write)
-unary(builtins.float, "g")
+# (the tangent of a Python float is one too)
+defvjp(builtins.float, "x", elementwise=True, x="g", jvp={"x": "float(t)"})
 unary(np.fabs, "g * np.sign(x)")
 unary(np.arcsin, "g / np.sqrt(1.0 - x ** 2)")
 unary(np.arccos, "-g / np.sqrt(1.0 - x ** 2)")

@@ -66,9 +66,17 @@ def of_value(x: Any) -> Known | None:
     return known_of((x.shape, x.dtype) if type(x) is np.ndarray else type(x))
 
 
+#: The key of a jvp's tangent in :func:`known_arguments` (the parameter after the function's own).
+TANGENT = "<tangent>"
+
+
 def known_arguments(params: tuple[str, ...], signature: tuple[Any, ...]) -> dict[str, Known | None]:
-    """What a call signature says of each parameter; None where it assumes nothing."""
-    return {name: known_of(item) for name, item in zip(params, signature)}
+    """What a call signature says of each parameter (and of a jvp's tangent, passed after
+    them, under ``TANGENT``); None where it assumes nothing."""
+    known = {name: known_of(item) for name, item in zip(params, signature)}
+    if len(signature) == len(params) + 1:
+        known[TANGENT] = known_of(signature[-1])
+    return known
 
 
 Operands = list[Optional[Known]]

@@ -34,7 +34,6 @@ UNSUPPORTED: dict[type, str] = {
               "differentiated function",
     cst.ClassDef: "class definitions inside a differentiated function are not supported; define "
                   "the class at module level",
-    cst.Del: "'del' is not supported; let the variable go out of scope instead",
     cst.Global: "'global' is not supported; pass the value as an argument and return the result",
     cst.Nonlocal: "'nonlocal' is not supported; pass the value as an argument and return the result",
     cst.Import: "an import here is not supported; import at the top of the function or at module level",

@@ -45,6 +45,9 @@ class ExpressionLowering:
             return result
         if isinstance(node, cst.Name):
             version = self.version.get(node.value, node.value)
+            if self.deleted.get(node.value) == version:
+                raise self.unsupported(node, f"'{node.value}' is read after 'del {node.value}' (Python "
+                                             f"raises NameError here); remove the 'del' or the read")
             if version in self.unbound_in:
                 # read after a branch that binds it on one path only (under the same condition
                 # again, say): the adjoint starts from its zero before that read, so it must

@@ -72,6 +72,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         # versions that branches outside any loop bind on some paths only -> the blocks that
         # leave them unbound (see bind_everywhere)
         self.unbound_in: dict[str, list[list[Stmt]]] = {}
+        self.deleted: dict[str, str] = {}  # user name -> its version a 'del' removed
         self.concatenations: set[cst.BinaryOperation] = set()  # + that code built here uses on lists
         self.closure_args: dict[str, list[str]] = {}  # nested function -> the variables it reads
         self.lists: set[str] = set()  # versions that certainly hold a list (for xs.pop(i))

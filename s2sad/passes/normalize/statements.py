@@ -191,6 +191,20 @@ class StatementLowering:
             if not (block and isinstance(block[-1], Return)):
                 block.append(Assign(version, Const("None"), self.loc, temporary=True))
 
+    def delete(self, node: cst.Del) -> None:
+        """``del x, y`` of local variables: generated code keeps the values (its backward pass
+        may read them), and a later read of the deleted version is refused, as Python would
+        fail there."""
+        target = strip_parens(node.target)
+        names = target.elements if isinstance(target, (cst.Tuple, cst.List)) else [target]
+        for item in names:
+            name = strip_parens(item.value if isinstance(item, cst.Element) else item)
+            if not isinstance(name, cst.Name) or name.value not in self.version:
+                raise self.unsupported(node, "'del' is supported only for local variables the function "
+                                             "has assigned ('del x'); remove it, or delete items and "
+                                             "attributes outside the differentiated function")
+            self.deleted[name.value] = self.version[name.value]
+
     def small_statement(self, node: cst.BaseSmallStatement, docstring: bool) -> str | None:
         """Lower one simple statement; returns "return", "break" or "continue" if it jumps."""
         self.loc = self.location(node)
@@ -221,6 +235,8 @@ class StatementLowering:
             return "break" if isinstance(node, cst.Break) else "continue"
         elif isinstance(node, (cst.Import, cst.ImportFrom)):
             self.import_statement(node)
+        elif isinstance(node, cst.Del):
+            self.delete(node)
         elif isinstance(node, cst.Assert):
             self.check_expression(node.test)
             if node.msg is not None:
