@@ -21,7 +21,7 @@ import numpy as np
 
 from ..ir import Assign, If, Loop, Raw, Stmt
 from ..rules.registry import REGISTRY
-from ..rules.shapes import Known, of_value
+from ..rules.shapes import VIEW_FUNCTIONS, VIEW_METHODS, Known, of_value
 from .adjoint import Adjoint, Block, Out, runtime_object
 from .codegen import statement_code
 
@@ -251,12 +251,11 @@ def _viewed(node: ast.expr | None) -> tuple[ast.Name | None, bool]:
             return node, readonly
         if isinstance(node, ast.Subscript) or isinstance(node, ast.Attribute) and node.attr == "T":
             node = node.value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
-                "reshape", "ravel", "transpose", "squeeze"):
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in VIEW_METHODS:
             node = node.func.value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
-                "broadcast_to", "expand_dims") and node.args:
-            readonly |= node.func.attr == "broadcast_to"
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args and (
+                node.func.attr in VIEW_FUNCTIONS):
+            readonly |= VIEW_FUNCTIONS[node.func.attr]
             node = node.args[0]
         else:
             return None, False

@@ -6,6 +6,8 @@ known) and the literal keyword values, and returns the result's ``Known`` or Non
 known: the generic code is kept).  This module is the library of them; a gradient rule
 declares its function's (``defvjp(..., shape=...)``), and ``REGISTRY.defshape`` that of a
 function without a rule (a comparison, say).  A function with neither has an unknown result.
+It also says which results are new arrays and which are views of an operand, for what
+specialised code may update in place.
 """
 from __future__ import annotations
 
@@ -224,3 +226,15 @@ def numpy_elementwise(fun: Callable[..., Any]) -> ShapeFunction | None:
     their results are not followed)."""
     return elementwise(fun) if any(fun is f for f in (*NUMPY_UFUNCS, *ELEMENTWISE_OPERATORS)) else None
 
+
+# What specialised code may update in place (passes/shapes.py, ``origins``): results that are new
+# arrays, and results that are views of an operand (which share its memory).
+#: NumPy's functions whose result is a new array: its ufuncs, and these
+NEW_ARRAY_FUNCTIONS: tuple[Callable[..., Any], ...] = (
+    np.full, np.zeros, np.outer, np.matmul, np.dot, np.where, np.clip, np.sum, np.mean, np.copy)
+#: Array methods whose result is a new array
+NEW_ARRAY_METHODS: tuple[str, ...] = ("sum", "mean", "max", "min", "prod", "dot", "copy")
+#: Array methods whose result is a view of the array
+VIEW_METHODS: tuple[str, ...] = ("reshape", "ravel", "transpose", "squeeze")
+#: NumPy's functions whose result is a view of their first argument, and whether it is read-only
+VIEW_FUNCTIONS: dict[str, bool] = {"broadcast_to": True, "expand_dims": False}
