@@ -17,7 +17,7 @@ import os
 import sys
 import traceback
 import warnings
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .api import Differentiable
 from .compiler import build, target, wrt_names
@@ -219,44 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            fn = load_function(args.target)
-
-            def show(name: str, text: str) -> None:
-                text = highlight(text) if color else text
-                sys.stdout.write(f"# ---- after pass {name} ----\n{text.rstrip()}\n\n")
-
-            wrt = _wrt(args.wrt, fn)
-            stages = show if args.stages else None
-            if args.mode == "hvp":
-                gradient = build(fn, wrt, "grad")
-                names = wrt_names(unwrap(fn), wrt)[0]
-                code = build(gradient, names if len(names) > 1 else names[0], "jvp",
-                              stages).__s2sad_source__
-            elif args.shapes:
-                if args.mode != "reverse" or args.jit:
-                    raise UsageError("--shapes specialises the gradient: it takes neither --mode "
-                                     "forward/hvp nor --jit")
-                t = target(fn, wrt)
-                signature = _signature(t.fn, args.shapes, args.dtype)
-                if stages is not None:
-                    code = build(t.fn, t.wrt, "grad", stages, shapes=signature).__s2sad_source__
-                else:
-                    generic = build(t.fn, t.wrt, "grad")
-                    code = specialized_for(t.fn, t.wrt, "grad", signature, generic).__s2sad_source__
-            else:
-                code = build(fn, wrt, "grad" if args.mode == "reverse" else "jvp",
-                              stages).__s2sad_source__
-            if args.jit and not args.stages:
-                if args.mode != "reverse" or args.standalone:
-                    raise UsageError("--jit shows the compiled gradient: it takes neither --mode "
-                                     "forward/hvp nor --standalone")
-                from .jit import jit_source
-
-                code = jit_source(fn, wrt)
-            if args.standalone and not args.stages:
-                from .standalone import make_standalone
-
-                code = make_standalone(code, unwrap(fn))
+            code = _code(args, color)
         for w in caught:
             print(f"warning: {w.message}", file=sys.stderr)
     except (S2SADError, CLIError) as exc:
@@ -273,6 +236,50 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     sys.stdout.write(highlight(code) if color else code)
     return 0
+
+
+def _code(args: argparse.Namespace, color: bool) -> str:
+    """The code the command line prints: the generated code (with ``--stages``, printed after
+    every pass), or what ``--jit`` compiles, or a ``--standalone`` module."""
+    fn = load_function(args.target)
+
+    def show(name: str, text: str) -> None:
+        text = highlight(text) if color else text
+        sys.stdout.write(f"# ---- after pass {name} ----\n{text.rstrip()}\n\n")
+
+    wrt = _wrt(args.wrt, fn)
+    code = _generated(fn, wrt, args, show if args.stages else None)
+    if args.jit and not args.stages:
+        if args.mode != "reverse" or args.standalone:
+            raise UsageError("--jit shows the compiled gradient: it takes neither --mode "
+                             "forward/hvp nor --standalone")
+        from .jit import jit_source
+
+        code = jit_source(fn, wrt)
+    if args.standalone and not args.stages:
+        from .standalone import make_standalone
+
+        code = make_standalone(code, unwrap(fn))
+    return code
+
+
+def _generated(fn: Any, wrt: Any, args: argparse.Namespace, stages: Callable[[str, str], None] | None) -> str:
+    """The generated code of ``--mode`` (specialised to ``--shapes``, if given)."""
+    if args.mode == "hvp":
+        gradient = build(fn, wrt, "grad")
+        names = wrt_names(unwrap(fn), wrt)[0]
+        return build(gradient, names if len(names) > 1 else names[0], "jvp", stages).__s2sad_source__
+    if args.shapes:
+        if args.mode != "reverse" or args.jit:
+            raise UsageError("--shapes specialises the gradient: it takes neither --mode "
+                             "forward/hvp nor --jit")
+        t = target(fn, wrt)
+        signature = _signature(t.fn, args.shapes, args.dtype)
+        if stages is not None:
+            return build(t.fn, t.wrt, "grad", stages, shapes=signature).__s2sad_source__
+        generic = build(t.fn, t.wrt, "grad")
+        return specialized_for(t.fn, t.wrt, "grad", signature, generic).__s2sad_source__
+    return build(fn, wrt, "grad" if args.mode == "reverse" else "jvp", stages).__s2sad_source__
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -102,7 +102,7 @@ def test_unsupported_construct_exit_1_with_location(capsys, tmp_path):
 
 def test_debug_shows_traceback(capsys, tmp_path):
     src = tmp_path / "loopy.py"
-    src.write_text("def f(x):\n    del x\n    return 1.0\n")
+    src.write_text("def f(x):\n    del x[0]\n    return 1.0\n")
     code, _, err = run(capsys, f"{src}:f", "--debug")
     assert code == 1 and "Traceback" in err
 

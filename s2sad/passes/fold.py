@@ -101,9 +101,11 @@ def _with_constant(code: str, seed: str, value: str, shapes: Shapes) -> str:
 
 
 def _value_or_none(shapes: Shapes, node: ast.expr) -> Known | None:
+    """What is known of ``node``, a part of an expression the analysis may not have evaluated
+    (its evaluator is settled: no name is pending)."""
     try:
         return shapes.evaluator.value(node)
-    except Exception:  # noqa: BLE001 - an expression the evaluator does not follow: not known
+    except (ValueError, TypeError):  # a slice step of 0 (x[::0]); an unhashable literal ({[0]: 1})
         return None
 
 

@@ -14,7 +14,7 @@ import types
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import libcst as cst
 
@@ -58,10 +58,28 @@ def resolve(parsed: Parsed) -> Resolution:
     params = _param_names(parsed.function.params)
     candidates = _alias_candidates(body, bindings, params)
     res = Resolution(frozenset(bindings) - set(candidates) | frozenset(params), params)
-    closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    seen: set[tuple[int, str]] = set()
     imported = _run_imports(body, fn.__globals__.get("__package__"), res)
     aliased: dict[str, Any] = {}
+    lookup = _lookup(fn, imported, aliased)
+    visit = _visitor(res, lookup)
+    for name, statement in candidates.items():  # ``act = np.tanh``: a name for a function or module
+        visit(statement.value)
+        value = res.objects.get(statement.value, MISSING)
+        if isinstance(value, types.ModuleType) or value is not MISSING and callable(value):
+            aliased[name] = value
+            res.aliases.add(id(statement))
+    if set(aliased) != set(candidates):  # the others are variables after all
+        res = Resolution(res.locals | (frozenset(candidates) - set(aliased)), params, imports=res.imports,
+                         aliases=res.aliases)
+        visit = _visitor(res, lookup)
+    visit(body)
+    return res
+
+
+def _lookup(fn: types.FunctionType, imported: dict[str, Any], aliased: dict[str, Any]) -> Callable[[str], FreeName]:
+    """What a free name of ``fn`` denotes: an alias the function binds, a name it imports, then
+    as Python looks it up (closure cells, globals, builtins)."""
+    closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
 
     def lookup(name: str) -> FreeName:
         if name in aliased:
@@ -78,6 +96,13 @@ def resolve(parsed: Parsed) -> Resolution:
         if hasattr(builtins, name):
             return FreeName(name, "builtin", getattr(builtins, name))
         return FreeName(name, "unbound", MISSING)
+    return lookup
+
+
+def _visitor(res: Resolution, lookup: Callable[[str], FreeName]) -> Callable[[cst.CSTNode], None]:
+    """A walk that records in ``res`` what each free name and attribute chain under a node
+    denotes (and each attribute it follows, once)."""
+    seen: set[tuple[int, str]] = set()
 
     def visit(node: cst.CSTNode) -> None:
         kind = type(node)  # (libcst's classes are ABCs: isinstance is slow, and walks are hot)
@@ -102,19 +127,7 @@ def resolve(parsed: Parsed) -> Resolution:
         elif kind is not cst.Param:
             for child in children(node):
                 visit(child)
-
-    for name, statement in candidates.items():  # ``act = np.tanh``: a name for a function or module
-        visit(statement.value)
-        value = res.objects.get(statement.value, MISSING)
-        if isinstance(value, types.ModuleType) or value is not MISSING and callable(value):
-            aliased[name] = value
-            res.aliases.add(id(statement))
-    if set(aliased) != set(candidates):  # the others are variables after all
-        res = Resolution(res.locals | (frozenset(candidates) - set(aliased)), params, imports=res.imports,
-                         aliases=res.aliases)
-        seen.clear()
-    visit(body)
-    return res
+    return visit
 
 
 def _alias_candidates(body: cst.BaseSuite, bindings: Counter[str],

@@ -2,8 +2,9 @@
 
 From what is known of the arguments (:class:`~s2sad.rules.shapes.Known`: shape, dtype,
 Python type), every variable of the forward and backward code gets what is known of it
-wherever it is read, by NumPy's own rules (rules/shapes.py), or None where that depends on
-the data (a loop that grows an array, a boolean mask, a function without a shape rule).
+wherever it is read, by NumPy's own rules (the shape functions the rules declare, from
+rules/shapes.py), or None where that depends on the data (a loop that grows an array, a
+boolean mask, a function without a shape function).
 The analysis is flow-insensitive: a variable is known only if every assignment to it gives
 the same shape, dtype and type, which loops and branches reach by iterating to a fixed point.
 :func:`origins` follows which arrays the code made itself (and may return as they are).
@@ -19,7 +20,8 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 from ..ir import Assign, If, Loop, Raw, Stmt
-from ..rules.shapes import METHODS, SHAPES, Known, of_value
+from ..rules.registry import REGISTRY
+from ..rules.shapes import VIEW_FUNCTIONS, VIEW_METHODS, Known, of_value
 from .adjoint import Adjoint, Block, Out, runtime_object
 from .codegen import statement_code
 
@@ -83,10 +85,7 @@ class Evaluator:
         return None
 
     def apply(self, fun: Any, args: list[ast.expr], kwargs: dict[str, Any]) -> Known | None:
-        try:
-            shape = SHAPES.get(fun)
-        except TypeError:  # unhashable
-            return None
+        shape = REGISTRY.shape(fun)
         return None if shape is None else shape([self.value(a) for a in args], kwargs)
 
     def call(self, node: ast.Call) -> Known | None:
@@ -102,10 +101,10 @@ class Evaluator:
         except ValueError:
             return None
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in METHODS:
-            receiver = self.value(func.value)
+        if isinstance(func, ast.Attribute) and (method := REGISTRY.shape(getattr(np.ndarray, func.attr, None))):
+            receiver = self.value(func.value)  # an array method's: the receiver comes first
             if receiver is not None and receiver.array:
-                return METHODS[func.attr]([receiver, *[self.value(a) for a in node.args]], kwargs)
+                return method([receiver, *[self.value(a) for a in node.args]], kwargs)
         return self.apply(self.callee(func), node.args, kwargs)
 
     def callee(self, node: ast.expr) -> Any:
@@ -253,12 +252,11 @@ def _viewed(node: ast.expr | None) -> tuple[ast.Name | None, bool]:
             return node, readonly
         if isinstance(node, ast.Subscript) or isinstance(node, ast.Attribute) and node.attr == "T":
             node = node.value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
-                "reshape", "ravel", "transpose", "squeeze"):
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in VIEW_METHODS:
             node = node.func.value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
-                "broadcast_to", "expand_dims") and node.args:
-            readonly |= node.func.attr == "broadcast_to"
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args and (
+                node.func.attr in VIEW_FUNCTIONS):
+            readonly |= VIEW_FUNCTIONS[node.func.attr]
             node = node.args[0]
         else:
             return None, False

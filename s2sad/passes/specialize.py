@@ -20,7 +20,7 @@ import libcst as cst
 import numpy as np
 
 from ..ir import Assign, Function, Loop, Opaque, Raw, Stmt, statements
-from ..rules.shapes import Known, matmul_shape
+from ..rules.shapes import NEW_ARRAY_FUNCTIONS, NEW_ARRAY_METHODS, Known, matmul_shape
 from ..runtime.seeds import stop_gradient
 from .adjoint import FRESH_HELPERS, Adjoint, Block, Out
 from .batch import batch_loops
@@ -104,8 +104,6 @@ HELPERS: dict[str, Helper] = {
     "matmul_grad_lhs": _matmul_known(1), "matmul_grad_rhs": _matmul_known(2),
     "zeros_grad": _zeros_known, "seed_for": _seed_for_known, "seed": _seed_known,
     "grad_like": _grad_like_known, "getitem_grad": _getitem_known}
-
-_MAKING_METHODS = ("sum", "mean", "max", "min", "prod", "dot", "copy")
 
 
 def _summed_axes(g: tuple[int, ...], x: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -408,8 +406,8 @@ def _result(w: _Writer, code: str, owned: dict[str, frozenset[str] | None]) -> s
 
 
 def _making(adj: Adjoint, shapes: Shapes, node: ast.expr) -> bool:
-    """Whether a call makes a new array: NumPy's functions that compute (not views), the
-    methods that reduce or copy, helpers that make their result."""
+    """Whether a call makes a new array: NumPy's functions and array methods that do
+    (rules/shapes.py), helpers that make their result."""
     if not isinstance(node, ast.Call):
         return False
     func = node.func
@@ -420,9 +418,8 @@ def _making(adj: Adjoint, shapes: Shapes, node: ast.expr) -> bool:
     owner = shapes.evaluator.callee(func.value)
     if owner is np:
         fun = getattr(np, func.attr, None)
-        return isinstance(fun, np.ufunc) or fun in (np.full, np.zeros, np.outer, np.matmul, np.dot,
-                                                    np.where, np.clip, np.sum, np.mean, np.copy)
-    return func.attr in _MAKING_METHODS
+        return isinstance(fun, np.ufunc) or fun in NEW_ARRAY_FUNCTIONS
+    return func.attr in NEW_ARRAY_METHODS
 
 
 # --- forward mode ------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import runtime as rt
+from . import shapes
 from .registry import REGISTRY
 
 defvjp = REGISTRY.defvjp
@@ -25,7 +26,7 @@ defvjp(np.imag, "val", linear="joint", val="imag_grad(g, val)")
 defvjp(np.ndarray.real, "a", name=".real", linear="joint", a="real_grad(g, a)")
 defvjp(np.ndarray.imag, "a", name=".imag", linear="joint", a="imag_grad(g, a)")
 for conj in dict.fromkeys((np.conj, np.conjugate)):  # one ufunc in NumPy 2
-    defvjp(conj, "x", elementwise=True, x="np.conj(g)")
+    defvjp(conj, "x", elementwise=True, shape=shapes.elementwise(conj), x="np.conj(g)")
 for conj in (np.ndarray.conj, np.ndarray.conjugate):
     defvjp(conj, "a", name="conj", linear="joint", a="np.conj(g)")
 # real_if_close returns a real array when every imaginary part is negligible

@@ -33,14 +33,16 @@ import operator
 import numpy as np
 
 from .. import runtime
+from . import shapes
 from .registry import APPEND, REGISTRY, SETITEM
 
 defvjp = REGISTRY.defvjp
 
 
 def unary(fun, vjp: str, name: str | None = None) -> None:
-    """An elementwise function of ``x``; ``vjp`` is linear and elementwise in ``g``."""
-    defvjp(fun, "x", name=name, elementwise=True, x=vjp)
+    """An elementwise function of ``x``; ``vjp`` is linear and elementwise in ``g``.  Its result
+    is as NumPy's ufuncs' (``shapes.numpy_elementwise``: for NumPy's and Python's operators)."""
+    defvjp(fun, "x", name=name, elementwise=True, shape=shapes.numpy_elementwise(fun), x=vjp)
 
 
 def binary(fun, vjp_x: str | None, vjp_y: str | None, name: str | None = None) -> None:
@@ -48,10 +50,12 @@ def binary(fun, vjp_x: str | None, vjp_y: str | None, name: str | None = None) -
 
     ``vjp_x`` and ``vjp_y`` are elementwise in ``g``; generation sums them over
     the axes along which the argument was broadcast (``unbroadcast``).  None: the
-    function is piecewise constant in that argument (``copysign``'s sign).
+    function is piecewise constant in that argument (``copysign``'s sign).  Its result is the
+    operands broadcast, as :func:`unary`'s.
     """
     vjps = {"x": vjp_x, "y": vjp_y}
-    defvjp(fun, "x, y", name=name, broadcast=("x", "y"), elementwise=True, **vjps)
+    defvjp(fun, "x, y", name=name, broadcast=("x", "y"), elementwise=True,
+           shape=shapes.numpy_elementwise(fun), **vjps)
 
 
 # --- Python operators and their ufuncs ---------------------------------------
@@ -72,7 +76,7 @@ unary(operator.pos, "g", name="unary +")
 for mod in (operator.mod, np.mod, np.remainder):
     binary(mod, "g", "-g * np.floor_divide(x, y)", name="%" if mod is operator.mod else None)
 for matmul in (operator.matmul, np.matmul):
-    defvjp(matmul, "x, y", name="@" if matmul is operator.matmul else None, linear="each",
+    defvjp(matmul, "x, y", name="@" if matmul is operator.matmul else None, linear="each", shape=shapes.matmul,
            x="matmul_grad_lhs(g, x, y)", y="matmul_grad_rhs(g, x, y)")
 
 # --- elementwise functions ---------------------------------------------------
@@ -85,12 +89,12 @@ unary(np.tanh, "g * (1.0 - ans ** 2)")
 unary(np.sqrt, "g * 0.5 / ans")
 unary(np.square, "g * 2 * x")
 for absolute in (np.abs, builtins.abs):  # of a complex x: conj(x) / |x| (complex_rules.py)
-    defvjp(absolute, "x", elementwise=True,
+    defvjp(absolute, "x", elementwise=True, shape=shapes.numpy_elementwise(absolute),
            jvp={"x": "t * np.sign(x) if np.isrealobj(x) else safe_divide(np.real(np.conj(x) * t), ans)"},
            x="g * np.sign(x) if np.isrealobj(x) else np.real(g) * safe_divide(np.conj(x), ans)")
 binary(np.maximum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 binary(np.minimum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
-defvjp(np.where, "condition, x, y", linear="joint",
+defvjp(np.where, "condition, x, y", linear="joint", shape=shapes.elementwise(np.where),
        masks={"x": "condition", "y": "np.logical_not(condition)"},
        x="unbroadcast(np.where(condition, g, 0), x)", y="unbroadcast(np.where(condition, 0, g), y)")
 # clip: each element gets its gradient from a, a_min or a_max, whichever it is (a bound at a tie);
@@ -98,7 +102,7 @@ defvjp(np.where, "condition, x, y", linear="joint",
 _LO, _HI = "a_min if min is None else min", "a_max if max is None else max"
 _CLIP = {"a": f"clip_mask(a, {_LO}, {_HI})", "lo": f"clip_min_mask(a, {_LO}, {_HI})",
          "hi": f"clip_max_mask(a, {_LO}, {_HI})"}
-defvjp(np.clip, "a, a_min=None, a_max=None, out=None, *, min=None, max=None",
+defvjp(np.clip, "a, a_min=None, a_max=None, out=None, *, min=None, max=None", shape=shapes.elementwise(np.clip),
        jvp={"a": f"t * {_CLIP['a']}", **{p: f"t * {_CLIP['lo']}" for p in ("a_min", "min")},
             **{p: f"t * {_CLIP['hi']}" for p in ("a_max", "max")}},
        a=f"unbroadcast(g * {_CLIP['a']}, a)",
@@ -153,12 +157,13 @@ defvjp(np.ndarray.astype, "a, dtype, order='K', casting='unsafe', subok=True, co
 # factor of a product, and for max/min one more candidate: a gradient where it wins
 _WHERE = "a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True"
 for sum_ in (np.sum, np.ndarray.sum):
-    defvjp(sum_, _WHERE, linear="joint", initial="unbroadcast(g, initial)",
+    defvjp(sum_, _WHERE, linear="joint", shape=shapes.reduction(np.sum), initial="unbroadcast(g, initial)",
            a="reduce_grad(g, a, axis, keepdims) if where is True else "
              "np.where(where, reduce_grad(g, a, axis, keepdims), 0.0)")
 _COUNT = "np.sum(where * np.ones_like(a), axis=axis, keepdims=keepdims)"
 for mean in (np.mean, np.ndarray.mean):
     defvjp(mean, "a, axis=None, dtype=None, out=None, keepdims=False, *, where=True", linear="joint",
+           shape=shapes.reduction(np.mean),
            a=f"mean_grad(g, a, axis, keepdims) if where is True else "
              f"np.where(where, reduce_grad(g / {_COUNT}, a, axis, keepdims), 0.0)")
 _EXTREMUM = ("extremum_grad({g}, a, ans, axis, keepdims) if where is True and initial is None else "
@@ -166,6 +171,7 @@ _EXTREMUM = ("extremum_grad({g}, a, ans, axis, keepdims) if where is True and in
 _INITIAL = "extremum_initial_grad({g}, a, ans, axis, keepdims, initial, where)"
 for extremum in (np.max, np.min, np.amax, np.amin, np.ndarray.max, np.ndarray.min):
     defvjp(extremum, "a, axis=None, out=None, keepdims=False, initial=None, where=True",
+           shape=shapes.reduction(np.max if extremum in (np.max, np.amax, np.ndarray.max) else np.min),
            jvp={"a": "extremum_jvp(t, a, ans, axis, keepdims) if where is True and initial is None else "
                      "np.sum(extremum_where_grad(np.ones_like(ans), a, ans, axis, keepdims, initial, where) * t, "
                      "axis=axis, keepdims=keepdims)",
@@ -178,8 +184,8 @@ _PROD = ("prod_grad({g}, a, axis, keepdims) if where is True and initial is None
          "keepdims), 0.0)")
 _PROD_REST = "np.prod(a, axis=axis, keepdims=keepdims, where=where)"
 for prod in (np.prod, np.ndarray.prod):
-    defvjp(prod, _WHERE, jvp={"a": _SUM_T.format(f"({_PROD.format(g='np.ones_like(ans)')})"),
-                              "initial": f"t * {_PROD_REST}"},
+    defvjp(prod, _WHERE, shape=shapes.reduction(np.prod),
+           jvp={"a": _SUM_T.format(f"({_PROD.format(g='np.ones_like(ans)')})"), "initial": f"t * {_PROD_REST}"},
            a=_PROD.format(g="g"), initial=f"unbroadcast(g * {_PROD_REST}, initial)")
 # correction= is NumPy 2's spelling of ddof (np.var's and np.std's, not the methods'); with
 # mean=m given, the deviations are a - m (m is an input of its own)
@@ -214,8 +220,8 @@ for trace in (np.trace, np.ndarray.trace):
 
 # --- linear algebra ----------------------------------------------------------
 for dot in (np.dot, np.ndarray.dot):
-    defvjp(dot, "a, b", linear="each", a="dot_grad_lhs(g, a, b)", b="dot_grad_rhs(g, a, b)")
-defvjp(np.outer, "a, b", linear="each",
+    defvjp(dot, "a, b", linear="each", shape=shapes.dot, a="dot_grad_lhs(g, a, b)", b="dot_grad_rhs(g, a, b)")
+defvjp(np.outer, "a, b", linear="each", shape=shapes.outer,
        a="np.reshape(np.dot(g, np.ravel(b)), np.shape(a))",
        b="np.reshape(np.dot(np.ravel(a), g), np.shape(b))")
 defvjp(np.inner, "a, b", linear="each",
@@ -275,8 +281,9 @@ defvjp(runtime.reshape_back, "ct, like, order='C', source=None", linear="joint",
        ct="reshape_back(g, ct, order, like if source is None else source)")
 for ravel in (np.ravel, np.ndarray.ravel, np.ndarray.flatten):
     defvjp(ravel, "a", linear="joint", a="np.reshape(g, np.shape(a))")
-defvjp(np.transpose, "a, axes=None", linear="joint", a="transpose_grad(g, axes)")
-defvjp(np.ndarray.transpose, "a, *axes", linear="joint", a="transpose_grad(g, axes or None)")
+defvjp(np.transpose, "a, axes=None", linear="joint", shape=shapes.transpose, a="transpose_grad(g, axes)")
+defvjp(np.ndarray.transpose, "a, *axes", linear="joint", shape=shapes.transpose,
+       a="transpose_grad(g, axes or None)")
 defvjp(np.ndarray.T, "a", name=".T", linear="joint", a="np.transpose(g)")
 defvjp(np.expand_dims, "a, axis", linear="joint", a="np.reshape(g, np.shape(a))")
 for squeeze in (np.squeeze, np.ndarray.squeeze):
@@ -329,7 +336,8 @@ defvjp(np.full_like, "a, fill_value, dtype=None, order='K', subok=True, shape=No
 
 # --- containers and in-place updates -------------------------------------------
 for copy in (np.copy, np.ndarray.copy):
-    defvjp(copy, "a, order='K'", containers=("a",), returns_container=True, linear="joint", a="g")
+    defvjp(copy, "a, order='K'", containers=("a",), returns_container=True, linear="joint", shape=shapes.copy,
+           a="g")
 defvjp(APPEND, "xs, x", containers=("xs",), returns_container=True, name="append", linear="joint", xs="g[:-1]", x="g[-1]")
 defvjp(SETITEM, "x, index, v", containers=("x",), returns_container=True, name="[]=", linear="joint", x="setitem_grad_x(g, index)",
        v="setitem_grad_value(g, index, v)")
@@ -430,6 +438,13 @@ REGISTRY.declare_nondifferentiable(
     *(f for name, f in vars(np.random.Generator).items() if not name.startswith("_") and callable(f)),
     *(f for name, f in vars(np.random.RandomState).items() if not name.startswith("_") and callable(f)),
 )
+# what some of them return, for specialised code: stop_gradient its argument; the operators
+# and NumPy's ufuncs no rule gave a shape (//, <, np.floor, np.less, np.cbrt ...) their operands
+# broadcast
+REGISTRY.defshape(runtime.stop_gradient, shapes.same)
+for fun in (*shapes.NUMPY_UFUNCS, *shapes.ELEMENTWISE_OPERATORS):
+    if REGISTRY.shape(fun) is None:
+        REGISTRY.defshape(fun, shapes.elementwise(fun))
 
 #: Attributes of arrays that carry no gradient (``x.shape`` and friends).
 NONDIFF_ATTRIBUTES: frozenset[str] = frozenset(["shape", "ndim", "size", "dtype", "itemsize", "nbytes"])

@@ -23,11 +23,14 @@ import re
 import sys
 import tokenize
 import types
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
 from .. import runtime
 from ..errors import RuleError
+
+if TYPE_CHECKING:
+    from .shapes import ShapeFunction
 
 T = TypeVar("T")
 
@@ -213,6 +216,9 @@ class Rule:
     #: Parameters a gradient would flow through but s2sad does not differentiate: why, said
     #: (at the user's call) when a value that carries a gradient reaches one.
     refused: dict[str, str] = field(default_factory=dict)
+    #: What the result is from what the operands are (rules/shapes.py), for specialised code;
+    #: None: not followed (the generic code is kept).
+    shape: ShapeFunction | None = None
 
     def differentiable(self) -> set[str]:
         """The parameters a gradient or a tangent flows through."""
@@ -248,7 +254,8 @@ class Rule:
 
 
 class Registry:
-    """Rules keyed by function object, plus the declared non-differentiable functions.
+    """Rules keyed by function object, plus the declared non-differentiable functions and
+    the shape functions of functions without a rule.
 
     A bound method (``scipy.stats.norm.logpdf``: a new object at each attribute access) is
     keyed by its object and function.  Rule modules for optional libraries are imported on
@@ -258,6 +265,9 @@ class Registry:
     def __init__(self) -> None:
         self.rules: dict[int, Rule] = {}
         self.nondiff: dict[int, Any] = {}
+        #: The shape functions of functions without a rule (comparisons, ``stop_gradient``,
+        #: NumPy's ufuncs without a gradient), with the function, which keeps its id taken.
+        self.shapes: dict[int, tuple[Any, ShapeFunction]] = {}
         self.methods: dict[tuple[int, int], int] = {}  # (id of self, id of function) -> key
         #: (library, rule module): the rule module is imported once the library is.
         self.lazy: list[tuple[str, str]] = []
@@ -289,16 +299,36 @@ class Registry:
             self.load_lazy()
         return self.key(fun) in self.nondiff
 
+    def shape(self, fun: Any) -> ShapeFunction | None:
+        """What ``fun`` returns, from what its operands are (rules/shapes.py): its rule's shape
+        function, or the one declared for it without a rule; None if there is none."""
+        key = self.key(fun)
+        rule = self.rules.get(key)
+        if rule is not None:
+            return rule.shape
+        return self.shapes[key][1] if key in self.shapes else None
+
+    def defshape(self, fun: Any, shape: ShapeFunction) -> None:
+        """Declare what ``fun`` returns (its rule's shape, if it has a rule)."""
+        key = self._declare(fun)
+        rule = self.rules.get(key)
+        if rule is not None:
+            self.rules[key] = replace(rule, shape=shape)
+        else:
+            self.shapes[key] = (fun, shape)
+
     def defvjp(self, fun: Any, params: str, *, name: str | None = None,
                broadcast: tuple[str, ...] = (), elementwise: bool = False,
                linear: str | None = None, jvp: dict[str, str] | None = None,
                forward_only: tuple[str, ...] = (), containers: tuple[str, ...] = (),
                returns_container: bool = False, masks: dict[str, str] | None = None,
-               refuse: dict[str, str] | None = None, check: bool = False,
-               **vjps: str | None) -> Rule:
+               refuse: dict[str, str] | None = None, shape: ShapeFunction | None = None,
+               check: bool = False, **vjps: str | None) -> Rule:
         """Declare how ``fun`` differentiates: one adjoint template per differentiable
         parameter (None: the parameter carries no gradient), and what forward mode needs
-        (elementwise, linear, or ``jvp`` templates).
+        (elementwise, linear, or ``jvp`` templates).  ``shape`` says what it returns, for
+        specialised code; a rule without one keeps the shape ``fun`` was declared with before
+        (what it computes does not change with its gradient).
 
         The helpers of :mod:`s2sad.runtime` receive arrays for their shapes: their
         parameters without a template are inert.  Templates compile when first used;
@@ -323,20 +353,24 @@ class Registry:
                     linear, {p: compile_template(t, names | {"t", "ans"}) for p, t in (jvp or {}).items()},
                     forward_only, containers, returns_container,
                     {p: compile_template(t, names) for p, t in (masks or {}).items()}, frozenset(inert),
-                    dict(refuse or {}))
+                    dict(refuse or {}), shape or self.shape(fun))
         if check:  # a user's rule: its mistakes are reported where it is declared
             for template in (*rule.vjps.values(), *rule.jvps.values(), *rule.masks.values()):
                 template.check()
         key = self._declare(fun)
         self.rules[key] = rule
         self.nondiff.pop(key, None)
+        self.shapes.pop(key, None)
         return rule
 
     def declare_nondifferentiable(self, *funs: Any) -> None:
+        """Declare functions without a gradient (a rule they had goes, its shape stays)."""
         for fun in funs:
             key = self._declare(fun)
             self.nondiff[key] = fun
-            self.rules.pop(key, None)
+            rule = self.rules.pop(key, None)
+            if rule is not None and rule.shape is not None:
+                self.shapes[key] = (fun, rule.shape)
 
     def _declare(self, fun: Any) -> int:
         if isinstance(fun, types.MethodType):

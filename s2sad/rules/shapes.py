@@ -3,8 +3,11 @@ by NumPy's own rules, for code specialised to one call's argument types (passes/
 
 A shape function takes the operands' :class:`Known` values (None where an operand is not
 known) and the literal keyword values, and returns the result's ``Known`` or None (not
-known: the generic code is kept).  The table is keyed by the function object, like the
-gradient rules; a function missing from it has an unknown result.
+known: the generic code is kept).  This module is the library of them; a gradient rule
+declares its function's (``defvjp(..., shape=...)``), and ``REGISTRY.defshape`` that of a
+function without a rule (a comparison, say).  A function with neither has an unknown result.
+It also says which results are new arrays and which are views of an operand, for what
+specialised code may update in place.
 """
 from __future__ import annotations
 
@@ -14,8 +17,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
-
-from ..runtime.seeds import stop_gradient
 
 
 @dataclass(frozen=True)
@@ -81,8 +82,6 @@ def known_arguments(params: tuple[str, ...], signature: tuple[Any, ...]) -> dict
 
 Operands = list[Optional[Known]]
 ShapeFunction = Callable[[Operands, dict[str, Any]], Optional[Known]]
-SHAPES: dict[Any, ShapeFunction] = {}
-METHODS: dict[str, ShapeFunction] = {}  # ndarray methods, by name (the receiver comes first)
 
 
 def result(fun: Callable[..., Any], operands: Operands, shape: tuple[int, ...],
@@ -117,6 +116,7 @@ def broadcast(operands: Operands) -> tuple[int, ...] | None:
 
 
 def elementwise(fun: Callable[..., Any]) -> ShapeFunction:
+    """A ufunc's rule: the operands broadcast, the dtype and type as ``fun`` gives them."""
     def shape(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
         if kwargs:
             return None  # (out=, where=, dtype=: not followed)
@@ -135,6 +135,8 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...] | None:
 
 
 def reduction(fun: Callable[..., Any]) -> ShapeFunction:
+    """A reduction's rule (``sum``, ``max``): the array less its ``axis`` (kept as 1 with
+    ``keepdims``), of the dtype ``fun`` gives."""
     def shape(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
         if len(operands) != 1 or operands[0] is None or set(kwargs) - {"axis", "keepdims"}:
             return None
@@ -165,7 +167,8 @@ def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | No
     return (*batch, *rows, *columns)
 
 
-def _matmul(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+def matmul(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+    """``a @ b`` of two arrays."""
     if kwargs or len(operands) != 2 or any(o is None or not o.array for o in operands):
         return None
     a, b = operands
@@ -174,13 +177,15 @@ def _matmul(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
     return None if shaped is None else _product(a, b, shaped)
 
 
-def _dot(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+def dot(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+    """``np.dot`` of vectors and matrices (where it is ``@``)."""
     if len(operands) == 2 and all(o is not None and o.array and len(o.shape) <= 2 for o in operands):
-        return _matmul(operands, kwargs)
+        return matmul(operands, kwargs)
     return None
 
 
-def _outer(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+def outer(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+    """``np.outer``: a matrix of the flattened operands' sizes."""
     if kwargs or len(operands) != 2 or any(o is None or not o.array for o in operands):
         return None
     a, b = operands
@@ -194,45 +199,50 @@ def _product(a: Known, b: Known, shape: tuple[int, ...]) -> Known:
     return Known(shape, dtype, np.ndarray if shape else dtype.type)
 
 
-def _transpose(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+def transpose(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+    """An array's transpose (its axes reversed)."""
     if kwargs or len(operands) != 1 or operands[0] is None or not operands[0].array:
         return None
     x = operands[0]
     return Known(x.shape[::-1], x.dtype, np.ndarray)
 
 
-def _copy(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+def copy(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+    """A copy of an array."""
     if kwargs or len(operands) != 1 or operands[0] is None or not operands[0].array:
         return None
     return operands[0]
 
 
-def _same(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+def same(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+    """The operand itself, whatever it is (``stop_gradient``)."""
     return operands[0] if len(operands) == 1 and not kwargs else None
 
 
-def _declare() -> None:
-    for name in dir(np):
-        fun = getattr(np, name)
-        if isinstance(fun, np.ufunc) and fun.nout == 1 and fun.nin in (1, 2):
-            SHAPES[fun] = elementwise(fun)
-    for fun in (operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
-                operator.floordiv, operator.mod, operator.neg, operator.pos, operator.lt,
-                operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
-        SHAPES[fun] = elementwise(fun)
-    for fun, method in ((np.sum, np.ndarray.sum), (np.mean, np.ndarray.mean),
-                        (np.max, np.ndarray.max), (np.min, np.ndarray.min),
-                        (np.prod, np.ndarray.prod)):
-        SHAPES[fun] = SHAPES[method] = METHODS[method.__name__] = reduction(fun)
-    SHAPES[np.amax], SHAPES[np.amin] = SHAPES[np.max], SHAPES[np.min]
-    SHAPES[np.matmul] = SHAPES[operator.matmul] = _matmul
-    SHAPES[np.dot] = METHODS["dot"] = _dot
-    SHAPES[np.outer] = _outer
-    SHAPES[np.transpose] = METHODS["transpose"] = _transpose
-    SHAPES[np.copy] = METHODS["copy"] = _copy
-    SHAPES[stop_gradient] = _same
-    SHAPES[np.where] = elementwise(np.where)
-    SHAPES[np.clip] = elementwise(np.clip)
+#: NumPy's ufuncs of one output and one or two inputs, whose rule is :func:`elementwise`
+NUMPY_UFUNCS: tuple[np.ufunc, ...] = tuple(dict.fromkeys(
+    f for f in (getattr(np, name) for name in dir(np)) if isinstance(f, np.ufunc) and f.nout == 1 and f.nin in (1, 2)))
+#: Python's operators that NumPy computes with a ufunc on arrays
+ELEMENTWISE_OPERATORS: tuple[Callable[..., Any], ...] = (
+    operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.floordiv, operator.mod,
+    operator.neg, operator.pos, operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne)
 
 
-_declare()
+def numpy_elementwise(fun: Callable[..., Any]) -> ShapeFunction | None:
+    """NumPy's rule for ``fun`` if it is one of its ufuncs or an operator it computes with one
+    (:func:`elementwise`); None for other elementwise functions (the math module's, the builtins':
+    their results are not followed)."""
+    return elementwise(fun) if any(fun is f for f in (*NUMPY_UFUNCS, *ELEMENTWISE_OPERATORS)) else None
+
+
+# What specialised code may update in place (passes/shapes.py, ``origins``): results that are new
+# arrays, and results that are views of an operand (which share its memory).
+#: NumPy's functions whose result is a new array: its ufuncs, and these
+NEW_ARRAY_FUNCTIONS: tuple[Callable[..., Any], ...] = (
+    np.full, np.zeros, np.outer, np.matmul, np.dot, np.where, np.clip, np.sum, np.mean, np.copy)
+#: Array methods whose result is a new array
+NEW_ARRAY_METHODS: tuple[str, ...] = ("sum", "mean", "max", "min", "prod", "dot", "copy")
+#: Array methods whose result is a view of the array
+VIEW_METHODS: tuple[str, ...] = ("reshape", "ravel", "transpose", "squeeze")
+#: NumPy's functions whose result is a view of their first argument, and whether it is read-only
+VIEW_FUNCTIONS: dict[str, bool] = {"broadcast_to": True, "expand_dims": False}

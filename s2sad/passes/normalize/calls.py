@@ -32,6 +32,8 @@ class CallLowering:
     """Calls: which function or rule applies, and how the arguments bind."""
 
     def call(self, node: cst.Call, target: str | None) -> Operand:
+        """A call: lowered as what it is written for (``math.log(x, base)``: a quotient), else
+        as one application of its callee to its arguments."""
         if self.res.object(node.func) is runtime.mul_into and len(node.args) == 2 and not any(
                 a.keyword or a.star for a in node.args):
             # generated code's product written into a dead buffer: differentiated (and, when
@@ -67,65 +69,70 @@ class CallLowering:
             raise self.unsupported(node, f"'{func.value.value}.{func.attr.value}(...)' inside an "
                                          f"expression is not supported; call it on its own line "
                                          f"(v = {func.value.value}.pop(i) for pop)")
-        args: list[Operand] = []
-        nodes: list[cst.CSTNode | None] = []
         if isinstance(func, cst.Attribute) and func not in self.res.objects:
-            receiver, rnode = self.operand(func.value)
-            args.append(receiver)
-            nodes.append(rnode)
-            key = _array_method(func.attr.value)
-            if isinstance(key, UnknownMethod) and self.is_self(func.value):
-                key = MethodOfSelf(func.attr.value, self.location(node))
-            fnode = func.with_changes(value=rnode)
+            callee = self.method_callee(node, func)
         else:
-            key = self.res.object(func)
-            fnode = self.rename(func)
-            if self.registry.rule(key) is not None and _through_an_instance(func, self.res):
-                # ``config.act(x)``: the generated code calls the function whose rule it
-                # applies, bound by name, even if the attribute is rebound later
-                fnode = cst.Name(self.fn.fresh("_".join(attribute_path(func))))
-                self.fn.free[fnode.value] = key
-            if isinstance(func, cst.Name) and func.value in self.local_functions:
-                key = self.local_functions[func.value]
-                node = node.with_changes(args=[*node.args, *(
-                    cst.Arg(cst.Name(n), keyword=cst.Name(n), equal=cst.AssignEqual(
-                        cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
-                    for n in self.closure_args.get(func.value, ()))])
-            elif key is MISSING and (made := self.derivative(func)) is not None:
-                # ``grad(fun)(x)`` in the differentiated code: the generated gradient is a
-                # function with source like any other callee (differentiated at second order)
-                key = made
-                fnode = cst.Name(self.fn.fresh(made.__name__))
-                self.fn.free[fnode.value] = made
-            elif key is MISSING:
-                key = _LocalCallee(self.parsed.code(func).strip(), self.binds_partial(func))
-            elif isinstance(func, cst.Attribute) and isinstance(getattr(key, "__self__", None), np.ndarray):
-                args.append(Const(self.parsed.code(func.value).strip()))
-                nodes.append(None)
-                key = _array_method(func.attr.value)
-            elif self.registry.rule(key) is None and callable_object(key):
-                # an object whose __call__ is written in Python: that method, the object first
-                args.append(Const(EMPTY_MODULE.code_for_node(fnode).strip()))
-                nodes.append(None)
-                key = types.MethodType(type(key).__call__, key)
-            elif (self.registry.rule(key) is None and isinstance(key, types.MethodType)
-                  and isinstance(key.__func__, types.FunctionType)):
-                # a method of a constant object (a global, a closure, a class for a classmethod):
-                # the object is the first argument of the method's function
-                spelled = fnode.value if isinstance(fnode, cst.Attribute) else cst.Attribute(
-                    fnode, cst.Name("__self__"))
-                args.append(Const(EMPTY_MODULE.code_for_node(spelled).strip()))
-                nodes.append(None)
+            node, callee = self.object_callee(node, func)
         lowered = [(a, *(self.operand(a.value) if a.star != "*" else self.splat(a.value))) for a in node.args]
-        args += [op for a, op, _ in lowered if a.keyword is None]
-        nodes += [n for a, _, n in lowered if a.keyword is None]
+        args = callee.args + [op for a, op, _ in lowered if a.keyword is None]
+        nodes = callee.nodes + [n for a, _, n in lowered if a.keyword is None]
         kwargs = {a.keyword.value: op for a, op, _ in lowered if a.keyword is not None}
         kw_nodes = {a.keyword.value: n for a, _, n in lowered if a.keyword is not None}
-        primal = node.with_changes(func=fnode, args=[a.with_changes(value=n) for a, _, n in lowered],
+        primal = node.with_changes(func=callee.func, args=[a.with_changes(value=n) for a, _, n in lowered],
                                    lpar=[], rpar=[])
         word = (func.attr.value.strip("_") or "call") if isinstance(func, cst.Attribute) else (
             func.value if isinstance(func, cst.Name) else "call")
-        return self.apply(key, args, kwargs, primal, node, target, word, nodes, kw_nodes)
+        return self.apply(callee.key, args, kwargs, primal, node, target, word, nodes, kw_nodes)
+
+    def method_callee(self, node: cst.Call, func: cst.Attribute) -> _Callee:
+        """``x.sum()``, with ``x`` a local expression: a method of NumPy arrays (or of ``self``),
+        called with the value of ``x`` first."""
+        receiver, rnode = self.operand(func.value)
+        key = _array_method(func.attr.value)
+        if isinstance(key, UnknownMethod) and self.is_self(func.value):
+            key = MethodOfSelf(func.attr.value, self.location(node))
+        return _Callee(key, func.with_changes(value=rnode), [receiver], [rnode])
+
+    def object_callee(self, node: cst.Call, func: cst.BaseExpression) -> tuple[cst.Call, _Callee]:
+        """A call of what a name or an attribute chain denotes, with the call (a nested
+        function's gets the variables it reads as keyword arguments)."""
+        key = self.res.object(func)
+        fnode = self.rename(func)
+        before: list[Operand] = []  # arguments that go before the call's own
+        if self.registry.rule(key) is not None and _through_an_instance(func, self.res):
+            # ``config.act(x)``: the generated code calls the function whose rule it
+            # applies, bound by name, even if the attribute is rebound later
+            fnode = cst.Name(self.fn.fresh("_".join(attribute_path(func))))
+            self.fn.free[fnode.value] = key
+        if isinstance(func, cst.Name) and func.value in self.local_functions:
+            key = self.local_functions[func.value]
+            node = node.with_changes(args=[*node.args, *(
+                cst.Arg(cst.Name(n), keyword=cst.Name(n), equal=cst.AssignEqual(
+                    cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+                for n in self.closure_args.get(func.value, ()))])
+        elif key is MISSING and (made := self.derivative(func)) is not None:
+            # ``grad(fun)(x)`` in the differentiated code: the generated gradient is a
+            # function with source like any other callee (differentiated at second order)
+            key = made
+            fnode = cst.Name(self.fn.fresh(made.__name__))
+            self.fn.free[fnode.value] = made
+        elif key is MISSING:
+            key = _LocalCallee(self.parsed.code(func).strip(), self.binds_partial(func))
+        elif isinstance(func, cst.Attribute) and isinstance(getattr(key, "__self__", None), np.ndarray):
+            before.append(Const(self.parsed.code(func.value).strip()))
+            key = _array_method(func.attr.value)
+        elif self.registry.rule(key) is None and callable_object(key):
+            # an object whose __call__ is written in Python: that method, the object first
+            before.append(Const(EMPTY_MODULE.code_for_node(fnode).strip()))
+            key = types.MethodType(type(key).__call__, key)
+        elif (self.registry.rule(key) is None and isinstance(key, types.MethodType)
+              and isinstance(key.__func__, types.FunctionType)):
+            # a method of a constant object (a global, a closure, a class for a classmethod):
+            # the object is the first argument of the method's function
+            spelled = fnode.value if isinstance(fnode, cst.Attribute) else cst.Attribute(
+                fnode, cst.Name("__self__"))
+            before.append(Const(EMPTY_MODULE.code_for_node(spelled).strip()))
+        return node, _Callee(key, fnode, before, [None] * len(before))
 
     def derivative(self, func: cst.BaseExpression) -> Any:
         """The function ``grad(fun, ...)`` / ``value_and_grad(fun, ...)`` makes, when ``func``
@@ -286,6 +293,18 @@ class CallLowering:
         first = params[0] if params and not self.generated() else next((p for p in params if p == "self"), None)
         return isinstance(node, cst.Name) and node.value == "self" and first == "self" \
             and self.version.get("self", "self") == "self"
+
+
+@dataclass(frozen=True)
+class _Callee:
+    """What a call calls (a rule's key, a Python function, or what no rule applies to), the
+    callee as the generated code spells it, and the arguments that go before the call's own
+    (a method's receiver), with their nodes in the call."""
+
+    key: Any
+    func: cst.BaseExpression
+    args: list[Operand]
+    nodes: list[cst.CSTNode | None]
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from typing import Any
 
 import libcst as cst
 
+from ...errors import Location
 from ...ir import Assign, Const, If, Loop, Opaque, Operand, Stmt, Var, operand_code, operand_reads
 from ..resolve import Resolution
 from .flow import assigned_in, changed_in, jumps, may_return, view_bases
@@ -25,18 +26,9 @@ class LoopLowering:
         if has_walrus(node.iter):
             node = node.with_changes(iter=self.hoist(node.iter))
         self.check_expression(node.iter)
-        prefix: list[tuple[str, Any, str]] = []  # (name, sequence or None for the index itself, index)
         iterable = node.iter
         func = iterable.func if isinstance(iterable, cst.Call) else None
-        kind = "plain"
-        if not self.local_reads(iterable) or self.inactive_kind(iterable) is not None:
-            kind = "plain"
-        elif func is not None and self.res.object(func) is range:
-            kind = "plain"
-        elif func is not None and self.res.object(func) in (enumerate, zip, reversed):
-            kind = self.res.object(func).__name__
-        else:
-            kind = "sequence"
+        kind = self.iteration_kind(iterable)
         target = node.target
         names = _target_names(target)
         body = statements_of(node.body)
@@ -53,61 +45,90 @@ class LoopLowering:
         if zipped is None and (names is None or kind in ("sequence", "reversed") and len(names) != 1):
             names, body = self.loop_target(target, kind, body)
         if kind == "plain":
-            header_iter = self.rename(iterable)
-            # a loop that runs no iteration leaves a bound target as it was: one read after the
-            # loop is carried through it, assigned from a fresh loop variable in the body
-            kept = [n for n in names if n in self.version and self.read_after(node, n)]
-            targets = [self.fn.fresh(n) if n in kept else self.new_version(n) for n in names]
-            self.version.update((n, t) for n, t in zip(names, targets) if n not in kept)
-            header = f"for {', '.join(targets)} in {EMPTY_MODULE.code_for_node(header_iter).strip()}"
-            reads = self.local_reads(iterable)
-            prefix = [(n, None, t) for n, t in zip(names, targets) if n in kept]
+            header, reads, targets, prefix = self.plain_header(node, names)
         else:
-            if zipped is not None:  # for i, (a, b) in enumerate(zip(xs, ys))
-                index_name, pairs = zipped
-                index = self.new_version(index_name)
-                self.version[index_name] = index
-                sequences = pairs
-            elif kind == "enumerate":
-                if names is None or len(names) != 2 or len(iterable.args) != 1 or iterable.args[0].keyword:
-                    raise self.unsupported(iterable, "use 'for i, item in enumerate(sequence)'")
-                index = self.new_version(names[0])
-                self.version[names[0]] = index
-                sequences = [(names[1], iterable.args[0].value)]
-            elif kind == "zip":
-                if len(names) != len(iterable.args) or any(a.keyword or a.star for a in iterable.args):
-                    raise self.unsupported(iterable, "use 'for a, b in zip(xs, ys)' with one name per sequence")
-                index = self.fn.fresh("k")
-                sequences = list(zip(names, (a.value for a in iterable.args)))
-            else:
-                if len(names) != 1:
-                    raise self.unsupported(target, "unpacking the items of a sequence in a 'for' "
-                                                   "header is not supported; unpack in the body")
-                index = self.fn.fresh("i")
-                if kind == "reversed":
-                    if len(iterable.args) != 1 or iterable.args[0].keyword or iterable.args[0].star:
-                        raise self.unsupported(iterable, "use 'for item in reversed(sequence)'")
-                    iterable = iterable.args[0].value
-                sequences = [(names[0], iterable)]
-            seq_ops = []
-            # the loop's own names are rebound each iteration too (``for x in x``)
-            rebound = assigned_in(body) | changed_in(body) & self.res.locals | {name for name, _ in sequences} | set(names or ())
-            for name, seq in sequences:
-                op, seq_node = self.operand(seq)
-                if isinstance(op, Var) and user_name(op.name, self.res.locals) in rebound:
-                    # the loop iterates over the sequence as it was when the loop started
-                    snapshot = self.fn.fresh(f"{op.name}_items")
-                    self.out.append(Assign(snapshot, op, self.loc, temporary=True))
-                    op, seq_node = Var(snapshot), cst.Name(snapshot)
-                seq_ops.append((name, op, EMPTY_MODULE.code_for_node(seq_node).strip()))
-            lengths = [f"len({code})" for _, _, code in seq_ops]
-            bound = lengths[0] if len(lengths) == 1 else f"min({', '.join(lengths)})"
-            steps = f"{bound} - 1, -1, -1" if kind == "reversed" else bound
-            header = f"for {index} in range({steps})"
+            index, sequences = self.loop_sequences(iterable, target, kind, names, zipped)
+            header, reads, prefix = self.indexed_header(index, sequences, kind, names, body)
             targets = [index]
-            reads = tuple(dict.fromkeys(n for _, op, _ in seq_ops for n in operand_reads(op)))
-            prefix = [(name, op, index) for name, op, _ in seq_ops]
         self.loop(node, header, reads, targets, prefix, body)
+
+    def iteration_kind(self, iterable: cst.BaseExpression) -> str:
+        """How a ``for`` iterates: "plain" (as written: over a range, or over what carries no
+        gradient), "enumerate", "zip" or "reversed" (over sequences, by index), or "sequence"
+        (over one sequence, by index)."""
+        func = iterable.func if isinstance(iterable, cst.Call) else None
+        if not self.local_reads(iterable) or self.inactive_kind(iterable) is not None:
+            return "plain"
+        if func is not None and self.res.object(func) is range:
+            return "plain"
+        if func is not None and self.res.object(func) in (enumerate, zip, reversed):
+            return self.res.object(func).__name__
+        return "sequence"
+
+    def plain_header(self, node: cst.For, names: list[str]) -> tuple[str, tuple[str, ...], list[str], list[Any]]:
+        """The header of a loop kept as written (its targets renamed), what it reads, its
+        targets, and the prefix that hands a kept target on."""
+        iterable = node.iter
+        header_iter = self.rename(iterable)
+        # a loop that runs no iteration leaves a bound target as it was: one read after the
+        # loop is carried through it, assigned from a fresh loop variable in the body
+        kept = [n for n in names if n in self.version and self.read_after(node, n)]
+        targets = [self.fn.fresh(n) if n in kept else self.new_version(n) for n in names]
+        self.version.update((n, t) for n, t in zip(names, targets) if n not in kept)
+        header = f"for {', '.join(targets)} in {EMPTY_MODULE.code_for_node(header_iter).strip()}"
+        prefix = [(n, None, t) for n, t in zip(names, targets) if n in kept]
+        return header, self.local_reads(iterable), targets, prefix
+
+    def loop_sequences(self, iterable: cst.BaseExpression, target: cst.BaseExpression, kind: str,
+                       names: list[str] | None, zipped: tuple[str, list[tuple[str, cst.BaseExpression]]] | None
+                       ) -> tuple[str, list[tuple[str, cst.BaseExpression]]]:
+        """A loop over sequences by index: the index, and each item's name with its sequence."""
+        if zipped is not None:  # for i, (a, b) in enumerate(zip(xs, ys))
+            index_name, pairs = zipped
+            index = self.new_version(index_name)
+            self.version[index_name] = index
+            return index, pairs
+        if kind == "enumerate":
+            if names is None or len(names) != 2 or len(iterable.args) != 1 or iterable.args[0].keyword:
+                raise self.unsupported(iterable, "use 'for i, item in enumerate(sequence)'")
+            index = self.new_version(names[0])
+            self.version[names[0]] = index
+            return index, [(names[1], iterable.args[0].value)]
+        if kind == "zip":
+            if len(names) != len(iterable.args) or any(a.keyword or a.star for a in iterable.args):
+                raise self.unsupported(iterable, "use 'for a, b in zip(xs, ys)' with one name per sequence")
+            return self.fn.fresh("k"), list(zip(names, (a.value for a in iterable.args)))
+        if len(names) != 1:
+            raise self.unsupported(target, "unpacking the items of a sequence in a 'for' "
+                                           "header is not supported; unpack in the body")
+        index = self.fn.fresh("i")
+        if kind == "reversed":
+            if len(iterable.args) != 1 or iterable.args[0].keyword or iterable.args[0].star:
+                raise self.unsupported(iterable, "use 'for item in reversed(sequence)'")
+            iterable = iterable.args[0].value
+        return index, [(names[0], iterable)]
+
+    def indexed_header(self, index: str, sequences: list[tuple[str, cst.BaseExpression]], kind: str,
+                       names: list[str] | None, body: list[cst.BaseStatement]
+                       ) -> tuple[str, tuple[str, ...], list[Any]]:
+        """The header ``for index in range(...)`` of a loop over sequences, what it reads, and
+        the prefix that reads each item."""
+        seq_ops = []
+        # the loop's own names are rebound each iteration too (``for x in x``)
+        rebound = assigned_in(body) | changed_in(body) & self.res.locals | {name for name, _ in sequences} | set(names or ())
+        for name, seq in sequences:
+            op, seq_node = self.operand(seq)
+            if isinstance(op, Var) and user_name(op.name, self.res.locals) in rebound:
+                # the loop iterates over the sequence as it was when the loop started
+                snapshot = self.fn.fresh(f"{op.name}_items")
+                self.out.append(Assign(snapshot, op, self.loc, temporary=True))
+                op, seq_node = Var(snapshot), cst.Name(snapshot)
+            seq_ops.append((name, op, EMPTY_MODULE.code_for_node(seq_node).strip()))
+        lengths = [f"len({code})" for _, _, code in seq_ops]
+        bound = lengths[0] if len(lengths) == 1 else f"min({', '.join(lengths)})"
+        steps = f"{bound} - 1, -1, -1" if kind == "reversed" else bound
+        reads = tuple(dict.fromkeys(n for _, op, _ in seq_ops for n in operand_reads(op)))
+        return f"for {index} in range({steps})", reads, [(name, op, index) for name, op, _ in seq_ops]
 
     def loop_target(self, target: cst.BaseExpression, kind: str, body: list[cst.BaseStatement]
                     ) -> tuple[list[str], list[cst.BaseStatement]]:
@@ -170,7 +191,43 @@ class LoopLowering:
     def loop(self, node: cst.CSTNode, header: str, reads: tuple[str, ...], targets: list[str],
              prefix: list[Any], body: list[cst.BaseStatement],
              test: cst.BaseExpression | None = None) -> None:
+        """Emit the loop of ``header`` (a ``while`` loop's: from ``test``) over ``body``, each
+        iteration first binding its ``prefix``: (name, sequence or None for the index itself,
+        index)."""
         loc = self.location(node)
+        live_out = self.carried_names(node, prefix, body, loc)
+        before = dict(self.version)
+        for name in live_out:  # a carried container may grow from one iteration to the next
+            self.sizes.pop(before[name], None)
+        for name in live_out & set(view_bases(body)):  # a view taken by an earlier iteration
+            self.views.add(before[name])
+        has_break, has_continue = jumps(body)
+        breaking = self.fn.fresh("breaking") if has_break else None
+        skipping = self.fn.fresh("skipping") if has_continue else None
+        if breaking:
+            self.out.append(Assign(breaking, Const("False"), loc, temporary=True))
+        if test is not None:
+            header = f"while {EMPTY_MODULE.code_for_node(self.rename(test)).strip()}"
+        self.loops.append((breaking, skipping))
+        links = self.save_links(scoped=True)
+        block, _ = self.nested(lambda: self.loop_body(node, prefix, body, skipping, loc))
+        self.loops.pop()
+        held = self.check_carried_links(links, node)
+        after = self.version
+        carried = [(before[n], after[n]) for n in sorted(live_out)]
+        self.version = {**after, **{n: before[n] for n in live_out}}
+        for n in live_out:  # the carried name holds the array of the last iteration, or of none
+            if after[n] != before[n] and {after[n], before[n]} & set(self.layout):
+                self.layout[before[n]] = None
+        self.hold_links({v for v in held if {v, self.links[v].base} <= live_out})
+        self.out.append(Loop(header, tuple(reads), tuple(targets), block, carried, loc, breaking))
+        if getattr(node, "orelse", None) is not None:
+            self.loop_else(node.orelse, breaking, "for" if isinstance(node, cst.For) else "while")
+
+    def carried_names(self, node: cst.CSTNode, prefix: list[Any], body: list[cst.BaseStatement],
+                      loc: Location) -> set[str]:
+        """The names an iteration hands on (to the next one, or to the code after the loop),
+        each made bound before the loop."""
         assigned = assigned_in(body) | changed_in(body) & self.res.locals | {name for name, _, _ in prefix}
         assigned |= self.carried_links(assigned)
         outside = self.loads_outside(node)
@@ -187,49 +244,25 @@ class LoopLowering:
             # bound before the loop on some paths only: an iteration that returns or breaks
             # before assigning it hands it on all the same
             self.bind_everywhere(self.version[name])
-        before = dict(self.version)
-        for name in live_out:  # a carried container may grow from one iteration to the next
-            self.sizes.pop(before[name], None)
-        for name in live_out & set(view_bases(body)):  # a view taken by an earlier iteration
-            self.views.add(before[name])
-        has_break, has_continue = jumps(body)
-        breaking = self.fn.fresh("breaking") if has_break else None
-        skipping = self.fn.fresh("skipping") if has_continue else None
-        if breaking:
-            self.out.append(Assign(breaking, Const("False"), loc, temporary=True))
-        if test is not None:
-            header = f"while {EMPTY_MODULE.code_for_node(self.rename(test)).strip()}"
-        self.loops.append((breaking, skipping))
+        return live_out
 
-        def lower_body() -> None:
-            if skipping:
-                self.out.append(Assign(skipping, Const("False"), loc, temporary=True))
-            for name, op, index in prefix:
-                new = self.new_version(name)
-                if op is None:  # the loop variable itself
-                    self.out.append(Assign(new, Var(index), loc))
-                    self.version[name] = new
-                    continue
-                item = cst.parse_expression(f"{operand_code(op)}[{index}]")
-                self.apply(operator.getitem, [op, Const(index, (index,))], {}, item, node, new, "item",
-                           [item.value, None])
+    def loop_body(self, node: cst.CSTNode, prefix: list[Any], body: list[cst.BaseStatement],
+                  skipping: str | None, loc: Location) -> None:
+        """One iteration: the ``continue`` flag reset, the prefix (each item read, or a kept
+        target handed on), then the body."""
+        if skipping:
+            self.out.append(Assign(skipping, Const("False"), loc, temporary=True))
+        for name, op, index in prefix:
+            new = self.new_version(name)
+            if op is None:  # the loop variable itself
+                self.out.append(Assign(new, Var(index), loc))
                 self.version[name] = new
-            self.block(body)
-
-        links = self.save_links(scoped=True)
-        block, _ = self.nested(lower_body)
-        self.loops.pop()
-        held = self.check_carried_links(links, node)
-        after = self.version
-        carried = [(before[n], after[n]) for n in sorted(live_out)]
-        self.version = {**after, **{n: before[n] for n in live_out}}
-        for n in live_out:  # the carried name holds the array of the last iteration, or of none
-            if after[n] != before[n] and {after[n], before[n]} & set(self.layout):
-                self.layout[before[n]] = None
-        self.hold_links({v for v in held if {v, self.links[v].base} <= live_out})
-        self.out.append(Loop(header, tuple(reads), tuple(targets), block, carried, loc, breaking))
-        if getattr(node, "orelse", None) is not None:
-            self.loop_else(node.orelse, breaking, "for" if isinstance(node, cst.For) else "while")
+                continue
+            item = cst.parse_expression(f"{operand_code(op)}[{index}]")
+            self.apply(operator.getitem, [op, Const(index, (index,))], {}, item, node, new, "item",
+                       [item.value, None])
+            self.version[name] = new
+        self.block(body)
 
     def loop_else(self, orelse: cst.Else, breaking: str | None, kind: str) -> None:
         """The ``else`` of a loop runs when no ``break`` (or ``return``) left the loop: under

@@ -10,6 +10,7 @@ from typing import Any
 
 import libcst as cst
 
+from ...errors import Location
 from ...ir import Assign, Opaque
 from .constructs import UNSUPPORTED
 from .flow import assigned_in
@@ -30,6 +31,25 @@ class NestedFunctionLowering:
         keyword-only parameters, which each call passes (their values at the call, as
         Python's closures read them).
         """
+        self.check_nested_function(name, node)
+        own = {n.value for n in walk(node.params) if isinstance(n, cst.Name)} | assigned_in(
+            statements_of(node.body) if isinstance(node, cst.FunctionDef) else [])
+        read = {n.value for n in walk(node.body) if isinstance(n, cst.Name)}
+        recursive = name in read - own  # its own name is bound to it when it is compiled, below
+        outer = sorted(read & (self.res.locals - own - {name}))
+        loc = self.location(node)
+        if outer:
+            node = self.with_outer_parameters(name, node, outer, recursive)
+        text, filename, first = _compiled_source(name, node, loc, bool(outer))
+        self.local_functions[name] = _compiled(name, text, filename, first, recursive,
+                                               self.parsed.source.fn.__globals__)
+        self.version[name] = name
+        statement = node.with_changes(leading_lines=[]) if isinstance(node, cst.FunctionDef) else \
+            cst.Assign([cst.AssignTarget(cst.Name(name))], node)
+        self.out.append(Assign(None, Opaque(statement, (), "nondiff"), loc))
+
+    def check_nested_function(self, name: str, node: cst.FunctionDef | cst.Lambda) -> None:
+        """Refuse a nested function s2sad cannot compile on its own."""
         if isinstance(node, cst.FunctionDef) and node.decorators:
             raise self.unsupported(node, "decorated nested functions are not supported; define "
                                          "the function at module level")
@@ -38,52 +58,23 @@ class NestedFunctionLowering:
         declared = [n for n in walk(node.body) if isinstance(n, (cst.Nonlocal, cst.Global))]
         if declared:  # the nested function is compiled on its own: it has no enclosing scope
             raise self.unsupported(declared[0], UNSUPPORTED[type(declared[0])])
-        own = {n.value for n in walk(node.params) if isinstance(n, cst.Name)} | assigned_in(
-            statements_of(node.body) if isinstance(node, cst.FunctionDef) else [])
-        read = {n.value for n in walk(node.body) if isinstance(n, cst.Name)}
-        recursive = name in read - own  # its own name is bound to it when it is compiled, below
-        outer = sorted(read & (self.res.locals - own - {name}))
-        loc = self.location(node)
-        if outer:
-            why = ("calls itself" if recursive else next((f"calls the nested function '{n}'" for n in outer
-                                                          if n in self.local_functions), None)) or self.used_uncalled(name, node)
-            if why:
-                raise self.unsupported(node, f"the nested function '{name}' {why} and reads "
-                                             f"{', '.join(outer)} from the enclosing function; pass "
-                                             f"{'it as an argument' if len(outer) == 1 else 'them as arguments'}")
-            star = node.params.star_arg
-            node = node.with_changes(params=node.params.with_changes(
-                star_arg=cst.ParamStar() if isinstance(star, cst.MaybeSentinel) else star,
-                kwonly_params=[*node.params.kwonly_params, *(cst.Param(cst.Name(n)) for n in outer)]))
-            self.closure_args[name] = outer
-        if isinstance(node, cst.FunctionDef) and outer:  # its source, as compiled, at its lines
-            text = "\n" * (loc.line - 1) + textwrap.dedent(EMPTY_MODULE.code_for_node(node.with_changes(leading_lines=[])))
-            filename, first = f"{loc.filename} (nested function {name}, as compiled)", 1
-            linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-        elif isinstance(node, cst.FunctionDef):
-            text = textwrap.dedent(EMPTY_MODULE.code_for_node(node.with_changes(leading_lines=[])))
-            filename, first = loc.filename, loc.line
-        else:
-            body = EMPTY_MODULE.code_for_node(node.body).strip()
-            text = f"def {name}({EMPTY_MODULE.code_for_node(node.params).strip()}):\n    return {body}\n"
-            filename, first = f"<s2sad: lambda {name} at {loc.filename}:{loc.line}>", 1
-            linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-        tree = ast.parse(text)
-        ast.increment_lineno(tree, first - 1)
-        if recursive:  # defined inside a maker function, so that its own name is a closure cell
-            maker = ast.FunctionDef(name=_MAKER, args=ast.arguments([], [], None, [], [], None, []),
-                                    body=[*tree.body, ast.Return(ast.Name(name, ast.Load()))],
-                                    decorator_list=[], returns=None,
-                                    **({"type_params": []} if sys.version_info >= (3, 12) else {}))
-            tree.body = [ast.copy_location(maker, tree.body[0])]
-            ast.fix_missing_locations(tree)
-        namespace: dict[str, Any] = {}
-        exec(compile(tree, filename, "exec"), self.parsed.source.fn.__globals__, namespace)
-        self.local_functions[name] = namespace[_MAKER]() if recursive else namespace[name]
-        self.version[name] = name
-        statement = node.with_changes(leading_lines=[]) if isinstance(node, cst.FunctionDef) else \
-            cst.Assign([cst.AssignTarget(cst.Name(name))], node)
-        self.out.append(Assign(None, Opaque(statement, (), "nondiff"), loc))
+
+    def with_outer_parameters(self, name: str, node: cst.FunctionDef | cst.Lambda, outer: list[str],
+                              recursive: bool) -> cst.FunctionDef | cst.Lambda:
+        """The nested function with the enclosing function's variables it reads (``outer``) as
+        keyword-only parameters, which its calls pass."""
+        why = ("calls itself" if recursive else next((f"calls the nested function '{n}'" for n in outer
+                                                      if n in self.local_functions), None)) or self.used_uncalled(name, node)
+        if why:
+            raise self.unsupported(node, f"the nested function '{name}' {why} and reads "
+                                         f"{', '.join(outer)} from the enclosing function; pass "
+                                         f"{'it as an argument' if len(outer) == 1 else 'them as arguments'}")
+        star = node.params.star_arg
+        node = node.with_changes(params=node.params.with_changes(
+            star_arg=cst.ParamStar() if isinstance(star, cst.MaybeSentinel) else star,
+            kwonly_params=[*node.params.kwonly_params, *(cst.Param(cst.Name(n)) for n in outer)]))
+        self.closure_args[name] = outer
+        return node
 
     def used_uncalled(self, name: str, node: cst.CSTNode) -> str | None:
         """Why the nested function ``name`` cannot get parameters added: a use other than a call."""
@@ -94,3 +85,41 @@ class NestedFunctionLowering:
                for n in variable_name_nodes(self.parsed.function.body)):
             return "is used other than called"
         return None
+
+
+def _compiled_source(name: str, node: cst.FunctionDef | cst.Lambda, loc: Location,
+                     changed: bool) -> tuple[str, str, int]:
+    """The source a nested function is compiled from, its file name and its first line there:
+    a ``def`` at its lines (as compiled, if ``changed`` gave it parameters), a lambda as a
+    ``def``; a source not in the user's file is put in ``linecache`` for tracebacks."""
+    if isinstance(node, cst.FunctionDef) and changed:  # its source, as compiled, at its lines
+        text = "\n" * (loc.line - 1) + textwrap.dedent(EMPTY_MODULE.code_for_node(node.with_changes(leading_lines=[])))
+        filename, first = f"{loc.filename} (nested function {name}, as compiled)", 1
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    elif isinstance(node, cst.FunctionDef):
+        text = textwrap.dedent(EMPTY_MODULE.code_for_node(node.with_changes(leading_lines=[])))
+        filename, first = loc.filename, loc.line
+    else:
+        body = EMPTY_MODULE.code_for_node(node.body).strip()
+        text = f"def {name}({EMPTY_MODULE.code_for_node(node.params).strip()}):\n    return {body}\n"
+        filename, first = f"<s2sad: lambda {name} at {loc.filename}:{loc.line}>", 1
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    return text, filename, first
+
+
+def _compiled(name: str, text: str, filename: str, first: int, recursive: bool,
+              scope: dict[str, Any]) -> Any:
+    """The function ``name`` that ``text`` defines, compiled with the globals ``scope``
+    (a recursive one inside a maker function, so that its own name is a closure cell)."""
+    tree = ast.parse(text)
+    ast.increment_lineno(tree, first - 1)
+    if recursive:
+        maker = ast.FunctionDef(name=_MAKER, args=ast.arguments([], [], None, [], [], None, []),
+                                body=[*tree.body, ast.Return(ast.Name(name, ast.Load()))],
+                                decorator_list=[], returns=None,
+                                **({"type_params": []} if sys.version_info >= (3, 12) else {}))
+        tree.body = [ast.copy_location(maker, tree.body[0])]
+        ast.fix_missing_locations(tree)
+    defined: dict[str, Any] = {}
+    exec(compile(tree, filename, "exec"), scope, defined)
+    return defined[_MAKER]() if recursive else defined[name]
