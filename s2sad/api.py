@@ -329,8 +329,9 @@ def adjoint_source(f: Callable[..., Any], wrt: Wrt = 0, *, standalone: bool = Fa
         text = _source(grad(f, wrt, specialize=False))
     else:
         t = target(f, wrt)
-        text = _source(specialized_for(t.fn, t.wrt, "grad", signature_of((*t.args, *example)),
-                                       build(t.fn, t.wrt, "grad")))
+        arguments = (*t.args, *example)
+        text = _source(specialized_for(t.fn, t.wrt, "grad", signature_of(arguments),
+                                       build(t.fn, t.wrt, "grad"), arguments))
     if not standalone:
         return text
     from .standalone import make_standalone
