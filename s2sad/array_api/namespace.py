@@ -43,7 +43,8 @@ _DTYPES = ("float64", "float32", "float16", "complex128", "complex64", "int64", 
 
 class Namespace:
     """NumPy's spellings (``ns.exp``, ``ns.sum``, ``ns.float64``...) on the arrays of one library,
-    whose Array API namespace is ``xp``; ``library`` names it in messages."""
+    whose Array API namespace is ``xp``; ``library`` names it in messages.  A method named
+    like a NumPy function takes that function's arguments (the ones listed in its signature)."""
 
     def __init__(self, xp: Any, library: str, array_type: type) -> None:
         self.xp = xp
