@@ -163,3 +163,20 @@ def test_numpy_code_refuses_the_librarys_arrays(library: Library) -> None:
     with pytest.raises(S2SADError, match=f"{library.name} array.*specialisation on"):
         s2sad.grad(ridge, specialize=False)(*library.args(*data))
 
+
+
+@pytest.mark.parametrize("transform", ["jvp", "vjp"])
+def test_forward_mode_and_vjp_refuse_torch_tensors(transform: str) -> None:
+    library = Library("torch")  # (JAX arrays there go through NumPy's own conversions, as before)
+    x = library.convert(RNG.normal(size=3))
+    with pytest.raises(S2SADError, match=f"{library.name} array.*not by jvp, vjp or hvp"):
+        if transform == "jvp":
+            s2sad.jvp(inner, wrt=0)(x, x, x)
+        else:
+            s2sad.vjp(inner, wrt=0)(x, x)[1](1.0)
+
+
+def test_a_numpy_array_among_the_librarys_is_refused(library: Library) -> None:
+    w, X, y = CASES["ridge"][2]
+    with pytest.raises(S2SADError, match=f"'w' is a NumPy array in a call with {library.name} arrays"):
+        s2sad.grad(ridge)(w, *library.args(X, y))

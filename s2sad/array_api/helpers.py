@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..errors import NonDifferentiableInputError, NonScalarOutputError, S2SADError
 from ..runtime.trees import add_grads
 from .namespace import Namespace
@@ -47,6 +49,9 @@ class Helpers:
             for key, value in (x.items() if isinstance(x, dict) else enumerate(x)):
                 self.check_wrt(value, f"{name}[{key!r}]")
             return
+        if isinstance(x, np.ndarray):
+            raise S2SADError(f"'{name}' is a NumPy array in a call with {self.ns.library} arrays; pass "
+                             f"every array of the call as a {self.ns.library} array")
         if self._kind(x) not in ("f", "c"):
             raise NonDifferentiableInputError(
                 f"cannot differentiate with respect to '{name}': it is {type(x).__name__}"

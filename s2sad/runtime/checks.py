@@ -31,7 +31,7 @@ def check_wrt(x: Any, name: str) -> None:
         return
     if kind is None and isinstance(x, (float, complex)):
         return
-    _refuse_other_library(x, name)
+    refuse_other_library(x, name)
     raise NonDifferentiableInputError(
         f"cannot differentiate with respect to '{name}': it is "
         f"{type(x).__name__}{'' if kind is None else ' of dtype ' + str(x.dtype)}; "
@@ -40,7 +40,7 @@ def check_wrt(x: Any, name: str) -> None:
     )
 
 
-def _refuse_other_library(x: Any, name: str) -> None:
+def refuse_other_library(x: Any, name: str) -> None:
     """Refuse a PyTorch tensor or JAX array in NumPy code: only the specialising dispatcher
     sends them to the code rebound to their library (s2sad.array_api)."""
     from ..array_api import library_of
@@ -50,7 +50,8 @@ def _refuse_other_library(x: Any, name: str) -> None:
         raise S2SADError(
             f"'{name}' is a {library} array, but this gradient runs NumPy's code: {library} arrays "
             f"are differentiated by grad(f) and value_and_grad(f) of a plain function with "
-            f"specialisation on (the default), not with specialize=False, has_aux, jit, argnums, "
+            f"specialisation on (the default), not by jvp, vjp or hvp, nor with specialize=False, "
+            f"has_aux, jit, argnums, "
             f"*args, or for a method or functools.partial")
 
 
