@@ -165,6 +165,7 @@ def test_numpy_code_refuses_the_librarys_arrays(library: Library) -> None:
 
 
 
+@pytest.mark.filterwarnings("ignore:__array_wrap__:DeprecationWarning")  # (NumPy's, on a tensor)
 @pytest.mark.parametrize("transform", ["jvp", "vjp"])
 def test_forward_mode_and_vjp_refuse_torch_tensors(transform: str) -> None:
     library = Library("torch")  # (JAX arrays there go through NumPy's own conversions, as before)
