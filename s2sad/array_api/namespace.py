@@ -59,6 +59,8 @@ class Namespace:
         self.fft = Unmapped(library, "np.fft")
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # (Python's own probes: copy, pickle, hasattr)
+            raise AttributeError(name)
         if name in _CONSTANTS:
             return _CONSTANTS[name]
         if name in _ELEMENTWISE:
