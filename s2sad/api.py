@@ -15,6 +15,7 @@ from .passes.callees import Decorated, tangent_parameter, unwrap
 from .passes.source import call_signature
 from .specializing import enabled, signature_of, specialized_for, specializing
 from .runtime import check_wrt, check_wrt_item, seed, zeros_grad
+from .runtime.checks import refuse_other_library
 from .tracebacks import user_errors
 
 _FUNCTION = types.FunctionType
@@ -175,7 +176,10 @@ def _with_tangent(generated: Callable[..., Any], what: str, word: str) -> Callab
             args, kwargs = args[:-1], {**kwargs, name: args[-1]}
         try:
             return generated(*args, **kwargs)
-        except TypeError as error:
+        except Exception as error:
+            _refuse_libraries(args, kwargs)
+            if not isinstance(error, TypeError):
+                raise
             try:
                 inspect.signature(generated).bind(*args, **kwargs)
             except TypeError:
@@ -186,6 +190,15 @@ def _with_tangent(generated: Callable[..., Any], what: str, word: str) -> Callab
     tangent_call.__s2sad_source__ = generated.__s2sad_source__  # type: ignore[attr-defined]
     tangent_call.__wrapped__ = generated  # type: ignore[attr-defined]
     return tangent_call
+
+
+def _refuse_libraries(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """After NumPy code failed: refuse a PyTorch tensor or JAX array among the arguments, which
+    only grad and value_and_grad take (checked once the call has failed, at no cost before)."""
+    for position, value in enumerate(args):
+        refuse_other_library(value, f"argument {position}")
+    for name, value in kwargs.items():
+        refuse_other_library(value, name)
 
 
 @user_errors
@@ -204,7 +217,11 @@ def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequenc
     forward = _generated(f, wrt, "split", specialize)
 
     def vjp_call(*args: Any, **kwargs: Any) -> Any:
-        value, backward = forward(*args, **kwargs)
+        try:
+            value, backward = forward(*args, **kwargs)
+        except Exception:
+            _refuse_libraries(args, kwargs)
+            raise
         aux = None
         if has_aux:
             value, aux = _output_and_aux(f, value)
@@ -347,8 +364,9 @@ def adjoint_source(f: Callable[..., Any], wrt: Wrt = 0, *, standalone: bool = Fa
         text = _source(grad(f, wrt, specialize=False))
     else:
         t = target(f, wrt)
-        text = _source(specialized_for(t.fn, t.wrt, "grad", signature_of((*t.args, *example)),
-                                       build(t.fn, t.wrt, "grad")))
+        arguments = (*t.args, *example)
+        text = _source(specialized_for(t.fn, t.wrt, "grad", signature_of(arguments),
+                                       build(t.fn, t.wrt, "grad"), arguments))
     if not standalone:
         return text
     from .standalone import make_standalone

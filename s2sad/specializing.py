@@ -17,6 +17,7 @@ from typing import Any, Callable, Hashable
 
 import numpy as np
 
+from .array_api import library_of, on_library
 from .cache import hold
 from .compiler import build, wrt_names
 from .errors import ZeroGradientWarning
@@ -49,7 +50,7 @@ def specializing(fn: types.FunctionType, wrt: Any, kind: str, generic: Callable[
     table: dict[Signature, Callable[..., Any]] = {}
 
     def miss(signature: Signature, *args: Any) -> Any:
-        made = table[signature] = specialized_for(fn, wrt, kind, signature, generic)
+        made = table[signature] = specialized_for(fn, wrt, kind, signature, generic, args)
         return made(*args)
 
     specialized = _dispatcher(params, generic.__defaults__, table, miss)
@@ -91,12 +92,19 @@ def _dispatcher(params: tuple[str, ...], defaults: tuple[Any, ...] | None,
 
 
 def specialized_for(fn: types.FunctionType, wrt: Any, kind: str, signature: Signature,
-                    generic: Callable[..., Any]) -> Callable[..., Any]:
+                    generic: Callable[..., Any], args: tuple[Any, ...] = ()) -> Callable[..., Any]:
     """The code that runs a call of this signature: ``generic`` (the generated ``kind`` of
-    ``fn``, or its hvp: the jvp of its gradient) where nothing is known, for other libraries' arrays, or once ``fn`` has changed;
-    else the code specialised to it."""
+    ``fn``, or its hvp: the jvp of its gradient) where nothing is known, for other libraries'
+    arrays, or once ``fn`` has changed; else the code specialised to it.  For PyTorch tensors
+    or JAX arrays (among ``args``, the call's), a gradient's ``generic`` rebound to their
+    library."""
     from .rules.shapes import known_arguments  # (the rules load with the compiler)
 
+    library = next((found for item in signature if (found := library_of(item)) is not None), None)
+    if library is not None:
+        if kind in ("grad", "value_and_grad") and isinstance(generic, types.FunctionType):
+            return on_library(generic, library, args)
+        return generic
     params = generic.__code__.co_varnames[:generic.__code__.co_argcount]
     if all(k is None for k in known_arguments(params, signature).values()) or any(
             _foreign(item) for item in signature):

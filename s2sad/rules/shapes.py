@@ -221,7 +221,7 @@ def same(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
 
 #: NumPy's ufuncs of one output and one or two inputs, whose rule is :func:`elementwise`
 NUMPY_UFUNCS: tuple[np.ufunc, ...] = tuple(dict.fromkeys(
-    f for f in (getattr(np, name) for name in dir(np)) if isinstance(f, np.ufunc) and f.nout == 1 and f.nin in (1, 2)))
+    f for f in vars(np).values() if isinstance(f, np.ufunc) and f.nout == 1 and f.nin in (1, 2)))
 #: Python's operators that NumPy computes with a ufunc on arrays
 ELEMENTWISE_OPERATORS: tuple[Callable[..., Any], ...] = (
     operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.floordiv, operator.mod,

@@ -31,12 +31,28 @@ def check_wrt(x: Any, name: str) -> None:
         return
     if kind is None and isinstance(x, (float, complex)):
         return
+    refuse_other_library(x, name)
     raise NonDifferentiableInputError(
         f"cannot differentiate with respect to '{name}': it is "
         f"{type(x).__name__}{'' if kind is None else ' of dtype ' + str(x.dtype)}; "
         f"pass a float or complex value (for example {name}=float(...) or an array with "
         f".astype(float))"
     )
+
+
+def refuse_other_library(x: Any, name: str) -> None:
+    """Refuse a PyTorch tensor or JAX array in NumPy code: only the specialising dispatcher
+    sends them to the code rebound to their library (s2sad.array_api)."""
+    from ..array_api import library_of
+
+    library = library_of(type(x))
+    if library is not None:
+        raise S2SADError(
+            f"'{name}' is a {library} array, but this gradient runs NumPy's code: {library} arrays "
+            f"are differentiated by grad(f) and value_and_grad(f) of a plain function with "
+            f"specialisation on (the default), not by jvp, vjp or hvp, nor with specialize=False, "
+            f"has_aux, jit, argnums, "
+            f"*args, or for a method or functools.partial")
 
 
 def check_tangent(t: Any, x: Any, name: str) -> None:
