@@ -21,7 +21,7 @@ import numpy as np
 
 from ..ir import Assign, If, Loop, Raw, Stmt
 from ..rules.registry import REGISTRY
-from ..rules.shapes import VIEW_FUNCTIONS, VIEW_METHODS, Known, of_value
+from ..rules.shapes import VIEW_FUNCTIONS, VIEW_METHODS, Known, join, of_value
 from .adjoint import Adjoint, Block, Out, runtime_object
 from .codegen import statement_code
 
@@ -197,7 +197,7 @@ def analyze(adj: Adjoint, arguments: dict[str, Known | None], helpers: dict[str,
 
 def _join(env: dict[str, Any], name: str, value: Known | None) -> bool:
     old = env[name]
-    new = value if old is _UNSET else (old if old == value else None)
+    new = value if old is _UNSET else join(old, value)
     env[name] = new
     return new != old
 

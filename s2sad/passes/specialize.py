@@ -20,7 +20,7 @@ import libcst as cst
 import numpy as np
 
 from ..ir import Assign, Function, Loop, Opaque, Raw, Stmt, statements
-from ..rules.shapes import NEW_ARRAY_FUNCTIONS, NEW_ARRAY_METHODS, Known, matmul_shape
+from ..rules.shapes import NEW_ARRAY_FUNCTIONS, NEW_ARRAY_METHODS, FloatScalar, Known, matmul_shape
 from ..runtime.seeds import stop_gradient
 from .adjoint import FRESH_HELPERS, Adjoint, Block, Out
 from .batch import batch_loops
@@ -51,7 +51,7 @@ def _reduction_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
     if len(args) < 2:
         return None
     g, x = ev.value(args[0]), ev.value(args[1])
-    if g is None or x is None or not (x.array and x.real and g.real):
+    if g is None or x is None or not (x.array and x.real and g.real) or _ambiguous(g, x):
         return None
     return Known(x.shape, x.dtype if g.python else g.dtype, np.ndarray)
 
@@ -61,9 +61,14 @@ def _getitem_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
     if len(args) != 3:
         return None
     g, x = ev.value(args[0]), ev.value(args[1])
-    if g is None or x is None or not (x.array and x.real and g.real):
+    if g is None or x is None or not (x.array and x.real and g.real) or _ambiguous(g, x):
         return None
     return Known(x.shape, np.result_type(g.probe(), np.zeros((), x.dtype)), np.ndarray)
+
+
+def _ambiguous(g: Known, x: Known) -> bool:
+    """Whether the dtype of ``g`` spread over ``x`` depends on g being a float or a float64."""
+    return g.weak_or_strong and x.dtype != np.float64
 
 
 def _matmul_known(position: int) -> Helper:
@@ -91,7 +96,7 @@ def _seed_for_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
 
 def _seed_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
     v = ev.value(args[0]) if len(args) == 1 else None
-    return v if v is not None and not v.shape and v.kind in (float, np.float64) else None
+    return v if v is not None and not v.shape and v.kind in (float, np.float64, FloatScalar) else None
 
 
 def _grad_like_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
@@ -206,7 +211,8 @@ def _reduce_grad(w: _Writer, args: list[ast.expr], texts: list[str], mean: bool 
         return None
     g, x = w.value(args[0]), w.value(args[1])
     axis, keepdims = _literal(texts[2]), _literal(texts[3])
-    if g is None or x is None or not (x.array and x.real and g.real and x.shape) or type(keepdims) is not bool:
+    if g is None or x is None or not (x.array and x.real and g.real and x.shape) or type(keepdims) is not bool \
+            or _ambiguous(g, x):
         return None
     ndim = len(x.shape)
     if axis is None:

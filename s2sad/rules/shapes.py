@@ -19,6 +19,12 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 
+class FloatScalar(float):
+    """The type of a scalar that is a Python float on some paths and a NumPy float64 on
+    others (``total = 0.0``, then ``total = total + np.sum(x)`` in a loop): NumPy computes
+    with the two alike except against arrays of a narrower dtype."""
+
+
 @dataclass(frozen=True)
 class Known:
     """A value's shape, dtype and Python type (``np.ndarray``, ``float``, ``int``, or a NumPy
@@ -41,8 +47,15 @@ class Known:
         """A real floating-point value."""
         return self.dtype.kind == "f"
 
+    @property
+    def weak_or_strong(self) -> bool:
+        """A float64 scalar that is a Python float (weak) on some paths only."""
+        return self.kind is FloatScalar
+
     def probe(self) -> Any:
         """A value of this dtype and Python type, for NumPy to compute a result's dtype."""
+        if self.weak_or_strong:
+            return np.float64(1)
         if self.python:
             return self.kind(1)
         return np.ones((), self.dtype) if self.array else self.dtype.type(1)
@@ -90,6 +103,13 @@ def result(fun: Callable[..., Any], operands: Operands, shape: tuple[int, ...],
     computed by NumPy on probe values of the operands' dtypes (weak Python scalars included)."""
     if any(o is None for o in operands):
         return None
+    if any(o.weak_or_strong for o in operands if o is not None):
+        # the result of either scalar: known where they agree, a FloatScalar where they differ
+        # only as a float and a float64 do
+        both = [result(fun, [_as(o, kind) for o in operands], shape, **kwargs) for kind in (float, np.float64)]
+        if both[0] == both[1] or None in both:
+            return both[0] if both[0] == both[1] else None
+        return join(both[0], both[1])
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
@@ -104,6 +124,21 @@ def result(fun: Callable[..., Any], operands: Operands, shape: tuple[int, ...],
     if kind not in (np.ndarray, float, int) and not issubclass(kind, np.generic):
         return None
     return Known(shape, np.dtype(getattr(value, "dtype", None) or np.result_type(value)), kind)
+
+
+def _as(o: Known | None, kind: type) -> Known | None:
+    return Known(o.shape, o.dtype, kind) if o is not None and o.weak_or_strong else o
+
+
+def join(a: Known | None, b: Known | None) -> Known | None:
+    """What is known of a value that is ``a`` on some paths and ``b`` on others."""
+    if a == b:
+        return a
+    scalars = (float, np.float64, FloatScalar)
+    if a is not None and b is not None and a.shape == b.shape == () and a.dtype == b.dtype == np.float64 \
+            and a.kind in scalars and b.kind in scalars:
+        return Known((), np.dtype(np.float64), FloatScalar)
+    return None
 
 
 def broadcast(operands: Operands) -> tuple[int, ...] | None:
