@@ -1,5 +1,7 @@
 """The workloads for PyTorch in eager mode (float64 tensors on the CPU, one thread).
 
+``build`` takes another device and dtype for benchmarks/gpu.py.
+
 stop_gradient is ``.detach()``.  Gradients are taken with ``torch.autograd.grad``
 so nothing accumulates in ``.grad`` between calls.  Inputs are converted to
 tensors once, outside the timed call.
@@ -83,15 +85,16 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
-def _tensor(value: Any, requires_grad: bool) -> Any:
+def _tensor(value: Any, requires_grad: bool, device: str, dtype: torch.dtype) -> Any:
     if isinstance(value, float) and not requires_grad:
         return value  # a Python float stays a Python float
-    return torch.tensor(value, dtype=torch.float64, requires_grad=requires_grad)
+    return torch.tensor(value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def build(name: str, inputs: dict[str, Any], wrt: tuple[str, ...]) -> Callable[[], Any]:
+def build(name: str, inputs: dict[str, Any], wrt: tuple[str, ...], device: str = "cpu",
+          dtype: torch.dtype = torch.float64) -> Callable[[], Any]:
     fn = FUNCTIONS[name]
-    args = tuple(_tensor(v, k in wrt) for k, v in inputs.items())
+    args = tuple(_tensor(v, k in wrt, device, dtype) for k, v in inputs.items())
     params = tuple(args[list(inputs).index(w)] for w in wrt)
 
     def call() -> Any:
@@ -101,4 +104,4 @@ def build(name: str, inputs: dict[str, Any], wrt: tuple[str, ...]) -> Callable[[
 
 
 def to_numpy(result: Any) -> tuple[Any, ...]:
-    return tuple(g.detach().numpy() if g.ndim else float(g) for g in result)
+    return tuple(g.detach().cpu().numpy() if g.ndim else float(g) for g in result)

@@ -1,4 +1,5 @@
-"""Smoke test of ``benchmarks/run.py --quick``: it runs, and every gradient is right.
+"""Smoke tests of ``benchmarks/run.py --quick`` and ``benchmarks/gpu.py``: they run, and
+every gradient is right.
 
 Only the systems importable here take part (NumPy and s2sad when no peer is
 installed).  Nothing about timing is asserted.
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "benchmarks" / "run.py"
+GPU = ROOT / "benchmarks" / "gpu.py"
 PEERS = {"autograd": "autograd", "torch": "torch", "jax": "jax", "tangent": "tangent"}
 GRADIENT_WORKLOADS = ["softmax_ce", "mlp", "rbm_cd1", "gmm_em", "fgsm", "rnn_loop", "scalar"]
 
@@ -78,3 +81,36 @@ def test_unknown_workload_is_a_usage_error() -> None:
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 2
     assert "nope" in proc.stderr
+
+
+def _has_cuda_cupy() -> bool:
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # noqa: BLE001 - no CuPy, no driver, no device
+        return False
+
+
+def test_gpu_benchmark_runs_on_the_cpu_path() -> None:
+    proc = subprocess.run([sys.executable, str(GPU), "--device", "cpu", "--quick", "--rounds", "2"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = {line.split("|")[1].strip(): line for line in proc.stdout.splitlines()
+            if line.startswith("| ") and not line.startswith("| workload")}
+    assert set(rows) == {"softmax_ce", "mlp"}, proc.stdout
+    for line in rows.values():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        # s2sad, handwritten, and PyTorch where installed: a time each, and the two ratios
+        times = [cells[1], cells[3]] + ([cells[2]] if importlib.util.find_spec("torch") else [])
+        assert all(re.fullmatch(r"[0-9.]+ (µs|ms)", t) for t in times), line
+        assert re.fullmatch(r"[0-9.]+x", cells[5]), line
+        assert cells[6].startswith("agree"), line
+
+
+@pytest.mark.skipif(_has_cuda_cupy(), reason="CuPy with a GPU is present: the benchmark would run")
+def test_gpu_benchmark_without_a_gpu_says_what_is_missing() -> None:
+    proc = subprocess.run([sys.executable, str(GPU), "--quick", "--rounds", "2"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.startswith("benchmarks/gpu.py: nothing timed: CuPy"), proc.stdout
+    assert len(proc.stdout.splitlines()) == 1
