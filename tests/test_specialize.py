@@ -323,3 +323,29 @@ def test_specialised_hvp_keeps_stop_gradient_in_the_gradient_it_differentiates()
     v = np.random.default_rng(3).normal(size=args[0].shape)
     np.testing.assert_allclose(s2sad.hvp(w.fn, "W", specialize=True)(*args, v),
                                s2sad.hvp(w.fn, "W", specialize=False)(*args, v), rtol=1e-12, atol=1e-14)
+
+
+def summed_in_a_loop(w, xs):
+    total = 0.0  # a float, then a float64: its loop's gradient still specialises
+    for t in range(xs.shape[0]):
+        total = total + np.sum(np.sin(w * xs[t]))
+    return total
+
+
+def squared_in_a_loop(w, xs):
+    acc = 0.0
+    for t in range(xs.shape[0]):
+        acc = acc * 0.5 + np.sum(w * xs[t]) ** 2
+    return acc * w[0]
+
+
+@pytest.mark.parametrize("fn", [summed_in_a_loop, squared_in_a_loop])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_scalar_carried_from_a_float_to_a_float64_specialises_and_stays_right(fn, dtype):
+    rng = np.random.default_rng(9)
+    w, xs = rng.normal(size=3).astype(dtype), rng.normal(size=(4, 3)).astype(dtype)
+    for steps in (4, 1, 0):
+        _same(s2sad.grad(fn, specialize=True)(w, xs[:steps]), s2sad.grad(fn, specialize=False)(w, xs[:steps]),
+              f"{fn.__name__} {dtype.__name__} {steps}")
+    text = s2sad.adjoint_source(summed_in_a_loop, example=(np.ones(3), np.ones((4, 3))))
+    assert "s2sad" not in _code(text), text
