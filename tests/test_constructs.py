@@ -919,20 +919,3 @@ def test_del_of_local_variables_keeps_what_the_backward_pass_reads(f):
     x = rng.normal(size=4)
     check_grad(f, (x,))
     check_hvp(f, (x,))
-
-
-def del_item(x):
-    y = x * 2
-    del y[0]
-    return np.sum(y)
-
-
-def read_after_del(x):
-    y = x * 2
-    del y
-    return np.sum(y)
-
-
-def test_del_of_an_item_and_a_read_after_del_are_refused_with_advice():
-    refused_at(del_item, "del y[0]", "'del' is supported only for local variables", np.ones(3))
-    refused_at(read_after_del, "y)", "'y' is read after 'del y'", np.ones(3))
