@@ -45,6 +45,13 @@ class Library:
         return str(a.dtype).removeprefix("torch.")
 
 
+@pytest.fixture(autouse=True)
+def specialising(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Other libraries' arrays are rebound by the specialising dispatcher: on here even in a
+    run with S2SAD_SPECIALIZE=0 (the refusal without it is tested with specialize=False)."""
+    monkeypatch.setenv("S2SAD_SPECIALIZE", "1")
+
+
 @pytest.fixture(params=["torch", "jax"])
 def library(request: pytest.FixtureRequest) -> Library:
     return Library(request.param)
