@@ -59,6 +59,10 @@ def keepdims_forward(x):
     return np.sum(xc ** 2)
 
 
+def tuple_axis(x):
+    return np.sum(np.sum(x ** 2, axis=(0, 1)))
+
+
 def repeated_index(x, idx):
     return np.sum(x[idx] ** 2)
 
@@ -240,16 +244,88 @@ def test_stable_softmax_example_loss():
     X, W, b = rng.normal(size=(6, 4)), rng.normal(size=(4, 3)), rng.normal(size=3)
     Y = np.eye(3)[rng.integers(0, 3, 6)]
     ref = s2sad.grad(stable_softmax.loss, ("W", "b"))(W, b, X, Y)
-    with pytest.warns(JitWarning, match="stable_softmax.py:.*keepdims"):  # np.max(..., keepdims=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitWarning)  # np.max(..., keepdims=True) compiles
         got = s2sad.grad(stable_softmax.loss, ("W", "b"), jit="auto")(W, b, X, Y)
     _same(got, ref)
+
+
+@needs_numba
+@pytest.mark.parametrize("name", ["softmax_ce", "mlp", "gmm_em"])
+def test_array_workloads_with_axis_and_keepdims_compile(name):
+    """np.max(..., axis=1, keepdims=True), np.sum(..., axis=2) of a 3-d array, x[:, None, :]."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from workloads import WORKLOADS
+    finally:
+        sys.path.pop(0)
+    w = WORKLOADS[name]
+    args = tuple(w.inputs(True).values())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitWarning)
+        got = s2sad.grad(w.fn, w.s2sad_wrt, jit=True)(*args)
+    _same(got, s2sad.grad(w.fn, w.s2sad_wrt)(*args))
+
+
+@needs_numba
+def test_keepdims_forward_compiles_and_matches_finite_differences():
+    x = np.random.default_rng(3).normal(size=(4, 3))
+    got = s2sad.grad(keepdims_forward, jit=True)(x)
+    _same(got, s2sad.grad(keepdims_forward)(x))
+    np.testing.assert_allclose(got, numerical_grad(keepdims_forward, (x,), 0), rtol=1e-6, atol=1e-8)
+
+
+@needs_numba
+def test_reductions_over_an_axis_equal_numpys():
+    from s2sad import jit_arrays
+
+    rng = np.random.default_rng(4)
+
+    def compiled(f, keep):  # keepdims is a constant in the code numba is given
+        return numba.njit(lambda x, axis: f(x, axis, True)) if keep else numba.njit(lambda x, axis: f(x, axis, False))
+
+    reductions = {(name, keep): compiled(f, keep) for name, f in jit_arrays.AXIS_REDUCTIONS.items()
+                  for keep in (False, True)}
+    for shape in ((5,), (3, 4), (2, 3, 4)):
+        x = rng.normal(size=shape)
+        for (name, keep), reduction in reductions.items():
+            for axis in (None, *range(-len(shape), len(shape))):
+                ref = getattr(np, name)(x, axis=axis, keepdims=keep)
+                got = reduction(x, axis)
+                assert np.shape(got) == ref.shape, (name, shape, axis, keep)
+                np.testing.assert_allclose(got, ref, rtol=1e-13)
+    x = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]])
+    np.testing.assert_array_equal(reductions["max", False](x.T, 0), [np.nan, 6.0])
+    np.testing.assert_array_equal(reductions["min", True](x, 1), [[np.nan], [4.0]])
+    with pytest.raises(ValueError):
+        reductions["sum", False](x, 2)
+
+
+@needs_numba
+def test_gradients_of_reductions_and_broadcasting_equal_numpys():
+    from s2sad import runtime as rt
+
+    unbroadcast = numba.njit(lambda g, x: rt.unbroadcast(g, x))
+    reduce_grad = numba.njit(lambda g, x, axis, keep: rt.reduce_grad(g, x, axis, keep))
+    mean_grad = numba.njit(lambda g, x, axis, keep: rt.mean_grad(g, x, axis, keep))
+    rng = np.random.default_rng(5)
+    g = rng.normal(size=(4, 3, 2))
+    for shape in ((4, 3, 2), (1, 3, 2), (3, 2), (2,), (3, 1), (4, 1, 2), (1, 1, 1)):
+        x = np.ones(shape)
+        _same(unbroadcast(g, x), rt.unbroadcast(g, x))
+    x = rng.normal(size=(4, 3, 2))
+    for axis in (0, 1, -1):
+        for keep in (False, True):
+            r = np.sum(x, axis=axis, keepdims=keep)
+            _same(reduce_grad(r, x, axis, keep), np.asarray(rt.reduce_grad(r, x, axis, keep)))
+            _same(mean_grad(r, x, axis, keep), np.asarray(rt.mean_grad(r, x, axis, keep)))
 
 
 # ---- what does not compile ----------------------------------------------------------------------
 
 @needs_numba
 @pytest.mark.parametrize("fn, args, text, what", [
-    (keepdims_forward, (np.ones((3, 2)),), "np.mean(x, axis=0, keepdims=True)", "keepdims"),
+    (tuple_axis, (np.ones((3, 2)),), "np.sum(np.sum(x ** 2, axis=(0, 1)))", "axis of type"),
     (repeated_index, (np.ones(4), np.array([0, 1, 1])), "x[idx]", "indexing"),
     (calls_a_function, (np.ones(3),), "helper(x)", "helper"),
     (dict_argument, (np.ones(3), {"w": np.ones(3)}), "def dict_argument", "an argument of type dict"),
