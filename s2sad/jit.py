@@ -44,6 +44,7 @@ BUILTINS = frozenset({"range", "len", "float", "int", "abs", "min", "max", "bool
                       "zip", "reversed", "round", "slice", "True", "False", "None"})
 _VERSION = "3"  # bump to invalidate cached files when the transformation changes
 MATMUL = "_jit_matmul"  # the name compiled code calls for ``@``
+BLANK, ONE = "_jit_blank", "_jit_one"  # a stand-in for a ufunc's result (jit_arrays.blank, one)
 # the names compiled code calls for reductions over an axis (jit_arrays.AXIS_REDUCTIONS)
 REDUCTIONS = {"sum": "_jit_sum", "max": "_jit_max", "amax": "_jit_max", "min": "_jit_min", "amin": "_jit_min",
               "mean": "_jit_mean"}
@@ -211,10 +212,24 @@ class _Rewrite(ast.NodeTransformer):
             if operands:
                 return ast.copy_location(ast.Call(ast.Name(MATMUL, ast.Load()), operands, []), node)
         if isinstance(node.func, ast.Name) and node.func.id == "stand_in_for" and node.args:
+            blank = self._blank(node)
+            if blank:
+                return blank
             keywords = [k for k in node.keywords
                         if not (k.arg == "keepdims" and isinstance(k.value, ast.Constant) and k.value.value is False)]
             node = ast.copy_location(ast.Call(node.args[0], node.args[1:], keywords), node)
         return self._reduction(node) or node
+
+    def _blank(self, node: ast.Call) -> ast.Call | None:
+        """``stand_in_for(np.ufunc, a, b)`` as ``_jit_blank(np.ufunc(_jit_one(a), _jit_one(b)), a, b)``:
+        the ufunc applied to two numbers for the result's dtype, a view of one number for its
+        shape (the gradient reads nothing else of it; computing an array would cost a pass)."""
+        ufunc, operands = node.args[0], node.args[1:]
+        if not (isinstance(ufunc, ast.Attribute) and self._numpy(ufunc.value)
+                and isinstance(getattr(np, ufunc.attr, None), np.ufunc)) or node.keywords or not 1 <= len(operands) <= 2:
+            return None
+        example = ast.Call(ufunc, [ast.Call(ast.Name(ONE, ast.Load()), [o], []) for o in operands], [])
+        return ast.copy_location(ast.Call(ast.Name(BLANK, ast.Load()), [example, *operands], []), node)
 
     def _numpy(self, node: ast.expr) -> bool:
         return isinstance(node, ast.Name) and node.id in self.numpy_names
@@ -260,9 +275,9 @@ def _load(plan_: Plan, path: str, name: str) -> types.FunctionType:
     if module is None:
         module = types.ModuleType(name)
         module.__file__ = path
-        from .jit_arrays import AXIS_REDUCTIONS
+        from .jit_arrays import AXIS_REDUCTIONS, blank, one
         from .jit_runtime import matmul
-        module.__dict__.update(plan_.namespace, **{MATMUL: matmul})
+        module.__dict__.update(plan_.namespace, **{MATMUL: matmul, BLANK: blank, ONE: one})
         module.__dict__.update({name: AXIS_REDUCTIONS[name[len("_jit_"):]] for name in REDUCTIONS.values()})
         exec(compile(plan_.tree, path, "exec"), module.__dict__)  # noqa: S102 - our generated code
         sys.modules[name] = module

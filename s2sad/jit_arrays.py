@@ -69,16 +69,71 @@ def _around(shape: Any, axis: int) -> tuple[int, int]:
 
 
 @njit(cache=True)
+def _block(a: Any, lo: int, n: int) -> Any:
+    """The sum of ``a[lo:lo + n]``, ``n <= 128``, as NumPy adds it (eight partial sums)."""
+    if n < 8:
+        res = -0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i, end = lo + 8, lo + n - n % 8
+    while i < end:
+        r0 += a[i]
+        r1 += a[i + 1]
+        r2 += a[i + 2]
+        r3 += a[i + 3]
+        r4 += a[i + 4]
+        r5 += a[i + 5]
+        r6 += a[i + 6]
+        r7 += a[i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for j in range(end, lo + n):
+        res += a[j]
+    return res
+
+
+@njit(cache=True)
+def _pairwise(a: Any, n: int) -> Any:
+    """The sum of the contiguous row ``a[:n]`` as NumPy computes it (halves summed apart down
+    to blocks of 128), so that compiled sums equal NumPy's.  (A stack, not recursion: numba
+    cannot load a recursive function from its cache.)"""
+    if n <= 128:
+        return _block(a, 0, n)
+    starts, sizes = np.empty(192, np.int64), np.empty(192, np.int64)  # size -1: add two values
+    values = np.empty(64, np.float64)
+    starts[0], sizes[0] = 0, n
+    top, held = 1, 0
+    while top:
+        top -= 1
+        lo, size = starts[top], sizes[top]
+        if size == -1:
+            held -= 1
+            values[held - 1] += values[held]
+        elif size <= 128:
+            values[held] = _block(a, lo, size)
+            held += 1
+        else:
+            half = size // 2
+            half -= half % 8
+            starts[top], sizes[top] = 0, -1
+            starts[top + 1], sizes[top + 1] = lo + half, size - half
+            starts[top + 2], sizes[top + 2] = lo, half
+            top += 3
+    return values[0]
+
+
+@njit(cache=True)
 def _sum3(a: Any) -> Any:
     """``a.sum(axis=1)`` of a C-contiguous 3-d array."""
     before, n, after = a.shape
     out = np.zeros((before, after), a.dtype)
-    if after == 1:
+    if after == 1:  # rows: summed as NumPy sums them
+        rows = a.reshape((before, n))
         for i in range(before):
-            acc = out[i, 0]
-            for k in range(n):
-                acc += a[i, k, 0]
-            out[i, 0] = acc
+            out[i, 0] = _pairwise(rows[i], n)
         return out
     for i in range(before):
         for k in range(n):
@@ -94,6 +149,16 @@ def _max3(a: Any) -> Any:
     if n == 0:
         raise ValueError("zero-size array to reduction operation maximum which has no identity")
     out = a[:, 0, :].copy()
+    if after == 1:
+        rows = a.reshape((before, n))
+        for i in range(before):
+            acc = rows[i, 0]
+            for k in range(1, n):
+                v = rows[i, k]
+                if v > acc or v != v:
+                    acc = v
+            out[i, 0] = acc
+        return out
     for i in range(before):
         for k in range(1, n):
             for j in range(after):
@@ -110,6 +175,16 @@ def _min3(a: Any) -> Any:
     if n == 0:
         raise ValueError("zero-size array to reduction operation minimum which has no identity")
     out = a[:, 0, :].copy()
+    if after == 1:
+        rows = a.reshape((before, n))
+        for i in range(before):
+            acc = rows[i, 0]
+            for k in range(1, n):
+                v = rows[i, k]
+                if v < acc or v != v:
+                    acc = v
+            out[i, 0] = acc
+        return out
     for i in range(before):
         for k in range(1, n):
             for j in range(after):
@@ -217,9 +292,17 @@ def _spread(g: Any, shape: Any, axis: int) -> Any:
     flat = np.ascontiguousarray(g).ravel()
     if flat.size != before * after:
         raise ValueError("the gradient of a reduction has the wrong size (compiled by s2sad.jit)")
-    out = np.empty((before, shape[axis], after), flat.dtype)
+    n = shape[axis]
+    if after == 1:  # (two indices: a loop of one is not free)
+        rows = np.empty((before, n), flat.dtype)
+        for i in range(before):
+            v = flat[i]
+            for k in range(n):
+                rows[i, k] = v
+        return rows.reshape(shape)
+    out = np.empty((before, n, after), flat.dtype)
     for i in range(before):
-        for k in range(shape[axis]):
+        for k in range(n):
             for j in range(after):
                 out[i, k, j] = flat[i * after + j]
     return out.reshape(shape)
@@ -265,7 +348,10 @@ def _sum_to(g: Any, target: Any) -> Any:
     for d in range(len(target)):
         shape[d] = g.shape[lead + d]
         count *= shape[d]
-    flat = _sum3(np.ascontiguousarray(g).reshape((1, leading, count))).ravel()
+    if lead:
+        flat = _sum3(np.ascontiguousarray(g).reshape((1, leading, count))).ravel()
+    else:
+        flat = np.ascontiguousarray(g).ravel()
     for d in range(len(target)):
         if target[d] == 1 and shape[d] != 1:
             before, after = 1, 1
@@ -298,3 +384,40 @@ def _unbroadcast(g, x) -> Impl:
     if is_float_array(x) and x.ndim == 0 and is_number(g):
         return lambda g, x: np.full((), g)
     raise not_compiled(f"unbroadcasting a gradient of type {g} to an argument of type {x}")
+
+
+# ---- stand-ins ------------------------------------------------------------------------------
+
+def one(x: Any) -> Any:
+    """A number of x's type (an entry of x's dtype, for an array): what a ufunc is applied
+    to, to learn the dtype of its result."""
+    return np.ones((), np.result_type(x))[()]
+
+
+def blank(example: Any, a: Any, b: Any = None) -> Any:
+    """A stand-in for a ufunc of ``a`` (and ``b``) whose result is read only for its shape
+    and dtype: ``example`` (of the result's type) broadcast to the operands' shape, a view
+    of one number, so nothing is computed or filled."""
+    return np.broadcast_to(example, np.broadcast_shapes(np.shape(a), np.shape(b)))
+
+
+@overload(one)
+def _one(x) -> Impl:
+    if is_number(x):
+        return lambda x: x
+    if isinstance(x, types.Array):
+        return lambda x: np.ones(1, x.dtype)[0]
+    raise not_compiled(f"a stand-in for a ufunc of a {x}")
+
+
+@overload(blank)
+def _blank(example, a, b=None) -> Impl:
+    if is_number(a) and (absent(b) or is_number(b)):
+        return lambda example, a, b=None: example
+    if absent(b):
+        return lambda example, a, b=None: np.broadcast_to(example, a.shape)
+    if is_number(b):
+        return lambda example, a, b=None: np.broadcast_to(example, a.shape)
+    if is_number(a):
+        return lambda example, a, b=None: np.broadcast_to(example, b.shape)
+    return lambda example, a, b=None: np.broadcast_to(example, np.broadcast_shapes(a.shape, b.shape))

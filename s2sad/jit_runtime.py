@@ -92,7 +92,22 @@ def _own_grad(g) -> Impl:
 
 @overload(rt.mul_into)
 def _mul_into(g, dead) -> Impl:
+    if (is_float_array(dead) and dead.mutable and dead.layout == "C" and isinstance(g, types.Array)
+            and g.dtype == dead.dtype and g.ndim == dead.ndim and g.layout == "C"):
+        def into(g, dead) -> Any:  # as in NumPy: into dead's buffer, when it fits
+            if g.shape == dead.shape and not _overlap(g, dead):
+                np.multiply(g, dead, dead)
+                return dead
+            return g * dead
+        return into
     return lambda g, dead: g * dead
+
+
+@njit(cache=True)
+def _overlap(a: Any, b: Any) -> bool:
+    """Whether the buffers of two C-contiguous arrays overlap."""
+    start_a, start_b = a.ctypes.data, b.ctypes.data
+    return start_a < start_b + b.nbytes and start_b < start_a + a.nbytes
 
 
 @overload(rt.add_grads)
