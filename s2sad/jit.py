@@ -195,6 +195,22 @@ class _Rewrite(ast.NodeTransformer):
     def __init__(self, numpy_names: set[str]) -> None:
         self.numpy_names = numpy_names
 
+    def visit_For(self, node: ast.For) -> Any:
+        """``for a, b in reversed(tape):`` (numba has no reversed list) as an index loop."""
+        self.generic_visit(node)
+        it = node.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "reversed"
+                and len(it.args) == 1 and isinstance(it.args[0], ast.Name)):
+            return node
+        tape, index = it.args[0].id, f"_jit_entry_{node.lineno}_{node.col_offset}"
+        down = ast.parse(f"range(len({tape}) - 1, -1, -1)", mode="eval").body
+        entry = ast.Assign([node.target], ast.Subscript(ast.Name(tape, ast.Load()), ast.Name(index, ast.Load()),
+                                                       ast.Load()))
+        loop = ast.For(ast.Name(index, ast.Store()), down, [entry, *node.body], node.orelse)
+        for made in [*ast.walk(down), *ast.walk(entry), loop]:
+            ast.copy_location(made, node)
+        return loop
+
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         self.generic_visit(node)
         if isinstance(node.op, ast.MatMult):

@@ -447,7 +447,7 @@ def test_a_loop_reduces_a_gradient_to_the_operand_at_once():
     # a = x + big * k; tanh(a + c): dx needs one unbroadcast per iteration, from the
     # gradient of a + c, and the loop saves no shape of a for it
     code = s2sad.adjoint_source(chain_in_loop, wrt="x")
-    body = code.split("while tape:", 1)[1]
+    body = code.split("in reversed(tape):", 1)[1]
     assert body.count("unbroadcast(") == 1, code
     assert "dx += unbroadcast(da_add_c, x)" in body, code
     assert "append((a," not in code and "stand_in(a)" not in code, code

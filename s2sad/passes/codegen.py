@@ -142,10 +142,17 @@ def _pop(tape: str | None, names: tuple[str, ...]) -> list[str]:
     return [f"{', '.join(names)} = {tape}.pop()"] if tape and names else []
 
 
-def render_backward(outs: list[Out]) -> list[str]:
-    """Backward lines, with a '# grad of line N' comment where the source line changes."""
+def _branches_push(stmts: list[Stmt]) -> bool:
+    """Whether an if in a loop body (nested loops aside) pushes entries of its own."""
+    return any(isinstance(s, If) and (any(s.saves) and s.tape is not None
+                                      or _branches_push(s.body) or _branches_push(s.orelse))
+               for s in stmts)
+
+
+def render_backward(outs: list[Out], group: int | None = None) -> list[str]:
+    """Backward lines, with a '# grad of line N' comment where the source line changes (a
+    reversed loop's comment stands above it, for its body too)."""
     out: list[str] = []
-    group = None
     for x in outs:
         if isinstance(x, Line):
             if x.group != group:
@@ -153,19 +160,25 @@ def render_backward(outs: list[Out]) -> list[str]:
                 out.append(f"# grad of line {x.group}: {x.source}")
             out.append(x.code)
             continue
-        group = None
-        body, orelse = render_backward(x.body), render_backward(x.orelse)
-        if x.loop is not None:
+        own = x.loop.loc.line if x.loop is not None else None
+        body, orelse = render_backward(x.body, own), render_backward(x.orelse)
+        header = x.header
+        if x.loop is not None and x.loop.tape and x.loop.saved and not _branches_push(x.loop.body):
+            # each entry is one iteration's: iterate them in reverse, as a person would
+            header = f"for {', '.join(x.loop.saved)} in reversed({x.loop.tape}):"
+        elif x.loop is not None:
             body = _pop(x.loop.tape, x.loop.saved) + body
         if x.branch is not None:
             body = _pop(x.branch.tape, x.branch.saves[0]) + body
             orelse = _pop(x.branch.tape, x.branch.saves[1]) + orelse
         if not body and not orelse:
             continue
-        header = x.header
         if not body:
             test = header[3:-1]
             header, body, orelse = f"if not {test if is_atomic(test) else '(' + test + ')'}:", orelse, []
+        if x.loop is not None and group != own:
+            out.append(f"# grad of line {own}: {x.loop.loc.source_line.strip()}")
+        group = None
         out.append(header)
         out += _indent(body)
         if orelse:

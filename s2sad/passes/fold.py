@@ -123,6 +123,28 @@ def drop_copies(adj: Adjoint) -> bool:
     return sum(1 for _ in lines(adj.backward)) < before
 
 
+def drop_copy_backs(outs: list[Out]) -> list[Out]:
+    """``outs`` without each line ``b = a`` that follows a line ``a = b`` of the same block
+    with neither name assigned in between: the two names hold the same object already."""
+    kept: list[Out] = []
+    copies: set[tuple[str, str]] = set()
+    for x in outs:
+        if isinstance(x, Block):
+            x.body, x.orelse = drop_copy_backs(x.body), drop_copy_backs(x.orelse)
+            copies = set()  # (a loop restores saved values, at each iteration)
+            kept.append(x)
+            continue
+        copy = _copy(x)
+        if copy is not None and copy[::-1] in copies:
+            continue
+        assigned = {n for targets in _assigned(x) for n in targets}
+        copies = {c for c in copies if not assigned & set(c)}
+        if copy is not None:
+            copies.add(copy)
+        kept.append(x)
+    return kept
+
+
 def _without_copies(outs: list[Out], count: dict[str, int], reads: dict[str, int], adj: Adjoint) -> list[Out]:
     kept: list[Out] = []
     renamed: dict[str, str] = {}

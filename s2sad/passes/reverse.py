@@ -40,6 +40,7 @@ from ..rules.shapes import Known
 from .activity import Activity
 from .adjoint import FRESH_HELPERS, Adjoint, Block, Line, Out, Support, lines
 from .callees import Build, generated_name
+from .fold import drop_copies, drop_copy_backs
 from .loop_tapes import finish_loops
 from .simplify import simplify
 from .specialize import specialize
@@ -566,6 +567,8 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
             adj.results.append(f"{adj.use('zeros_grad')}({p})")
         else:
             adj.results.append(f"{adj.use('grad_like')}({rev.dname(param)}{p[len(param):]}, {p})")
+    adj.backward = drop_copy_backs(adj.backward)
+    drop_copies(adj)
     if arguments is not None:
         specialize(adj, arguments)
     finish_loops(adj)

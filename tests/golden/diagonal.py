@@ -31,7 +31,6 @@ def grad_diagonal(S0, d):
     dd = zeros_grad(d, dvalue)
     while tape:
         S, i, cond = tape.pop()
-        # grad of line 75: for i in range(d.shape[0]):
         dS_2 = dS
         # grad of line 76: if d[i] > 0:
         dS = zeros_grad(S, dvalue)
@@ -47,6 +46,4 @@ def grad_diagonal(S0, d):
         else:
             # grad of line 77: S[i, i] += d[i]
             dS = add_grads(dS, dS_2)
-    # grad of line 74: S = S0.copy()
-    dS0 = dS
-    return distinct(grad_like(dS0, S0), grad_like(dd, d))
+    return distinct(grad_like(dS, S0), grad_like(dd, d))

@@ -38,7 +38,6 @@ def grad_early_stop(x):
     dx = zeros_grad(x, dacc)
     while tape:
         acc, i, cond, go_on = tape.pop()
-        # grad of line 64: for i in range(x.shape[0]):
         dacc_2 = dacc
         # grad of line 69: acc = acc + x[i] ** 2
         dacc = zeros_grad(acc, dacc)

@@ -25,9 +25,7 @@ def grad_logsumexp_loop(x):
     ds = dlog_s / s
     # grad of line 47: for xi in x:
     dx = zeros_grad(x, dvalue)
-    while tape:
-        s, i, xi, exp_xi_sub_m = tape.pop()
-        # grad of line 47: for xi in x:
+    for s, i, xi, exp_xi_sub_m in reversed(tape):
         ds_2 = ds
         # grad of line 48: s = s + np.exp(xi - m)
         ds = unbroadcast(ds_2, s)

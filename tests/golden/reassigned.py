@@ -22,8 +22,7 @@ def grad_reassigned(x, w):
     dvalue = seed(value)
     # grad of line 28: return np.sum(h[:, 0]) + np.sum(h.T @ h) / (n * m)
     dsum_item_h_3 = unbroadcast(dvalue, sum_item_h_3)
-    dsum_2_div = dvalue
-    dsum_2 = unbroadcast(dsum_2_div / n_mul_m, sum_2)
+    dsum_2 = unbroadcast(dvalue / n_mul_m, sum_2)
     dT_h_3_matmul_h_3 = reduce_grad(dsum_2, T_h_3_matmul_h_3, None, False)
     dT_h_3 = matmul_grad_lhs(dT_h_3_matmul_h_3, T_h_3, h_3)
     dh_3 = matmul_grad_rhs(dT_h_3_matmul_h_3, T_h_3, h_3)

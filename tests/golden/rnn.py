@@ -30,12 +30,9 @@ def grad_rnn(W, U, b, xs, h0):
     dxs = zeros_grad(xs, dvalue)
     dU = zeros_grad(U, dvalue)
     db = zeros_grad(b, dvalue)
-    while tape:
-        h, t, W_matmul_h, item_xs, U_matmul_item_xs, W_matmul_h_add, h_2 = tape.pop()
-        # grad of line 39: for t in range(xs.shape[0]):
-        dh_2 = dh
+    for h, t, W_matmul_h, item_xs, U_matmul_item_xs, W_matmul_h_add, h_2 in reversed(tape):
         # grad of line 40: h = np.tanh(W @ h + U @ xs[t] + b)
-        dadd_b = dh_2 * (1.0 - h_2 ** 2)
+        dadd_b = dh * (1.0 - h_2 ** 2)
         dW_matmul_h_add = unbroadcast(dadd_b, W_matmul_h_add)
         db += unbroadcast(dadd_b, b)
         dW_matmul_h = unbroadcast(dW_matmul_h_add, W_matmul_h)
@@ -45,6 +42,4 @@ def grad_rnn(W, U, b, xs, h0):
         dxs = add_at(dxs, t, ditem_xs)
         dW += matmul_grad_lhs(dW_matmul_h, W, h)
         dh = matmul_grad_rhs(dW_matmul_h, W, h)
-    # grad of line 38: h = h0
-    dh0 = dh
-    return distinct(grad_like(dW, W), grad_like(dU, U), grad_like(db, b), grad_like(dxs, xs), grad_like(dh0, h0))
+    return distinct(grad_like(dW, W), grad_like(dU, U), grad_like(db, b), grad_like(dxs, xs), grad_like(dh, h0))

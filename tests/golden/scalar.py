@@ -12,12 +12,10 @@ def grad_scalar(x):
 
     dvalue = seed(value)
     # grad of line 20: return np.sin(x) * x ** 2 + np.exp(-x)
-    dsin_x_mul = dvalue
-    dexp_neg_x = dvalue
-    dneg_x = dexp_neg_x * exp_neg_x
+    dneg_x = dvalue * exp_neg_x
     dx = -dneg_x
-    dsin_x = dsin_x_mul * x_pow_2
-    dx_pow_2 = dsin_x_mul * sin_x
+    dsin_x = dvalue * x_pow_2
+    dx_pow_2 = dvalue * sin_x
     dx += dx_pow_2 * 2 * x
     dx += dsin_x * np.cos(x)
     return grad_like(dx, x)

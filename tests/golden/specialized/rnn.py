@@ -22,8 +22,8 @@ def grad_rnn(W, U, b, xs, h0):
     dadd_b_steps = []
     item_xs_steps = []
     h_steps = []
-    while tape:
-        h, item_xs, h_2 = tape.pop()
+    # grad of line 39: for t in range(xs.shape[0]):
+    for h, item_xs, h_2 in reversed(tape):
         # grad of line 40: h = np.tanh(W @ h + U @ xs[t] + b)
         dadd_b = dh * (1.0 - h_2 ** 2)
         dadd_b_steps.append(dadd_b)
