@@ -10,8 +10,9 @@ global is seen as the NumPy code sees it, and nothing of the user's is baked int
 
 The code is written to a file under the cache directory named by a hash of what is compiled,
 so ``numba.njit(cache=True)`` keeps the machine code on disk across processes.  numba's
-dispatcher specialises on the argument types (one compiled function per signature); the
-tape of a loop is a list that numba types from its appends (a growable buffer of tuples).
+dispatcher specialises on the argument types (one compiled function per signature).  The
+tape of a ``range`` loop is preallocated, one column per saved value (:mod:`s2sad.jit_tape`);
+other tapes are lists that numba types from their appends (growable buffers of tuples).
 
 A construct numba cannot compile is reported as a :class:`JitError` at the user's line
 (``jit=True``), or falls back to the NumPy code with one :class:`JitWarning` (``jit="auto"``).
@@ -36,6 +37,7 @@ import numpy as np
 
 from . import runtime as rt
 from .errors import JitError, JitWarning, Location, S2SADError
+from .jit_tape import COLUMN, GET, PUT, preallocate
 from .tracebacks import user_stacklevel
 
 INSTALL = 'pip install "s2sad[jit]"'
@@ -129,6 +131,7 @@ def plan(generated: types.FunctionType) -> Plan:
     # argument would cost compile time): what remains is the rest of the body
     checks = tuple(_check_of(stmt) for stmt in func.body if _check_of(stmt))
     func.body = [stmt for stmt in func.body if not _check_of(stmt)]
+    preallocate(func)
     func = _Rewrite({n for n, v in namespace.items() if v is np}).visit(func)
     func.args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in (*params, *(e.name for e in extras))],
                               vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
@@ -292,8 +295,9 @@ def _load(plan_: Plan, path: str, name: str) -> types.FunctionType:
         module = types.ModuleType(name)
         module.__file__ = path
         from .jit_arrays import AXIS_REDUCTIONS, blank, one
-        from .jit_runtime import matmul
-        module.__dict__.update(plan_.namespace, **{MATMUL: matmul, BLANK: blank, ONE: one})
+        from .jit_runtime import column, get, matmul, put
+        module.__dict__.update(plan_.namespace, **{MATMUL: matmul, BLANK: blank, ONE: one, COLUMN: column,
+                                                   PUT: put, GET: get})
         module.__dict__.update({name: AXIS_REDUCTIONS[name[len("_jit_"):]] for name in REDUCTIONS.values()})
         exec(compile(plan_.tree, path, "exec"), module.__dict__)  # noqa: S102 - our generated code
         sys.modules[name] = module

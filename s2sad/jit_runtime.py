@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from numba import njit, types
 from numba.extending import overload
+from numba.np import numpy_support
 
 from . import runtime as rt
 from .errors import NonDifferentiableInputError, NonScalarOutputError
@@ -345,3 +346,70 @@ def _add_at(acc, index, g) -> Impl:
             return acc
         return impl
     raise not_compiled(f"accumulating a gradient into a {acc} at {index}")
+
+
+# ---- the tape of a loop with a known trip count (s2sad.jit_tape) -------------------------
+
+def column(value: Any, n: int) -> Any:
+    """Room for ``n`` values like ``value``, one per iteration (compiled: an array for arrays
+    and numbers, see the overload)."""
+    return [value] * n
+
+
+def put(col: Any, k: int, value: Any) -> None:
+    """``value`` as entry ``k`` of ``col``."""
+    col[k] = value
+
+
+def get(col: Any, k: int) -> Any:
+    """Entry ``k`` of ``col``."""
+    return col[k]
+
+
+def _is_column_array(t: Any) -> bool:
+    return isinstance(t, types.Array) and t.ndim > 0 and is_number(t.dtype)
+
+
+@overload(column)
+def _column(value, n) -> Impl:
+    if _is_column_array(value):
+        def arrays(value, n) -> Any:
+            spill = [np.ascontiguousarray(value)]  # where entries go if the shape changes
+            spill.pop()
+            return np.empty((n,) + value.shape, value.dtype), spill
+        return arrays
+    if is_number(value):
+        dtype = numpy_support.as_dtype(value)
+        return lambda value, n: np.empty(n, dtype)
+    return lambda value, n: [value] * n
+
+
+@overload(put)
+def _put(col, k, value) -> Impl:
+    if _is_column_array(value):
+        def arrays(col, k, value) -> None:
+            rows, spill = col
+            if not spill and value.shape == rows.shape[1:]:
+                rows[k] = value
+                return
+            if not spill:
+                for i in range(k):
+                    spill.append(rows[i])
+            spill.append(np.ascontiguousarray(value))
+        return arrays
+
+    def one(col, k, value) -> None:
+        col[k] = value
+    return one
+
+
+@overload(get)
+def _get(col, k) -> Impl:
+    if isinstance(col, types.BaseTuple):
+        def arrays(col, k) -> Any:
+            rows, spill = col
+            if spill:
+                return spill[k]
+            return rows[k]
+        return arrays
+    return lambda col, k: col[k]
