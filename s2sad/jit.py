@@ -46,6 +46,7 @@ BUILTINS = frozenset({"range", "len", "float", "int", "abs", "min", "max", "bool
                       "zip", "reversed", "round", "slice", "True", "False", "None"})
 _VERSION = "3"  # bump to invalidate cached files when the transformation changes
 MATMUL = "_jit_matmul"  # the name compiled code calls for ``@``
+SQUARE = "_jit_square"  # x ** 2 (jit_runtime.square)
 BLANK, ONE = "_jit_blank", "_jit_one"  # a stand-in for a ufunc's result (jit_arrays.blank, one)
 # the names compiled code calls for reductions over an axis (jit_arrays.AXIS_REDUCTIONS)
 REDUCTIONS = {"sum": "_jit_sum", "max": "_jit_max", "amax": "_jit_max", "min": "_jit_min", "amin": "_jit_min",
@@ -218,6 +219,9 @@ class _Rewrite(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.op, ast.MatMult):
             return ast.copy_location(ast.Call(ast.Name(MATMUL, ast.Load()), [node.left, node.right], []), node)
+        if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and type(node.right.value) is int \
+                and node.right.value == 2:  # numba compiles x ** 2 as a general power: a third of a scalar's compile
+            return ast.copy_location(ast.Call(ast.Name(SQUARE, ast.Load()), [node.left], []), node)
         return node
 
     def visit_Call(self, node: ast.Call) -> Any:
@@ -295,9 +299,9 @@ def _load(plan_: Plan, path: str, name: str) -> types.FunctionType:
         module = types.ModuleType(name)
         module.__file__ = path
         from .jit_arrays import AXIS_REDUCTIONS, blank, one
-        from .jit_runtime import column, get, matmul, put
-        module.__dict__.update(plan_.namespace, **{MATMUL: matmul, BLANK: blank, ONE: one, COLUMN: column,
-                                                   PUT: put, GET: get})
+        from .jit_runtime import column, get, matmul, put, square
+        module.__dict__.update(plan_.namespace, **{MATMUL: matmul, SQUARE: square, BLANK: blank, ONE: one,
+                                                   COLUMN: column, PUT: put, GET: get})
         module.__dict__.update({name: AXIS_REDUCTIONS[name[len("_jit_"):]] for name in REDUCTIONS.values()})
         exec(compile(plan_.tree, path, "exec"), module.__dict__)  # noqa: S102 - our generated code
         sys.modules[name] = module

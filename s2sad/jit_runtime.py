@@ -91,6 +91,18 @@ def _own_grad(g) -> Impl:
     return lambda g: g
 
 
+def square(x: Any) -> Any:
+    """``x ** 2`` (what compiled code calls for it)."""
+    return x ** 2
+
+
+@overload(square)
+def _square(x) -> Impl:
+    if is_number(x) or isinstance(x, types.Array) and is_number(x.dtype):
+        return lambda x: x * x
+    raise not_compiled(f"x ** 2 for x a {x}")
+
+
 @overload(rt.mul_into)
 def _mul_into(g, dead) -> Impl:
     if (is_float_array(dead) and dead.mutable and dead.layout == "C" and isinstance(g, types.Array)
