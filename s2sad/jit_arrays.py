@@ -43,6 +43,12 @@ def absent(t: Any) -> bool:
     return t is None or isinstance(t, (types.Omitted, types.NoneType))
 
 
+def cached_overload(func: Any, **options: Any) -> Callable[[Impl], Impl]:
+    """numba's ``overload``, its implementations' machine code kept on disk: typing and
+    compiling them is most of a small gradient's first compile."""
+    return overload(func, jit_options={"cache": True}, **options)
+
+
 def not_compiled(what: str) -> TypingError:
     """The error numba's typing reports; :mod:`s2sad.jit` shows ``what`` to the user."""
     return TypingError(f"s2sad.jit: {what}")
@@ -277,10 +283,10 @@ def _mean3(a: Any) -> Any:
     return out
 
 
-overload(sum_axis, prefer_literal=True)(_reduction("sum", _sum3, True))
-overload(mean_axis, prefer_literal=True)(_reduction("mean", _mean3, True))
-overload(max_axis, prefer_literal=True)(_reduction("max", _max3, False))
-overload(min_axis, prefer_literal=True)(_reduction("min", _min3, False))
+cached_overload(sum_axis, prefer_literal=True)(_reduction("sum", _sum3, True))
+cached_overload(mean_axis, prefer_literal=True)(_reduction("mean", _mean3, True))
+cached_overload(max_axis, prefer_literal=True)(_reduction("max", _max3, False))
+cached_overload(min_axis, prefer_literal=True)(_reduction("min", _min3, False))
 
 
 # ---- their gradients ----------------------------------------------------------------------
@@ -308,7 +314,7 @@ def _spread(g: Any, shape: Any, axis: int) -> Any:
     return out.reshape(shape)
 
 
-@overload(rt.reduce_grad)
+@cached_overload(rt.reduce_grad)
 def _reduce_grad(g, x, axis=None, keepdims=False) -> Impl:
     if is_number(x) and absent(axis):
         return lambda g, x, axis=None, keepdims=False: g
@@ -325,7 +331,7 @@ def _reduce_grad(g, x, axis=None, keepdims=False) -> Impl:
     raise not_compiled(f"the gradient of a sum over axis of type {axis} of a {x.ndim}-d array")
 
 
-@overload(rt.mean_grad)
+@cached_overload(rt.mean_grad)
 def _mean_grad(g, x, axis=None, keepdims=False) -> Impl:
     if is_float_array(x) and absent(axis):
         return lambda g, x, axis=None, keepdims=False: rt.reduce_grad(g / x.size, x)
@@ -366,7 +372,7 @@ def _sum_to(g: Any, target: Any) -> Any:
     return flat.reshape(target)
 
 
-@overload(rt.unbroadcast)
+@cached_overload(rt.unbroadcast)
 def _unbroadcast(g, x) -> Impl:
     if is_number(x):
         if is_number(g):
@@ -401,7 +407,7 @@ def blank(example: Any, a: Any, b: Any = None) -> Any:
     return np.broadcast_to(example, np.broadcast_shapes(np.shape(a), np.shape(b)))
 
 
-@overload(one)
+@cached_overload(one)
 def _one(x) -> Impl:
     if is_number(x):
         return lambda x: x
@@ -410,7 +416,7 @@ def _one(x) -> Impl:
     raise not_compiled(f"a stand-in for a ufunc of a {x}")
 
 
-@overload(blank)
+@cached_overload(blank)
 def _blank(example, a, b=None) -> Impl:
     if is_number(a) and (absent(b) or is_number(b)):
         return lambda example, a, b=None: example

@@ -24,12 +24,12 @@ from numba.np import numpy_support
 
 from . import runtime as rt
 from .errors import NonDifferentiableInputError, NonScalarOutputError
-from .jit_arrays import Impl, is_float, is_float_array, is_number, not_compiled
+from .jit_arrays import Impl, cached_overload, is_float, is_float_array, is_number, not_compiled
 
 
 # ---- checks on the arguments and the output ---------------------------------------------
 
-@overload(rt.check_wrt)
+@cached_overload(rt.check_wrt)
 def _check_wrt(x, name) -> Impl:
     if is_float(x) or is_float_array(x):
         return lambda x, name: None
@@ -43,7 +43,7 @@ def _check_wrt(x, name) -> Impl:
     raise not_compiled(f"an argument of type {x} to differentiate with respect to")
 
 
-@overload(rt.seed)
+@cached_overload(rt.seed)
 def _seed(ans) -> Impl:
     if is_float(ans):
         return lambda ans: 1.0
@@ -57,7 +57,7 @@ def _seed(ans) -> Impl:
     raise not_compiled(f"an output of type {ans}")
 
 
-@overload(rt.seed_for)
+@cached_overload(rt.seed_for)
 def _seed_for(*reduced) -> Impl:
     if any(isinstance(t, types.Complex) or isinstance(t, types.Array) and isinstance(t.dtype, types.Complex)
            for t in _star(reduced)):
@@ -74,17 +74,17 @@ def _star(items: tuple[Any, ...]) -> tuple[Any, ...]:
 
 # ---- identities once the types are known ----------------------------------------------
 
-@overload(rt.stop_gradient)
+@cached_overload(rt.stop_gradient)
 def _stop_gradient(x) -> Impl:
     return lambda x: x
 
 
-@overload(rt.stand_in)
+@cached_overload(rt.stand_in)
 def _stand_in(x) -> Impl:
     return lambda x: x
 
 
-@overload(rt.own_grad)
+@cached_overload(rt.own_grad)
 def _own_grad(g) -> Impl:
     if isinstance(g, types.Array) and not g.mutable:
         return lambda g: g.copy()
@@ -96,14 +96,14 @@ def square(x: Any) -> Any:
     return x ** 2
 
 
-@overload(square)
+@cached_overload(square)
 def _square(x) -> Impl:
     if is_number(x) or isinstance(x, types.Array) and is_number(x.dtype):
         return lambda x: x * x
     raise not_compiled(f"x ** 2 for x a {x}")
 
 
-@overload(rt.mul_into)
+@cached_overload(rt.mul_into)
 def _mul_into(g, dead) -> Impl:
     if (is_float_array(dead) and dead.mutable and dead.layout == "C" and isinstance(g, types.Array)
             and g.dtype == dead.dtype and g.ndim == dead.ndim and g.layout == "C"):
@@ -123,14 +123,14 @@ def _overlap(a: Any, b: Any) -> bool:
     return start_a < start_b + b.nbytes and start_b < start_a + a.nbytes
 
 
-@overload(rt.add_grads)
+@cached_overload(rt.add_grads)
 def _add_grads(a, b) -> Impl:
     if (is_number(a) or isinstance(a, types.Array)) and (is_number(b) or isinstance(b, types.Array)):
         return lambda a, b: a + b
     raise not_compiled(f"adding gradients of types {a} and {b}")
 
 
-@overload(rt.zeros_grad)
+@cached_overload(rt.zeros_grad)
 def _zeros_grad(x, seed=None) -> Impl:  # seed: the array library, always NumPy's here
     if is_float(x):
         return lambda x, seed=None: 0.0
@@ -139,7 +139,7 @@ def _zeros_grad(x, seed=None) -> Impl:  # seed: the array library, always NumPy'
     raise not_compiled(f"a zero gradient of type {x}")
 
 
-@overload(rt.pow_slope)
+@cached_overload(rt.pow_slope)
 def _pow_slope(x, y, n=1) -> Impl:
     if (is_float(x) or is_float_array(x)) and is_number(y):
         def pow_slope(x, y, n=1):
@@ -153,7 +153,7 @@ def _pow_slope(x, y, n=1) -> Impl:
     raise not_compiled(f"the slope of a power of types {x} and {y}")
 
 
-@overload(rt.grad_like)
+@cached_overload(rt.grad_like)
 def _grad_like(g, x) -> Impl:
     if is_float(x) and is_number(g):
         return lambda g, x: float(g)
@@ -168,7 +168,7 @@ def _grad_like(g, x) -> Impl:
     raise not_compiled(f"a gradient of type {g} for an argument of type {x}")
 
 
-@overload(rt.distinct)
+@overload(rt.distinct)  # (its implementation is made by exec: no file for numba's cache)
 def _distinct(*grads) -> Impl:
     items = _star(grads)
     names = [f"g{i}" for i in range(len(items))]
@@ -187,7 +187,7 @@ def _same(a, b) -> bool:
     return a is b  # (compiled: the overload below compares the buffers)
 
 
-@overload(_same)
+@cached_overload(_same)
 def _same_impl(a, b) -> Impl:
     if a == b:
         return lambda a, b: a.ctypes.data == b.ctypes.data and a.size > 0
@@ -270,7 +270,7 @@ def _products(a: Any, b: Any) -> bool:
     return is_float_array(a) and is_float_array(b) and a.dtype == b.dtype
 
 
-@overload(matmul)
+@cached_overload(matmul)
 def _matmul(a, b) -> Impl:
     if _products(a, b):
         if a.ndim == 2 and b.ndim == 1:
@@ -284,7 +284,7 @@ def _matmul(a, b) -> Impl:
     raise not_compiled(f"a @ b for a {a} and b {b}")
 
 
-@overload(rt.matmul_grad_lhs)
+@cached_overload(rt.matmul_grad_lhs)
 def _matmul_grad_lhs(g, a, b) -> Impl:
     if _products(a, b) and a.ndim == 1 and b.ndim == 1 and is_number(g):  # a dot product
         return lambda g, a, b: g * b
@@ -300,7 +300,7 @@ def _matmul_grad_lhs(g, a, b) -> Impl:
     raise not_compiled(f"the gradient of a @ b for a {a} and b {b}")
 
 
-@overload(rt.matmul_grad_rhs)
+@cached_overload(rt.matmul_grad_rhs)
 def _matmul_grad_rhs(g, a, b) -> Impl:
     if _products(a, b) and a.ndim == 1 and b.ndim == 1 and is_number(g):
         return lambda g, a, b: g * a
@@ -316,14 +316,14 @@ def _matmul_grad_rhs(g, a, b) -> Impl:
     raise not_compiled(f"the gradient of a @ b for a {a} and b {b}")
 
 
-@overload(rt.dot_grad_lhs)
+@cached_overload(rt.dot_grad_lhs)
 def _dot_grad_lhs(g, a, b) -> Impl:
     if _products(a, b) and a.ndim <= 2 and b.ndim <= 2:  # np.dot is a @ b for these ranks
         return lambda g, a, b: rt.matmul_grad_lhs(g, a, b)
     raise not_compiled(f"the gradient of np.dot(a, b) for a {a} and b {b}")
 
 
-@overload(rt.dot_grad_rhs)
+@cached_overload(rt.dot_grad_rhs)
 def _dot_grad_rhs(g, a, b) -> Impl:
     if _products(a, b) and a.ndim <= 2 and b.ndim <= 2:
         return lambda g, a, b: rt.matmul_grad_rhs(g, a, b)
@@ -339,7 +339,7 @@ def _basic_index(index: Any) -> bool:
     return all(isinstance(t, (types.Integer, types.SliceType, types.NoneType)) for t in items)
 
 
-@overload(rt.getitem_grad)
+@cached_overload(rt.getitem_grad)
 def _getitem_grad(g, x, index) -> Impl:
     if is_float_array(x) and _basic_index(index):
         def impl(g, x, index) -> Any:
@@ -350,7 +350,7 @@ def _getitem_grad(g, x, index) -> Impl:
     raise not_compiled(f"the gradient of indexing a {x} with {index}")
 
 
-@overload(rt.add_at)
+@cached_overload(rt.add_at)
 def _add_at(acc, index, g) -> Impl:
     if is_float_array(acc) and _basic_index(index):
         def impl(acc, index, g) -> Any:
@@ -382,7 +382,7 @@ def _is_column_array(t: Any) -> bool:
     return isinstance(t, types.Array) and t.ndim > 0 and is_number(t.dtype)
 
 
-@overload(column)
+@cached_overload(column)
 def _column(value, n) -> Impl:
     if _is_column_array(value):
         def arrays(value, n) -> Any:
@@ -396,7 +396,7 @@ def _column(value, n) -> Impl:
     return lambda value, n: [value] * n
 
 
-@overload(put)
+@cached_overload(put)
 def _put(col, k, value) -> Impl:
     if _is_column_array(value):
         def arrays(col, k, value) -> None:
@@ -415,7 +415,7 @@ def _put(col, k, value) -> Impl:
     return one
 
 
-@overload(get)
+@cached_overload(get)
 def _get(col, k) -> Impl:
     if isinstance(col, types.BaseTuple):
         def arrays(col, k) -> Any:
