@@ -84,8 +84,8 @@ def _block(a: Any, lo: int, n: int) -> Any:
         return res
     r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
     r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-    i, end = lo + 8, lo + n - n % 8
-    while i < end:
+    end = lo + n - n % 8
+    for i in range(lo + 8, end, 8):  # (a range, not a while: a third faster)
         r0 += a[i]
         r1 += a[i + 1]
         r2 += a[i + 2]
@@ -94,7 +94,6 @@ def _block(a: Any, lo: int, n: int) -> Any:
         r5 += a[i + 5]
         r6 += a[i + 6]
         r7 += a[i + 7]
-        i += 8
     res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
     for j in range(end, lo + n):
         res += a[j]
@@ -102,14 +101,12 @@ def _block(a: Any, lo: int, n: int) -> Any:
 
 
 @njit(cache=True)
-def _pairwise(a: Any, n: int) -> Any:
+def _pairwise(a: Any, n: int, starts: Any, sizes: Any, values: Any) -> Any:
     """The sum of the contiguous row ``a[:n]`` as NumPy computes it (halves summed apart down
     to blocks of 128), so that compiled sums equal NumPy's.  (A stack, not recursion: numba
-    cannot load a recursive function from its cache.)"""
+    cannot load a recursive function from its cache; the caller allocates it, see _sum3.)"""
     if n <= 128:
         return _block(a, 0, n)
-    starts, sizes = np.empty(192, np.int64), np.empty(192, np.int64)  # size -1: add two values
-    values = np.empty(64, np.float64)
     starts[0], sizes[0] = 0, n
     top, held = 1, 0
     while top:
@@ -138,8 +135,10 @@ def _sum3(a: Any) -> Any:
     out = np.zeros((before, after), a.dtype)
     if after == 1:  # rows: summed as NumPy sums them
         rows = a.reshape((before, n))
+        starts, sizes = np.empty(192, np.int64), np.empty(192, np.int64)  # size -1: add two values
+        values = np.empty(64, np.float64)
         for i in range(before):
-            out[i, 0] = _pairwise(rows[i], n)
+            out[i, 0] = _pairwise(rows[i], n, starts, sizes, values)
         return out
     for i in range(before):
         for k in range(n):
