@@ -98,7 +98,10 @@ def square(x: Any) -> Any:
 
 @cached_overload(square)
 def _square(x) -> Impl:
-    if is_number(x) or isinstance(x, types.Array) and is_number(x.dtype):
+    dtype = x.dtype if isinstance(x, types.Array) else x
+    if isinstance(dtype, types.Boolean):
+        return lambda x: x ** 2  # (True * True is True for NumPy's booleans, True ** 2 is 1)
+    if is_number(dtype):
         return lambda x: x * x
     raise not_compiled(f"x ** 2 for x a {x}")
 
