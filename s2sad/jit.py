@@ -3,14 +3,16 @@
 The generated gradient is ordinary Python over NumPy, so numba can compile it whole, loops
 and all.  What stands in the way is small and known: the runtime helpers it calls decide
 what to do from their arguments' Python types (numba implementations of them, decided once
-per signature, are in :mod:`s2sad.jit_runtime`), and names it reads from the user's module
-or closure (numbers and arrays: passed in as extra arguments at each call, so a changed
+per signature, are in :mod:`s2sad.jit_runtime`; reductions over an axis, which numba's
+NumPy lacks with ``keepdims=``, in :mod:`s2sad.jit_arrays`), and names it reads from the
+user's module or closure (numbers and arrays: passed in as extra arguments at each call, so a changed
 global is seen as the NumPy code sees it, and nothing of the user's is baked into a cache).
 
 The code is written to a file under the cache directory named by a hash of what is compiled,
 so ``numba.njit(cache=True)`` keeps the machine code on disk across processes.  numba's
-dispatcher specialises on the argument types (one compiled function per signature); the
-tape of a loop is a list that numba types from its appends (a growable buffer of tuples).
+dispatcher specialises on the argument types (one compiled function per signature).  The
+tape of a ``range`` loop is preallocated, one column per saved value (:mod:`s2sad.jit_tape`);
+other tapes are lists that numba types from their appends (growable buffers of tuples).
 
 A construct numba cannot compile is reported as a :class:`JitError` at the user's line
 (``jit=True``), or falls back to the NumPy code with one :class:`JitWarning` (``jit="auto"``).
@@ -35,6 +37,7 @@ import numpy as np
 
 from . import runtime as rt
 from .errors import JitError, JitWarning, Location, S2SADError
+from .jit_tape import COLUMN, GET, PUT, preallocate
 from .tracebacks import user_stacklevel
 
 INSTALL = 'pip install "s2sad[jit]"'
@@ -43,6 +46,11 @@ BUILTINS = frozenset({"range", "len", "float", "int", "abs", "min", "max", "bool
                       "zip", "reversed", "round", "slice", "True", "False", "None"})
 _VERSION = "3"  # bump to invalidate cached files when the transformation changes
 MATMUL = "_jit_matmul"  # the name compiled code calls for ``@``
+SQUARE = "_jit_square"  # x ** 2 (jit_runtime.square)
+BLANK, ONE = "_jit_blank", "_jit_one"  # a stand-in for a ufunc's result (jit_arrays.blank, one)
+# the names compiled code calls for reductions over an axis (jit_arrays.AXIS_REDUCTIONS)
+REDUCTIONS = {"sum": "_jit_sum", "max": "_jit_max", "amax": "_jit_max", "min": "_jit_min", "amin": "_jit_min",
+              "mean": "_jit_mean"}
 
 
 def cache_dir() -> str:
@@ -124,6 +132,7 @@ def plan(generated: types.FunctionType) -> Plan:
     # argument would cost compile time): what remains is the rest of the body
     checks = tuple(_check_of(stmt) for stmt in func.body if _check_of(stmt))
     func.body = [stmt for stmt in func.body if not _check_of(stmt)]
+    preallocate(func)
     func = _Rewrite({n for n, v in namespace.items() if v is np}).visit(func)
     func.args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in (*params, *(e.name for e in extras))],
                               vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
@@ -184,7 +193,8 @@ class _Rewrite(ast.NodeTransformer):
     (loops where numba's own product compiles slowly; it compiles only arrays of at most
     two dimensions, for which the three agree); ``stand_in_for(f, *operands)`` (a stand-in
     made without computing ``f``) becomes the call ``f(*operands)``: compiled, computing is
-    cheaper than the bookkeeping."""
+    cheaper than the bookkeeping.  ``np.sum``, ``np.max``, ``np.min``, ``np.mean`` (and the
+    methods) with ``axis=`` or ``keepdims=`` become calls of jit_arrays' implementations."""
 
     def __init__(self, numpy_names: set[str]) -> None:
         self.numpy_names = numpy_names
@@ -209,23 +219,59 @@ class _Rewrite(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.op, ast.MatMult):
             return ast.copy_location(ast.Call(ast.Name(MATMUL, ast.Load()), [node.left, node.right], []), node)
+        if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and type(node.right.value) is int \
+                and node.right.value == 2:  # numba compiles x ** 2 as a general power: a third of a scalar's compile
+            return ast.copy_location(ast.Call(ast.Name(SQUARE, ast.Load()), [node.left], []), node)
         return node
 
     def visit_Call(self, node: ast.Call) -> Any:
         self.generic_visit(node)
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "dot" and not node.keywords:
-            if isinstance(func.value, ast.Name) and func.value.id in self.numpy_names:
+            if self._numpy(func.value):
                 operands = node.args if len(node.args) == 2 else None  # np.dot(a, b)
             else:
                 operands = [func.value, *node.args] if len(node.args) == 1 else None  # a.dot(b)
             if operands:
                 return ast.copy_location(ast.Call(ast.Name(MATMUL, ast.Load()), operands, []), node)
         if isinstance(node.func, ast.Name) and node.func.id == "stand_in_for" and node.args:
+            blank = self._blank(node)
+            if blank:
+                return blank
             keywords = [k for k in node.keywords
                         if not (k.arg == "keepdims" and isinstance(k.value, ast.Constant) and k.value.value is False)]
-            return ast.copy_location(ast.Call(node.args[0], node.args[1:], keywords), node)
-        return node
+            node = ast.copy_location(ast.Call(node.args[0], node.args[1:], keywords), node)
+        return self._reduction(node) or node
+
+    def _blank(self, node: ast.Call) -> ast.Call | None:
+        """``stand_in_for(np.ufunc, a, b)`` as ``_jit_blank(np.ufunc(_jit_one(a), _jit_one(b)), a, b)``:
+        the ufunc applied to two numbers for the result's dtype, a view of one number for its
+        shape (the gradient reads nothing else of it; computing an array would cost a pass)."""
+        ufunc, operands = node.args[0], node.args[1:]
+        if not (isinstance(ufunc, ast.Attribute) and self._numpy(ufunc.value)
+                and isinstance(getattr(np, ufunc.attr, None), np.ufunc)) or node.keywords or not 1 <= len(operands) <= 2:
+            return None
+        example = ast.Call(ufunc, [ast.Call(ast.Name(ONE, ast.Load()), [o], []) for o in operands], [])
+        return ast.copy_location(ast.Call(ast.Name(BLANK, ast.Load()), [example, *operands], []), node)
+
+    def _numpy(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id in self.numpy_names
+
+    def _reduction(self, node: ast.Call) -> ast.Call | None:
+        """``np.sum(x, axis, keepdims=k)`` or ``x.sum(axis, keepdims=k)`` as
+        ``_jit_sum(x, axis, k)`` (when an axis or keepdims is given, and nothing else)."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr in REDUCTIONS):
+            return None
+        args = list(node.args) if self._numpy(func.value) else [func.value, *node.args]
+        given = dict(zip(("x", "axis", "keepdims"), args))
+        if len(args) > 3 or not args or any(k.arg not in ("axis", "keepdims") or k.arg in given for k in node.keywords):
+            return None
+        given.update({k.arg: k.value for k in node.keywords})
+        if len(given) == 1:
+            return None  # numba's own
+        operands = [given["x"], given.get("axis", ast.Constant(None)), given.get("keepdims", ast.Constant(False))]
+        return ast.copy_location(ast.Call(ast.Name(REDUCTIONS[func.attr], ast.Load()), operands, []), node)
 
 
 def _write(plan_: Plan, text: str) -> tuple[str, str]:
@@ -252,8 +298,11 @@ def _load(plan_: Plan, path: str, name: str) -> types.FunctionType:
     if module is None:
         module = types.ModuleType(name)
         module.__file__ = path
-        from .jit_runtime import matmul
-        module.__dict__.update(plan_.namespace, **{MATMUL: matmul})
+        from .jit_arrays import AXIS_REDUCTIONS, blank, one
+        from .jit_runtime import column, get, matmul, put, square
+        module.__dict__.update(plan_.namespace, **{MATMUL: matmul, SQUARE: square, BLANK: blank, ONE: one,
+                                                   COLUMN: column, PUT: put, GET: get})
+        module.__dict__.update({name: AXIS_REDUCTIONS[name[len("_jit_"):]] for name in REDUCTIONS.values()})
         exec(compile(plan_.tree, path, "exec"), module.__dict__)  # noqa: S102 - our generated code
         sys.modules[name] = module
     return getattr(module, plan_.name)
@@ -265,10 +314,9 @@ _RUNTIME_HASH: list[str] = []
 def _runtime_hash() -> str:
     """Cached machine code depends on the helpers' implementations too."""
     if not _RUNTIME_HASH:
-        from . import jit_runtime
         h = hashlib.sha256()
         runtime_files = sorted(pathlib.Path(rt.__file__).parent.glob("*.py"))
-        for path in [*runtime_files, pathlib.Path(jit_runtime.__file__)]:
+        for path in [*runtime_files, *sorted(pathlib.Path(__file__).parent.glob("jit_*.py"))]:
             h.update(path.read_bytes())
         _RUNTIME_HASH.append(h.hexdigest()[:16])
     return _RUNTIME_HASH[0]
@@ -519,7 +567,8 @@ def _describe(plan_: Plan, text: str) -> str:
     head = [text.splitlines()[0].replace("# Generated by s2sad", "# Compiled by numba (jit=True); generated by s2sad"),
             "# specialised to the argument types at the first call (one machine-code function per",
             "# signature, cached on disk); the helpers it calls are s2sad.jit_runtime's numba",
-            "# implementations, chosen by the argument types, and a @ b is jit_runtime.matmul"]
+            "# implementations, chosen by the argument types; a @ b is jit_runtime.matmul, and",
+            "# _jit_sum, _jit_max, _jit_min, _jit_mean are jit_arrays' reductions over an axis"]
     if plan_.checks:
         head.append("# checked in Python before each call: " + ", ".join(label for _, label in plan_.checks))
     if plan_.extras:

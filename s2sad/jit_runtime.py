@@ -8,81 +8,60 @@ and ``grad_like`` of a float64 array are identities).  A helper, or a combinatio
 with no implementation here fails numba's typing; :mod:`s2sad.jit` reports that as the
 construct of the user's line that cannot be compiled.
 
-Importing this module registers the overloads; it imports numba.  (numba requires an
+Importing this module registers the overloads (and :mod:`s2sad.jit_arrays`', for reductions
+over an axis and broadcasting); it imports numba.  (numba requires an
 overload and its implementations to have the same parameters, annotations included: they
 have none.)
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from numba import njit, types
-from numba.core.errors import TypingError
 from numba.extending import overload
+from numba.np import numpy_support
 
 from . import runtime as rt
 from .errors import NonDifferentiableInputError, NonScalarOutputError
-
-_Impl = Callable[..., Any]
-
-
-def _is_float(t: Any) -> bool:
-    return isinstance(t, types.Float)
-
-
-def _is_float_array(t: Any) -> bool:
-    return isinstance(t, types.Array) and isinstance(t.dtype, types.Float)
-
-
-def _is_number(t: Any) -> bool:
-    return isinstance(t, (types.Float, types.Integer, types.Boolean))
-
-
-def _absent(t: Any) -> bool:
-    """An optional argument left out, or passed as None."""
-    return t is None or isinstance(t, (types.Omitted, types.NoneType))
-
-
-def _not_compiled(what: str) -> TypingError:
-    return TypingError(f"s2sad.jit: {what}")
+from .jit_arrays import Impl, cached_overload, is_float, is_float_array, is_number, not_compiled
 
 
 # ---- checks on the arguments and the output ---------------------------------------------
 
-@overload(rt.check_wrt)
-def _check_wrt(x, name) -> _Impl:
-    if _is_float(x) or _is_float_array(x):
+@cached_overload(rt.check_wrt)
+def _check_wrt(x, name) -> Impl:
+    if is_float(x) or is_float_array(x):
         return lambda x, name: None
-    if _is_number(x) or isinstance(x, types.Array) and _is_number(x.dtype):
+    if is_number(x) or isinstance(x, types.Array) and is_number(x.dtype):
         message = (f"cannot differentiate with respect to an argument of numba type {x}; pass a "
                    f"float or a float array (for example float(...) or .astype(float))")
 
         def refuse(x, name) -> None:
             raise NonDifferentiableInputError(message)
         return refuse
-    raise _not_compiled(f"an argument of type {x} to differentiate with respect to")
+    raise not_compiled(f"an argument of type {x} to differentiate with respect to")
 
 
-@overload(rt.seed)
-def _seed(ans) -> _Impl:
-    if _is_float(ans):
+@cached_overload(rt.seed)
+def _seed(ans) -> Impl:
+    if is_float(ans):
         return lambda ans: 1.0
-    if _is_float_array(ans):
+    if is_float_array(ans):
         def one(ans) -> Any:
             if ans.size != 1:
                 raise NonScalarOutputError("the differentiated function must return a scalar; "
                                            "reduce the array first (for example with .sum())")
             return np.ones_like(ans)
         return one
-    raise _not_compiled(f"an output of type {ans}")
+    raise not_compiled(f"an output of type {ans}")
 
 
-@overload(rt.seed_for)
-def _seed_for(*reduced) -> _Impl:
+@cached_overload(rt.seed_for)
+def _seed_for(*reduced) -> Impl:
     if any(isinstance(t, types.Complex) or isinstance(t, types.Array) and isinstance(t.dtype, types.Complex)
            for t in _star(reduced)):
-        raise _not_compiled("a complex output")
+        raise not_compiled("a complex output")
     return lambda *reduced: 1.0
 
 
@@ -95,47 +74,77 @@ def _star(items: tuple[Any, ...]) -> tuple[Any, ...]:
 
 # ---- identities once the types are known ----------------------------------------------
 
-@overload(rt.stop_gradient)
-def _stop_gradient(x) -> _Impl:
+@cached_overload(rt.stop_gradient)
+def _stop_gradient(x) -> Impl:
     return lambda x: x
 
 
-@overload(rt.stand_in)
-def _stand_in(x) -> _Impl:
+@cached_overload(rt.stand_in)
+def _stand_in(x) -> Impl:
     return lambda x: x
 
 
-@overload(rt.own_grad)
-def _own_grad(g) -> _Impl:
+@cached_overload(rt.own_grad)
+def _own_grad(g) -> Impl:
     if isinstance(g, types.Array) and not g.mutable:
         return lambda g: g.copy()
     return lambda g: g
 
 
-@overload(rt.mul_into)
-def _mul_into(g, dead) -> _Impl:
+def square(x: Any) -> Any:
+    """``x ** 2`` (what compiled code calls for it)."""
+    return x ** 2
+
+
+@cached_overload(square)
+def _square(x) -> Impl:
+    dtype = x.dtype if isinstance(x, types.Array) else x
+    if isinstance(dtype, types.Boolean):
+        return lambda x: x ** 2  # (True * True is True for NumPy's booleans, True ** 2 is 1)
+    if is_number(dtype):
+        return lambda x: x * x
+    raise not_compiled(f"x ** 2 for x a {x}")
+
+
+@cached_overload(rt.mul_into)
+def _mul_into(g, dead) -> Impl:
+    if (is_float_array(dead) and dead.mutable and dead.layout == "C" and isinstance(g, types.Array)
+            and g.dtype == dead.dtype and g.ndim == dead.ndim and g.layout == "C"):
+        def into(g, dead) -> Any:  # as in NumPy: into dead's buffer, when it fits
+            if g.shape == dead.shape and not _overlap(g, dead):
+                np.multiply(g, dead, dead)
+                return dead
+            return g * dead
+        return into
     return lambda g, dead: g * dead
 
 
-@overload(rt.add_grads)
-def _add_grads(a, b) -> _Impl:
-    if (_is_number(a) or isinstance(a, types.Array)) and (_is_number(b) or isinstance(b, types.Array)):
+@njit(cache=True)
+def _overlap(a: Any, b: Any) -> bool:
+    """Whether the buffers of two C-contiguous arrays overlap."""
+    start_a, start_b = a.ctypes.data, b.ctypes.data
+    return start_a < start_b + b.nbytes and start_b < start_a + a.nbytes
+
+
+@cached_overload(rt.add_grads)
+def _add_grads(a, b) -> Impl:
+    if (is_number(a) or isinstance(a, types.Array)) and (is_number(b) or isinstance(b, types.Array)):
         return lambda a, b: a + b
-    raise _not_compiled(f"adding gradients of types {a} and {b}")
+    raise not_compiled(f"adding gradients of types {a} and {b}")
 
 
-@overload(rt.zeros_grad)
-def _zeros_grad(x, seed=None) -> _Impl:  # seed: the array library, always NumPy's here
-    if _is_float(x):
+@cached_overload(rt.zeros_grad)
+def _zeros_grad(x, seed=None) -> Impl:  # seed: the array library, always NumPy's here
+    if is_float(x):
         return lambda x, seed=None: 0.0
-    if _is_float_array(x):
+    if is_float_array(x):
         return lambda x, seed=None: np.zeros_like(x)
-    raise _not_compiled(f"a zero gradient of type {x}")
+    raise not_compiled(f"a zero gradient of type {x}")
 
 
-@overload(rt.pow_slope)
-def _pow_slope(x, y, n=1) -> _Impl:
-    if (_is_float(x) or _is_float_array(x)) and _is_number(y):
+@cached_overload(rt.pow_slope)
+def _pow_slope(x, y, n=1) -> Impl:
+    if (is_float(x) or is_float_array(x)) and is_number(y):
         def pow_slope(x, y, n=1):
             coefficient = y
             for k in range(1, n):
@@ -144,26 +153,26 @@ def _pow_slope(x, y, n=1) -> _Impl:
                 return x * 0.0
             return coefficient * np.power(x, y - n)
         return pow_slope
-    raise _not_compiled(f"the slope of a power of types {x} and {y}")
+    raise not_compiled(f"the slope of a power of types {x} and {y}")
 
 
-@overload(rt.grad_like)
-def _grad_like(g, x) -> _Impl:
-    if _is_float(x) and _is_number(g):
+@cached_overload(rt.grad_like)
+def _grad_like(g, x) -> Impl:
+    if is_float(x) and is_number(g):
         return lambda g, x: float(g)
-    if _is_float(x) and isinstance(g, types.Array) and g.ndim == 0:
+    if is_float(x) and isinstance(g, types.Array) and g.ndim == 0:
         return lambda g, x: float(g[()])
-    if _is_float_array(x) and isinstance(g, types.Array) and g.ndim == x.ndim:
+    if is_float_array(x) and isinstance(g, types.Array) and g.ndim == x.ndim:
         if g.dtype == x.dtype:
             if g.mutable:
                 return lambda g, x: g
             return lambda g, x: g.copy()
         return lambda g, x: g.astype(x.dtype)
-    raise _not_compiled(f"a gradient of type {g} for an argument of type {x}")
+    raise not_compiled(f"a gradient of type {g} for an argument of type {x}")
 
 
-@overload(rt.distinct)
-def _distinct(*grads) -> _Impl:
+@overload(rt.distinct)  # (its implementation is made by exec: no file for numba's cache)
+def _distinct(*grads) -> Impl:
     items = _star(grads)
     names = [f"g{i}" for i in range(len(items))]
     lines = [f"def impl(*grads):", f"    {', '.join(names)}{',' if len(names) == 1 else ''} = grads"]
@@ -181,92 +190,11 @@ def _same(a, b) -> bool:
     return a is b  # (compiled: the overload below compares the buffers)
 
 
-@overload(_same)
-def _same_impl(a, b) -> _Impl:
+@cached_overload(_same)
+def _same_impl(a, b) -> Impl:
     if a == b:
         return lambda a, b: a.ctypes.data == b.ctypes.data and a.size > 0
     return lambda a, b: False
-
-
-# ---- broadcasting and reductions --------------------------------------------------------
-
-@njit(cache=True)
-def _sum_to_2d(g: Any, rows: int, cols: int) -> Any:
-    """``g`` (2-d) summed over the axes along which a (rows, cols) array was broadcast."""
-    out = np.ascontiguousarray(g)
-    if rows == 1 and out.shape[0] != 1:
-        out = out.sum(axis=0).reshape((1, out.shape[1]))
-    if cols == 1 and out.shape[1] != 1:
-        out = np.ascontiguousarray(out).sum(axis=1).reshape((out.shape[0], 1))
-    return out
-
-
-@overload(rt.unbroadcast)
-def _unbroadcast(g, x) -> _Impl:
-    if _is_number(x):
-        if _is_number(g):
-            return lambda g, x: g
-        if _is_float_array(g):
-            return lambda g, x: g.sum()
-    if _is_float_array(x) and _is_float_array(g):
-        if g.ndim == x.ndim == 1:
-            def one(g, x) -> Any:
-                if g.shape[0] == x.shape[0]:
-                    return np.ascontiguousarray(g)
-                return np.full(1, g.sum())
-            return one
-        if g.ndim == 2 and x.ndim == 1:
-            def row(g, x) -> Any:
-                out = np.ascontiguousarray(g).sum(axis=0)
-                if x.shape[0] == 1 and out.shape[0] != 1:
-                    return np.full(1, out.sum())
-                return out
-            return row
-        if g.ndim == x.ndim == 2:
-            def two(g, x) -> Any:
-                if g.shape == x.shape:
-                    return np.ascontiguousarray(g)
-                return _sum_to_2d(g, x.shape[0], x.shape[1])
-            return two
-    if _is_float_array(x) and x.ndim == 0 and _is_number(g):
-        return lambda g, x: np.full((), g)
-    raise _not_compiled(f"unbroadcasting a gradient of type {g} to an argument of type {x}")
-
-
-@overload(rt.reduce_grad)
-def _reduce_grad(g, x, axis=None, keepdims=False) -> _Impl:
-    if _is_number(x) and _absent(axis):
-        return lambda g, x, axis=None, keepdims=False: g
-    if not _is_float_array(x):
-        raise _not_compiled(f"the gradient of a sum over a value of type {x}")
-    if _absent(axis) and (_is_number(g) or isinstance(g, types.Array) and g.ndim in (0, x.ndim)):
-        if _is_number(g):
-            return lambda g, x, axis=None, keepdims=False: np.full(x.shape, g, x.dtype)
-        return lambda g, x, axis=None, keepdims=False: np.full(x.shape, g.ravel()[0], x.dtype)
-    if x.ndim == 2 and isinstance(axis, types.Integer) and isinstance(g, types.Array):
-        def axis2(g, x, axis=None, keepdims=False) -> Any:
-            out = np.empty(x.shape, x.dtype)
-            flat = g.ravel()
-            a = axis % 2
-            for i in range(x.shape[0]):
-                for j in range(x.shape[1]):
-                    out[i, j] = flat[j] if a == 0 else flat[i]
-            return out
-        return axis2
-    if x.ndim == 1 and isinstance(axis, types.Integer):
-        return lambda g, x, axis=None, keepdims=False: np.full(x.shape, np.asarray(g).ravel()[0], x.dtype)
-    raise _not_compiled(f"the gradient of a sum over axis of type {axis} of a {x.ndim}-d array")
-
-
-@overload(rt.mean_grad)
-def _mean_grad(g, x, axis=None, keepdims=False) -> _Impl:
-    if _is_float_array(x) and _absent(axis):
-        return lambda g, x, axis=None, keepdims=False: rt.reduce_grad(g / x.size, x)
-    if _is_float_array(x) and x.ndim == 2 and isinstance(axis, types.Integer):
-        def impl(g, x, axis=None, keepdims=False) -> Any:
-            return rt.reduce_grad(g / x.shape[axis % 2], x, axis, keepdims)
-        return impl
-    raise _not_compiled(f"the gradient of a mean over a value of type {x}")
 
 
 # ---- products ----------------------------------------------------------------------------
@@ -342,11 +270,11 @@ def _mm(a: Any, b: Any) -> Any:
 
 
 def _products(a: Any, b: Any) -> bool:
-    return _is_float_array(a) and _is_float_array(b) and a.dtype == b.dtype
+    return is_float_array(a) and is_float_array(b) and a.dtype == b.dtype
 
 
-@overload(matmul)
-def _matmul(a, b) -> _Impl:
+@cached_overload(matmul)
+def _matmul(a, b) -> Impl:
     if _products(a, b):
         if a.ndim == 2 and b.ndim == 1:
             return lambda a, b: _mv(a, b)
@@ -356,14 +284,14 @@ def _matmul(a, b) -> _Impl:
             return lambda a, b: _vv(a, b)
         if a.ndim == 2 and b.ndim == 2:
             return lambda a, b: _mm(a, b)
-    raise _not_compiled(f"a @ b for a {a} and b {b}")
+    raise not_compiled(f"a @ b for a {a} and b {b}")
 
 
-@overload(rt.matmul_grad_lhs)
-def _matmul_grad_lhs(g, a, b) -> _Impl:
-    if _products(a, b) and a.ndim == 1 and b.ndim == 1 and _is_number(g):  # a dot product
+@cached_overload(rt.matmul_grad_lhs)
+def _matmul_grad_lhs(g, a, b) -> Impl:
+    if _products(a, b) and a.ndim == 1 and b.ndim == 1 and is_number(g):  # a dot product
         return lambda g, a, b: g * b
-    if _products(a, b) and _is_float_array(g):
+    if _products(a, b) and is_float_array(g):
         if a.ndim == 2 and b.ndim == 1 and g.ndim == 1:
             return lambda g, a, b: _outer(g, b)
         if a.ndim == 2 and b.ndim == 2 and g.ndim == 2:
@@ -372,14 +300,14 @@ def _matmul_grad_lhs(g, a, b) -> _Impl:
             return lambda g, a, b: _mv(b, g)
         if a.ndim == 1 and b.ndim == 1:
             return lambda g, a, b: g * b
-    raise _not_compiled(f"the gradient of a @ b for a {a} and b {b}")
+    raise not_compiled(f"the gradient of a @ b for a {a} and b {b}")
 
 
-@overload(rt.matmul_grad_rhs)
-def _matmul_grad_rhs(g, a, b) -> _Impl:
-    if _products(a, b) and a.ndim == 1 and b.ndim == 1 and _is_number(g):
+@cached_overload(rt.matmul_grad_rhs)
+def _matmul_grad_rhs(g, a, b) -> Impl:
+    if _products(a, b) and a.ndim == 1 and b.ndim == 1 and is_number(g):
         return lambda g, a, b: g * a
-    if _products(a, b) and _is_float_array(g):
+    if _products(a, b) and is_float_array(g):
         if a.ndim == 2 and b.ndim == 1 and g.ndim == 1:
             return lambda g, a, b: _vm(g, a)
         if a.ndim == 2 and b.ndim == 2 and g.ndim == 2:
@@ -388,52 +316,115 @@ def _matmul_grad_rhs(g, a, b) -> _Impl:
             return lambda g, a, b: _outer(a, g)
         if a.ndim == 1 and b.ndim == 1:
             return lambda g, a, b: g * a
-    raise _not_compiled(f"the gradient of a @ b for a {a} and b {b}")
+    raise not_compiled(f"the gradient of a @ b for a {a} and b {b}")
 
 
-@overload(rt.dot_grad_lhs)
-def _dot_grad_lhs(g, a, b) -> _Impl:
+@cached_overload(rt.dot_grad_lhs)
+def _dot_grad_lhs(g, a, b) -> Impl:
     if _products(a, b) and a.ndim <= 2 and b.ndim <= 2:  # np.dot is a @ b for these ranks
         return lambda g, a, b: rt.matmul_grad_lhs(g, a, b)
-    raise _not_compiled(f"the gradient of np.dot(a, b) for a {a} and b {b}")
+    raise not_compiled(f"the gradient of np.dot(a, b) for a {a} and b {b}")
 
 
-@overload(rt.dot_grad_rhs)
-def _dot_grad_rhs(g, a, b) -> _Impl:
+@cached_overload(rt.dot_grad_rhs)
+def _dot_grad_rhs(g, a, b) -> Impl:
     if _products(a, b) and a.ndim <= 2 and b.ndim <= 2:
         return lambda g, a, b: rt.matmul_grad_rhs(g, a, b)
-    raise _not_compiled(f"the gradient of np.dot(a, b) for a {a} and b {b}")
-
-
-def _all_float_arrays(*ts: Any) -> bool:
-    return all(_is_float_array(t) for t in ts)
+    raise not_compiled(f"the gradient of np.dot(a, b) for a {a} and b {b}")
 
 
 # ---- indexing ----------------------------------------------------------------------------
 
 def _basic_index(index: Any) -> bool:
-    """An index that selects each entry at most once: integers and slices (an integer array
+    """An index that selects each entry at most once: integers, slices and None (an integer array
     may repeat an entry, whose gradients must then add up: not compiled)."""
     items = index.types if isinstance(index, types.BaseTuple) else (index,)
-    return all(isinstance(t, (types.Integer, types.SliceType)) for t in items)
+    return all(isinstance(t, (types.Integer, types.SliceType, types.NoneType)) for t in items)
 
 
-@overload(rt.getitem_grad)
-def _getitem_grad(g, x, index) -> _Impl:
-    if _is_float_array(x) and _basic_index(index):
+@cached_overload(rt.getitem_grad)
+def _getitem_grad(g, x, index) -> Impl:
+    if is_float_array(x) and _basic_index(index):
         def impl(g, x, index) -> Any:
             out = np.zeros_like(x)
             out[index] = g
             return out
         return impl
-    raise _not_compiled(f"the gradient of indexing a {x} with {index}")
+    raise not_compiled(f"the gradient of indexing a {x} with {index}")
 
 
-@overload(rt.add_at)
-def _add_at(acc, index, g) -> _Impl:
-    if _is_float_array(acc) and _basic_index(index):
+@cached_overload(rt.add_at)
+def _add_at(acc, index, g) -> Impl:
+    if is_float_array(acc) and _basic_index(index):
         def impl(acc, index, g) -> Any:
             acc[index] += g
             return acc
         return impl
-    raise _not_compiled(f"accumulating a gradient into a {acc} at {index}")
+    raise not_compiled(f"accumulating a gradient into a {acc} at {index}")
+
+
+# ---- the tape of a loop with a known trip count (s2sad.jit_tape) -------------------------
+
+def column(value: Any, n: int) -> Any:
+    """Room for ``n`` values like ``value``, one per iteration (compiled: an array for arrays
+    and numbers, see the overload)."""
+    return [value] * n
+
+
+def put(col: Any, k: int, value: Any) -> None:
+    """``value`` as entry ``k`` of ``col``."""
+    col[k] = value
+
+
+def get(col: Any, k: int) -> Any:
+    """Entry ``k`` of ``col``."""
+    return col[k]
+
+
+def _is_column_array(t: Any) -> bool:
+    return isinstance(t, types.Array) and t.ndim > 0 and is_number(t.dtype)
+
+
+@cached_overload(column)
+def _column(value, n) -> Impl:
+    if _is_column_array(value):
+        def arrays(value, n) -> Any:
+            spill = [np.ascontiguousarray(value)]  # where entries go if the shape changes
+            spill.pop()
+            return np.empty((n,) + value.shape, value.dtype), spill
+        return arrays
+    if is_number(value):
+        dtype = numpy_support.as_dtype(value)
+        return lambda value, n: np.empty(n, dtype)
+    return lambda value, n: [value] * n
+
+
+@cached_overload(put)
+def _put(col, k, value) -> Impl:
+    if _is_column_array(value):
+        def arrays(col, k, value) -> None:
+            rows, spill = col
+            if not spill and value.shape == rows.shape[1:]:
+                rows[k] = value
+                return
+            if not spill:
+                for i in range(k):
+                    spill.append(rows[i])
+            spill.append(np.ascontiguousarray(value))
+        return arrays
+
+    def one(col, k, value) -> None:
+        col[k] = value
+    return one
+
+
+@cached_overload(get)
+def _get(col, k) -> Impl:
+    if isinstance(col, types.BaseTuple):
+        def arrays(col, k) -> Any:
+            rows, spill = col
+            if spill:
+                return spill[k]
+            return rows[k]
+        return arrays
+    return lambda col, k: col[k]
