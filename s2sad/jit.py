@@ -46,6 +46,10 @@ BUILTINS = frozenset({"range", "len", "float", "int", "abs", "min", "max", "bool
                       "zip", "reversed", "round", "slice", "True", "False", "None"})
 _VERSION = "3"  # bump to invalidate cached files when the transformation changes
 MATMUL = "_jit_matmul"  # the name compiled code calls for ``@``
+#: Code without a loop, called with at least this many array elements, runs as NumPy code:
+#: NumPy's vectorised kernels are what the compiled code would run, less its allocations
+#: (numba wins on loops and on small arrays and numbers, where Python's overhead is the cost).
+VECTORISED = 4096
 SQUARE = "_jit_square"  # x ** 2 (jit_runtime.square)
 BLANK, ONE = "_jit_blank", "_jit_one"  # a stand-in for a ufunc's result (jit_arrays.blank, one)
 # the names compiled code calls for reductions over an axis (jit_arrays.AXIS_REDUCTIONS)
@@ -94,6 +98,7 @@ class Plan:
     extras: tuple[Extra, ...]
     namespace: dict[str, Any]
     checks: tuple[tuple[int, str], ...]  # check_wrt(args[i], label) before each call
+    loops: bool = True   # whether the code has a loop (else it is straight-line array code)
 
 
 class _NotCompiled(Exception):
@@ -116,6 +121,7 @@ def plan(generated: types.FunctionType) -> Plan:
         raise _NotCompiled("a function with *args, **kwargs, keyword-only or positional-only "
                            "parameters", func.lineno)
     params = tuple(a.arg for a in args.args)
+    loops = any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(func))
     stored = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
     local = set(params) | stored
     cells = dict(zip(generated.__code__.co_freevars, generated.__closure__ or ()))
@@ -141,7 +147,7 @@ def plan(generated: types.FunctionType) -> Plan:
     tree = ast.Module(body=[func], type_ignores=[])
     ast.fix_missing_locations(tree)
     return Plan(ast.unparse(tree), tree, name, params, tuple(extras), namespace,
-                tuple((params.index(p), label) for p, label in checks))
+                tuple((params.index(p), label) for p, label in checks), loops)
 
 
 def _check_of(stmt: ast.stmt) -> tuple[str, str] | None:
@@ -365,13 +371,16 @@ class Compiled:
 
         plan_, dispatcher, signature = self.plan, self.dispatcher, self.signature
         arity, checks, extras = len(plan_.params), plan_.checks, plan_.extras
-        check_wrt = rt.check_wrt
+        check_wrt, numpy_code, straight = rt.check_wrt, self.generated, not plan_.loops
+        ndarray = np.ndarray
 
         def call(*args: Any, **kwargs: Any) -> Any:
             if kwargs or len(args) != arity:
                 bound = signature.bind(*args, **kwargs)
                 bound.apply_defaults()
                 args = tuple(bound.arguments[p] for p in plan_.params)
+            if straight and sum([a.size for a in args if a.__class__ is ndarray]) >= VECTORISED:
+                return numpy_code(*args)
             for i, label in checks:
                 check_wrt(args[i], label)
             if extras:
@@ -569,6 +578,9 @@ def _describe(plan_: Plan, text: str) -> str:
             "# signature, cached on disk); the helpers it calls are s2sad.jit_runtime's numba",
             "# implementations, chosen by the argument types; a @ b is jit_runtime.matmul, and",
             "# _jit_sum, _jit_max, _jit_min, _jit_mean are jit_arrays' reductions over an axis"]
+    if not plan_.loops:
+        head.append(f"# no loop: a call with {VECTORISED} array elements or more runs the NumPy code "
+                    f"(NumPy's vectorised kernels)")
     if plan_.checks:
         head.append("# checked in Python before each call: " + ", ".join(label for _, label in plan_.checks))
     if plan_.extras:

@@ -252,8 +252,9 @@ def test_stable_softmax_example_loss():
 
 @needs_numba
 @pytest.mark.parametrize("name", ["softmax_ce", "mlp", "gmm_em"])
-def test_array_workloads_with_axis_and_keepdims_compile(name):
+def test_array_workloads_with_axis_and_keepdims_compile(name, monkeypatch):
     """np.max(..., axis=1, keepdims=True), np.sum(..., axis=2) of a 3-d array, x[:, None, :]."""
+    monkeypatch.setattr(s2sad.jit, "VECTORISED", 10 ** 12)  # compiled at any size
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
         from workloads import WORKLOADS
@@ -513,3 +514,23 @@ def test_a_loop_whose_tape_changes_type_is_located_at_the_loop():
         s2sad.grad(fn, jit=True)(np.full(6, 0.1))
     assert info.value.location.line == _line(fn, "for i in range(len(x))")
     assert info.value.location.filename.endswith("corpus.py")
+
+
+@needs_numba
+def test_code_without_a_loop_runs_numpys_kernels_on_large_arrays_and_compiles_for_small_ones():
+    g = s2sad.grad(keepdims_forward, jit=True)
+    assert "# no loop: a call with 4096 array elements or more runs the NumPy code" in g.source
+    calls = []
+    dispatcher = g.dispatcher
+
+    class Counting:
+        def __call__(self, *args):
+            calls.append(args)
+            return dispatcher(*args)
+
+    g.dispatcher = Counting()
+    g._call = g._compiled_call()
+    small, large = (np.random.default_rng(4).normal(size=shape) for shape in [(4, 3), (128, 64)])
+    for x in (small, large):
+        _same(g(x), s2sad.grad(keepdims_forward)(x))
+    assert len(calls) == 1 and calls[0][0] is small
