@@ -108,7 +108,9 @@ def _jit(f: Callable[..., Any], wrt: Wrt, kind: str, mode: Union[bool, str], has
         refuse_aux(mode)
         return _with_aux(f, wrt, value=kind == "value_and_grad")
     t = target(f, wrt)
-    out = compiled(build(t.fn, t.wrt, kind), t.fn, t.wrt, kind, mode)
+    generic = build(t.fn, t.wrt, kind)
+    numpy_code = specializing(t.fn, t.wrt, kind, generic) if enabled(None) else generic
+    out = compiled(generic, t.fn, t.wrt, kind, mode, numpy_code)
     if not t.args and not t.kwargs:
         return out
     bound = functools.partial(out, *t.args, **t.kwargs)

@@ -49,7 +49,7 @@ MATMUL = "_jit_matmul"  # the name compiled code calls for ``@``
 #: Code without a loop, called with at least this many array elements, runs as NumPy code:
 #: NumPy's vectorised kernels are what the compiled code would run, less its allocations
 #: (numba wins on loops and on small arrays and numbers, where Python's overhead is the cost).
-VECTORISED = 4096
+VECTORISED = 1024
 SQUARE = "_jit_square"  # x ** 2 (jit_runtime.square)
 BLANK, ONE = "_jit_blank", "_jit_one"  # a stand-in for a ufunc's result (jit_arrays.blank, one)
 # the names compiled code calls for reductions over an axis (jit_arrays.AXIS_REDUCTIONS)
@@ -337,8 +337,9 @@ class Compiled:
     ``"auto"`` then calls the NumPy code instead, after one :class:`JitWarning`."""
 
     def __init__(self, generated: types.FunctionType, fn: types.FunctionType, wrt: Any, kind: str,
-                 mode: Any) -> None:
+                 mode: Any, numpy_code: Callable[..., Any] | None = None) -> None:
         self.generated, self.fn, self.wrt, self.kind, self.mode = generated, fn, wrt, kind, mode
+        self.numpy_code = numpy_code or generated
         self.__name__ = generated.__name__
         self.__qualname__ = generated.__qualname__
         self.__doc__ = generated.__doc__
@@ -371,7 +372,7 @@ class Compiled:
 
         plan_, dispatcher, signature = self.plan, self.dispatcher, self.signature
         arity, checks, extras = len(plan_.params), plan_.checks, plan_.extras
-        check_wrt, numpy_code, straight = rt.check_wrt, self.generated, not plan_.loops
+        check_wrt, numpy_code, straight = rt.check_wrt, self.numpy_code, not plan_.loops
         ndarray = np.ndarray
 
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -420,7 +421,7 @@ class Compiled:
                                  if not where else
                                  f"jit=\"auto\": numba cannot compile {self.reason}; running the NumPy code"),
                       stacklevel=user_stacklevel())
-        self._call = self.generated
+        self._call = self.numpy_code
 
 
 def refuse_aux(mode: Any) -> None:
@@ -544,15 +545,16 @@ def _forward_location(fn: types.FunctionType, wrt: Any, kind: str, targets: list
 # ---- entry points -----------------------------------------------------------------------------
 
 def compiled(generated: Callable[..., Any], fn: types.FunctionType, wrt: Any, kind: str,
-             mode: Any) -> Compiled:
+             mode: Any, numpy_code: Callable[..., Any] | None = None) -> Compiled:
     """The compiled form of ``generated`` (the code s2sad generated for ``fn``), made once
-    (kept on ``generated``: it goes when the generated code is regenerated)."""
+    (kept on ``generated``: it goes when the generated code is regenerated); ``numpy_code``
+    runs where NumPy's code does (the specialising dispatcher in front of ``generated``)."""
     if mode not in (True, "auto"):
         raise JitError(f"jit takes True, False or \"auto\", not {mode!r}")
     per = generated.__dict__.setdefault("__s2sad_jit__", {})
     known = per.get(mode)
     if known is None:
-        known = per[mode] = Compiled(generated, fn, wrt, kind, mode)
+        known = per[mode] = Compiled(generated, fn, wrt, kind, mode, numpy_code)
     return known
 
 

@@ -519,7 +519,7 @@ def test_a_loop_whose_tape_changes_type_is_located_at_the_loop():
 @needs_numba
 def test_code_without_a_loop_runs_numpys_kernels_on_large_arrays_and_compiles_for_small_ones():
     g = s2sad.grad(keepdims_forward, jit=True)
-    assert "# no loop: a call with 4096 array elements or more runs the NumPy code" in g.source
+    assert "# no loop: a call with 1024 array elements or more runs the NumPy code" in g.source
     calls = []
     dispatcher = g.dispatcher
 
