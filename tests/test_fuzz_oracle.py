@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import s2sad
 from fuzz.generator import Arg, Program
@@ -199,3 +200,20 @@ def test_finite_differences_that_are_not_finite_are_invalid_not_wrong():
     x0 = np.array([1.4554425309821815, 0.9046800706458055, 0.5614602859042921, 0.5247914532927936])
     out = check(program(MUTATED_AFTER_A_STOPPED_VIEW, v, x0=x0))
     assert out.kind == "passed" and out.second.kind == "invalid", out
+
+
+def test_the_compiled_gradient_is_checked_against_the_numpy_codes():
+    pytest.importorskip("numba")
+    from fuzz.oracle import _compiled_disagrees
+
+    def f(x, y):
+        total = 0.0
+        for i in range(3):
+            total = total + np.sum(np.sin(x * i) * y)
+        return total
+
+    args = [np.linspace(0.1, 1.0, 4), np.linspace(-1.0, 1.0, 4)]
+    right = s2sad.grad(f, (0, 1))(*args)
+    assert _compiled_disagrees(f, (0, 1), args, right) is None
+    assert "argument 1" in _compiled_disagrees(f, (0, 1), args, (right[0], right[1] + 1e-6))
+    assert sum(Program("", (), seed).compiled for seed in range(1000)) in range(80, 121)

@@ -53,6 +53,7 @@ DOMAINS = {"real": (-1.5, 1.5), "positive": (0.5, 2.0)}
 # s2sad masks the untaken branch's adjoint (until then such programs are WRONG)
 NAN_BRANCHES = True
 SECOND_ORDER_SHARE = 4  # one program in this many (by seed) also gets a second-order (hvp) check
+JIT_SHARE = 10  # one program in this many (by seed) is also run with grad(f, jit="auto")
 
 
 # --- programs -----------------------------------------------------------------------------------
@@ -93,6 +94,11 @@ class Program:
         """Whether the oracle also checks ``hvp`` on this program."""
         # hashed: hypothesis draws some seeds (0, small ones) far more often than others
         return (self.seed * 2654435761 >> 8) % SECOND_ORDER_SHARE == 0
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the program's gradient is also run compiled (jit="auto"), against the NumPy code's."""
+        return (self.seed * 2654435761 >> 12) % JIT_SHARE == 0
 
     def direction(self) -> tuple[int, Any]:
         """For the second-order check: the argument differentiated and a direction ``v`` for it."""

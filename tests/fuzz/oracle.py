@@ -545,6 +545,9 @@ def run_s2sad(program: Program, args: list[Any], s2sad_grad: Callable[..., Any] 
             disagreement = _generic_disagrees(fn, wrt, args, grads)
             if disagreement is not None:
                 return Outcome("wrong", "specialised and generic code disagree", disagreement), [], notes
+            disagreement = _compiled_disagrees(fn, wrt, args, grads) if program.compiled else None
+            if disagreement is not None:
+                return Outcome("wrong", "compiled (jit=\"auto\") and NumPy code disagree", disagreement), [], notes
         return None, list(grads), notes
     finally:
         forget(filename)
@@ -564,6 +567,30 @@ def _generic_disagrees(fn: Callable[..., Any], wrt: tuple[int, ...], args: list[
             return f"argument {i}: specialised {type(g).__name__} {np.shape(g)}, generic {type(h).__name__} {np.shape(h)}"
         if not np.allclose(g, h, rtol=1e-10, atol=1e-12, equal_nan=True):
             return f"argument {i}: specialised {g!r:.200}, generic {h!r:.200}"
+    return None
+
+
+def _compiled_disagrees(fn: Callable[..., Any], wrt: tuple[int, ...], args: list[Any],
+                        grads: tuple[Any, ...]) -> str | None:
+    """How ``grad(fn, wrt, jit="auto")`` (numba's code, or the NumPy code where numba cannot
+    compile) differs from ``grads`` beyond rounding, or None (also without numba)."""
+    import s2sad
+    from s2sad.jit import available
+
+    if not available():
+        return None
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")  # (JitWarning: the NumPy code runs)
+        try:
+            compiled = s2sad.grad(fn, wrt, jit="auto")(*copies(args))
+        except Exception as exc:  # noqa: BLE001 - the NumPy code ran: so must this
+            return f"{type(exc).__name__}: {exc}"
+    for i, (g, h) in enumerate(zip(compiled, grads)):
+        if np.shape(g) != np.shape(h):
+            return f"argument {i}: compiled shape {np.shape(g)}, NumPy code's {np.shape(h)}"
+        scale = float(np.max(np.abs(h), initial=0.0)) if np.all(np.isfinite(h)) else 1.0
+        if not np.allclose(g, h, rtol=1e-8, atol=1e-10 * (1.0 + scale), equal_nan=True):
+            return f"argument {i}: compiled {g!r:.200}, NumPy code's {h!r:.200}"
     return None
 
 
