@@ -349,3 +349,12 @@ def test_a_scalar_carried_from_a_float_to_a_float64_specialises_and_stays_right(
               f"{fn.__name__} {dtype.__name__} {steps}")
     text = s2sad.adjoint_source(summed_in_a_loop, example=(np.ones(3), np.ones((4, 3))))
     assert "s2sad" not in _code(text), text
+
+
+def test_code_generated_for_one_function_twice_differentiates_its_own_text():
+    """grad(f, 0) and grad(f, (0,)) differ in text only: each is read back as itself when hvp
+    differentiates it again (one file name per text in linecache)."""
+    x, v = np.full(6, 0.1), np.ones(6)
+    s2sad.grad(corpus.break_on_threshold, 0, specialize=False)(x)
+    s2sad.grad(corpus.break_on_threshold, (0,), specialize=False)(x)
+    assert type(s2sad.hvp(corpus.break_on_threshold, 0, specialize=False)(x, v)) is np.ndarray

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import hashlib
 import json
 import os
 import re
@@ -387,9 +388,12 @@ def compile_text(adj: Adjoint, rendered: Rendered, kind: str) -> Generated:
     text, fdef, used = rendered.text, rendered.function, rendered.used
     fn = adj.fn
     wrt = "-".join(adj.wrt)
-    specialized = f" for {adj.specialized_to}" if adj.specialized_to else ""  # (its own lines in linecache)
+    specialized = f" for {adj.specialized_to}" if adj.specialized_to else ""
+    # one name per text: linecache holds the lines a later differentiation of this code reads
+    # (wrt=0 and wrt=(0,), or a gradient kept for hvp and one run, differ in text only)
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     filename = (f"<s2sad {kind} of {fn.name} wrt {wrt} from {os.path.basename(adj.source.filename)}:"
-                f"{adj.source.first_line}{specialized}>")
+                f"{adj.source.first_line}{specialized} #{digest}>")
     _strip_defaults_and_annotations(fdef.args)
     fdef.returns = None
     runtime = {spelled: runtime_object(rt) for rt, spelled in sorted(adj.runtime.items())}
