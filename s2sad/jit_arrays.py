@@ -148,11 +148,13 @@ def _sum3(a: Any) -> Any:
 
 
 @njit(cache=True)
-def _max3(a: Any) -> Any:
-    """``a.max(axis=1)`` of a C-contiguous 3-d array (a NaN wins, as in NumPy)."""
+def _extreme3(a: Any, largest: bool) -> Any:
+    """``a.max(axis=1)`` (``largest``) or ``a.min(axis=1)`` of a C-contiguous 3-d array (a NaN
+    wins, as in NumPy)."""
     before, n, after = a.shape
     if n == 0:
-        raise ValueError("zero-size array to reduction operation maximum which has no identity")
+        raise ValueError("zero-size array to reduction operation maximum which has no identity"
+                         if largest else "zero-size array to reduction operation minimum which has no identity")
     out = a[:, 0, :].copy()
     if after == 1:
         rows = a.reshape((before, n))
@@ -160,7 +162,7 @@ def _max3(a: Any) -> Any:
             acc = rows[i, 0]
             for k in range(1, n):
                 v = rows[i, k]
-                if v > acc or v != v:
+                if (v > acc if largest else v < acc) or v != v:
                     acc = v
             out[i, 0] = acc
         return out
@@ -168,28 +170,19 @@ def _max3(a: Any) -> Any:
         for k in range(1, n):
             for j in range(after):
                 v = a[i, k, j]
-                if v > out[i, j] or v != v:
+                if (v > out[i, j] if largest else v < out[i, j]) or v != v:
                     out[i, j] = v
     return out
 
 
 @njit(cache=True)
+def _max3(a: Any) -> Any:
+    return _extreme3(a, True)
+
+
+@njit(cache=True)
 def _min3(a: Any) -> Any:
-    """``a.min(axis=1)`` of a C-contiguous 3-d array (a NaN wins, as in NumPy)."""
-    before, n, after = a.shape
-    if n == 0:
-        raise ValueError("zero-size array to reduction operation minimum which has no identity")
-    out = a[:, 0, :].copy()
-    if after == 1:
-        rows = a.reshape((before, n))
-        for i in range(before):
-            acc = rows[i, 0]
-            for k in range(1, n):
-                v = rows[i, k]
-                if v < acc or v != v:
-                    acc = v
-            out[i, 0] = acc
-        return out
+    return _extreme3(a, False)
     for i in range(before):
         for k in range(1, n):
             for j in range(after):
