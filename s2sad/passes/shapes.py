@@ -42,6 +42,7 @@ class _Pending(Exception):
 
 
 Helper = Callable[["Evaluator", list[ast.expr]], Optional[Known]]
+TupleHelper = Callable[["Evaluator", list[ast.expr]], Optional[tuple[Optional[Known], ...]]]
 
 
 @dataclass
@@ -51,6 +52,7 @@ class Evaluator:
     env: dict[str, Any]
     resolve: Callable[[str], Any]  # a name that is not a local: the object it denotes
     helpers: dict[str, Helper]  # spelled runtime helper -> what it returns
+    tuples: dict[str, TupleHelper] = field(default_factory=dict)  # name -> what the tuple it returns holds
     settled: bool = False  # a name no assignment has given a value yet is unknown (not pending)
 
     def value(self, node: ast.expr) -> Known | None:
@@ -117,6 +119,13 @@ class Evaluator:
                 return getattr(owner, node.attr, None)
         return None
 
+    def items(self, node: ast.expr) -> tuple[Known | None, ...] | None:
+        """What is known of the items of a tuple that ``node`` evaluates to (a helper's that
+        returns several values); None if not known."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.tuples:
+            return self.tuples[node.func.id](self, node.args)
+        return None
+
     def array(self, node: ast.expr) -> bool:
         known = self.value(node)
         return known is not None and known.array
@@ -169,8 +178,10 @@ class Shapes:
     evaluator: Evaluator = field(repr=False)
 
 
-def analyze(adj: Adjoint, arguments: dict[str, Known | None], helpers: dict[str, Helper]) -> Shapes:
-    """What is known of every variable of ``adj`` when its parameters are as ``arguments``."""
+def analyze(adj: Adjoint, arguments: dict[str, Known | None], helpers: dict[str, Helper],
+            tuples: dict[str, TupleHelper] | None = None) -> Shapes:
+    """What is known of every variable of ``adj`` when its parameters are as ``arguments``
+    (``helpers`` and ``tuples``: what the functions the code calls by those names return)."""
     statements = list(statements_of(adj))
     env: dict[str, Any] = {p: arguments.get(p) for p in adj.fn.params}
     env.update((name, known) for name, known in arguments.items() if name not in env)  # a jvp's tangent
@@ -178,7 +189,7 @@ def analyze(adj: Adjoint, arguments: dict[str, Known | None], helpers: dict[str,
         for name in targets:
             env.setdefault(name, _UNSET)
     spelled = {spelling: name for name, spelling in adj.runtime.items()}
-    evaluator = Evaluator(env, lambda name: _resolve(adj, spelled, name), helpers)
+    evaluator = Evaluator(env, lambda name: _resolve(adj, spelled, name), helpers, tuples or {})
     for settled in (False, True):  # then what depends on a cycle of unassigned names is unknown
         evaluator.settled = settled
         changed = True
@@ -186,13 +197,26 @@ def analyze(adj: Adjoint, arguments: dict[str, Known | None], helpers: dict[str,
             changed = False
             for targets, node, _ in statements:
                 try:
-                    value = evaluator.value(node) if node is not None and len(targets) == 1 else None
+                    values = _values(evaluator, targets, node)
                 except _Pending:
                     continue
-                for name in targets:
+                for name, value in zip(targets, values):
                     changed |= _join(env, name, value)
     known = {n: (None if v is _UNSET else v) for n, v in env.items()}
-    return Shapes(known, Evaluator(known, evaluator.resolve, helpers, settled=True))
+    return Shapes(known, Evaluator(known, evaluator.resolve, helpers, evaluator.tuples, settled=True))
+
+
+def _values(evaluator: Evaluator, targets: tuple[str, ...], node: ast.expr | None) -> list[Known | None]:
+    """What one assignment gives each of its targets: ``a, b = x, y`` item by item, and a
+    call that returns a tuple of known items (a callee's forward pass, see passes/specialize.py)."""
+    if node is None:
+        return [None] * len(targets)
+    if len(targets) == 1:
+        return [evaluator.value(node)]
+    if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == len(targets):
+        return [evaluator.value(e) for e in node.elts]
+    value = evaluator.items(node)
+    return list(value) if value is not None and len(value) == len(targets) else [None] * len(targets)
 
 
 def _join(env: dict[str, Any], name: str, value: Known | None) -> bool:
@@ -326,7 +350,9 @@ def code_statements(code: str) -> Iterator[Statement]:
                 if isinstance(target, ast.Name):
                     yield (target.id,), node.value, False
                 elif isinstance(target, (ast.Tuple, ast.List)):
-                    yield tuple(n.id for n in ast.walk(target) if isinstance(n, ast.Name)), None, False
+                    flat = all(isinstance(n, ast.Name) for n in target.elts)
+                    yield (tuple(n.id for n in ast.walk(target) if isinstance(n, ast.Name)),
+                           node.value if flat else None, False)
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             yield (node.target.id,), ast.BinOp(ast.Name(node.target.id, ast.Load()), node.op, node.value), True
         elif isinstance(node, (ast.For, ast.comprehension)):
