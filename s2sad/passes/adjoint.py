@@ -99,6 +99,8 @@ class Adjoint:
     known: dict[str, Any] | None = None  # specialised code: what is known of each variable (rules/shapes.Known)
     specialized_to: str = ""  # specialised code: the argument shapes and dtypes, as its file name says them
     owned: dict[str, frozenset[str] | None] = field(default_factory=dict)  # specialised: passes/shapes.origins
+    # name -> (function, wrt) of a split callee that is a plain function (it can be specialised)
+    callee_origins: dict[str, tuple[Any, tuple[str, ...]]] = field(default_factory=dict)
 
     def callee(self, function: Any, wrt: tuple[str, ...], kind: str = "vjp") -> str:
         """The name under which this code calls the vjp (or jvp, ...) of ``function``."""
@@ -114,12 +116,19 @@ class Adjoint:
                 f"differentiated; this is a bug in s2sad, please report it")
         else:
             vjp = self.build(function, wrt if len(wrt) > 1 else wrt[0], kind, split=self.split)
+        name = self.callee_name(vjp)
+        if kind == "split" and not isinstance(function, (MethodOfSelf, RecursiveCall)):
+            self.callee_origins[name] = (function, wrt)
+        return name
+
+    def callee_name(self, generated: Any) -> str:
+        """The name under which this code calls ``generated`` (a callee's generated code)."""
         for name, known in self.callees.items():
-            if known is vjp:
+            if known is generated:
                 return name
-        name = vjp.__name__ if vjp.__name__ not in self.fn.names else self.fn.fresh(vjp.__name__)
+        name = generated.__name__ if generated.__name__ not in self.fn.names else self.fn.fresh(generated.__name__)
         self.fn.names.add(name)
-        self.callees[name] = vjp
+        self.callees[name] = generated
         return name
 
     def use(self, name: str) -> str:

@@ -417,7 +417,11 @@ def compile_text(adj: Adjoint, rendered: Rendered, kind: str) -> Generated:
     exec(compile(module, filename, "exec"), namespace)
     placeholder = namespace[FACTORY](*[runtime.get(c) for c in cells])
     register(filename, text, _origins(adj, text.split("\n"), fdef.lineno - 1))
-    return Generated(rendered.name, text, filename, placeholder.__code__, runtime, bool(adj.split_calls))
+    known = None
+    if adj.kind == "split" and adj.known is not None:
+        value = adj.known.get(adj.value.name) if isinstance(adj.value, Var) else None
+        known = (value, not adj.shared_results)
+    return Generated(rendered.name, text, filename, placeholder.__code__, runtime, bool(adj.split_calls), known)
 
 
 def _origins(adj: Adjoint, lines: list[str], start: int) -> dict[int, Location]:

@@ -75,6 +75,12 @@ class Evaluator:
             return self.apply(_COMPARISONS[type(node.ops[0])], [node.left, node.comparators[0]], {})
         if isinstance(node, ast.Call):
             return self.call(node)
+        if isinstance(node, ast.IfExp):
+            real = self.realness(node.test)
+            if real is None:
+                body, orelse = self.value(node.body), self.value(node.orelse)
+                return body if body == orelse else None
+            return self.value(node.body if real else node.orelse)
         if isinstance(node, ast.Attribute) and isinstance(self.callee(node.value), type(np)):
             constant = self.callee(node)  # np.pi
             return of_value(constant) if type(constant) is float else None
@@ -125,6 +131,14 @@ class Evaluator:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.tuples:
             return self.tuples[node.func.id](self, node.args)
         return None
+
+    def realness(self, test: ast.expr) -> bool | None:
+        """What ``np.isrealobj(x)`` (a rule's test) is, where ``x`` is known; None otherwise."""
+        if not (isinstance(test, ast.Call) and len(test.args) == 1 and not test.keywords
+                and self.callee(test.func) is np.isrealobj):
+            return None
+        known = self.value(test.args[0])
+        return None if known is None else known.dtype.kind != "c"
 
     def array(self, node: ast.expr) -> bool:
         known = self.value(node)

@@ -20,12 +20,13 @@ import libcst as cst
 import numpy as np
 
 from ..ir import Assign, Function, Loop, Opaque, Raw, Stmt, statements
-from ..rules.shapes import NEW_ARRAY_FUNCTIONS, NEW_ARRAY_METHODS, FloatScalar, Known, matmul_shape
+from ..rules.shapes import NEW_ARRAY_FUNCTIONS, NEW_ARRAY_METHODS, TANGENT, FloatScalar, Known, matmul_shape
 from ..runtime.seeds import stop_gradient
 from .adjoint import FRESH_HELPERS, Adjoint, Block, Out
 from .batch import batch_loops
 from .fold import Spans, atomic, drop_copies, fold_constants, names_in, rename
 from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, code_statements, origins, statements_of
+from .specialize_callees import CalleeSpecializer
 
 Rewrite = Callable[["_Writer", list[ast.expr], list[str]], Optional[str]]
 
@@ -104,11 +105,34 @@ def _grad_like_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
     return x if x is not None and x.real and (x.array or x.kind is float) else None
 
 
+def _balanced_eq_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    if len(args) != 3:
+        return None
+    x, ans, y = (ev.value(a) for a in args)
+    if x is None or ans is None or y is None or not x.array or not x.real or "c" in (ans.dtype.kind + y.dtype.kind):
+        return None
+    try:
+        shape = np.broadcast_shapes(x.shape, ans.shape, y.shape)
+    except ValueError:
+        return None
+    return Known(shape, np.result_type(x.probe(), y.probe()), np.ndarray)
+
+
+def _balanced_eq(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | None:
+    """Where x made a maximum or minimum: ``(x == ans) / (1.0 + (x == y))`` in float64 (a
+    tie shares the gradient)."""
+    known = _balanced_eq_known(w.shapes.evaluator, args)
+    if known is None or known.dtype != np.float64:
+        return None
+    x, ans, y = (t if atomic(t) else f"({t})" for t in texts)
+    return f"({x} == {ans}) / (1.0 + ({x} == {y}))"
+
+
 HELPERS: dict[str, Helper] = {
     "unbroadcast": _unbroadcast_known, "reduce_grad": _reduction_known, "mean_grad": _reduction_known,
     "matmul_grad_lhs": _matmul_known(1), "matmul_grad_rhs": _matmul_known(2),
     "zeros_grad": _zeros_known, "seed_for": _seed_for_known, "seed": _seed_known,
-    "grad_like": _grad_like_known, "getitem_grad": _getitem_known}
+    "grad_like": _grad_like_known, "getitem_grad": _getitem_known, "balanced_eq": _balanced_eq_known}
 
 
 def _summed_axes(g: tuple[int, ...], x: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -142,6 +166,7 @@ class _Writer:
 
     def code(self, code: str) -> str:
         """``code`` (statements) with every helper call that can be specialised replaced."""
+        code = self._branches(code)
         spans = Spans(code)
         edits: list[tuple[int, int, str]] = []
         for node, whole in self._calls(ast.parse(code)):
@@ -150,6 +175,25 @@ class _Writer:
             if new is None:
                 continue
             edits.append((*spans.span(node), new if whole or atomic(new) else f"({new})"))
+        return spans.replaced(edits)
+
+    def _branches(self, code: str) -> str:
+        """``code`` with each ``a if np.isrealobj(x) else b`` of a rule's, whose ``x`` is known
+        real or complex, as its branch."""
+        if " if " not in code:
+            return code
+        spans = Spans(code)
+        edits: list[tuple[int, int, str]] = []
+        tree = ast.parse(code)
+        whole = {id(n.value) for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.IfExp) or (real := self.shapes.evaluator.realness(node.test)) is None:
+                continue
+            start, end = spans.span(node)
+            if any(s <= start and end <= e for s, e, _ in edits):
+                continue
+            text = spans.text(node.body if real else node.orelse)
+            edits.append((start, end, text if atomic(text) or id(node) in whole else f"({text})"))
         return spans.replaced(edits)
 
     def _calls(self, tree: ast.AST) -> list[tuple[ast.Call, bool]]:
@@ -291,15 +335,22 @@ REWRITES: dict[str, Rewrite] = {
     "unbroadcast": _unbroadcast, "reduce_grad": _reduce_grad,
     "mean_grad": lambda w, args, texts: _reduce_grad(w, args, texts, mean=True),
     "matmul_grad_lhs": _matmul_grad(1), "matmul_grad_rhs": _matmul_grad(2),
-    "zeros_grad": _zeros_grad, "getitem_grad": _getitem_grad,
+    "zeros_grad": _zeros_grad, "getitem_grad": _getitem_grad, "balanced_eq": _balanced_eq,
     "seed_for": lambda w, args, texts: "1.0" if _seed_for_known(w.shapes.evaluator, args) else None,
     "seed": lambda w, args, texts: "1.0" if _seed_known(w.shapes.evaluator, args) else None}
 
 
 def specialize(adj: Adjoint, arguments: dict[str, Known | None]) -> None:
     """Specialise ``adj`` (before its loops' tapes are decided) to arguments as ``arguments``."""
+    if TANGENT in arguments and adj.kind == "split":  # the cotangent its closure is called with
+        cotangent = arguments[TANGENT]
+        arguments = {p: k for p, k in arguments.items() if p != TANGENT}
+        if adj.seed_param is not None:
+            arguments[adj.seed_param] = cotangent
+    callees = CalleeSpecializer(adj)
     helpers = {adj.runtime[name]: known for name, known in HELPERS.items() if name in adj.runtime}
-    shapes = analyze(adj, arguments, helpers)
+    shapes = analyze(adj, arguments, {**helpers, **callees.helpers}, callees.tuples)
+    callees.settle(shapes)
     adj.specialized_to = _described(arguments)
     writer = _Writer(adj, shapes)
     if adj.split:  # (code made to be differentiated again keeps its stop_gradient calls)
@@ -315,7 +366,7 @@ def specialize(adj: Adjoint, arguments: dict[str, Known | None]) -> None:
         pass
     batch_loops(adj, shapes)
     adj.trusted = frozenset(p for p in adj.wrt if (k := arguments.get(p)) is not None and k.real)
-    owned = origins(adj, shapes, lambda node: _making(adj, shapes, node))
+    owned = origins(adj, shapes, lambda node: _making(adj, shapes, node) or callees.makes(node))
     adj.known, adj.owned = shapes.known, owned
     results = [_result(writer, r, owned) for r in adj.results]
     adj.results = [new or old for new, old in zip(results, adj.results)]
