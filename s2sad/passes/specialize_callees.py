@@ -27,7 +27,7 @@ from .shapes import Evaluator, Helper, Shapes, TupleHelper
 class Specialised:
     """A callee's code specialised to one call's signature, and what it returns."""
 
-    code: Any  # the generated forward_f
+    code: Any  # the generated forward_f (None: the same text as the generic code's, which serves)
     value: Known | None  # what is known of the callee's value
     fresh: bool  # its backward pass returns arrays it made (the caller may own them)
 
@@ -123,18 +123,18 @@ class CalleeSpecializer:
 
     def _build(self, function: Any, wrt: tuple[str, ...], signature: tuple[Hashable, ...],
                generic: Any) -> Specialised | None:
-        """The specialised callee; None where it is the generic code again (nothing known
-        that changes the code: the generic code, printed once, serves)."""
+        """The specialised callee (without code where its text is the generic code's: the
+        generic code, printed once, serves); None if it cannot be made."""
         assert self.adj.build is not None
         try:
             code = self.adj.build(function, wrt if len(wrt) > 1 else wrt[0], "split", shapes=signature)
         except S2SADError:
             return None  # (the generic code, which was made, serves)
         found = getattr(code, "__s2sad_known__", None)
-        if found is None or _body(code) == _body(generic):
+        if found is None:
             return None
         value, fresh = found
-        return Specialised(code, value, fresh)
+        return Specialised(None, value, False) if _body(code) == _body(generic) else Specialised(code, value, fresh)
 
     def settle(self, shapes: Shapes) -> None:
         """Rewrite each call to the callee specialised to what is now known of its arguments
@@ -147,8 +147,8 @@ class CalleeSpecializer:
             cotangent = shapes.known.get(given) if isinstance(given, str) else None
             made = self.specialised(name, [shapes.evaluator.value(a) for a in call.args], cotangent) \
                 if given is not None else None
-            if made is not None and made.value != shapes.known.get(_value_name(stmt)):
-                made = None  # (not what the analysis assumed of the value)
+            if made is not None and (made.code is None or made.value != shapes.known.get(_value_name(stmt))):
+                made = None  # (the generic code serves; or not what the analysis took the value for)
             chosen.setdefault(name, []).append((stmt, closure, made))
         for name, calls in chosen.items():
             codes = {id(made.code) for _, _, made in calls if made is not None}
