@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import inspect
 import re
 import threading
 import types
@@ -206,9 +207,7 @@ def build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None =
         read_source(fn)  # raises the appropriate SourceError
     names, multiple = wrt_names(fn, wrt)
     key = (names, multiple, kind, split, debug) + ((shapes,) if shapes is not None else ())
-    # functions, not code objects: one decorator's wrapper code serves many functions
-    in_progress = _compiling.__dict__.setdefault("functions", [])
-    if (fn, key) in in_progress:  # a recursive call: the code being generated, looked up when called
+    if (fn, key) in _in_progress():  # a recursive call: the code being generated, looked up when called
         return recursive_call(fn, ((names if multiple else names[0], kind, split),), build)
     with _lock:
         bound = _bound.get(fn)
@@ -216,52 +215,7 @@ def build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None =
             return bound[key][0]
         signature = forwarding_signature(fn)
         # (a wrapper's code is compiled with the parameters of the function it wraps)
-        code_key = (fn.__code__, fn.__code__.co_filename, id(fn.__globals__), str(signature), *key)
-        entry = _compiled.get(code_key)
-        if entry is not None and (show is not None or not hold(bind(fn, entry.relative) + entry.absolute)):
-            entry = None
-        # (a callee's code is not stored: its caller's would depend on a generated function)
-        stored = disk_cache.key(fn, key) if entry is None and show is None and signature is None \
-            and not in_progress else None
-        if stored is not None:
-            entry = _from_disk(fn, stored)
-        if entry is None:
-            # the compiler (and libcst) load on the first generation, not with ``import s2sad``
-            from .ir import CALLEE_KINDS
-            from .pipeline import State, run
-
-            nested = bool(in_progress)
-            in_progress.append((fn, key))
-            try:
-                with warnings.catch_warnings():
-                    if kind in CALLEE_KINDS or nested:  # the caller decided what is active
-                        warnings.simplefilter("ignore", ZeroGradientWarning)
-                    try:
-                        state = run(State(fn, names, multiple, kind, split, debug, build=build,
-                                          arguments=_arguments(fn, shapes)), show)
-                    except S2SADError as exc:
-                        relocate(exc)  # (found in generated code differentiated again)
-                        raise
-            finally:
-                in_progress.pop()
-            generated = state.generated
-            entry = _Compiled(generated, fn.__globals__, relative_checks(fn, state.resolution),
-                              absolute_checks(state.resolution, generated.runtime.values()))
-            if stored is not None and not state.warned:  # (a cached copy would not warn)
-                disk_cache.store(stored, (generated, entry.relative, entry.absolute))
-        _compiled[code_key] = entry
-        out = instantiate(entry.generated, fn)
-        if signature is not None:  # a wrapper compiled with the wrapped function's parameters
-            params = signature.parameters.values()
-            out.__defaults__ = tuple(p.default for p in params if p.default is not p.empty
-                                     and p.kind is not p.KEYWORD_ONLY) or None
-            out.__kwdefaults__ = {p.name: p.default for p in params if p.default is not p.empty
-                                  and p.kind is p.KEYWORD_ONLY} or None
-        checks = merge(own_checks(fn), bind(fn, entry.relative), entry.absolute)
-        out.__s2sad_checks__ = checks
-        valid = holds(checks)
-        if entry.generated.splits:
-            out.__s2sad_replay__ = functools.partial(build, fn, wrt, kind, None, False)
+        out, valid = _instantiate(fn, _entry(fn, key, signature, shapes, show), signature, wrt, kind)
         cache = _bound.setdefault(fn, {})
         cache[key] = (out, valid)
         try:
@@ -269,6 +223,81 @@ def build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None =
         except TypeError:  # an unhashable wrt: only the normalized key is cached
             pass
         return out
+
+
+def _in_progress() -> list[tuple[types.FunctionType, tuple[Any, ...]]]:
+    """The (function, key) pairs this thread is generating code for, innermost last."""
+    # functions, not code objects: one decorator's wrapper code serves many functions
+    return _compiling.__dict__.setdefault("functions", [])
+
+
+def _entry(fn: types.FunctionType, key: tuple[Any, ...], signature: inspect.Signature | None,
+           shapes: tuple[Any, ...] | None, show: Callable[[str, str], None] | None) -> _Compiled:
+    """The generated code for ``fn`` under ``key``: the one kept for its code while still
+    valid, else the disk cache's, else new; kept for the next function with that code."""
+    code_key = (fn.__code__, fn.__code__.co_filename, id(fn.__globals__), str(signature), *key)
+    entry = _compiled.get(code_key)
+    if entry is not None and (show is not None or not hold(bind(fn, entry.relative) + entry.absolute)):
+        entry = None
+    # (a callee's code is not stored: its caller's would depend on a generated function)
+    stored = disk_cache.key(fn, key) if entry is None and show is None and signature is None \
+        and not _in_progress() else None
+    if stored is not None:
+        entry = _from_disk(fn, stored)
+    if entry is None:
+        entry, warned = _compile(fn, key, shapes, show)
+        if stored is not None and not warned:  # (a cached copy would not warn)
+            disk_cache.store(stored, (entry.generated, entry.relative, entry.absolute))
+    _compiled[code_key] = entry
+    return entry
+
+
+def _compile(fn: types.FunctionType, key: tuple[Any, ...], shapes: tuple[Any, ...] | None,
+             show: Callable[[str, str], None] | None) -> tuple[_Compiled, bool]:
+    """``fn`` through the pipeline, for ``key`` (names, multiple, kind, split, debug[, shapes]):
+    the new entry, and whether generating it warned."""
+    # the compiler (and libcst) load on the first generation, not with ``import s2sad``
+    from .ir import CALLEE_KINDS
+    from .pipeline import State, run
+
+    names, multiple, kind, split, debug = key[:5]
+    in_progress = _in_progress()
+    nested = bool(in_progress)
+    in_progress.append((fn, key))
+    try:
+        with warnings.catch_warnings():
+            if kind in CALLEE_KINDS or nested:  # the caller decided what is active
+                warnings.simplefilter("ignore", ZeroGradientWarning)
+            try:
+                state = run(State(fn, names, multiple, kind, split, debug, build=build,
+                                  arguments=_arguments(fn, shapes)), show)
+            except S2SADError as exc:
+                relocate(exc)  # (found in generated code differentiated again)
+                raise
+    finally:
+        in_progress.pop()
+    generated = state.generated
+    return _Compiled(generated, fn.__globals__, relative_checks(fn, state.resolution),
+                     absolute_checks(state.resolution, generated.runtime.values())), state.warned
+
+
+def _instantiate(fn: types.FunctionType, entry: _Compiled, signature: inspect.Signature | None,
+                 wrt: Wrt, kind: str) -> tuple[types.FunctionType, Callable[[], bool]]:
+    """``entry``'s code as a function for ``fn``, holding the checks it is valid under (and,
+    when it splits callees, how to build its replayable form); and whether they hold."""
+    out = instantiate(entry.generated, fn)
+    if signature is not None:  # a wrapper compiled with the wrapped function's parameters
+        params = signature.parameters.values()
+        out.__defaults__ = tuple(p.default for p in params if p.default is not p.empty
+                                 and p.kind is not p.KEYWORD_ONLY) or None
+        out.__kwdefaults__ = {p.name: p.default for p in params if p.default is not p.empty
+                              and p.kind is p.KEYWORD_ONLY} or None
+    checks = merge(own_checks(fn), bind(fn, entry.relative), entry.absolute)
+    out.__s2sad_checks__ = checks
+    valid = holds(checks)
+    if entry.generated.splits:
+        out.__s2sad_replay__ = functools.partial(build, fn, wrt, kind, None, False)
+    return out, valid
 
 
 def _arguments(fn: types.FunctionType, shapes: tuple[Any, ...] | None) -> dict[str, Any] | None:

@@ -1,8 +1,10 @@
-"""The compiler's structure, checked: dependencies point one way, and what modules share has
-a public name.  (docs/ARCHITECTURE.md describes the layers.)"""
+"""The compiler's structure, checked: dependencies point one way, what modules share has a
+public name, and no module or function is too long to read whole.  (docs/ARCHITECTURE.md
+describes the layers.)"""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "s2sad"
@@ -114,3 +116,24 @@ def test_no_module_imports_another_modules_underscore_names():
 def test_no_module_is_over_600_lines():
     long = {name: n for name, path in MODULES.items() if (n := len(path.read_text().splitlines())) > 600}
     assert long == {}
+
+
+def _long_functions(limit: int = 60) -> list[str]:
+    """Each function or method of the package over ``limit`` lines (its ``def`` to its last
+    line, decorators excluded), as ``path:line name (N lines)``."""
+    long = []
+    for path in MODULES.values():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                    n := node.end_lineno - node.lineno + 1) > limit:
+                long.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} {node.name} ({n} lines)")
+    return long
+
+
+def test_no_function_is_over_60_lines():
+    long = _long_functions()
+    assert long == [], "functions over 60 lines: " + ", ".join(long)
+
+
+def test_the_checker_finds_a_long_function():
+    assert any(re.fullmatch(r"s2sad/compiler\.py:\d+ build \(\d+ lines\)", f) for f in _long_functions(limit=5))

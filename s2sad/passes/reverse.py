@@ -179,6 +179,7 @@ class Reverser:
         return out
 
     def assign(self, stmt: Assign, out: list[Out]) -> None:
+        """Reverse ``stmt``: its target's adjoint contributes to those of the values it reads."""
         if isinstance(stmt.target, tuple) and isinstance(stmt.value, Var):
             self.unpack(stmt, out)
             return
@@ -197,57 +198,36 @@ class Reverser:
                 first = self.dname(v.name) not in self.defined
                 self.contribute(v.name, g, frozenset({g}), stmt.loc, out, support=support)
                 self.hand_over(stmt.target, [self.dname(v.name)] if first else [])
-            return
-        if isinstance(v, Call) and v.function is not None:
+        elif isinstance(v, Call) and v.function is not None:
             self.user_call(stmt, v, g, out)
-            return
-        if not isinstance(v, Call) or v.rule is None:
-            return
+        elif isinstance(v, Call) and v.rule is not None:
+            self.rule_call(stmt, v, g, support, out)
+
+    def rule_call(self, stmt: Assign, v: Call, g: str, support: Support | None, out: list[Out]) -> None:
+        """``y = f(a, b)`` by f's rule, ``g`` y's adjoint: each active operand's adjoint gets its vjp."""
         values = {p: operand_code(op) for p, op in v.args.items()}
         values["g"], values["ans"] = g, stmt.target
         converting = converts(stmt, v, self.fn)
         if converting:  # dtype=...: to an integer dtype, an error rather than a gradient
             values["g"] = f"{self.adj.use('cast_grad')}({g}, {stmt.target}, {stmt.target})"
         aliases: list[str] = []  # adjoints this statement sets to g itself
-        differentiated = [p for p, op in v.args.items() if p in v.rule.vjps and isinstance(op, Var)
+        differentiated = [(p, op) for p, op in v.args.items() if p in v.rule.vjps and isinstance(op, Var)
                           and op.name in self.active]
         chained = self.reduced.pop(g, None)
         if chained is not None and (len(differentiated) != 1 or converting
                                     or not any(x is chained[0] for x in out)):
             chained = None
-        for p in differentiated:
-            op, template = v.args[p], v.rule.vjps[p]
-            code = simplify(template.render(values, {n: self.adj.use(n) for n in template.runtime}))
-            reads = {g if h == "g" else stmt.target if h == "ans" else None for h in template.holes}
+        for p, op in differentiated:
+            code, reads = self.vjp_code(stmt, v, p, g, values, support)
             if converting:
                 reads.add(stmt.target)
-            reads |= {n for h in template.holes if h in v.args for n in operand_reads(v.args[h])}
-            # g is zero outside the support: so is the contribution, also where the local
-            # derivative is inf or NaN (0 * inf would be NaN)
             passes_support = support is not None and v.rule.elementwise
-            if passes_support and any(h == "ans" or h in v.args and not (
-                    isinstance(v.args[h], Const) and is_number(v.args[h].code)) for h in template.holes):
-                mask = self.mask(support)
-                code = f"{self.adj.use('np')}.where({mask}, {code}, 0)"
-                reads.add(mask)
             reduced_from = None  # an adjoint's name this operand's adjoint is reduced from
             if p in v.rule.broadcast and not all(
                     self.is_scalar(v.args[q]) for q in v.rule.broadcast if q != p and q in v.args
             ) and not self.same_shape(op.name, stmt.target):
-                negated = code.startswith("-") and code[1:].isidentifier()
-                reduced = code[1:] if negated else code
-                if chained is not None and reduced == g:
-                    # g = unbroadcast(e, ans), and op broadcasts to ans's shape: reduce e to
-                    # op's shape at once (one call and one saved shape less per iteration)
-                    out[:] = [x for x in out if x is not chained[0]]
-                    reduced = chained[1]
-                    reads = {reduced}
-                code = f"{self.adj.use('unbroadcast')}({reduced}, {op.name})"
-                code = f"-{code}" if negated else code  # negate after reducing: a smaller array
-                reads.add(op.name)
+                code, reads, reduced_from = self.reduce_to(op.name, code, reads, g, chained, out)
                 passes_support = passes_support and "reduced"
-                if not negated and reduced.isidentifier():
-                    reduced_from = reduced
             if REGISTRY.key(v.rule.fun) in REAL_ONLY:
                 code = f"{self.adj.use('real_input')}({code}, {op.name}, {v.callee!r})"
                 reads.add(op.name)
@@ -268,6 +248,38 @@ class Reverser:
             if chain:
                 self.reduced[self.dname(op.name)] = (out[-1], reduced_from)
         self.hand_over(stmt.target, aliases)
+
+    def vjp_code(self, stmt: Assign, v: Call, p: str, g: str, values: dict[str, str],
+                 support: Support | None) -> tuple[str, set[str | None]]:
+        """The contribution through parameter ``p`` as its rule's template gives it; the names it reads."""
+        template = v.rule.vjps[p]
+        code = simplify(template.render(values, {n: self.adj.use(n) for n in template.runtime}))
+        reads = {g if h == "g" else stmt.target if h == "ans" else None for h in template.holes}
+        reads |= {n for h in template.holes if h in v.args for n in operand_reads(v.args[h])}
+        # g is zero outside the support: so is the contribution, also where the local
+        # derivative is inf or NaN (0 * inf would be NaN)
+        if support is not None and v.rule.elementwise and any(h == "ans" or h in v.args and not (
+                isinstance(v.args[h], Const) and is_number(v.args[h].code)) for h in template.holes):
+            mask = self.mask(support)
+            code = f"{self.adj.use('np')}.where({mask}, {code}, 0)"
+            reads.add(mask)
+        return code, reads
+
+    def reduce_to(self, operand: str, code: str, reads: set[str | None], g: str,
+                  chained: tuple[Line, str] | None, out: list[Out]) -> tuple[str, set[str | None], str | None]:
+        """``code`` reduced to the shape of ``operand``; what it reads; the adjoint name it reduces (or None)."""
+        negated = code.startswith("-") and code[1:].isidentifier()
+        reduced = code[1:] if negated else code
+        if chained is not None and reduced == g:
+            # g = unbroadcast(e, ans), and operand broadcasts to ans's shape: reduce e to
+            # operand's shape at once (one call and one saved shape less per iteration)
+            out[:] = [x for x in out if x is not chained[0]]
+            reduced = chained[1]
+            reads = {reduced}
+        code = f"{self.adj.use('unbroadcast')}({reduced}, {operand})"
+        code = f"-{code}" if negated else code  # negate after reducing: a smaller array
+        reads.add(operand)
+        return code, reads, reduced if not negated and reduced.isidentifier() else None
 
     def narrow(self, p: str, v: Call, values: dict[str, str], support: Support | None,
                passes: bool | str) -> Support | None:
@@ -511,23 +523,9 @@ def _called(node: ast.expr) -> str | None:
     return node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
 
 
-def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multiple: bool,
-             kind: str, activity: Activity, split: bool = True, build: Build | None = None,
-             arguments: dict[str, Known | None] | None = None) -> Adjoint:
-    """The adjoint of ``fn``; ``arguments``: what is known of the arguments of the calls it
-    is specialised to (shapes, dtypes), or None for code that serves any arguments."""
-    ret = fn.body[-1]
-    assert isinstance(ret, Return)
-    adj = Adjoint(fn, source, wrt, multiple, fn.fresh(generated_name(fn.name, wrt, kind, fn.params)),
-                  fn.body[:-1], ret.value, None, [], [], kind=kind, split=split, build=build)
-    if kind == "split":
-        adj.backward_name = fn.fresh("backward")
-    rev = Reverser(adj, activity)
-    value = ret.value
-    if kind not in ("vjp", "split") and isinstance(value, Var) and value.name in rev.complex:
-        raise NonScalarOutputError(
-            "the differentiated function must return a real floating-point scalar, but this value "
-            "is complex; return np.real(...), np.imag(...) or np.abs(...) of it", ret.loc)
+def _seed(adj: Adjoint, rev: Reverser, activity: Activity) -> list[Out]:
+    """Seed the returned value's adjoint: a vjp's argument, one, or a returned call's own gradient (its lines)."""
+    fn, kind, value = adj.fn, adj.kind, adj.value
     seeded = kind in ("vjp", "split")  # the caller passes the output's gradient
     returned_call = None if seeded else _returned_call(fn, adj.forward, value, activity)
     head: list[Out] = []
@@ -558,6 +556,27 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
     else:
         code = operand_code(value)
         adj.seed = f"{adj.use('seed')}({code if is_atomic(code) else '(' + code + ')'})"
+    return head
+
+
+def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multiple: bool,
+             kind: str, activity: Activity, split: bool = True, build: Build | None = None,
+             arguments: dict[str, Known | None] | None = None) -> Adjoint:
+    """The adjoint of ``fn``; ``arguments``: what is known of the arguments of the calls it
+    is specialised to (shapes, dtypes), or None for code that serves any arguments."""
+    ret = fn.body[-1]
+    assert isinstance(ret, Return)
+    adj = Adjoint(fn, source, wrt, multiple, fn.fresh(generated_name(fn.name, wrt, kind, fn.params)),
+                  fn.body[:-1], ret.value, None, [], [], kind=kind, split=split, build=build)
+    if kind == "split":
+        adj.backward_name = fn.fresh("backward")
+    rev = Reverser(adj, activity)
+    value = ret.value
+    if kind not in ("vjp", "split") and isinstance(value, Var) and value.name in rev.complex:
+        raise NonScalarOutputError(
+            "the differentiated function must return a real floating-point scalar, but this value "
+            "is complex; return np.real(...), np.imag(...) or np.abs(...) of it", ret.loc)
+    head = _seed(adj, rev, activity)
     adj.backward = head + rev.block(adj.forward)
     for stmt, saved in adj.split_calls:
         stmt.target = (stmt.target, saved)
@@ -576,3 +595,4 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
     if isinstance(value, Var) and value.name in restored:
         adj.value_copy = fn.fresh("value_out")
     return adj
+
