@@ -227,7 +227,7 @@ class _Split:
 
     def at(self, tree: KnownTree, index: ast.expr, g: ast.expr) -> list[tuple[Path, Part]]:
         """The parts of the gradient of ``tree`` that is ``g`` at a constant key, zero elsewhere."""
-        key = index.value if isinstance(index, ast.Constant) else None
+        key: Any = index.value if isinstance(index, ast.Constant) else None
         item = tree.item(key)
         if item is None:
             raise _Unsplit
@@ -266,7 +266,7 @@ def split_trees(adj: Adjoint, ev: Evaluator) -> dict[int, KnownTree]:
     variable per leaf; the results that return one, with its argument's tree (none: nothing
     was changed)."""
     names = {adj.runtime[h]: h for h in (*TREE_HELPERS, "grad_like") if h in adj.runtime}
-    mutating = {adj.runtime[h]: h for h in ("add_at", "mul_into") if h in adj.runtime}
+    mutating: dict[str, str] = {adj.runtime[h]: h for h in ("add_at", "mul_into") if h in adj.runtime}
     split = _Split(adj, ev, names, _mutated(adj.backward, mutating))
     try:
         backward = split.block(adj.backward)
