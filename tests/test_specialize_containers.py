@@ -68,6 +68,11 @@ def shared(params, X):
     return np.sum(np.tanh(X @ W + b)) + np.sum(params[0] ** 2)
 
 
+def aliased(params, x):
+    W = params["W"]
+    return np.sum(np.tanh(x @ W)) + np.sum(W ** 2) + np.sum(params["b"] ** 2)
+
+
 def looped(params, x):
     h = x
     for _ in range(3):
@@ -99,7 +104,10 @@ def _nested_inputs(seed=2):
 
 
 CASES = {"em": (em, _em_inputs), "mlp_list": (mlp, _mlp_inputs),
-         "mlp_tuple": (mlp, lambda: _mlp_inputs(tuple)), "nested": (nested, _nested_inputs)}
+         "mlp_tuple": (mlp, lambda: _mlp_inputs(tuple)), "nested": (nested, _nested_inputs),
+         "aliased": (aliased, lambda: ({"W": np.full((3, 2), 0.1), "b": np.ones(2)}, np.ones((4, 3)))),
+         "looped": (looped, lambda: ({"W": np.eye(3) * 0.5 + 0.1, "b": np.arange(3.0) / 10},
+                                     np.linspace(-1, 1, 6).reshape(2, 3)))}
 
 
 def _made(g, args):
@@ -261,15 +269,21 @@ def _as32(x):
     return x.astype(np.float32)
 
 
-@pytest.mark.parametrize("fn, args", [
-    (shared, ([np.ones((3, 2)) * 0.3, np.arange(2.0)], np.linspace(0, 1, 12).reshape(4, 3))),
-    (looped, ({"W": np.eye(3) * 0.5 + 0.1, "b": np.arange(3.0) / 10}, np.linspace(-1, 1, 6).reshape(2, 3))),
-    (mlp, _mlp_inputs()),
-])
-def test_containers_read_twice_or_in_a_loop_agree_with_the_generic_code(fn, args):
-    got = s2sad.grad(fn, "params")(*args)
-    _same(got, s2sad.grad(fn, "params", specialize=False)(*args))
-    _close(got, _numerical(fn, args[0], args[1:]))
+def test_a_list_read_by_index_and_unpacked():
+    args = ([np.ones((3, 2)) * 0.3, np.arange(2.0)], np.linspace(0, 1, 12).reshape(4, 3))
+    assert "s2sad" not in _code(s2sad.adjoint_source(shared, "params", example=args))
+    got = s2sad.grad(shared, "params")(*args)
+    _same(got, s2sad.grad(shared, "params", specialize=False)(*args))
+    _close(got, _numerical(shared, args[0], args[1:]))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_value_and_grad_and_hvp_of_a_container_agree_with_the_generic_code(name):
+    fn, inputs = CASES[name]
+    args = inputs()
+    for make in (s2sad.value_and_grad, s2sad.hvp):
+        extra = (copy.deepcopy(args[0]),) if make is s2sad.hvp else ()
+        _same(make(fn, "params")(*args, *extra), make(fn, "params", specialize=False)(*args, *extra))
 
 
 def test_a_container_and_an_array_together():

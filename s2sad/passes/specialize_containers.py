@@ -25,6 +25,7 @@ from .shapes import READ_ONLY, Evaluator
 
 Path = tuple[Any, ...]  # keys and indices from the container to a leaf
 Part = Optional[str]  # a leaf's contribution (its code), None for zero
+Where = tuple[int, int]  # a backward line's place: its index among all lines, and its top-level line's
 TREE_HELPERS = ("getitem_grad", "add_at", "add_grads", "unpack_grad", "zeros_grad")
 
 
@@ -99,10 +100,12 @@ class _Split:
     adj: Adjoint
     ev: Evaluator
     names: dict[str, str]  # spelling in the code -> runtime helper
-    mutated: set[str]  # names whose arrays the code updates in place
+    mutated: dict[str, list[Where]]  # names whose arrays the code updates in place, and where
+    where: dict[int, Where]  # id of a backward line -> where it is
     trees: dict[str, KnownTree] = field(default_factory=dict)  # a container's gradient -> the container's tree
     leaf: dict[tuple[str, Path], str] = field(default_factory=dict)  # (gradient, path) -> variable
     pending: dict[str, tuple[Known, Line]] = field(default_factory=dict)  # zero leaves not written yet
+    at_line: Where = (0, 0)  # where the line being rewritten is
     zeros: dict[int, str] = field(default_factory=dict)  # id of a line writing zeros -> its variable
 
     def variable(self, d: str, path: Path) -> str:
@@ -131,7 +134,8 @@ class _Split:
         if k is None or (k != known if known.array else not (
                 k.shape == () and k.dtype == np.float64 and k.kind in (float, np.float64, FloatScalar))):
             raise _Unsplit
-        if isinstance(g, ast.Name) and g.id in self.mutated and known.array:
+        if isinstance(g, ast.Name) and known.array and any(
+                not _before(m, self.at_line) for m in self.mutated.get(g.id, ())):
             raise _Unsplit  # (a leaf holding it would change with it)
         return [((), ast.unparse(g))]
 
@@ -185,6 +189,7 @@ class _Split:
 
     def statement(self, x: Line) -> list[Line] | None:
         """The lines ``x`` becomes when it assigns a container's gradient; None if it does not."""
+        self.at_line = self.where[id(x)]
         body = ast.parse(x.code).body
         s = body[0] if len(body) == 1 else None
         if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
@@ -267,7 +272,9 @@ def split_trees(adj: Adjoint, ev: Evaluator) -> dict[int, KnownTree]:
     was changed)."""
     names = {adj.runtime[h]: h for h in (*TREE_HELPERS, "grad_like") if h in adj.runtime}
     mutating: dict[str, str] = {adj.runtime[h]: h for h in ("add_at", "mul_into") if h in adj.runtime}
-    split = _Split(adj, ev, names, _mutated(adj.backward, mutating))
+    where = {id(x): (i, top) for top, outer in enumerate(adj.backward)
+             for i, x in enumerate(lines([outer]), start=sum(1 for _ in lines(adj.backward[:top])))}
+    split = _Split(adj, ev, names, _mutated(adj.backward, mutating, where), where)
     try:
         backward = split.block(adj.backward)
         results = [split.result(r) for r in adj.results]
@@ -313,21 +320,29 @@ def _atomic(code: str) -> bool:
     return isinstance(node, (ast.Name, ast.Constant, ast.Call, ast.Attribute, ast.Subscript))
 
 
-def _mutated(outs: list[Out], spelled: dict[str, str]) -> set[str]:
-    """Names the backward code updates in place: ``a += b``, ``a[i] = b``, ``add_at(a, ...)``,
-    ``mul_into(g, a)``."""
-    found: set[str] = set()
+def _mutated(outs: list[Out], spelled: dict[str, str], where: dict[int, Where]) -> dict[str, list[Where]]:
+    """Names the backward code updates in place (``a += b``, ``a[i] = b``, ``add_at(a, ...)``,
+    ``mul_into(g, a)``), and where."""
+    found: dict[str, list[Where]] = {}
     for x in lines(outs):
         for node in ast.walk(ast.parse(x.code) if isinstance(x, Line) else ast.Module([], [])):
-            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-                found.add(node.target.id)
+            names: list[ast.expr] = []
+            if isinstance(node, ast.AugAssign):
+                names = [node.target]
             elif isinstance(node, ast.Assign):
-                found |= {t.value.id for t in node.targets if isinstance(t, ast.Subscript)
-                          and isinstance(t.value, ast.Name)}
+                names = [t.value for t in node.targets if isinstance(t, ast.Subscript)]
             elif isinstance(node, ast.Call) and _called(node) in spelled and len(node.args) > 1:
-                at = node.args[1 if spelled[_called(node)] == "mul_into" else 0]
-                found |= {at.id} if isinstance(at, ast.Name) else set()
+                names = [node.args[1 if spelled[_called(node)] == "mul_into" else 0]]
+            for n in names:
+                if isinstance(n, ast.Name):
+                    found.setdefault(n.id, []).append(where[id(x)])
     return found
+
+
+def _before(mutation: Where, line: Where) -> bool:
+    """Whether an update in place at ``mutation`` is done before ``line`` runs and never
+    after it: earlier, and not in a block (a loop) that holds the line too."""
+    return mutation[0] < line[0] and mutation[1] != line[1]
 
 
 def _names(x: Out) -> set[str]:
