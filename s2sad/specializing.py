@@ -3,7 +3,8 @@ signature, made at the first call with it (as ``jax.jit`` traces once per signat
 
 ``grad(f)`` returns a small dispatcher in front of the generic code, with the gradient's own
 parameters (so keyword arguments and defaults bind as usual): it reads each argument's type
-(and an array's shape and dtype), and calls the code generated for that signature.  A
+(and an array's shape and dtype), and calls the code generated for that signature (for a
+dict, list or tuple, a second dispatcher reads what it holds: ``tree_item``).  A
 signature where nothing is known, or with another library's arrays, runs the generic code.
 ``S2SAD_SPECIALIZE=0`` (or ``specialize=False``) keeps the generic code.
 """
