@@ -13,7 +13,6 @@ not one of these forms, nothing is rewritten (the helpers stay).
 from __future__ import annotations
 
 import ast
-import operator
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
@@ -272,8 +271,7 @@ def split_trees(adj: Adjoint, ev: Evaluator) -> dict[int, KnownTree]:
     was changed)."""
     names = {adj.runtime[h]: h for h in (*TREE_HELPERS, "grad_like") if h in adj.runtime}
     mutating: dict[str, str] = {adj.runtime[h]: h for h in ("add_at", "mul_into") if h in adj.runtime}
-    where = {id(x): (i, top) for top, outer in enumerate(adj.backward)
-             for i, x in enumerate(lines([outer]), start=sum(1 for _ in lines(adj.backward[:top])))}
+    where = _places(adj.backward)
     split = _Split(adj, ev, names, _mutated(adj.backward, mutating, where), where)
     try:
         backward = split.block(adj.backward)
@@ -337,6 +335,15 @@ def _mutated(outs: list[Out], spelled: dict[str, str], where: dict[int, Where]) 
                 if isinstance(n, ast.Name):
                     found.setdefault(n.id, []).append(where[id(x)])
     return found
+
+
+def _places(outs: list[Out]) -> dict[int, Where]:
+    """Where each line and block of ``outs`` is (by id)."""
+    where: dict[int, Where] = {}
+    for top, outer in enumerate(outs):
+        for x in lines([outer]):
+            where[id(x)] = (len(where), top)
+    return where
 
 
 def _before(mutation: Where, line: Where) -> bool:
