@@ -3,7 +3,8 @@ signature, made at the first call with it (as ``jax.jit`` traces once per signat
 
 ``grad(f)`` returns a small dispatcher in front of the generic code, with the gradient's own
 parameters (so keyword arguments and defaults bind as usual): it reads each argument's type
-(and an array's shape and dtype), and calls the code generated for that signature.  A
+(and an array's shape and dtype), and calls the code generated for that signature (for a
+dict, list or tuple, a second dispatcher reads what it holds: ``tree_item``).  A
 signature where nothing is known, or with another library's arrays, runs the generic code.
 ``S2SAD_SPECIALIZE=0`` (or ``specialize=False``) keeps the generic code.
 """
@@ -24,11 +25,37 @@ from .errors import ZeroGradientWarning
 
 _FACTORIES: dict[str, Callable[..., types.FunctionType]] = {}  # dispatcher source -> its maker (one code object)
 Signature = tuple[Hashable, ...]  # per positional argument: (shape, dtype) of an array, or its type
+#: (kind, keys, items) of a dict, list or tuple (rules/shapes.py, known_of)
+_TREES = (dict, list, tuple)
+_LEAVES = frozenset({float, int, np.float64, np.float32, np.int64})  # (rules/shapes.py, known_of)
 
 
 def signature_of(args: Any) -> Signature:
-    """The signature of a call with positional arguments ``args``, as the dispatcher reads it."""
-    return tuple([(a.shape, a.dtype) if a.__class__ is np.ndarray else a.__class__ for a in args])
+    """The signature of a call with positional arguments ``args``, as the dispatcher reads it
+    (with what its dicts, lists and tuples hold)."""
+    return tuple([(a.shape, a.dtype) if a.__class__ is np.ndarray else tree_item(a) if a.__class__ in _TREES
+                  else a.__class__ for a in args])
+
+
+def tree_item(x: Any, depth: int = 0) -> Hashable:
+    """The signature item of a dict (of str keys), list or tuple: ``(kind, keys, items)``,
+    keys None for a list or tuple, items the signature items of its values (arrays, floats,
+    ints, such containers up to 4 deep); its type when it holds anything else."""
+    kind = x.__class__
+    keys = tuple(x) if kind is dict else None
+    if depth > 3 or keys is not None and any(k.__class__ is not str for k in keys):
+        return kind
+    items: list[Any] = []
+    for v in (x.values() if kind is dict else x):
+        if v.__class__ is np.ndarray:
+            items.append((v.shape, v.dtype))
+        elif v.__class__ in _LEAVES:
+            items.append(v.__class__)
+        elif v.__class__ in _TREES and (item := tree_item(v, depth + 1)) is not v.__class__:
+            items.append(item)
+        else:
+            return kind
+    return kind, keys, tuple(items)
 
 
 def enabled(flag: bool | None) -> bool:
@@ -50,7 +77,11 @@ def specializing(fn: types.FunctionType, wrt: Any, kind: str, generic: Callable[
     table: dict[Signature, Callable[..., Any]] = {}
 
     def miss(signature: Signature, *args: Any) -> Any:
-        made = table[signature] = specialized_for(fn, wrt, kind, signature, generic, args)
+        if any(item in _TREES for item in signature):
+            made = table[signature] = _on_trees(signature, lambda full, args: specialized_for(
+                fn, wrt, kind, full, generic, args))
+        else:
+            made = table[signature] = specialized_for(fn, wrt, kind, signature, generic, args)
         return made(*args)
 
     specialized = _dispatcher(params, generic.__defaults__, table, miss)
@@ -88,6 +119,29 @@ def _dispatcher(params: tuple[str, ...], defaults: tuple[Any, ...] | None,
         make = _FACTORIES[source] = namespace["make"]
     dispatch: types.FunctionType = make(np.ndarray, table, miss)
     dispatch.__defaults__ = defaults
+    return dispatch
+
+
+def _on_trees(signature: Signature, make: Callable[[Signature, tuple[Any, ...]], Callable[..., Any]]
+              ) -> Callable[..., Any]:
+    """The code for calls of ``signature`` (which has dicts, lists or tuples): a second
+    dispatcher, on what they hold (``tree_item``), with its own ``__s2sad_specialized__``
+    table; ``make(signature, args)`` makes the code of a signature.  (The first dispatcher
+    reads a container's type only: arrays and numbers cost no more to dispatch.)"""
+    positions = [i for i, item in enumerate(signature) if item in _TREES]
+    table: dict[Signature, Callable[..., Any]] = {}
+
+    def dispatch(*args: Any) -> Any:
+        full = list(signature)
+        for i in positions:
+            full[i] = tree_item(args[i])
+        key = tuple(full)
+        made = table.get(key)
+        if made is None:
+            made = table[key] = make(key, args)
+        return made(*args)
+
+    dispatch.__s2sad_specialized__ = table  # type: ignore[attr-defined]
     return dispatch
 
 

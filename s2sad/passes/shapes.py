@@ -21,7 +21,7 @@ import numpy as np
 
 from ..ir import Assign, If, Loop, Raw, Stmt
 from ..rules.registry import REGISTRY
-from ..rules.shapes import VIEW_FUNCTIONS, VIEW_METHODS, Known, join, of_value
+from ..rules.shapes import VIEW_FUNCTIONS, VIEW_METHODS, Known, KnownTree, join, of_value
 from .adjoint import Adjoint, Block, Out, runtime_object
 from .codegen import statement_code
 
@@ -63,7 +63,7 @@ class Evaluator:
                     if self.settled:
                         return None
                     raise _Pending
-                return known  # type: ignore[no-any-return]
+                return None if isinstance(known, KnownTree) else known  # (a container: see tree)
             return None  # a global: read live, it may change between calls
         if isinstance(node, ast.Constant):
             return of_value(node.value) if type(node.value) in (int, float) else None
@@ -125,11 +125,29 @@ class Evaluator:
                 return getattr(owner, node.attr, None)
         return None
 
-    def items(self, node: ast.expr) -> tuple[Known | None, ...] | None:
+    def items(self, node: ast.expr) -> tuple[Known | KnownTree | None, ...] | None:
         """What is known of the items of a tuple that ``node`` evaluates to (a helper's that
-        returns several values); None if not known."""
+        returns several values, a known tuple or list); None if not known."""
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.tuples:
             return self.tuples[node.func.id](self, node.args)
+        tree = self.tree(node)
+        return tree.items if tree is not None and tree.kind is not dict else None
+
+    def known(self, node: ast.expr) -> Known | KnownTree | None:
+        """What is known of ``node``, a dict, list or tuple too."""
+        return self.tree(node) or self.value(node)
+
+    def tree(self, node: ast.expr) -> KnownTree | None:
+        """What is known of a dict, list or tuple ``node``: a name holding one, or an item of
+        one at a constant key (``params["layer"]``); None if not known."""
+        if isinstance(node, ast.Name):
+            known = self.env.get(node.id)
+            if known is _UNSET and not self.settled:
+                raise _Pending
+            return known if isinstance(known, KnownTree) else None
+        if isinstance(node, ast.Subscript):
+            item = self.tree_item(node)
+            return item if isinstance(item, KnownTree) else None
         return None
 
     def realness(self, test: ast.expr) -> bool | None:
@@ -140,6 +158,13 @@ class Evaluator:
         known = self.value(test.args[0])
         return None if known is None else known.dtype.kind != "c"
 
+    def tree_item(self, node: ast.Subscript) -> Known | KnownTree | None:
+        """What is known of ``tree[key]``, a constant key of a known container."""
+        tree = self.tree(node.value)
+        if tree is None or not isinstance(node.slice, ast.Constant):
+            return None
+        return tree.item(node.slice.value)
+
     def array(self, node: ast.expr) -> bool:
         known = self.value(node)
         return known is not None and known.array
@@ -147,6 +172,9 @@ class Evaluator:
     def subscript(self, node: ast.Subscript) -> Known | None:
         if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":  # x.shape[0]
             return _INT if self.array(node.value.value) and self.integer(node.slice) else None
+        held = self.tree_item(node)  # params["means"]
+        if held is not None:
+            return held if isinstance(held, Known) else None
         x = self.value(node.value)
         if x is None or not x.array:
             return None
@@ -188,7 +216,7 @@ class Evaluator:
 class Shapes:
     """The result of the analysis."""
 
-    known: dict[str, Known | None]
+    known: dict[str, Known | None]  # (a dict, list or tuple: None here, its KnownTree in the evaluator's env)
     evaluator: Evaluator = field(repr=False)
 
 
@@ -216,24 +244,26 @@ def analyze(adj: Adjoint, arguments: dict[str, Known | None], helpers: dict[str,
                     continue
                 for name, value in zip(targets, values):
                     changed |= _join(env, name, value)
-    known = {n: (None if v is _UNSET else v) for n, v in env.items()}
-    return Shapes(known, Evaluator(known, evaluator.resolve, helpers, evaluator.tuples, settled=True))
+    final = {n: (None if v is _UNSET else v) for n, v in env.items()}
+    known = {n: (None if isinstance(v, KnownTree) else v) for n, v in final.items()}
+    return Shapes(known, Evaluator(final, evaluator.resolve, helpers, evaluator.tuples, settled=True))
 
 
-def _values(evaluator: Evaluator, targets: tuple[str, ...], node: ast.expr | None) -> list[Known | None]:
-    """What one assignment gives each of its targets: ``a, b = x, y`` item by item, and a
-    call that returns a tuple of known items (a callee's forward pass, see passes/specialize.py)."""
+def _values(evaluator: Evaluator, targets: tuple[str, ...], node: ast.expr | None) -> list[Known | KnownTree | None]:
+    """What one assignment gives each of its targets: ``a, b = x, y`` item by item, a known
+    tuple or list unpacked, and a call that returns a tuple of known items (a callee's
+    forward pass, see passes/specialize.py)."""
     if node is None:
         return [None] * len(targets)
     if len(targets) == 1:
-        return [evaluator.value(node)]
+        return [evaluator.known(node)]
     if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == len(targets):
-        return [evaluator.value(e) for e in node.elts]
+        return [evaluator.known(e) for e in node.elts]
     value = evaluator.items(node)
     return list(value) if value is not None and len(value) == len(targets) else [None] * len(targets)
 
 
-def _join(env: dict[str, Any], name: str, value: Known | None) -> bool:
+def _join(env: dict[str, Any], name: str, value: Known | KnownTree | None) -> bool:
     old = env[name]
     new = value if old is _UNSET else join(old, value)
     env[name] = new

@@ -27,6 +27,7 @@ from .batch import batch_loops
 from .fold import Spans, atomic, drop_copies, fold_constants, names_in, rename
 from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, code_statements, origins, statements_of
 from .specialize_callees import CalleeSpecializer
+from .specialize_containers import checked, describe, split_trees, tree_result, tree_zeros
 
 Rewrite = Callable[["_Writer", list[ast.expr], list[str]], Optional[str]]
 
@@ -128,11 +129,17 @@ def _balanced_eq(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | No
     return f"({x} == {ans}) / (1.0 + ({x} == {y}))"
 
 
+def _add_grads_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    """``add_grads(a, b)`` of two values that are no containers: ``a + b``."""
+    return ev.value(ast.BinOp(args[0], ast.Add(), args[1])) if len(args) == 2 else None
+
+
 HELPERS: dict[str, Helper] = {
     "unbroadcast": _unbroadcast_known, "reduce_grad": _reduction_known, "mean_grad": _reduction_known,
     "matmul_grad_lhs": _matmul_known(1), "matmul_grad_rhs": _matmul_known(2),
     "zeros_grad": _zeros_known, "seed_for": _seed_for_known, "seed": _seed_known,
-    "grad_like": _grad_like_known, "getitem_grad": _getitem_known, "balanced_eq": _balanced_eq_known}
+    "grad_like": _grad_like_known, "getitem_grad": _getitem_known, "balanced_eq": _balanced_eq_known,
+    "add_grads": _add_grads_known}
 
 
 def _summed_axes(g: tuple[int, ...], x: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -327,7 +334,7 @@ def _matmul_grad(position: int) -> Rewrite:
 def _zeros_grad(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | None:
     x = _zeros_known(w.shapes.evaluator, args[:1])
     if x is None:
-        return None
+        return tree_zeros(w.np, w.shapes.evaluator, args[0]) if args else None
     return f"{w.np}.zeros({x.shape}{_dtype_argument(w, x.dtype)})" if x.array else "0.0"
 
 
@@ -337,7 +344,9 @@ REWRITES: dict[str, Rewrite] = {
     "matmul_grad_lhs": _matmul_grad(1), "matmul_grad_rhs": _matmul_grad(2),
     "zeros_grad": _zeros_grad, "getitem_grad": _getitem_grad, "balanced_eq": _balanced_eq,
     "seed_for": lambda w, args, texts: "1.0" if _seed_for_known(w.shapes.evaluator, args) else None,
-    "seed": lambda w, args, texts: "1.0" if _seed_known(w.shapes.evaluator, args) else None}
+    "seed": lambda w, args, texts: "1.0" if _seed_known(w.shapes.evaluator, args) else None,
+    "add_grads": lambda w, args, texts: " + ".join(t if atomic(t) else f"({t})" for t in texts)
+    if _add_grads_known(w.shapes.evaluator, args) else None}
 
 
 def specialize(adj: Adjoint, arguments: dict[str, Known | None]) -> None:
@@ -355,6 +364,7 @@ def specialize(adj: Adjoint, arguments: dict[str, Known | None]) -> None:
     writer = _Writer(adj, shapes)
     if adj.split:  # (code made to be differentiated again keeps its stop_gradient calls)
         _unstop(adj.forward, adj.fn)
+    trees = split_trees(adj, shapes.evaluator)  # (a dict's gradient: one variable per key)
     adj.backward = _lines(adj.backward, writer)
     if adj.seed:
         seed = writer.code(adj.seed)
@@ -365,15 +375,18 @@ def specialize(adj: Adjoint, arguments: dict[str, Known | None]) -> None:
     while fold_constants(adj, shapes) | drop_copies(adj):
         pass
     batch_loops(adj, shapes)
-    adj.trusted = frozenset(p for p in adj.wrt if (k := arguments.get(p)) is not None and k.real)
+    adj.trusted = frozenset(p for p in adj.wrt if checked(arguments.get(p)))
     owned = origins(adj, shapes, lambda node: _making(adj, shapes, node) or callees.makes(node))
     adj.known, adj.owned = shapes.known, owned
-    results = [_result(writer, r, owned) for r in adj.results]
+    taken: set[str] = set()  # (the arrays of the containers' gradients returned)
+    results = [tree_result(r, trees[i], shapes.evaluator, owned, taken) if i in trees else _result(writer, r, owned)
+               for i, r in enumerate(adj.results)]
     adj.results = [new or old for new, old in zip(results, adj.results)]
     if any(new is None for new in results):
         return
-    taken: set[str] = set()
     for i, r in enumerate(adj.results):
+        if i in trees:
+            continue
         made = owned.get(r) if r.isidentifier() else frozenset()
         if made is None:
             return
@@ -385,8 +398,7 @@ def specialize(adj: Adjoint, arguments: dict[str, Known | None]) -> None:
 
 def _described(arguments: dict[str, Known | None]) -> str:
     """What the code is specialised to, for its file name: ``W: 64x10 float64, x: float float64``."""
-    return ", ".join(f"{p}: {'x'.join(map(str, k.shape)) or k.kind.__name__} {k.dtype}"
-                     for p, k in arguments.items() if k is not None)
+    return ", ".join(f"{p}: {describe(k)}" for p, k in arguments.items() if k is not None)
 
 
 def _lines(outs: list[Out], writer: _Writer) -> list[Out]:
@@ -568,5 +580,7 @@ def _passing_check(w: _Writer, s: Stmt) -> bool:
         return False
     call = ast.parse(s.code, mode="eval").body
     assert isinstance(call, ast.Call)
+    if w.shapes.evaluator.tree(call.args[1]) is not None:
+        return True  # (a container's tangents meet its leaves where the code reads them)
     t, x = w.value(call.args[0]), w.value(call.args[1])
     return t is not None and x is not None and t.shape in (x.shape, ())

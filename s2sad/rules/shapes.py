@@ -65,26 +65,60 @@ _SCALARS: dict[Any, Any] = {float: np.float64, int: np.int64, np.float64: np.flo
                             np.float32: np.float32, np.int64: np.int64}
 
 
-def known_of(item: Any) -> Known | None:
-    """What a signature item (``(shape, dtype)`` of an array, or the type of anything else)
-    says of a value: arrays of numbers, floats, ints, NumPy scalars; None for anything else
-    (containers, other libraries' arrays, bools)."""
+@dataclass(frozen=True)
+class KnownTree:
+    """A dict (of str keys), list or tuple of values each known (an array, a number, or such a
+    container), as a call's signature says it: what is known of each item, in order."""
+
+    kind: type  # dict, list or tuple
+    keys: tuple[str, ...] | None  # a dict's keys, in order (None for a list or tuple)
+    items: tuple[Known | KnownTree, ...]
+
+    def item(self, key: Any) -> Known | KnownTree | None:
+        """What is known of ``self[key]`` (a constant key or index), None if not known."""
+        if self.keys is not None:
+            return self.items[self.keys.index(key)] if type(key) is str and key in self.keys else None
+        return self.items[key] if type(key) is int and -len(self.items) <= key < len(self.items) else None
+
+
+TREE_KINDS = (dict, list, tuple)
+
+
+def known_of(item: Any) -> Known | KnownTree | None:
+    """What a signature item (``(shape, dtype)`` of an array, ``(kind, keys, items)`` of a
+    dict, list or tuple of such values, or the type of anything else) says of a value:
+    arrays of numbers, floats, ints, NumPy scalars, containers of them; None for anything
+    else (other containers, other libraries' arrays, bools)."""
+    if isinstance(item, tuple) and len(item) == 3:
+        items = [known_of(i) for i in item[2]]
+        known = [i for i in items if i is not None]
+        return KnownTree(item[0], item[1], tuple(known)) if len(known) == len(items) else None
     if isinstance(item, tuple):
         shape, dtype = item
         return Known(shape, dtype, np.ndarray) if dtype.kind in "iuf" and dtype.isnative else None
     return Known((), np.dtype(_SCALARS[item]), item) if item in _SCALARS else None
 
 
+def signature_item(known: Known | KnownTree | None) -> Any:
+    """The signature item that :func:`known_of` reads as ``known`` (None for None)."""
+    if isinstance(known, KnownTree):
+        return known.kind, known.keys, tuple(signature_item(i) for i in known.items)
+    if known is None:
+        return None
+    return (known.shape, known.dtype) if known.array else known.kind
+
+
 def of_value(x: Any) -> Known | None:
-    """What is known of a value (as of an argument)."""
-    return known_of((x.shape, x.dtype) if type(x) is np.ndarray else type(x))
+    """What is known of a value (as of an argument; None for a container)."""
+    known = known_of((x.shape, x.dtype) if type(x) is np.ndarray else type(x))
+    return known if isinstance(known, Known) else None
 
 
 #: The key of a jvp's tangent in :func:`known_arguments` (the parameter after the function's own).
 TANGENT = "<tangent>"
 
 
-def known_arguments(params: tuple[str, ...], signature: tuple[Any, ...]) -> dict[str, Known | None]:
+def known_arguments(params: tuple[str, ...], signature: tuple[Any, ...]) -> dict[str, Known | KnownTree | None]:
     """What a call signature says of each parameter (and of a jvp's tangent, passed after
     them, under ``TANGENT``); None where it assumes nothing."""
     known = {name: known_of(item) for name, item in zip(params, signature)}
@@ -109,7 +143,8 @@ def result(fun: Callable[..., Any], operands: Operands, shape: tuple[int, ...],
         both = [result(fun, [_as(o, kind) for o in operands], shape, **kwargs) for kind in (float, np.float64)]
         if both[0] == both[1] or None in both:
             return both[0] if both[0] == both[1] else None
-        return join(both[0], both[1])
+        joined = join(both[0], both[1])
+        return joined if isinstance(joined, Known) else None
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
@@ -130,10 +165,12 @@ def _as(o: Known | None, kind: type) -> Known | None:
     return Known(o.shape, o.dtype, kind) if o is not None and o.weak_or_strong else o
 
 
-def join(a: Known | None, b: Known | None) -> Known | None:
+def join(a: Known | KnownTree | None, b: Known | KnownTree | None) -> Known | KnownTree | None:
     """What is known of a value that is ``a`` on some paths and ``b`` on others."""
     if a == b:
         return a
+    if isinstance(a, KnownTree) or isinstance(b, KnownTree):
+        return None
     scalars = (float, np.float64, FloatScalar)
     if a is not None and b is not None and a.shape == b.shape == () and a.dtype == b.dtype == np.float64 \
             and a.kind in scalars and b.kind in scalars:
