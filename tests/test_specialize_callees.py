@@ -147,3 +147,22 @@ def test_new_shapes_make_a_new_specialisation_of_caller_and_callees():
             np.testing.assert_allclose(value, numerical_grad(two_calls, args, p), rtol=1e-6, atol=1e-8)
     assert len(g.__s2sad_specialized__) - before <= 2
     assert {k for k in g.__s2sad_specialized__ if k[0] == ((3, 2), np.dtype(np.float64))}
+
+
+def normalize(x):
+    return (x - np.mean(x, axis=0)) / np.std(x, axis=0)
+
+
+def through_a_stopped_callee(W, X):
+    Z = s2sad.stop_gradient(normalize(X @ W))
+    return np.sum(Z * (X @ W))
+
+
+def test_a_function_the_gradient_only_runs_has_a_known_value():
+    rng = np.random.default_rng(4)
+    args = (rng.normal(size=(3, 2)), rng.normal(size=(5, 3)))
+    text = s2sad.adjoint_source(through_a_stopped_callee, "W", example=args)
+    assert "s2sad" not in _code(text), text
+    got = s2sad.grad(through_a_stopped_callee, "W")(*args)
+    Z = normalize(args[1] @ args[0])
+    np.testing.assert_allclose(got, args[1].T @ Z, rtol=1e-12)  # Z is a constant: d/dW sum(Z * XW) = X^T Z

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import builtins
 import operator
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
@@ -43,6 +44,7 @@ class _Pending(Exception):
 
 Helper = Callable[["Evaluator", list[ast.expr]], Optional[Known]]
 TupleHelper = Callable[["Evaluator", list[ast.expr]], Optional[tuple[Optional[Known], ...]]]
+FunctionHelper = Callable[[Any, list[Optional[Known]]], Optional[Known]]
 
 
 @dataclass
@@ -53,6 +55,7 @@ class Evaluator:
     resolve: Callable[[str], Any]  # a name that is not a local: the object it denotes
     helpers: dict[str, Helper]  # spelled runtime helper -> what it returns
     tuples: dict[str, TupleHelper] = field(default_factory=dict)  # name -> what the tuple it returns holds
+    functions: FunctionHelper | None = None  # what a user's Python function returns, from its arguments
     settled: bool = False  # a name no assignment has given a value yet is unknown (not pending)
 
     def value(self, node: ast.expr) -> Known | None:
@@ -113,7 +116,11 @@ class Evaluator:
             receiver = self.value(func.value)  # an array method's: the receiver comes first
             if receiver is not None and receiver.array:
                 return method([receiver, *[self.value(a) for a in node.args]], kwargs)
-        return self.apply(self.callee(func), node.args, kwargs)
+        fun = self.callee(func)
+        if self.functions is not None and isinstance(fun, types.FunctionType) and not node.keywords \
+                and REGISTRY.shape(fun) is None:
+            return self.functions(fun, [self.value(a) for a in node.args])
+        return self.apply(fun, node.args, kwargs)
 
     def callee(self, node: ast.expr) -> Any:
         """The object a call calls: a global name, or an attribute of a module."""
@@ -221,7 +228,7 @@ class Shapes:
 
 
 def analyze(adj: Adjoint, arguments: dict[str, Known | None], helpers: dict[str, Helper],
-            tuples: dict[str, TupleHelper] | None = None) -> Shapes:
+            tuples: dict[str, TupleHelper] | None = None, functions: FunctionHelper | None = None) -> Shapes:
     """What is known of every variable of ``adj`` when its parameters are as ``arguments``
     (``helpers`` and ``tuples``: what the functions the code calls by those names return)."""
     statements = list(statements_of(adj))
@@ -231,7 +238,7 @@ def analyze(adj: Adjoint, arguments: dict[str, Known | None], helpers: dict[str,
         for name in targets:
             env.setdefault(name, _UNSET)
     spelled = {spelling: name for name, spelling in adj.runtime.items()}
-    evaluator = Evaluator(env, lambda name: _resolve(adj, spelled, name), helpers, tuples or {})
+    evaluator = Evaluator(env, lambda name: _resolve(adj, spelled, name), helpers, tuples or {}, functions)
     for settled in (False, True):  # then what depends on a cycle of unassigned names is unknown
         evaluator.settled = settled
         changed = True
@@ -246,7 +253,7 @@ def analyze(adj: Adjoint, arguments: dict[str, Known | None], helpers: dict[str,
                     changed |= _join(env, name, value)
     final = {n: (None if v is _UNSET else v) for n, v in env.items()}
     known = {n: (None if isinstance(v, KnownTree) else v) for n, v in final.items()}
-    return Shapes(known, Evaluator(final, evaluator.resolve, helpers, evaluator.tuples, settled=True))
+    return Shapes(known, Evaluator(final, evaluator.resolve, helpers, evaluator.tuples, functions, settled=True))
 
 
 def _values(evaluator: Evaluator, targets: tuple[str, ...], node: ast.expr | None) -> list[Known | KnownTree | None]:

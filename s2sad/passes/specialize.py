@@ -358,7 +358,7 @@ def specialize(adj: Adjoint, arguments: dict[str, Known | None]) -> None:
             arguments[adj.seed_param] = cotangent
     callees = CalleeSpecializer(adj)
     helpers = {adj.runtime[name]: known for name, known in HELPERS.items() if name in adj.runtime}
-    shapes = analyze(adj, arguments, {**helpers, **callees.helpers}, callees.tuples)
+    shapes = analyze(adj, arguments, {**helpers, **callees.helpers}, callees.tuples, callees.returns)
     callees.settle(shapes)
     adj.specialized_to = _described(arguments)
     writer = _Writer(adj, shapes)

@@ -53,6 +53,7 @@ class CalleeSpecializer:
         self.helpers: dict[str, Helper] = {}
         self.fresh: set[str] = set()  # closures whose gradients their callee made
         self.skipped: set[str] = set()  # callees called in a way not specialised (keywords)
+        self.values: dict[tuple[Any, tuple[Hashable, ...]], Known | None] = {}  # (function, signature) -> value
         for stmt, closure in adj.split_calls:
             v = stmt.value
             if not (isinstance(v, Call) and isinstance(v.node, cst.Call) and isinstance(v.node.func, cst.Name)):
@@ -135,6 +136,26 @@ class CalleeSpecializer:
             return None
         value, fresh = found
         return Specialised(None, value, False) if _body(code) == _body(generic) else Specialised(code, value, fresh)
+
+    def returns(self, function: types.FunctionType, arguments: list[Known | None]) -> Known | None:
+        """What a call of a user's function that the code only runs (inside ``stop_gradient``,
+        say) returns: the value of its code specialised to these arguments, with respect to
+        those that are real floats."""
+        params = _parameters(function)
+        if params is None or len(arguments) > len(params) or \
+                (getattr(function, "__module__", None) or "").split(".")[0] == "s2sad":
+            return None
+        wrt = tuple(p for p, k in zip(params, arguments) if isinstance(k, Known) and k.real)
+        if not wrt:
+            return None
+        items = [signature_item(k) for k in arguments]
+        signature = (*items, *[object] * (len(params) - len(items)), object)
+        key = (function, signature)
+        if key not in self.values:
+            self.values[key] = None
+            made = self._build(function, wrt, signature, None)
+            self.values[key] = None if made is None else made.value
+        return self.values[key]
 
     def settle(self, shapes: Shapes) -> None:
         """Rewrite each call to the callee specialised to what is now known of its arguments

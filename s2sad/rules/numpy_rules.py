@@ -203,7 +203,8 @@ for moment, scale in ((np.var, "{}"), (np.ndarray.var, "{}"), (np.std, "{} * saf
                       (np.ndarray.std, "{} * safe_divide(0.5, ans)")):
     # std: 0 where the deviation is 0 (one entry: identically constant), as norms at the origin
     weight = _moment_weight(scale.format("np.ones_like(ans)"))
-    defvjp(moment, _MOMENT, jvp={"a": _SUM_T.format(f"({weight})"), "mean": f"-{_SUM_T.format(f'({weight})')}"},
+    defvjp(moment, _MOMENT, shape=shapes.reduction(np.var if moment in (np.var, np.ndarray.var) else np.std),
+           jvp={"a": _SUM_T.format(f"({weight})"), "mean": f"-{_SUM_T.format(f'({weight})')}"},
            a=_moment_weight(scale.format("g")),
            mean=f"unbroadcast(-({_moment_weight(scale.format('g'))}), mean)")
 defvjp(np.ptp, "a, axis=None, out=None, keepdims=False",
