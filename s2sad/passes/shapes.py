@@ -119,7 +119,7 @@ class Evaluator:
         fun = self.callee(func)
         if self.functions is not None and isinstance(fun, types.FunctionType) and not node.keywords \
                 and REGISTRY.shape(fun) is None:
-            return self.functions(fun, [self.value(a) for a in node.args])
+            return self.functions(fun, [self.known(a) for a in node.args])
         return self.apply(fun, node.args, kwargs)
 
     def callee(self, node: ast.expr) -> Any:

@@ -18,9 +18,10 @@ from typing import Any, Hashable
 import libcst as cst
 from ..errors import S2SADError
 from ..ir import Assign, Call
-from ..rules.shapes import Known
+from ..rules.shapes import Known, KnownTree, signature_item
 from .adjoint import Adjoint, Line, lines
 from .shapes import Evaluator, Helper, Shapes, TupleHelper
+from .specialize_containers import checked
 
 
 @dataclass(frozen=True)
@@ -30,15 +31,6 @@ class Specialised:
     code: Any  # the generated forward_f (None: the same text as the generic code's, which serves)
     value: Known | None  # what is known of the callee's value
     fresh: bool  # its backward pass returns arrays it made (the caller may own them)
-
-
-def signature_item(known: Known | None) -> Hashable:
-    """The signature item of an argument of which ``known`` is known (``object``: nothing)."""
-    if known is None or not isinstance(known, Known):
-        return object
-    if known.array:
-        return (known.shape, known.dtype)
-    return known.kind
 
 
 class CalleeSpecializer:
@@ -74,14 +66,14 @@ class CalleeSpecializer:
                 self.helpers[closure] = self._gradient_known(call)
 
     def _forward_known(self, name: str) -> TupleHelper:
-        def known(ev: Evaluator, args: list[ast.expr]) -> tuple[Known | None, ...] | None:
+        def known(ev: Evaluator, args: list[ast.expr]) -> tuple[Known | KnownTree | None, ...] | None:
             # (the value does not depend on the cotangent, not known yet)
-            made = self.specialised(name, [ev.value(a) for a in args], None)
+            made = self.specialised(name, [ev.known(a) for a in args], None)
             return None if made is None else (made.value, None)
         return known
 
     def _gradients_known(self, call: ast.Call) -> TupleHelper:
-        def known(ev: Evaluator, args: list[ast.expr]) -> tuple[Known | None, ...] | None:
+        def known(ev: Evaluator, args: list[ast.expr]) -> tuple[Known | KnownTree | None, ...] | None:
             return self.gradients(ev, call)
         return known
 
@@ -91,7 +83,7 @@ class CalleeSpecializer:
             return None if found is None else found[0]
         return known
 
-    def gradients(self, ev: Evaluator, call: ast.Call) -> tuple[Known | None, ...] | None:
+    def gradients(self, ev: Evaluator, call: ast.Call) -> tuple[Known | KnownTree | None, ...] | None:
         """What the closure of a call returns: a gradient per active parameter, each of its
         argument's type, shape and dtype (the generated code returns them so)."""
         assert isinstance(call.func, ast.Name)
@@ -102,21 +94,20 @@ class CalleeSpecializer:
         arguments = dict(zip(params, call.args))
         out = []
         for p in wrt:
-            known = ev.value(arguments[p]) if p in arguments else None
-            out.append(known if isinstance(known, Known) and known.real else None)
+            known = ev.known(arguments[p]) if p in arguments else None
+            out.append(known if checked(known) else None)
         return tuple(out)
 
-    def specialised(self, name: str, arguments: list[Known | None], cotangent: Known | None
+    def specialised(self, name: str, arguments: list[Known | KnownTree | None], cotangent: Known | KnownTree | None
                     ) -> Specialised | None:
         """Callee ``name`` specialised to these arguments and this cotangent (None when
         nothing is known of the arguments, or the callee cannot be)."""
         function, wrt = self.adj.callee_origins[name]
         params = _parameters(function)
-        if params is None or len(arguments) > len(params) or all(
-                not isinstance(k, Known) for k in arguments):
+        if params is None or len(arguments) > len(params) or all(k is None for k in arguments):
             return None
         items = [signature_item(k) for k in arguments]
-        signature = (*items, *[object] * (len(params) - len(items)), signature_item(cotangent))
+        signature = (*items, *[None] * (len(params) - len(items)), signature_item(cotangent))
         key = (name, signature)
         if key not in self.made:
             self.made[key] = self._build(function, wrt, signature, self.adj.callees[name])
@@ -137,7 +128,7 @@ class CalleeSpecializer:
         value, fresh = found
         return Specialised(None, value, False) if _body(code) == _body(generic) else Specialised(code, value, fresh)
 
-    def returns(self, function: types.FunctionType, arguments: list[Known | None]) -> Known | None:
+    def returns(self, function: types.FunctionType, arguments: list[Known | KnownTree | None]) -> Known | None:
         """What a call of a user's function that the code only runs (inside ``stop_gradient``,
         say) returns: the value of its code specialised to these arguments, with respect to
         those that are real floats."""
@@ -145,11 +136,11 @@ class CalleeSpecializer:
         if params is None or len(arguments) > len(params) or \
                 (getattr(function, "__module__", None) or "").split(".")[0] == "s2sad":
             return None
-        wrt = tuple(p for p, k in zip(params, arguments) if isinstance(k, Known) and k.real)
+        wrt = tuple(p for p, k in zip(params, arguments) if checked(k))
         if not wrt:
             return None
         items = [signature_item(k) for k in arguments]
-        signature = (*items, *[object] * (len(params) - len(items)), object)
+        signature = (*items, *[None] * (len(params) - len(items)), None)
         key = (function, signature)
         if key not in self.values:
             self.values[key] = None
@@ -166,7 +157,7 @@ class CalleeSpecializer:
         for stmt, name, closure, call in self.calls:
             given = cotangents.get(closure)
             cotangent = shapes.known.get(given) if isinstance(given, str) else None
-            made = self.specialised(name, [shapes.evaluator.value(a) for a in call.args], cotangent) \
+            made = self.specialised(name, [shapes.evaluator.known(a) for a in call.args], cotangent) \
                 if given is not None else None
             if made is not None and (made.code is None or made.value != shapes.known.get(_value_name(stmt))):
                 made = None  # (the generic code serves; or not what the analysis took the value for)
