@@ -80,6 +80,23 @@ def two_loops(x, w):
     return np.sum(g ** 2)
 
 
+def running_max(x):
+    m = x[0]
+    for v in x:
+        if v > m:
+            m = v
+    return m * 2.0 + np.sum(x)
+
+
+def skip_negative(x, w):
+    s = 0.0
+    for i in range(len(x)):
+        if x[i] < 0:
+            continue
+        s = s + np.tanh(x[i] * w)
+    return s
+
+
 def _rnn_args(steps=12, dtype=np.float64):
     rng = np.random.default_rng(3)
     shapes = [(8, 8), (8, 4), (8,), (steps, 4), (8,)]
@@ -205,3 +222,13 @@ def test_hvp_of_a_preallocating_loop():
     got = s2sad.hvp(counted, 0, specialize=True)(x, 3, v)
     generic = s2sad.hvp(counted, 0, specialize=False)(x, 3, v)
     np.testing.assert_allclose(got, generic, rtol=1e-12)
+
+
+def test_a_branch_in_the_loop_saves_its_condition_in_a_boolean_array():
+    text = _check(running_max, 0, (np.array([0.3, 1.2, -0.5, 2.0, 1.9, 0.1]),), preallocated=True)
+    assert "cond_tape = np.empty(steps, dtype=bool)" in text
+    assert "x_tape" not in text and "v = x[i]" in text  # x is the same each step; v a row of it
+
+
+def test_a_loop_with_continue_keeps_its_list():  # (its branch saves values of its own)
+    _check(skip_negative, ("x", "w"), (np.array([0.3, -1.2, 0.5, 2.0]), 0.7), preallocated=False)

@@ -146,8 +146,7 @@ def stacks(outs: list[Out], block: Block) -> list[Stack] | None:
         stacked[m.group(2)] = (m.group(1), x)
     found: list[Stack] = []
     for x in lines(block.body):
-        m = _PUSHED.fullmatch(x.code) if isinstance(x, Line) else None
-        if m is None:
+        if not isinstance(x, Line) or (m := _PUSHED.fullmatch(x.code)) is None:
             continue
         if m.group(1) not in made or m.group(1) not in stacked \
                 or all(x is not y for y in block.body):

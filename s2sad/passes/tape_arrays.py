@@ -21,7 +21,7 @@ read again instead of saved; the stacked rows are views of those arrays (``h_tap
 ``xs[:steps]``) or arrays the reversed loop fills row by row.  Anything else (a ``while`` loop,
 a ``break``, a branch that saves values of its own, a nested loop, a value of unknown shape,
 a Python int) keeps its list.  Storing into a row copies the value, so a value changed after
-it was saved cannot change the tape; a Python float is read back as one (``float(...)``).
+it was saved cannot change the tape; a Python float or bool is read back as one (``float(...)``).
 """
 from __future__ import annotations
 
@@ -30,14 +30,15 @@ import builtins
 import re
 from dataclasses import dataclass
 
-from ..ir import Assign, If, Loop, Raw, assigned_names, assigns, statements, surely_assigned
+from ..ir import If, Loop, Raw, Stmt, Var, assigned_names, assigns, statements, surely_assigned
 from ..rules.shapes import Known
-from .adjoint import Adjoint, Block, Line, lines
+from .adjoint import Adjoint, Block, Line, Out, lines
 from .batch import Stack, stacks
 from .codegen import statement_code
 from .fold import names_in
 from .shapes import code_statements
 
+_PYTHON: dict[type, str] = {float: "float", bool: "bool"}  # Python numbers a row is read back as (a row is a NumPy scalar)
 _SIZE = re.compile(r"\w+\.shape\[\d+\]|len\(\w+\)|\d+")  # a trip count that cannot be negative
 
 
@@ -105,13 +106,13 @@ def _read_after(adj: Adjoint, block: Block) -> set[str]:
 
 
 def _storable(known: Known | None) -> bool:
-    """A value a row of an array keeps exactly: an array (not 0-d) of numbers, a NumPy
-    scalar, a Python float."""
-    if known is None or known.dtype.kind not in "iufc":
+    """A value a row of an array keeps exactly: an array (not 0-d) of numbers or booleans, a
+    NumPy scalar, a Python float or bool."""
+    if known is None or known.dtype.kind not in "biufc":
         return False
     if known.array:
         return bool(known.shape)
-    return known.kind is float or known.kind is known.dtype.type
+    return known.kind in _PYTHON or known.kind is known.dtype.type
 
 
 def _argument_row(adj: Adjoint, c: _Counted, name: str) -> str | None:
@@ -123,15 +124,34 @@ def _argument_row(adj: Adjoint, c: _Counted, name: str) -> str | None:
     m = re.fullmatch(rf"{name} = (\w+)\[{c.target}\]", statement_code(made[0]))
     base = m.group(1) if m else None
     known = adj.known.get(base) if adj.known is not None and base else None
-    if base not in adj.fn.params or base in assigned_names(adj.forward) or known is None \
+    if base not in adj.fn.params or base in _rebound(adj.forward) or known is None \
             or not known.array or not known.shape:
         return None
     return base
 
 
+def _unchanged(adj: Adjoint, loop: Loop) -> set[str]:
+    """Names the loop carries as they are (``(x, x)``) and nothing assigns after it: each
+    step's value is the one the reversed loop finds (the list saved the same array each step)."""
+    later = _rebound(loop.body) | _rebound(adj.forward[adj.forward.index(loop) + 1:]) | {
+        t for x in lines(adj.backward) if isinstance(x, Line) for targets, _, _ in code_statements(x.code)
+        for t in targets}
+    return {name for name, last in loop.carried if name == last} - later
+
+
+def _rebound(stmts: list[Stmt]) -> set[str]:
+    """Names ``stmts`` assign, a loop carrying a name as it is (``(x, x)``) aside."""
+    names = {t for s in assigns(stmts) if not (isinstance(s.value, Var) and s.targets == (s.value.name,))
+             for t in s.targets}
+    names |= {t for s in statements(stmts) if isinstance(s, Raw) for targets, _, _ in code_statements(s.code)
+              for t in targets}
+    return names | {t for s in statements(stmts) if isinstance(s, Loop) for t in s.targets}
+
+
 def _preallocate(adj: Adjoint, c: _Counted) -> None:
+    """Keep the tape of ``c`` in arrays if every value it saves can be kept in one."""
     known = adj.known or {}
-    saved = [n for n in c.loop.saved if n != c.target]
+    saved = [n for n in c.loop.saved if n != c.target and n not in _unchanged(adj, c.loop)]
     again = {n: base for n in saved if (base := _argument_row(adj, c, n))}
     if not all(n in again or _storable(known.get(n)) for n in saved) or not all(
             _storable(known.get(s.row)) for s in c.stacks):
@@ -204,7 +224,8 @@ def _pairs(adj: Adjoint, c: _Counted, stored: list[str]) -> dict[str, str]:
 def _empty(np_: str, rows: str, known: Known) -> str:
     """``np.empty`` of ``rows`` rows of values as ``known``."""
     shape = rows if not known.shape else f"({rows}, {', '.join(map(str, known.shape))})"
-    dtype = "" if known.dtype.name == "float64" else f", dtype={np_}.{known.dtype.name}"
+    name = known.dtype.name
+    dtype = "" if name == "float64" else ", dtype=bool" if name == "bool" else f", dtype={np_}.{name}"
     return f"{np_}.empty({shape}{dtype})"
 
 
@@ -212,36 +233,39 @@ def _reverse(adj: Adjoint, c: _Counted, steps: str, read: dict[str, _Row], views
              rows: dict[str, _Row]) -> None:
     """The reversed loop over ``range(steps)``, reading ``read`` at its top; the stacked rows
     as views of the tapes (``views``) or filled row by row."""
-    loc = c.loop.loc
-    group, source = loc.line, loc.source_line.strip()
-    top = []
+    group, source = c.loop.loc.line, c.loop.loc.source_line.strip()
+    top: list[Out] = []
     for name, row in read.items():
-        index = c.target if not row.offset else f"{c.target} + {row.offset}"
-        value = f"{row.array}[{index}]"
-        top.append(Line(f"{name} = {f'float({value})' if row.known.kind is float else value}",
+        value = f"{row.array}[{c.target}{f' + {row.offset}' if row.offset else ''}]"
+        python = _PYTHON.get(row.known.kind)
+        top.append(Line(f"{name} = {f'{python}({value})' if python else value}",
                         frozenset({row.array, c.target}), group, source))
     c.block.header = f"for {c.target} in reversed(range({steps})):"
     c.block.reads = frozenset({steps})
-    np_ = adj.use("np")
-    known = adj.known or {}
-    body = top + list(c.block.body)
+    c.block.body = top + c.block.body
     for s in c.stacks:
-        made_at = next(i for i, x in enumerate(adj.backward) if x is s.made)
-        stacked_at = next(i for i, x in enumerate(adj.backward) if x is s.stacked)
-        pushed_at = next(i for i, x in enumerate(body) if x is s.pushed)
-        if any(s is v for v in views):
-            row = rows[s.row]
-            adj.backward[stacked_at] = Line(f"{s.name} = {_view(row, steps)}", frozenset({row.array, steps}),
-                                      s.stacked.group, s.stacked.source)
-            del body[pushed_at]
-            del adj.backward[made_at]
-        else:
-            adj.backward[made_at] = Line(f"{s.name} = {_empty(np_, steps, known[s.row])}", frozenset({steps}),
-                                   s.made.group, s.made.source)
-            body[pushed_at] = Line(f"{s.name}[{c.target}] = {s.row}", frozenset({s.name, s.row, c.target}),
-                                   s.pushed.group, s.pushed.source)
-            del adj.backward[stacked_at]
-    c.block.body = body
+        view = rows[s.row] if any(s is v for v in views) else None
+        _stack(adj, c, s, steps, view)
+
+
+def _stack(adj: Adjoint, c: _Counted, s: Stack, steps: str, view: _Row | None) -> None:
+    """One list of step rows as a view of the tape ``view`` (its list and appends go), or as
+    an array the reversed loop fills (``dadd_b_all[t] = dadd_b``)."""
+    backward, body = adj.backward, c.block.body
+    made = next(i for i, x in enumerate(backward) if x is s.made)
+    stacked = next(i for i, x in enumerate(backward) if x is s.stacked)
+    pushed = next(i for i, x in enumerate(body) if x is s.pushed)
+    if view is not None:
+        backward[stacked] = Line(f"{s.name} = {_view(view, steps)}", frozenset({view.array, steps}),
+                                 s.stacked.group, s.stacked.source)
+        del body[pushed], backward[made]
+        return
+    known = (adj.known or {})[s.row]
+    backward[made] = Line(f"{s.name} = {_empty(adj.use('np'), steps, known)}", frozenset({steps}),
+                          s.made.group, s.made.source)
+    body[pushed] = Line(f"{s.name}[{c.target}] = {s.row}", frozenset({s.name, s.row, c.target}),
+                        s.pushed.group, s.pushed.source)
+    del backward[stacked]
 
 
 def _view(row: _Row, steps: str) -> str:
