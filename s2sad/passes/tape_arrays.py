@@ -20,8 +20,8 @@ the value it is carried from share one array; a row of an argument (``item_xs = 
 read again instead of saved; the stacked rows are views of those arrays (``h_tape[:steps]``,
 ``xs[:steps]``) or arrays the reversed loop fills row by row.  Anything else (a ``while`` loop,
 a ``break``, a branch that saves values of its own, a nested loop, a value of unknown shape,
-a Python int) keeps its list.  Storing into a row copies the value, so a value changed after
-it was saved cannot change the tape; a Python float or bool is read back as one (``float(...)``).
+a Python int or bool) keeps its list.  Storing into a row copies the value, so a value changed after
+it was saved cannot change the tape; a Python float is read back as one (``float(...)``).
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ from .codegen import statement_code
 from .fold import names_in
 from .shapes import code_statements
 
-_PYTHON: dict[type, str] = {float: "float", bool: "bool"}  # Python numbers a row is read back as (a row is a NumPy scalar)
+_PYTHON: dict[type, str] = {float: "float"}  # Python numbers a row is read back as (a row is a NumPy scalar)
 _SIZE = re.compile(r"\w+\.shape\[\d+\]|len\(\w+\)|\d+")  # a trip count that cannot be negative
 
 
@@ -107,7 +107,7 @@ def _read_after(adj: Adjoint, block: Block) -> set[str]:
 
 def _storable(known: Known | None) -> bool:
     """A value a row of an array keeps exactly: an array (not 0-d) of numbers or booleans, a
-    NumPy scalar, a Python float or bool."""
+    NumPy scalar, a Python float."""
     if known is None or known.dtype.kind not in "biufc":
         return False
     if known.array:
