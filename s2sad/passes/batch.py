@@ -18,6 +18,9 @@ from .shapes import Shapes, code_statements
 
 _OUTER = re.compile(r"(\w+) \+= (\w+)\[:, None\]\.dot\((\w+)\[None\]\)")
 _SUM = re.compile(r"(\w+) \+= (\w+)")
+_MADE = re.compile(r"(\w+) = \[\]")
+_PUSHED = re.compile(r"(\w+)\.append\((\w+)\)")
+_STACKED = re.compile(r"(\w+) = \w+\.reshape\((\w+), \(-1, (\d+)\)\)")
 
 
 @dataclass
@@ -113,3 +116,41 @@ def _alone(s: _Sum, block: Block) -> bool:
                 for t in targets}
     return s.target not in {t for y in others if isinstance(y, Line) for ts, _, _ in code_statements(y.code)
                             for t in ts} and not assigned & set(s.factors)
+
+
+@dataclass
+class Stack:
+    """One list of step rows that :func:`batch_loops` keeps for a reversed loop: made before
+    it, appended ``row`` to in its body, stacked into the array ``name`` after it."""
+
+    row: str
+    name: str
+    made: Line
+    pushed: Line
+    stacked: Line
+
+
+def stacks(outs: list[Out], block: Block) -> list[Stack] | None:
+    """The lists kept for ``block`` (an item of ``outs``), or None if its body appends to a
+    list that is not one of them."""
+    at = next(i for i, x in enumerate(outs) if x is block)
+    made: dict[str, Line] = {}
+    for x in reversed(outs[:at]):
+        if not (isinstance(x, Line) and (m := _MADE.fullmatch(x.code))):
+            break
+        made[m.group(1)] = x
+    stacked: dict[str, tuple[str, Line]] = {}
+    for x in outs[at + 1:]:
+        if not (isinstance(x, Line) and (m := _STACKED.fullmatch(x.code))):
+            break
+        stacked[m.group(2)] = (m.group(1), x)
+    found: list[Stack] = []
+    for x in lines(block.body):
+        if not isinstance(x, Line) or (m := _PUSHED.fullmatch(x.code)) is None:
+            continue
+        if m.group(1) not in made or m.group(1) not in stacked \
+                or all(x is not y for y in block.body):
+            return None
+        name, line = stacked[m.group(1)]
+        found.append(Stack(m.group(2), name, made[m.group(1)], x, line))
+    return found

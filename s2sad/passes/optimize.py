@@ -29,6 +29,7 @@ from ..ir import (Assign, Call, Const, If, Loop, Opaque, Raw, Stmt, Var, assigne
                   operand_reads, reads, statements)
 from ..runtime.memory import OPERATORS
 from .adjoint import Adjoint, Block, Line, lines
+from .tape_arrays import preallocate_tapes
 from .values import scalars
 
 _LOOSE = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation,
@@ -94,6 +95,7 @@ def optimize(adj: Adjoint, keep_values: bool = False) -> Adjoint:
             adj.forward = _delete_dead(adj, returned | set(adj.wrt) | set(adj.fn.params), origin)
     if not keep_values:
         _reuse_dead_factors(adj, returned | _names(adj.seed or "") | set(operand_reads(adj.value)))
+    preallocate_tapes(adj)
     return adj
 
 

@@ -4,11 +4,13 @@ import numpy as np
 
 def grad_rnn(W, U, b, xs, h0):
     h = h0
-    tape = []
-    for t in range(xs.shape[0]):
+    steps = xs.shape[0]
+    h_tape = np.empty((steps + 1, 8))  # row t: h at step t; row t + 1: its h_2
+    h_tape[0] = h
+    for t in range(steps):
         item_xs = xs[t]
         h_2 = np.tanh(((W @ h) + (U @ item_xs)) + b)
-        tape.append((h, item_xs, h_2))
+        h_tape[t + 1] = h_2
         h = h_2
 
     # grad of line 41: return np.sum(h ** 2)
@@ -19,21 +21,17 @@ def grad_rnn(W, U, b, xs, h0):
     dU = np.zeros((8, 4))
     db = np.zeros((8,))
     # grad of line 40: h = np.tanh(W @ h + U @ xs[t] + b)
-    dadd_b_steps = []
-    item_xs_steps = []
-    h_steps = []
+    dadd_b_all = np.empty((steps, 8))
     # grad of line 39: for t in range(xs.shape[0]):
-    for h, item_xs, h_2 in reversed(tape):
+    for t in reversed(range(steps)):
+        h_2 = h_tape[t + 1]
         # grad of line 40: h = np.tanh(W @ h + U @ xs[t] + b)
         dadd_b = dh * (1.0 - h_2 ** 2)
-        dadd_b_steps.append(dadd_b)
-        item_xs_steps.append(item_xs)
-        h_steps.append(h)
+        dadd_b_all[t] = dadd_b
         dh = dadd_b.dot(W)
     # grad of line 40: h = np.tanh(W @ h + U @ xs[t] + b)
-    dadd_b_all = np.reshape(dadd_b_steps, (-1, 8))
-    item_xs_all = np.reshape(item_xs_steps, (-1, 4))
-    h_all = np.reshape(h_steps, (-1, 8))
+    item_xs_all = xs[:steps]
+    h_all = h_tape[:steps]
     db += dadd_b_all.sum(axis=0)
     dU += dadd_b_all.T.dot(item_xs_all)
     dW += dadd_b_all.T.dot(h_all)
