@@ -166,3 +166,42 @@ def test_a_function_the_gradient_only_runs_has_a_known_value():
     got = s2sad.grad(through_a_stopped_callee, "W")(*args)
     Z = normalize(args[1] @ args[0])
     np.testing.assert_allclose(got, args[1].T @ Z, rtol=1e-12)  # Z is a constant: d/dW sum(Z * XW) = X^T Z
+
+
+def predict(params, X):
+    W1, b1, W2, b2 = params
+    return np.tanh(X @ W1 + b1) @ W2 + b2
+
+
+def cross_entropy(params, X, Y):
+    logits = predict(params, X)
+    z = logits - s2sad.stop_gradient(np.max(logits, axis=1, keepdims=True))
+    return -np.mean(np.sum(Y * (z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))), axis=1))
+
+
+def two_batches(params, X, X2, Y):
+    return 0.5 * cross_entropy(params, X, Y) + 0.5 * cross_entropy(params, X2, Y)
+
+
+@pytest.mark.parametrize("kind", [list, tuple])
+def test_callees_given_a_list_of_parameters_return_its_gradient_as_plain_numpy(kind):
+    rng = np.random.default_rng(5)
+    params = kind([rng.normal(size=(4, 3)), rng.normal(size=3), rng.normal(size=(3, 2)), rng.normal(size=2)])
+    X, X2 = rng.normal(size=(6, 4)), rng.normal(size=(6, 4))
+    Y = np.eye(2)[rng.integers(0, 2, 6)]
+    text = s2sad.adjoint_source(two_batches, "params", example=(params, X, X2, Y))
+    assert "s2sad" not in _code(text), text
+    got = s2sad.grad(two_batches, "params")(params, X, X2, Y)
+    generic = s2sad.grad(two_batches, "params", specialize=False)(params, X, X2, Y)
+    assert type(got) is type(generic) is kind and len(got) == 4
+    for i, (g, h) in enumerate(zip(got, generic)):
+        assert g.shape == h.shape and g.dtype == h.dtype
+        np.testing.assert_allclose(g, h, rtol=1e-12, atol=1e-14)
+        assert not any(np.shares_memory(g, p) for p in params)
+
+        def f(leaf, i=i):
+            changed = list(params)
+            changed[i] = leaf
+            return two_batches(kind(changed), X, X2, Y)
+        np.testing.assert_allclose(g, numerical_grad(f, (params[i],), 0), rtol=1e-6, atol=1e-8)
+    assert len({id(g) for g in got}) == 4

@@ -77,7 +77,8 @@ class Evaluator:
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARISONS:
             return self.apply(_COMPARISONS[type(node.ops[0])], [node.left, node.comparators[0]], {})
         if isinstance(node, ast.Call):
-            return self.call(node)
+            found = self.call(node)
+            return None if isinstance(found, KnownTree) else found  # (a container: see known)
         if isinstance(node, ast.IfExp):
             real = self.realness(node.test)
             if real is None:
@@ -99,7 +100,7 @@ class Evaluator:
         shape = REGISTRY.shape(fun)
         return None if shape is None else shape([self.value(a) for a in args], kwargs)
 
-    def call(self, node: ast.Call) -> Known | None:
+    def call(self, node: ast.Call) -> Known | KnownTree | None:
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return None
         if isinstance(node.func, ast.Name) and node.func.id in self.helpers:
@@ -141,7 +142,9 @@ class Evaluator:
         return tree.items if tree is not None and tree.kind is not dict else None
 
     def known(self, node: ast.expr) -> Known | KnownTree | None:
-        """What is known of ``node``, a dict, list or tuple too."""
+        """What is known of ``node``, a dict, list or tuple too (a helper's result among them)."""
+        if isinstance(node, ast.Call):
+            return self.call(node)
         return self.tree(node) or self.value(node)
 
     def tree(self, node: ast.expr) -> KnownTree | None:

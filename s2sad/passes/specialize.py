@@ -20,13 +20,13 @@ import libcst as cst
 import numpy as np
 
 from ..ir import Assign, Function, Loop, Opaque, Raw, Stmt, statements
-from ..rules.shapes import NEW_ARRAY_FUNCTIONS, NEW_ARRAY_METHODS, TANGENT, FloatScalar, Known, matmul_shape
+from ..rules.shapes import NEW_ARRAY_FUNCTIONS, NEW_ARRAY_METHODS, TANGENT, FloatScalar, Known, KnownTree, matmul_shape
 from ..runtime.seeds import stop_gradient
 from .adjoint import FRESH_HELPERS, Adjoint, Block, Out
 from .batch import batch_loops
 from .fold import Spans, atomic, drop_copies, fold_constants, names_in, rename
 from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, code_statements, origins, statements_of
-from .specialize_callees import CalleeSpecializer
+from .specialize_callees import CalleeSpecializer, tree_known, tree_sum
 from .specialize_containers import checked, describe, split_trees, tree_result, tree_zeros
 
 Rewrite = Callable[["_Writer", list[ast.expr], list[str]], Optional[str]]
@@ -129,9 +129,10 @@ def _balanced_eq(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | No
     return f"({x} == {ans}) / (1.0 + ({x} == {y}))"
 
 
-def _add_grads_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
-    """``add_grads(a, b)`` of two values that are no containers: ``a + b``."""
-    return ev.value(ast.BinOp(args[0], ast.Add(), args[1])) if len(args) == 2 else None
+def _add_grads_known(ev: Evaluator, args: list[ast.expr]) -> Known | KnownTree | None:
+    """``add_grads(a, b)`` of two values that are no containers: ``a + b``; of two gradients
+    of one container: that container."""
+    return tree_known(ev, args) or (ev.value(ast.BinOp(args[0], ast.Add(), args[1])) if len(args) == 2 else None)
 
 
 HELPERS: dict[str, Helper] = {
@@ -345,8 +346,8 @@ REWRITES: dict[str, Rewrite] = {
     "zeros_grad": _zeros_grad, "getitem_grad": _getitem_grad, "balanced_eq": _balanced_eq,
     "seed_for": lambda w, args, texts: "1.0" if _seed_for_known(w.shapes.evaluator, args) else None,
     "seed": lambda w, args, texts: "1.0" if _seed_known(w.shapes.evaluator, args) else None,
-    "add_grads": lambda w, args, texts: " + ".join(t if atomic(t) else f"({t})" for t in texts)
-    if _add_grads_known(w.shapes.evaluator, args) else None}
+    "add_grads": lambda w, args, texts: tree_sum(w.shapes.evaluator, w.adj, args, texts) or (
+        " + ".join(t if atomic(t) else f"({t})" for t in texts) if _add_grads_known(w.shapes.evaluator, args) else None)}
 
 
 def specialize(adj: Adjoint, arguments: dict[str, Known | None]) -> None:
@@ -466,6 +467,8 @@ def _result(w: _Writer, code: str, owned: dict[str, frozenset[str] | None]) -> s
         return None
     g, x = w.value(args[0]), w.value(args[1])
     name = args[0].id  # type: ignore[attr-defined]
+    if isinstance(tree := w.shapes.evaluator.known(args[0]), KnownTree) and tree == w.shapes.evaluator.known(args[1]):
+        return name if owned.get(name) is not None else None  # (a callee's gradient, or a sum of them)
     if g is None or x is None or not x.real:
         return None
     made = owned.get(name)
