@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import builtins
 import operator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
@@ -35,6 +35,17 @@ _COMPARISONS: dict[type, Callable[..., Any]] = {
 READ_ONLY = "<read-only>"  # in origins: the name may hold a read-only view
 _UNSET = object()  # not assigned yet in this round of the fixed point
 _INT = Known((), np.dtype(np.int64), int)
+_COUNTER = ast.Name("<an item of a range>", ast.Load())  # a loop's counter: an int, of no one value
+
+
+def int_known(value: int) -> Known:
+    """What is known of a Python int of this value."""
+    return replace(_INT, value=value)
+
+
+def ints_known(values: tuple[int, ...]) -> Known:
+    """What is known of a tuple of Python ints of these values (a shape)."""
+    return Known((len(values),), np.dtype(np.int64), tuple, values)
 
 
 class _Pending(Exception):
@@ -56,6 +67,8 @@ class Evaluator:
     settled: bool = False  # a name no assignment has given a value yet is unknown (not pending)
 
     def value(self, node: ast.expr) -> Known | None:
+        if node is _COUNTER:
+            return _INT
         if isinstance(node, ast.Name):
             if node.id in self.env:
                 known = self.env[node.id]
@@ -66,7 +79,12 @@ class Evaluator:
                 return known  # type: ignore[no-any-return]
             return None  # a global: read live, it may change between calls
         if isinstance(node, ast.Constant):
-            return of_value(node.value) if type(node.value) in (int, float) else None
+            return int_known(node.value) if type(node.value) is int else of_value(
+                node.value) if type(node.value) is float else None
+        if isinstance(node, ast.Tuple):
+            items = [self.value(e) for e in node.elts]
+            values = tuple(k.value for k in items if k is not None and k.kind is int and k.value is not None)
+            return ints_known(values) if len(values) == len(items) else None
         if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
             return self.apply(_OPERATORS[type(node.op)], [node.operand], {})
         if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
@@ -76,12 +94,20 @@ class Evaluator:
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, ast.Attribute) and isinstance(self.callee(node.value), type(np)):
-            constant = self.callee(node)  # np.pi
+            constant = self.callee(node)  # np.pi, np.float32
+            if isinstance(constant, type) and issubclass(constant, np.number):
+                return Known((), np.dtype(constant), np.dtype)
             return of_value(constant) if type(constant) is float else None
         if isinstance(node, ast.Attribute) and node.attr == "T":
             return self.apply(np.transpose, [node.value], {})
-        if isinstance(node, ast.Attribute) and node.attr in ("size", "ndim"):
-            return _INT if self.array(node.value) else None
+        if isinstance(node, ast.Attribute) and node.attr in ("shape", "size", "ndim", "dtype"):
+            x = self.value(node.value)
+            if x is None or not x.array:
+                return None
+            if node.attr == "dtype":
+                return Known((), x.dtype, np.dtype)
+            return ints_known(x.shape) if node.attr == "shape" else int_known(
+                len(x.shape) if node.attr == "ndim" else int(np.prod(x.shape)))
         if isinstance(node, ast.Subscript):
             return self.subscript(node)
         return None
@@ -97,10 +123,10 @@ class Evaluator:
             return self.helpers[node.func.id](self, node.args)
         if self.callee(node.func) is len and len(node.args) == 1 and not node.keywords:
             known = self.value(node.args[0])
-            return _INT if known is not None and known.array and known.shape else None
-        try:
-            kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
-        except ValueError:
+            return int_known(known.shape[0]) if known is not None and (
+                known.array or known.kind is tuple) and known.shape else None
+        kwargs = {k.arg: self.keyword(k.value) for k in node.keywords if k.arg}
+        if any(v is _UNSET for v in kwargs.values()):
             return None
         func = node.func
         if isinstance(func, ast.Attribute) and (method := REGISTRY.shape(getattr(np.ndarray, func.attr, None))):
@@ -108,6 +134,21 @@ class Evaluator:
             if receiver is not None and receiver.array:
                 return method([receiver, *[self.value(a) for a in node.args]], kwargs)
         return self.apply(self.callee(func), node.args, kwargs)
+
+    def keyword(self, node: ast.expr) -> Any:
+        """A keyword argument's value: a literal, an int or a tuple of ints whose value is
+        known, or a dtype (``np.float32``, ``x.dtype``); _UNSET for anything else."""
+        try:
+            return ast.literal_eval(node)
+        except ValueError:
+            pass
+        known = self.value(node)
+        if known is not None and known.kind is np.dtype:
+            return known.dtype
+        if known is not None and known.value is not None:
+            return known.value
+        dtype = self.callee(node)
+        return dtype if isinstance(dtype, type) and issubclass(dtype, (np.number, float, int)) else _UNSET
 
     def callee(self, node: ast.expr) -> Any:
         """The object a call calls: a global name, or an attribute of a module."""
@@ -124,16 +165,19 @@ class Evaluator:
         returns several values); None if not known."""
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.tuples:
             return self.tuples[node.func.id](self, node.args)
-        return None
+        known = self.value(node)  # n, d = x.shape
+        if known is None or known.kind is not tuple:
+            return None
+        return tuple(map(int_known, known.value)) if known.value is not None else (_INT,) * known.shape[0]
 
     def array(self, node: ast.expr) -> bool:
         known = self.value(node)
         return known is not None and known.array
 
     def subscript(self, node: ast.Subscript) -> Known | None:
-        if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":  # x.shape[0]
-            return _INT if self.array(node.value.value) and self.integer(node.slice) else None
         x = self.value(node.value)
+        if x is not None and x.kind is tuple:  # x.shape[0]
+            return self.item(x, node.slice)
         if x is None or not x.array:
             return None
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -142,8 +186,8 @@ class Evaluator:
             if isinstance(item, ast.Constant) and item.value is None:
                 shape.append(1)
             elif isinstance(item, ast.Slice):
-                bounds = [self.literal(p) for p in (item.lower, item.upper, item.step)]
-                if not dims or any(b is _UNSET for b in bounds):
+                bounds = [self.bound(p) for p in (item.lower, item.upper, item.step)]
+                if not dims or any(b is _UNSET for b in bounds) or bounds[2] == 0:
                     return None
                 shape.append(len(range(dims.pop(0))[slice(*bounds)]))
             elif self.integer(item) and dims:
@@ -153,15 +197,26 @@ class Evaluator:
         shape += dims
         return Known(tuple(shape), x.dtype, np.ndarray if shape else x.dtype.type)
 
-    def literal(self, node: ast.expr | None) -> Any:
-        """An int or None written in the code; _UNSET for anything else."""
-        if node is None:
+    def item(self, x: Known, index: ast.expr) -> Known | None:
+        """An item or a slice of a tuple of ints (``x.shape[-1]``, ``x.shape[1:]``)."""
+        if isinstance(index, ast.Slice):
+            bounds = [self.bound(p) for p in (index.lower, index.upper, index.step)]
+            if x.value is None or any(b is _UNSET for b in bounds) or bounds[2] == 0:
+                return None
+            return ints_known(x.value[slice(*bounds)])
+        if not self.integer(index):
             return None
-        try:
-            value = ast.literal_eval(node)
-        except ValueError:
-            return _UNSET
-        return value if value is None or type(value) is int else _UNSET
+        i = self.value(index)
+        if x.value is None or i is None or i.value is None:
+            return _INT
+        return int_known(x.value[i.value]) if -len(x.value) <= i.value < len(x.value) else None  # type: ignore[index]
+
+    def bound(self, node: ast.expr | None) -> Any:
+        """A slice's bound: None, or an int whose value is known; _UNSET for anything else."""
+        if node is None or isinstance(node, ast.Constant) and node.value is None:
+            return None
+        known = self.value(node)
+        return known.value if known is not None and known.kind is int and known.value is not None else _UNSET
 
     def integer(self, node: ast.expr) -> bool:
         if isinstance(node, ast.Constant):
@@ -340,7 +395,7 @@ def loop_header(header: str) -> Iterator[Statement]:
     names = tuple(n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name))
     counted = isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name) and \
         loop.iter.func.id == "range" and isinstance(loop.target, ast.Name)
-    yield names, ast.Constant(0) if counted else None, False
+    yield names, _COUNTER if counted else None, False
 
 
 def code_statements(code: str) -> Iterator[Statement]:
