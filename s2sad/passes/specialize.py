@@ -104,11 +104,21 @@ def _grad_like_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
     return x if x is not None and x.real and (x.array or x.kind is float) else None
 
 
+def _reshape_back_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    """``reshape_back(g, a, order)``: g in a's shape (order "A" follows a's layout: not known)."""
+    g, a = (ev.value(x) for x in args[:2]) if len(args) == 3 else (None, None)
+    order = ev.keyword(args[2]) if len(args) == 3 else None
+    if g is None or a is None or not (g.array and a.array) or order not in ("C", "F") or \
+            int(np.prod(g.shape)) != int(np.prod(a.shape)):
+        return None
+    return Known(a.shape, g.dtype, np.ndarray)
+
+
 HELPERS: dict[str, Helper] = {
     "unbroadcast": _unbroadcast_known, "reduce_grad": _reduction_known, "mean_grad": _reduction_known,
     "matmul_grad_lhs": _matmul_known(1), "matmul_grad_rhs": _matmul_known(2),
     "zeros_grad": _zeros_known, "seed_for": _seed_for_known, "seed": _seed_known,
-    "grad_like": _grad_like_known, "getitem_grad": _getitem_known}
+    "grad_like": _grad_like_known, "getitem_grad": _getitem_known, "reshape_back": _reshape_back_known}
 
 
 def _summed_axes(g: tuple[int, ...], x: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -251,12 +261,21 @@ def _getitem_grad(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | N
     index = args[2].elts if isinstance(args[2], ast.Tuple) else [args[2]]
     whole = all(isinstance(i, ast.Constant) and i.value is None or isinstance(i, ast.Call)
                 and isinstance(i.func, ast.Name) and i.func.id == "slice" and not i.keywords
-                and [ast.literal_eval(a) for a in i.args] in ([], [None]) for i in index)
+                and len(i.args) <= 1 and all(isinstance(a, ast.Constant) and a.value is None for a in i.args)
+                for i in index)
     g, x = w.value(args[0]), w.value(args[1])
     if not whole or g is None or x is None or g.dtype != x.dtype or int(np.prod(g.shape)) != int(np.prod(x.shape)):
         return None
     code = f"{texts[0] if atomic(texts[0]) else '(' + texts[0] + ')'}.reshape({x.shape})"
     return code if isinstance(args[0], (ast.BinOp, ast.UnaryOp)) else code + ".copy()"
+
+
+def _reshape_back(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | None:
+    known = _reshape_back_known(w.shapes.evaluator, args)
+    if known is None:
+        return None
+    order = "" if _literal(texts[2]) == "C" else ", order='F'"
+    return f"{texts[0] if atomic(texts[0]) else '(' + texts[0] + ')'}.reshape({known.shape}{order})"
 
 
 def _matmul_grad(position: int) -> Rewrite:
@@ -291,7 +310,7 @@ REWRITES: dict[str, Rewrite] = {
     "unbroadcast": _unbroadcast, "reduce_grad": _reduce_grad,
     "mean_grad": lambda w, args, texts: _reduce_grad(w, args, texts, mean=True),
     "matmul_grad_lhs": _matmul_grad(1), "matmul_grad_rhs": _matmul_grad(2),
-    "zeros_grad": _zeros_grad, "getitem_grad": _getitem_grad,
+    "zeros_grad": _zeros_grad, "getitem_grad": _getitem_grad, "reshape_back": _reshape_back,
     "seed_for": lambda w, args, texts: "1.0" if _seed_for_known(w.shapes.evaluator, args) else None,
     "seed": lambda w, args, texts: "1.0" if _seed_known(w.shapes.evaluator, args) else None}
 
