@@ -78,12 +78,13 @@ class Evaluator:
                     raise _Pending
                 return known  # type: ignore[no-any-return]
             return None  # a global: read live, it may change between calls
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return int_known(node.value)
         if isinstance(node, ast.Constant):
-            return int_known(node.value) if type(node.value) is int else of_value(
-                node.value) if type(node.value) is float else None
+            return of_value(node.value) if type(node.value) is float else None
         if isinstance(node, ast.Tuple):
             items = [self.value(e) for e in node.elts]
-            values = tuple(k.value for k in items if k is not None and k.kind is int and k.value is not None)
+            values = tuple(v for k in items if k is not None and (v := k.int_value) is not None)
             return ints_known(values) if len(values) == len(items) else None
         if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
             return self.apply(_OPERATORS[type(node.op)], [node.operand], {})
@@ -168,7 +169,7 @@ class Evaluator:
         known = self.value(node)  # n, d = x.shape
         if known is None or known.kind is not tuple:
             return None
-        return tuple(map(int_known, known.value)) if known.value is not None else (_INT,) * known.shape[0]
+        return tuple(map(int_known, known.ints)) if known.ints is not None else (_INT,) * known.shape[0]
 
     def array(self, node: ast.expr) -> bool:
         known = self.value(node)
@@ -199,24 +200,25 @@ class Evaluator:
 
     def item(self, x: Known, index: ast.expr) -> Known | None:
         """An item or a slice of a tuple of ints (``x.shape[-1]``, ``x.shape[1:]``)."""
+        values = x.ints
         if isinstance(index, ast.Slice):
             bounds = [self.bound(p) for p in (index.lower, index.upper, index.step)]
-            if x.value is None or any(b is _UNSET for b in bounds) or bounds[2] == 0:
+            if values is None or any(b is _UNSET for b in bounds) or bounds[2] == 0:
                 return None
-            return ints_known(x.value[slice(*bounds)])
+            return ints_known(values[slice(*bounds)])
         if not self.integer(index):
             return None
         i = self.value(index)
-        if x.value is None or i is None or i.value is None:
+        if values is None or i is None or i.int_value is None:
             return _INT
-        return int_known(x.value[i.value]) if -len(x.value) <= i.value < len(x.value) else None  # type: ignore[index]
+        return int_known(values[i.int_value]) if -len(values) <= i.int_value < len(values) else None
 
     def bound(self, node: ast.expr | None) -> Any:
         """A slice's bound: None, or an int whose value is known; _UNSET for anything else."""
         if node is None or isinstance(node, ast.Constant) and node.value is None:
             return None
         known = self.value(node)
-        return known.value if known is not None and known.kind is int and known.value is not None else _UNSET
+        return _UNSET if known is None or known.int_value is None else known.int_value
 
     def integer(self, node: ast.expr) -> bool:
         if isinstance(node, ast.Constant):

@@ -21,10 +21,10 @@ _NOT_NUMBERS = (tuple, np.dtype)  # kinds of Known that are not numbers nor arra
 
 def _dims(known: Known | None) -> tuple[int, ...] | None:
     """The shape an operand gives (an int ``n`` or a tuple ``(n, d)`` of known value)."""
-    if known is None or known.value is None:
+    if known is None:
         return None
-    dims = known.value if isinstance(known.value, tuple) else (known.value,)
-    return dims if all(n >= 0 for n in dims) else None
+    dims = known.ints if known.int_value is None else (known.int_value,)
+    return dims if dims is not None and all(n >= 0 for n in dims) else None
 
 
 def _dtype(kwargs: dict[str, Any], default: Any) -> np.dtype | None:
@@ -37,7 +37,7 @@ def _dtype(kwargs: dict[str, Any], default: Any) -> np.dtype | None:
 
 
 def _int(known: Known | None) -> int | None:
-    return known.value if known is not None and known.kind is int and isinstance(known.value, int) else None
+    return None if known is None else known.int_value
 
 
 def filled(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
@@ -121,11 +121,9 @@ def linspace(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
     if len(operands) not in (2, 3) or any(o is None or o.shape or o.kind in _NOT_NUMBERS for o in ends) \
             or type(num) is not int or num < 0 or set(kwargs) - {"num", "endpoint", "dtype"}:
         return None
-    try:
-        probe = np.linspace(*[o.probe() for o in ends if o is not None], 1, **kwargs)
-    except (TypeError, ValueError):
-        return None
-    return Known((num,), probe.dtype, np.ndarray) if probe.dtype.kind in "biuf" else None
+    start, stop = (o.probe() for o in ends if o is not None)
+    dtype = _dtype(kwargs, np.result_type(start, stop, 1.0))  # (as np.linspace computes it)
+    return None if dtype is None else Known((num,), dtype, np.ndarray)
 
 
 def astype(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
@@ -210,14 +208,10 @@ def flat(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
 def choosing(choose: Callable[..., int]) -> ShapeFunction:
     """``max(a, b)``, ``min``, and of a tuple (``max(x.shape)``), of ints of known values."""
     def shape(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
-        if kwargs or any(o is None or o.value is None for o in operands):
+        if kwargs or not operands or operands[0] is None:
             return None
-        if len(operands) == 1 and operands[0] is not None and operands[0].kind is tuple:
-            values = operands[0].value
-        elif len(operands) > 1 and all(o is not None and o.kind is int for o in operands):
-            values = tuple(o.value for o in operands if o is not None)
-        else:
-            return None
+        ints = [_int(o) for o in operands]
+        values = operands[0].ints if len(operands) == 1 else None if None in ints else tuple(ints)
         return Known((), _INT, int, choose(values)) if values else None
     return shape
 

@@ -42,6 +42,16 @@ class Known:
         return self.kind is np.ndarray
 
     @property
+    def int_value(self) -> int | None:
+        """The value of a Python int, where known."""
+        return self.value if self.kind is int and isinstance(self.value, int) else None
+
+    @property
+    def ints(self) -> tuple[int, ...] | None:
+        """The values of a tuple of ints, where known."""
+        return self.value if self.kind is tuple and isinstance(self.value, tuple) else None
+
+    @property
     def python(self) -> bool:
         return self.kind in (float, int)
 
@@ -167,10 +177,10 @@ def elementwise(fun: Callable[..., Any]) -> ShapeFunction:
 
 def valued(fun: Callable[..., Any], operands: Operands, known: Known | None) -> Known | None:
     """``known``, the result of ``fun`` on Python ints, with its value where theirs are known."""
-    values = [o.value for o in operands if o is not None and o.kind is int]
-    if known is None or known.kind is not int or None in values or len(values) != len(operands):
+    values = [v for o in operands if o is not None and (v := o.int_value) is not None]
+    if known is None or known.kind is not int or len(values) != len(operands):
         return known
-    if fun is operator.pow and not 0 <= values[-1] <= 64:  # type: ignore[operator]
+    if fun is operator.pow and not 0 <= values[-1] <= 64:
         return known  # (a float, or an int too large to be a shape)
     try:
         value = fun(*values)
