@@ -6,7 +6,9 @@ wherever it is read, by NumPy's own rules (the shape functions the rules declare
 rules/shapes.py), or None where that depends on the data (a loop that grows an array, a
 boolean mask, a function without a shape function).
 The analysis is flow-insensitive: a variable is known only if every assignment to it gives
-the same shape, dtype and type, which loops and branches reach by iterating to a fixed point.
+the same shape, dtype and type, which loops and branches reach by iterating to a fixed point;
+a Python int (``d = X.shape[1]``) also has its value where every assignment gives the same
+one (a loop's counter has none), for the shapes of the arrays made from it.
 :func:`origins` follows which arrays the code made itself (and may return as they are).
 """
 from __future__ import annotations
