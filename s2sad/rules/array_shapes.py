@@ -1,8 +1,9 @@
 """Shape functions (rules/shapes.py) of NumPy's functions whose result's shape is given by
-ints: the array constructors (``np.ones((n, d))``, ``np.eye(d)``, ``np.arange(n)``),
-``reshape``, ``broadcast_to``, ``triu`` and ``tril``, the views that move axes, and
-``np.shape``, ``len``-like functions and ``max``/``min`` of ints, whose values the analysis
-knows where the argument shapes and the code's literals determine them (``Known.value``).
+ints, whose values the analysis knows where the argument shapes and the code's literals
+determine them (``Known.value``): the array constructors (``np.ones((n, d))``, ``np.eye(d)``,
+``np.arange(n)``, ``np.linspace``), ``reshape``, ``broadcast_to``, the views that move axes,
+and ``np.shape``, ``np.ndim``, ``np.size`` and ``max``/``min`` of ints, which give such ints;
+also of ``triu``/``tril``, ``ravel`` and ``astype``, which keep or flatten a shape.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import numpy as np
 from .registry import REGISTRY
 from .shapes import Known, Operands, ShapeFunction
 
-_INT = np.dtype(np.int64)
+_INT64 = np.dtype(np.int64)
 _NOT_NUMBERS = (tuple, np.dtype)  # kinds of Known that are not numbers nor arrays
 
 
@@ -108,11 +109,11 @@ def identity(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
 
 def arange(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
     """``np.arange(start, stop, step)`` of Python ints."""
-    ints = [_int(o) for o in operands]
-    if not 1 <= len(ints) <= 3 or None in ints or 0 in ints[2:] or set(kwargs) - {"dtype"}:
+    ints = [v for o in operands if (v := _int(o)) is not None]
+    if not 1 <= len(ints) == len(operands) <= 3 or 0 in ints[2:] or set(kwargs) - {"dtype"}:
         return None
     dtype = _dtype(kwargs, np.arange(1).dtype)
-    return None if dtype is None else Known((len(range(*ints)),), dtype, np.ndarray)  # type: ignore[arg-type]
+    return None if dtype is None else Known((len(range(*ints)),), dtype, np.ndarray)
 
 
 def linspace(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
@@ -149,7 +150,7 @@ def reshape(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
     if a is None or not a.array or set(kwargs) - {"order", "shape", "newshape"}:
         return None
     given = [kwargs[k] for k in ("shape", "newshape") if k in kwargs]
-    if len(rest) + len(given) != 1 and not (len(rest) > 1 and not given):
+    if bool(given) == bool(rest) or len(given) > 1:  # the shape, given once
         return None
     if given:
         shape = given[0]
@@ -188,14 +189,14 @@ def viewing(fun: Callable[..., Any]) -> ShapeFunction:
 def shape_of(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
     """``np.shape(a)`` of an array."""
     a = operands[0] if len(operands) == 1 and not kwargs else None
-    return Known((len(a.shape),), _INT, tuple, a.shape) if a is not None and a.array else None
+    return Known((len(a.shape),), _INT64, tuple, a.shape) if a is not None and a.array else None
 
 
 def counting(count: Callable[[tuple[int, ...]], int]) -> ShapeFunction:
     """``np.ndim(a)``, ``np.size(a)`` of an array: an int of known value."""
     def shape(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
         a = operands[0] if len(operands) == 1 and not kwargs else None
-        return Known((), _INT, int, count(a.shape)) if a is not None and a.array else None
+        return Known((), _INT64, int, count(a.shape)) if a is not None and a.array else None
     return shape
 
 
@@ -212,7 +213,7 @@ def choosing(choose: Callable[..., int]) -> ShapeFunction:
             return None
         ints = [_int(o) for o in operands]
         values = operands[0].ints if len(operands) == 1 else None if None in ints else tuple(ints)
-        return Known((), _INT, int, choose(values)) if values else None
+        return Known((), _INT64, int, choose(values)) if values else None
     return shape
 
 
