@@ -109,7 +109,7 @@ def _alone(s: _Sum, block: Block) -> bool:
     """The accumulator is read and assigned only by this line in the loop, and its factors
     are not assigned after it in an iteration (the list keeps the step's own array)."""
     others = [y for y in lines(block.body) if y is not s.line]
-    if any(s.target in y.reads or s.target in names_in(getattr(y, "header", "")) for y in others):
+    if any(s.target in y.reads or isinstance(y, Block) and s.target in names_in(f"{y.header} pass") for y in others):
         return False
     later = block.body[block.body.index(s.line) + 1:]
     assigned = {t for y in lines(later) if isinstance(y, Line) for targets, _, _ in code_statements(y.code)

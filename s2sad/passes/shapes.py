@@ -6,7 +6,9 @@ wherever it is read, by NumPy's own rules (the shape functions the rules declare
 rules/shapes.py), or None where that depends on the data (a loop that grows an array, a
 boolean mask, a function without a shape function).
 The analysis is flow-insensitive: a variable is known only if every assignment to it gives
-the same shape, dtype and type, which loops and branches reach by iterating to a fixed point.
+the same shape, dtype and type, which loops and branches reach by iterating to a fixed point;
+a Python int (``d = X.shape[1]``) also has its value where every assignment gives the same
+one (a loop's counter has none), for the shapes of the arrays made from it.
 :func:`origins` follows which arrays the code made itself (and may return as they are).
 """
 from __future__ import annotations
@@ -15,7 +17,7 @@ import ast
 import builtins
 import operator
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
@@ -36,6 +38,17 @@ _COMPARISONS: dict[type, Callable[..., Any]] = {
 READ_ONLY = "<read-only>"  # in origins: the name may hold a read-only view
 _UNSET = object()  # not assigned yet in this round of the fixed point
 _INT = Known((), np.dtype(np.int64), int)
+_COUNTER = ast.Name("<an item of a range>", ast.Load())  # a loop's counter: an int, of no one value
+
+
+def int_known(value: int) -> Known:
+    """What is known of a Python int of this value."""
+    return replace(_INT, value=value)
+
+
+def ints_known(values: tuple[int, ...]) -> Known:
+    """What is known of a tuple of Python ints of these values (a shape)."""
+    return Known((len(values),), np.dtype(np.int64), tuple, values)
 
 
 class _Pending(Exception):
@@ -59,6 +72,8 @@ class Evaluator:
     settled: bool = False  # a name no assignment has given a value yet is unknown (not pending)
 
     def value(self, node: ast.expr) -> Known | None:
+        if node is _COUNTER:
+            return _INT
         if isinstance(node, ast.Name):
             if node.id in self.env:
                 known = self.env[node.id]
@@ -68,8 +83,14 @@ class Evaluator:
                     raise _Pending
                 return None if isinstance(known, KnownTree) else known  # (a container: see tree)
             return None  # a global: read live, it may change between calls
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return int_known(node.value)
         if isinstance(node, ast.Constant):
-            return of_value(node.value) if type(node.value) in (int, float) else None
+            return of_value(node.value) if type(node.value) is float else None
+        if isinstance(node, ast.Tuple):
+            items = [self.value(e) for e in node.elts]
+            values = tuple(v for k in items if k is not None and (v := k.int_value) is not None)
+            return ints_known(values) if len(values) == len(items) else None
         if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
             return self.apply(_OPERATORS[type(node.op)], [node.operand], {})
         if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
@@ -86,12 +107,20 @@ class Evaluator:
                 return body if body == orelse else None
             return self.value(node.body if real else node.orelse)
         if isinstance(node, ast.Attribute) and isinstance(self.callee(node.value), type(np)):
-            constant = self.callee(node)  # np.pi
+            constant = self.callee(node)  # np.pi, np.float32
+            if isinstance(constant, type) and issubclass(constant, np.number):
+                return Known((), np.dtype(constant), np.dtype)
             return of_value(constant) if type(constant) is float else None
         if isinstance(node, ast.Attribute) and node.attr == "T":
             return self.apply(np.transpose, [node.value], {})
-        if isinstance(node, ast.Attribute) and node.attr in ("size", "ndim"):
-            return _INT if self.array(node.value) else None
+        if isinstance(node, ast.Attribute) and node.attr in ("shape", "size", "ndim", "dtype"):
+            x = self.value(node.value)
+            if x is None or not x.array:
+                return None
+            if node.attr == "dtype":
+                return Known((), x.dtype, np.dtype)
+            return ints_known(x.shape) if node.attr == "shape" else int_known(
+                len(x.shape) if node.attr == "ndim" else int(np.prod(x.shape)))
         if isinstance(node, ast.Subscript):
             return self.subscript(node)
         return None
@@ -107,21 +136,40 @@ class Evaluator:
             return self.helpers[node.func.id](self, node.args)
         if self.callee(node.func) is len and len(node.args) == 1 and not node.keywords:
             known = self.value(node.args[0])
-            return _INT if known is not None and known.array and known.shape else None
-        try:
-            kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
-        except ValueError:
+            return int_known(known.shape[0]) if known is not None and (
+                known.array or known.kind is tuple) and known.shape else None
+        kwargs = {k.arg: self.keyword(k.value) for k in node.keywords if k.arg}
+        if any(v is _UNSET for v in kwargs.values()):
             return None
         func = node.func
         if isinstance(func, ast.Attribute) and (method := REGISTRY.shape(getattr(np.ndarray, func.attr, None))):
             receiver = self.value(func.value)  # an array method's: the receiver comes first
             if receiver is not None and receiver.array:
                 return method([receiver, *[self.value(a) for a in node.args]], kwargs)
+        if isinstance(func, ast.Attribute) and (method := REGISTRY.shape(getattr(np.random.Generator, func.attr, None))):
+            receiver = self.value(func.value)  # a random Generator's sampler
+            if receiver is not None and receiver.kind is np.random.Generator:
+                return method([self.value(a) for a in node.args], kwargs)
         fun = self.callee(func)
         if self.functions is not None and isinstance(fun, types.FunctionType) and not node.keywords \
                 and REGISTRY.shape(fun) is None:
             return self.functions(fun, [self.known(a) for a in node.args])
         return self.apply(fun, node.args, kwargs)
+
+    def keyword(self, node: ast.expr) -> Any:
+        """A keyword argument's value: a literal, an int or a tuple of ints whose value is
+        known, or a dtype (``np.float32``, ``x.dtype``); _UNSET for anything else."""
+        try:
+            return ast.literal_eval(node)
+        except ValueError:
+            pass
+        known = self.value(node)
+        if known is not None and known.kind is np.dtype:
+            return known.dtype
+        if known is not None and known.value is not None:
+            return known.value
+        dtype = self.callee(node)
+        return dtype if isinstance(dtype, type) and issubclass(dtype, (np.number, float, int)) else _UNSET
 
     def callee(self, node: ast.expr) -> Any:
         """The object a call calls: a global name, or an attribute of a module."""
@@ -139,7 +187,12 @@ class Evaluator:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.tuples:
             return self.tuples[node.func.id](self, node.args)
         tree = self.tree(node)
-        return tree.items if tree is not None and tree.kind is not dict else None
+        if tree is not None:
+            return tree.items if tree.kind is not dict else None
+        known = self.value(node)  # n, d = x.shape
+        if known is None or known.kind is not tuple:
+            return None
+        return tuple(map(int_known, known.ints)) if known.ints is not None else (_INT,) * known.shape[0]
 
     def known(self, node: ast.expr) -> Known | KnownTree | None:
         """What is known of ``node``, a dict, list or tuple too (a helper's result among them)."""
@@ -180,12 +233,12 @@ class Evaluator:
         return known is not None and known.array
 
     def subscript(self, node: ast.Subscript) -> Known | None:
-        if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":  # x.shape[0]
-            return _INT if self.array(node.value.value) and self.integer(node.slice) else None
         held = self.tree_item(node)  # params["means"]
         if held is not None:
             return held if isinstance(held, Known) else None
         x = self.value(node.value)
+        if x is not None and x.kind is tuple:  # x.shape[0]
+            return self.item(x, node.slice)
         if x is None or not x.array:
             return None
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -194,8 +247,8 @@ class Evaluator:
             if isinstance(item, ast.Constant) and item.value is None:
                 shape.append(1)
             elif isinstance(item, ast.Slice):
-                bounds = [self.literal(p) for p in (item.lower, item.upper, item.step)]
-                if not dims or any(b is _UNSET for b in bounds):
+                bounds = [self.bound(p) for p in (item.lower, item.upper, item.step)]
+                if not dims or any(b is _UNSET for b in bounds) or bounds[2] == 0:
                     return None
                 shape.append(len(range(dims.pop(0))[slice(*bounds)]))
             elif self.integer(item) and dims:
@@ -205,15 +258,27 @@ class Evaluator:
         shape += dims
         return Known(tuple(shape), x.dtype, np.ndarray if shape else x.dtype.type)
 
-    def literal(self, node: ast.expr | None) -> Any:
-        """An int or None written in the code; _UNSET for anything else."""
-        if node is None:
+    def item(self, x: Known, index: ast.expr) -> Known | None:
+        """An item or a slice of a tuple of ints (``x.shape[-1]``, ``x.shape[1:]``)."""
+        values = x.ints
+        if isinstance(index, ast.Slice):
+            bounds = [self.bound(p) for p in (index.lower, index.upper, index.step)]
+            if values is None or any(b is _UNSET for b in bounds) or bounds[2] == 0:
+                return None
+            return ints_known(values[slice(*bounds)])
+        if not self.integer(index):
             return None
-        try:
-            value = ast.literal_eval(node)
-        except ValueError:
-            return _UNSET
-        return value if value is None or type(value) is int else _UNSET
+        i = self.value(index)
+        if values is None or i is None or i.int_value is None:
+            return _INT
+        return int_known(values[i.int_value]) if -len(values) <= i.int_value < len(values) else None
+
+    def bound(self, node: ast.expr | None) -> Any:
+        """A slice's bound: None, or an int whose value is known; _UNSET for anything else."""
+        if node is None or isinstance(node, ast.Constant) and node.value is None:
+            return None
+        known = self.value(node)
+        return _UNSET if known is None or known.int_value is None else known.int_value
 
     def integer(self, node: ast.expr) -> bool:
         if isinstance(node, ast.Constant):
@@ -394,7 +459,7 @@ def loop_header(header: str) -> Iterator[Statement]:
     names = tuple(n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name))
     counted = isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name) and \
         loop.iter.func.id == "range" and isinstance(loop.target, ast.Name)
-    yield names, ast.Constant(0) if counted else None, False
+    yield names, _COUNTER if counted else None, False
 
 
 def code_statements(code: str) -> Iterator[Statement]:

@@ -16,16 +16,16 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any, Callable, Optional
 
-import libcst as cst
 import numpy as np
 
-from ..ir import Assign, Function, Loop, Opaque, Raw, Stmt, statements
+from ..ir import Assign, Loop, Raw, Stmt, statements
 from ..rules.shapes import NEW_ARRAY_FUNCTIONS, NEW_ARRAY_METHODS, TANGENT, FloatScalar, Known, KnownTree, matmul_shape
-from ..runtime.seeds import stop_gradient
 from .adjoint import FRESH_HELPERS, Adjoint, Block, Out
 from .batch import batch_loops
 from .fold import Spans, atomic, drop_copies, fold_constants, names_in, rename
 from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, code_statements, origins, statements_of
+from .specialize_rules import axes_text, balanced_eq, balanced_eq_known, stacked_grad, stacked_product, summed_axes
+from .unstop import unstop
 from .specialize_callees import CalleeSpecializer, tree_known, tree_sum
 from .specialize_containers import checked, describe, split_trees, tree_result, tree_zeros
 
@@ -40,10 +40,12 @@ def _unbroadcast_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
     g, x = ev.value(args[0]), ev.value(args[1])
     if g is None or x is None or not (g.real and x.real):
         return None
-    if x.array and g.array and g.dtype == x.dtype and _summed_axes(g.shape, x.shape) is not None:
+    if x.array and g.array and g.dtype == x.dtype and summed_axes(g.shape, x.shape) is not None:
         return x
     if x.kind in (float, np.float64) and g.kind in (float, np.float64):
         return g
+    if x.kind in (float, np.float64) and g.array and g.dtype == np.float64:
+        return Known((), g.dtype, np.float64)  # (summed to a number: g.sum())
     return None
 
 
@@ -78,7 +80,7 @@ def _matmul_known(position: int) -> Helper:
         if len(args) != 3:
             return None
         g, a, b = (ev.value(x) for x in args)
-        if not _plain_product(g, a, b):
+        if not (_plain_product(g, a, b) or stacked_product(g, a, b)):
             return None
         return a if position == 1 else b
     return known
@@ -106,49 +108,28 @@ def _grad_like_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
     return x if x is not None and x.real and (x.array or x.kind is float) else None
 
 
-def _balanced_eq_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
-    if len(args) != 3:
-        return None
-    x, ans, y = (ev.value(a) for a in args)
-    if x is None or ans is None or y is None or not x.array or not x.real or "c" in (ans.dtype.kind + y.dtype.kind):
-        return None
-    try:
-        shape = np.broadcast_shapes(x.shape, ans.shape, y.shape)
-    except ValueError:
-        return None
-    return Known(shape, np.result_type(x.probe(), y.probe()), np.ndarray)
-
-
-def _balanced_eq(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | None:
-    """Where x made a maximum or minimum: ``(x == ans) / (1.0 + (x == y))`` in float64 (a
-    tie shares the gradient)."""
-    known = _balanced_eq_known(w.shapes.evaluator, args)
-    if known is None or known.dtype != np.float64:
-        return None
-    x, ans, y = (t if atomic(t) else f"({t})" for t in texts)
-    return f"({x} == {ans}) / (1.0 + ({x} == {y}))"
-
-
 def _add_grads_known(ev: Evaluator, args: list[ast.expr]) -> Known | KnownTree | None:
     """``add_grads(a, b)`` of two values that are no containers: ``a + b``; of two gradients
     of one container: that container."""
     return tree_known(ev, args) or (ev.value(ast.BinOp(args[0], ast.Add(), args[1])) if len(args) == 2 else None)
 
 
+def _reshape_back_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    """``reshape_back(g, a, order)``: g in a's shape (order "A" follows a's layout: not known)."""
+    g, a = (ev.value(x) for x in args[:2]) if len(args) == 3 else (None, None)
+    order = ev.keyword(args[2]) if len(args) == 3 else None
+    if g is None or a is None or not (g.array and a.array) or order not in ("C", "F") or \
+            int(np.prod(g.shape)) != int(np.prod(a.shape)):
+        return None
+    return Known(a.shape, g.dtype, np.ndarray)
+
+
 HELPERS: dict[str, Helper] = {
     "unbroadcast": _unbroadcast_known, "reduce_grad": _reduction_known, "mean_grad": _reduction_known,
     "matmul_grad_lhs": _matmul_known(1), "matmul_grad_rhs": _matmul_known(2),
     "zeros_grad": _zeros_known, "seed_for": _seed_for_known, "seed": _seed_known,
-    "grad_like": _grad_like_known, "getitem_grad": _getitem_known, "balanced_eq": _balanced_eq_known,
-    "add_grads": _add_grads_known}
-
-
-def _summed_axes(g: tuple[int, ...], x: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """The axes of ``g`` to sum to get back shape ``x``: leading ones, and ones x has as 1."""
-    extra = len(g) - len(x)
-    if extra < 0 or any(m != n and m != 1 for m, n in zip(x, g[extra:])):
-        return None
-    return tuple(range(extra)), tuple(i for i, (m, n) in enumerate(zip(x, g[extra:])) if m == 1 and n != 1)
+    "grad_like": _grad_like_known, "getitem_grad": _getitem_known, "balanced_eq": balanced_eq_known,
+    "add_grads": _add_grads_known, "reshape_back": _reshape_back_known}
 
 
 def _plain_product(g: Known | None, a: Known | None, b: Known | None) -> bool:
@@ -242,20 +223,16 @@ def _unbroadcast(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | No
     g, x = w.value(args[0]), w.value(args[1])
     assert g is not None and x is not None
     if not x.array:
-        return texts[0]
-    axes = _summed_axes(g.shape, x.shape)
+        return f"{texts[0] if atomic(texts[0]) else f'({texts[0]})'}.sum()" if g.array else texts[0]
+    axes = summed_axes(g.shape, x.shape)
     assert axes is not None
     leading, ones = axes
     code = texts[0] if atomic(texts[0]) or not leading + ones else f"({texts[0]})"
     if leading:
-        code += f".sum(axis={_axes_text(leading)})"
+        code += f".sum(axis={axes_text(leading)})"
     if ones:
-        code += f".sum(axis={_axes_text(ones)}, keepdims=True)"
+        code += f".sum(axis={axes_text(ones)}, keepdims=True)"
     return code
-
-
-def _axes_text(axes: tuple[int, ...]) -> str:
-    return str(axes[0]) if len(axes) == 1 else str(axes)
 
 
 def _reduce_grad(w: _Writer, args: list[ast.expr], texts: list[str], mean: bool = False) -> str | None:
@@ -292,7 +269,7 @@ def _reduce_grad(w: _Writer, args: list[ast.expr], texts: list[str], mean: bool 
             return f"{w.np}.broadcast_to({value}, {x.shape})"
         return f"{w.np}.full({x.shape}, {value}{_dtype_argument(w, dtype)})"
     if not keepdims and axis is not None:
-        value = f"{w.np}.expand_dims({value}, {_axes_text(axes)})"
+        value = f"{w.np}.expand_dims({value}, {axes_text(axes)})"
     return f"{w.np}.broadcast_to({value}, {x.shape})" + ("" if view else ".copy()")
 
 
@@ -303,7 +280,8 @@ def _getitem_grad(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | N
     index = args[2].elts if isinstance(args[2], ast.Tuple) else [args[2]]
     whole = all(isinstance(i, ast.Constant) and i.value is None or isinstance(i, ast.Call)
                 and isinstance(i.func, ast.Name) and i.func.id == "slice" and not i.keywords
-                and [ast.literal_eval(a) for a in i.args] in ([], [None]) for i in index)
+                and len(i.args) <= 1 and all(isinstance(a, ast.Constant) and a.value is None for a in i.args)
+                for i in index)
     g, x = w.value(args[0]), w.value(args[1])
     if not whole or g is None or x is None or g.dtype != x.dtype or int(np.prod(g.shape)) != int(np.prod(x.shape)):
         return None
@@ -311,11 +289,22 @@ def _getitem_grad(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | N
     return code if isinstance(args[0], (ast.BinOp, ast.UnaryOp)) else code + ".copy()"
 
 
+def _reshape_back(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | None:
+    known = _reshape_back_known(w.shapes.evaluator, args)
+    if known is None:
+        return None
+    order = "" if _literal(texts[2]) == "C" else ", order='F'"
+    return f"{texts[0] if atomic(texts[0]) else '(' + texts[0] + ')'}.reshape({known.shape}{order})"
+
+
 def _matmul_grad(position: int) -> Rewrite:
     def rewrite(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | None:
         if len(args) != 3:
             return None
         g, a, b = (w.value(x) for x in args)
+        if stacked_product(g, a, b):
+            assert g is not None and a is not None and b is not None
+            return stacked_grad(position, g, a, b, texts)
         if not _plain_product(g, a, b):
             return None
         assert a is not None and b is not None
@@ -343,7 +332,7 @@ REWRITES: dict[str, Rewrite] = {
     "unbroadcast": _unbroadcast, "reduce_grad": _reduce_grad,
     "mean_grad": lambda w, args, texts: _reduce_grad(w, args, texts, mean=True),
     "matmul_grad_lhs": _matmul_grad(1), "matmul_grad_rhs": _matmul_grad(2),
-    "zeros_grad": _zeros_grad, "getitem_grad": _getitem_grad, "balanced_eq": _balanced_eq,
+    "zeros_grad": _zeros_grad, "getitem_grad": _getitem_grad, "balanced_eq": lambda w, args, texts: balanced_eq(w.shapes.evaluator, args, texts), "reshape_back": _reshape_back,
     "seed_for": lambda w, args, texts: "1.0" if _seed_for_known(w.shapes.evaluator, args) else None,
     "seed": lambda w, args, texts: "1.0" if _seed_known(w.shapes.evaluator, args) else None,
     "add_grads": lambda w, args, texts: tree_sum(w.shapes.evaluator, w.adj, args, texts) or (
@@ -364,7 +353,7 @@ def specialize(adj: Adjoint, arguments: dict[str, Known | None]) -> None:
     adj.specialized_to = _described(arguments)
     writer = _Writer(adj, shapes)
     if adj.split:  # (code made to be differentiated again keeps its stop_gradient calls)
-        _unstop(adj.forward, adj.fn)
+        unstop(adj.forward, adj.fn)
     trees = split_trees(adj, shapes.evaluator)  # (a dict's gradient: one variable per key)
     adj.backward = _lines(adj.backward, writer)
     if adj.seed:
@@ -416,41 +405,6 @@ def _lines(outs: list[Out], writer: _Writer) -> list[Out]:
             names = {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)}
             out.append(replace(x, code=code, reads=frozenset(x.reads & names)))
     return out
-
-
-class _Unstopped(cst.CSTTransformer):
-    """``stop_gradient(x)`` as ``x``: what it is when the code runs (specialised code is run,
-    never differentiated: a gradient of it differentiates the generic code)."""
-
-    def __init__(self, fn: Function) -> None:
-        self.fn = fn
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if _resolved(self.fn, updated.func) is not stop_gradient or len(updated.args) != 1 \
-                or updated.args[0].keyword is not None or updated.args[0].star:
-            return updated
-        value = updated.args[0].value
-        if isinstance(value, (cst.Name, cst.Call, cst.Attribute, cst.Subscript)) or value.lpar:
-            return value
-        return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-
-
-def _resolved(fn: Function, node: cst.BaseExpression) -> Any:
-    """The object a name or a module's attribute denotes (the function's globals)."""
-    if isinstance(node, cst.Name):
-        return fn.free.get(node.value) if node.value not in fn.names - set(fn.free) else None
-    if isinstance(node, cst.Attribute):
-        owner = _resolved(fn, node.value)
-        return getattr(owner, node.attr.value, None) if isinstance(owner, type(np)) else None
-    return None
-
-
-def _unstop(stmts: list[Stmt], fn: Function) -> None:
-    for s in statements(stmts):
-        if isinstance(s, Assign) and isinstance(s.value, Opaque) and isinstance(s.value.node, cst.BaseExpression):
-            node = s.value.node.visit(_Unstopped(fn))
-            if node is not s.value.node and isinstance(node, cst.BaseExpression):
-                s.value = replace(s.value, node=node)
 
 
 def _result(w: _Writer, code: str, owned: dict[str, frozenset[str] | None]) -> str | None:
@@ -530,7 +484,7 @@ def specialize_tangents(adj: Adjoint, arguments: dict[str, Known | None]) -> Non
     shapes = analyze(adj, arguments, helpers)
     adj.specialized_to = _described(arguments)
     writer = _Writer(adj, shapes, TANGENT_REWRITES)
-    _unstop(adj.forward, adj.fn)
+    unstop(adj.forward, adj.fn)
     adj.forward = [s for s in adj.forward if not _passing_check(writer, s)]
     for s in statements(adj.forward):
         if isinstance(s, Raw):

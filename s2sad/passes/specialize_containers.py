@@ -192,8 +192,11 @@ class _Split:
         body = ast.parse(x.code).body
         s = body[0] if len(body) == 1 else None
         if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
-                and isinstance(s.value, ast.Call) and _called(s.value) in self.names and not s.value.keywords):
+                and isinstance(s.value, ast.Call) and not s.value.keywords):
             return None
+        if _called(s.value) not in self.names:
+            tree = self.ev.known(s.value)  # a callee's gradient of a known container
+            return self.received(s.targets[0].id, tree, x) if isinstance(tree, KnownTree) and plain(tree) else None
         d, helper, args = s.targets[0].id, self.names[_called(s.value)], s.value.args
         if helper in ("add_at", "add_grads"):
             if not (len(args) == (3 if helper == "add_at" else 2) and isinstance(args[0], ast.Name)
@@ -211,6 +214,15 @@ class _Split:
             return self.add(d, self.parts(tree, inner), x)
         made = self.made(helper, args)
         return None if made is None else self.assign(d, *made, x)
+
+    def received(self, d: str, tree: KnownTree, x: Line) -> list[Line]:
+        """``d = backward(g)``, a callee's gradient of ``tree``: held under a name of its own,
+        its leaves read into ``d``'s variables."""
+        held = self.adj.fn.fresh(d)
+        self.adj.fn.names.add(held)
+        call = x.code.split(" = ", 1)[1]
+        parts = [(path, held + "".join(f"[{p!r}]" for p in path)) for path, _ in leaves(tree)]
+        return [replace(x, code=f"{held} = {call}"), *self.assign(d, tree, list(parts), x)]
 
     def made(self, helper: str, args: list[ast.expr]) -> tuple[KnownTree, list[tuple[Path, Part]]] | None:
         """The tree and the parts of a container's gradient that ``getitem_grad``,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import operator
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -28,15 +28,28 @@ class FloatScalar(float):
 @dataclass(frozen=True)
 class Known:
     """A value's shape, dtype and Python type (``np.ndarray``, ``float``, ``int``, or a NumPy
-    scalar type), the same wherever the value is read."""
+    scalar type), the same wherever the value is read; of a Python int, or a tuple of them
+    (``x.shape``: kind ``tuple``, shape its length), also its ``value`` where every path gives
+    the same one (None where not known).  An array's dtype (``x.dtype``) is of kind ``np.dtype``."""
 
     shape: tuple[int, ...]
     dtype: np.dtype
     kind: type
+    value: int | tuple[int, ...] | None = None
 
     @property
     def array(self) -> bool:
         return self.kind is np.ndarray
+
+    @property
+    def int_value(self) -> int | None:
+        """The value of a Python int, where known."""
+        return self.value if self.kind is int and isinstance(self.value, int) else None
+
+    @property
+    def ints(self) -> tuple[int, ...] | None:
+        """The values of a tuple of ints, where known."""
+        return self.value if self.kind is tuple and isinstance(self.value, tuple) else None
 
     @property
     def python(self) -> bool:
@@ -96,6 +109,8 @@ def known_of(item: Any) -> Known | KnownTree | None:
     if isinstance(item, tuple):
         shape, dtype = item
         return Known(shape, dtype, np.ndarray) if dtype.kind in "iuf" and dtype.isnative else None
+    if item is np.random.Generator:  # (what its samplers make: rules/array_shapes.py)
+        return Known((), np.dtype(object), item)
     return Known((), np.dtype(_SCALARS[item]), item) if item in _SCALARS else None
 
 
@@ -135,7 +150,7 @@ def result(fun: Callable[..., Any], operands: Operands, shape: tuple[int, ...],
            **kwargs: Any) -> Known | None:
     """The result of ``fun`` on operands of these kinds, taking ``shape``: its dtype and type
     computed by NumPy on probe values of the operands' dtypes (weak Python scalars included)."""
-    if any(o is None for o in operands):
+    if any(o is None or o.kind in (tuple, np.dtype, np.random.Generator) for o in operands):
         return None
     if any(o.weak_or_strong for o in operands if o is not None):
         # the result of either scalar: known where they agree, a FloatScalar where they differ
@@ -171,6 +186,8 @@ def join(a: Known | KnownTree | None, b: Known | KnownTree | None) -> Known | Kn
         return a
     if isinstance(a, KnownTree) or isinstance(b, KnownTree):
         return None
+    if a is not None and b is not None and a.value != b.value:
+        return join(replace(a, value=None), replace(b, value=None))
     scalars = (float, np.float64, FloatScalar)
     if a is not None and b is not None and a.shape == b.shape == () and a.dtype == b.dtype == np.float64 \
             and a.kind in scalars and b.kind in scalars:
@@ -193,8 +210,22 @@ def elementwise(fun: Callable[..., Any]) -> ShapeFunction:
         if kwargs:
             return None  # (out=, where=, dtype=: not followed)
         shaped = broadcast(operands)
-        return None if shaped is None else result(fun, operands, shaped)
+        return None if shaped is None else valued(fun, operands, result(fun, operands, shaped))
     return shape
+
+
+def valued(fun: Callable[..., Any], operands: Operands, known: Known | None) -> Known | None:
+    """``known``, the result of ``fun`` on Python ints, with its value where theirs are known."""
+    values = [v for o in operands if o is not None and (v := o.int_value) is not None]
+    if known is None or known.kind is not int or len(values) != len(operands):
+        return known
+    if fun is operator.pow and not 0 <= values[-1] <= 64:
+        return known  # (a float, or an int too large to be a shape)
+    try:
+        value = fun(*values)
+    except ArithmeticError:  # (x // 0: the code raises it when it runs)
+        return known
+    return replace(known, value=value) if type(value) is int else known
 
 
 def _axes(axis: Any, ndim: int) -> tuple[int, ...] | None:

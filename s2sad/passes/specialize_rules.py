@@ -1,0 +1,74 @@
+"""Specialised forms of two rules' helpers: the gradients of products of stacked matrices
+(``matmul_grad_lhs``/``_rhs`` of 3-d operands), and where a maximum's or minimum's operand
+won (``balanced_eq``), as the NumPy a person writes (see passes/specialize.py)."""
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from ..rules.shapes import Known, matmul_shape
+from .fold import atomic
+from .shapes import Evaluator
+
+
+def summed_axes(g: tuple[int, ...], x: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The axes of ``g`` to sum to get back shape ``x``: leading ones, and ones x has as 1."""
+    extra = len(g) - len(x)
+    if extra < 0 or any(m != n and m != 1 for m, n in zip(x, g[extra:])):
+        return None
+    return tuple(range(extra)), tuple(i for i, (m, n) in enumerate(zip(x, g[extra:])) if m == 1 and n != 1)
+
+
+def axes_text(axes: tuple[int, ...]) -> str:
+    return str(axes[0]) if len(axes) == 1 else str(axes)
+
+
+def stacked_product(g: Known | None, a: Known | None, b: Known | None) -> bool:
+    """``a @ b`` of stacks of real matrices of one dtype (broadcast batch axes), whose gradient is ``g``."""
+    if g is None or a is None or b is None or not (a.array and b.array and a.real and b.real):
+        return False
+    return (a.dtype == b.dtype == g.dtype and min(len(a.shape), len(b.shape)) >= 2
+            and max(len(a.shape), len(b.shape)) >= 3 and matmul_shape(a.shape, b.shape) == g.shape)
+
+
+def stacked_grad(position: int, g: Known, a: Known, b: Known, texts: list[str]) -> str:
+    """``g @ b.swapaxes(-1, -2)`` (or ``a.swapaxes(-1, -2) @ g``), summed over the batch axes
+    the operand was broadcast along."""
+    gt, at, bt = (t if atomic(t) else f"({t})" for t in texts)
+    code, made, x = (f"({gt} @ {bt}.swapaxes(-1, -2))", matmul_shape(g.shape, (*b.shape[:-2], b.shape[-1], b.shape[-2])), a) \
+        if position == 1 else (f"({at}.swapaxes(-1, -2) @ {gt})", matmul_shape((*a.shape[:-2], a.shape[-1], a.shape[-2]), g.shape), b)
+    assert made is not None
+    axes = summed_axes(made, x.shape)
+    assert axes is not None
+    leading, ones = axes
+    if not leading + ones:
+        return code[1:-1]
+    if leading:
+        code += f".sum(axis={axes_text(leading)})"
+    if ones:
+        code += f".sum(axis={axes_text(ones)}, keepdims=True)"
+    return code
+
+
+def balanced_eq_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    if len(args) != 3:
+        return None
+    x, ans, y = (ev.value(a) for a in args)
+    if x is None or ans is None or y is None or not x.array or not x.real or "c" in (ans.dtype.kind + y.dtype.kind):
+        return None
+    try:
+        shape = np.broadcast_shapes(x.shape, ans.shape, y.shape)
+    except ValueError:
+        return None
+    return Known(shape, np.result_type(x.probe(), y.probe()), np.ndarray)
+
+
+def balanced_eq(ev: Evaluator, args: list[ast.expr], texts: list[str]) -> str | None:
+    """Where x made a maximum or minimum: ``(x == ans) / (1.0 + (x == y))`` in float64 (a
+    tie shares the gradient)."""
+    known = balanced_eq_known(ev, args)
+    if known is None or known.dtype != np.float64:
+        return None
+    x, ans, y = (t if atomic(t) else f"({t})" for t in texts)
+    return f"({x} == {ans}) / (1.0 + ({x} == {y}))"
