@@ -183,3 +183,51 @@ def test_scripts_run(tmp_path):
             assert process.returncode == 0, f"{name}: {err}"
             assert "wrote" in out, name
             assert is_png(tmp_path / f"{name}.png"), name
+
+
+def _example_inputs(name: str):
+    """Each example's loss, the wrt it differentiates, and arguments of the example's shapes."""
+    rng = np.random.default_rng(0)
+    X = rng.random((50, 64))
+    Y = np.eye(10)[rng.integers(0, 10, 50)]
+    module = load(name)
+    if name == "stable_softmax":
+        return module.loss, ("W", "b"), (rng.normal(size=(64, 10)), np.zeros(10), X, Y)
+    if name == "em_gmm":
+        params = {"means": rng.normal(size=(3, 2)), "log_diagonal": rng.normal(size=(3, 2)) * 0.1,
+                  "off_diagonal": rng.normal(size=(3, 2, 2)) * 0.1, "logits": rng.normal(size=3)}
+        return module.m_step_objective, "params", (params, rng.normal(size=(40, 2)))
+    if name == "adversarial":
+        params = [rng.normal(size=(64, 32)) * 0.1, np.zeros(32), rng.normal(size=(32, 10)) * 0.1, np.zeros(10)]
+        return module.adversarial_loss, "params", (params, X, Y, 0.1)
+    return module.cd_loss, ("W", "b", "c"), (rng.normal(size=(64, 16)) * 0.1, np.zeros(64), np.zeros(16),
+                                             (X > 0.5) * 1.0, 1, np.random.default_rng(1))
+
+
+def _same(a, b):
+    assert type(a) is type(b)
+    if isinstance(a, dict):
+        assert list(a) == list(b)
+        a, b = list(a.values()), list(b.values())
+    if isinstance(a, (list, tuple)):
+        for u, v in zip(a, b, strict=True):
+            _same(u, v)
+        return
+    assert a.shape == b.shape and a.dtype == b.dtype
+    np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["stable_softmax", "em_gmm", "adversarial", "rbm_cd"])
+def test_example_gradients_specialised_to_their_shapes(name):
+    """The loss functions' gradients, specialised to the examples' shapes, are plain NumPy
+    (the callees' code too: log_joint, free_energy, cross_entropy), and agree with the
+    generic code."""
+    import s2sad
+
+    fn, wrt, args = _example_inputs(name)
+    text = s2sad.adjoint_source(fn, wrt, example=args)
+    code = "\n".join(line for line in text.split("\n") if not line.strip().startswith("#"))
+    assert "s2sad" not in code, text
+    specialised = s2sad.grad(fn, wrt)(*args)
+    fn, wrt, args = _example_inputs(name)  # (the RBM's random generator afresh)
+    _same(specialised, s2sad.grad(fn, wrt, specialize=False)(*args))

@@ -205,3 +205,20 @@ def test_callees_given_a_list_of_parameters_return_its_gradient_as_plain_numpy(k
             return two_batches(kind(changed), X, X2, Y)
         np.testing.assert_allclose(g, numerical_grad(f, (params[i],), 0), rtol=1e-6, atol=1e-8)
     assert len({id(g) for g in got}) == 4
+
+
+def noisy_loss(W, X, rng):
+    noise = rng.normal(0.0, 0.1, X.shape) + rng.random((X.shape[0], 1))
+    return np.sum(np.tanh((X + noise) @ W))
+
+
+def test_the_samples_of_a_random_generator_have_known_shapes():
+    rng = np.random.default_rng(6)
+    W, X = rng.normal(size=(3, 2)), rng.normal(size=(5, 3))
+    text = s2sad.adjoint_source(noisy_loss, "W", example=(W, X, np.random.default_rng(0)))
+    assert "s2sad" not in _code(text), text
+    got = s2sad.grad(noisy_loss, "W")(W, X, np.random.default_rng(0))
+    want = s2sad.grad(noisy_loss, "W", specialize=False)(W, X, np.random.default_rng(0))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(got, numerical_grad(lambda W: noisy_loss(W, X, np.random.default_rng(0)), (W,), 0),
+                               rtol=1e-6, atol=1e-8)
