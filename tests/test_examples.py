@@ -231,3 +231,18 @@ def test_example_gradients_specialised_to_their_shapes(name):
     specialised = s2sad.grad(fn, wrt)(*args)
     fn, wrt, args = _example_inputs(name)  # (the RBM's random generator afresh)
     _same(specialised, s2sad.grad(fn, wrt, specialize=False)(*args))
+
+
+@pytest.mark.parametrize("name", ["stable_softmax", "em_gmm", "adversarial", "rbm_cd"])
+def test_example_gradients_match_golden_files(name):
+    """The specialised gradient each example prints for its example shapes, as a person
+    would read it (run with S2SAD_UPDATE_GOLDEN=1 to rewrite the files)."""
+    import s2sad
+
+    fn, wrt, args = _example_inputs(name)
+    text = s2sad.adjoint_source(fn, wrt, example=args)
+    path = ROOT / "tests" / "golden" / "examples" / f"{name}.py"
+    if os.environ.get("S2SAD_UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+    assert text == path.read_text()
