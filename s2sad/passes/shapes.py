@@ -152,7 +152,8 @@ class Evaluator:
                 return method([self.value(a) for a in node.args], kwargs)
         fun = self.callee(func)
         if self.functions is not None and isinstance(fun, types.FunctionType) and not node.keywords \
-                and REGISTRY.shape(fun) is None:
+                and REGISTRY.rule(fun) is None and not REGISTRY.is_nondifferentiable(fun) \
+                and REGISTRY.shape(fun) is None:  # (a user's function, not a primitive)
             return self.functions(fun, [self.known(a) for a in node.args])
         return self.apply(fun, node.args, kwargs)
 

@@ -34,6 +34,10 @@ class Specialised:
     fresh: bool  # its backward pass returns arrays it made (the caller may own them)
 
 
+#: the modules whose functions are not read for the shapes of what they return (library code)
+LIBRARIES = frozenset({"s2sad", "numpy", "scipy"})
+
+
 class CalleeSpecializer:
     """The split calls of ``adj``: what the shape analysis learns of their results, and the
     specialised callees the calls are then rewritten to."""
@@ -135,7 +139,7 @@ class CalleeSpecializer:
         those that are real floats."""
         params = _parameters(function)
         if params is None or len(arguments) > len(params) or \
-                (getattr(function, "__module__", None) or "").split(".")[0] == "s2sad":
+                (getattr(function, "__module__", None) or "").split(".")[0] in LIBRARIES:
             return None
         wrt = tuple(p for p, k in zip(params, arguments) if checked(k))
         if not wrt:
