@@ -111,8 +111,7 @@ class CalleeSpecializer:
         params = _parameters(function)
         if params is None or len(arguments) > len(params) or all(k is None for k in arguments):
             return None
-        items = [signature_item(k) for k in arguments]
-        signature = (*items, *[None] * (len(params) - len(items)), signature_item(cotangent))
+        signature = _signature(params, arguments, cotangent)
         key = (name, signature)
         if key not in self.made:
             self.made[key] = self._build(function, wrt, signature, self.adj.callees[name])
@@ -144,8 +143,7 @@ class CalleeSpecializer:
         wrt = tuple(p for p, k in zip(params, arguments) if checked(k))
         if not wrt:
             return None
-        items = [signature_item(k) for k in arguments]
-        signature = (*items, *[None] * (len(params) - len(items)), None)
+        signature = _signature(params, arguments, None)
         key = (function, signature)
         if key not in self.values:
             self.values[key] = None
@@ -223,6 +221,14 @@ def tree_known(ev: Evaluator, args: list[ast.expr]) -> KnownTree | None:
     """What ``add_grads(a, b)`` of two such gradients is: the tree."""
     a, b = (ev.known(x) for x in args) if len(args) == 2 else (None, None)
     return a if isinstance(a, KnownTree) and a == b else None
+
+
+def _signature(params: tuple[str, ...], arguments: list[Known | KnownTree | None],
+               cotangent: Known | KnownTree | None) -> tuple[Hashable, ...]:
+    """The signature a callee is built for: its arguments' (None for a parameter left to its
+    default), then the cotangent's, as a jvp's tangent comes (rules/shapes.known_arguments)."""
+    items = [signature_item(k) for k in arguments]
+    return (*items, *[None] * (len(params) - len(items)), signature_item(cotangent))
 
 
 def _body(code: Any) -> str:
