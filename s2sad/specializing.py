@@ -11,7 +11,6 @@ signature where nothing is known, or with another library's arrays, runs the gen
 from __future__ import annotations
 
 import inspect
-import os
 import types
 import warnings
 from typing import Any, Callable, Hashable
@@ -21,6 +20,7 @@ import numpy as np
 from .array_api import library_of, on_library
 from .cache import hold
 from .compiler import build, wrt_names
+from .environment import variable
 from .errors import ZeroGradientWarning
 
 _FACTORIES: dict[str, Callable[..., types.FunctionType]] = {}  # dispatcher source -> its maker (one code object)
@@ -60,7 +60,7 @@ def tree_item(x: Any, depth: int = 0) -> Hashable:
 
 def enabled(flag: bool | None) -> bool:
     """Whether gradients are specialised: ``flag``, else ``S2SAD_SPECIALIZE`` (default on)."""
-    return flag if flag is not None else os.environ.get("S2SAD_SPECIALIZE", "1") != "0"
+    return flag if flag is not None else variable("S2SAD_SPECIALIZE") != "0"
 
 
 def specializing(fn: types.FunctionType, wrt: Any, kind: str, generic: Callable[..., Any]) -> Callable[..., Any]:
@@ -75,6 +75,9 @@ def specializing(fn: types.FunctionType, wrt: Any, kind: str, generic: Callable[
         return generic
     params = code.co_varnames[:code.co_argcount]
     table: dict[Signature, Callable[..., Any]] = {}
+    # what the dispatcher reads: ``table``, or for one parameter the same keyed by its item
+    # (no tuple to build and hash on every call)
+    read: dict[Any, Callable[..., Any]] = table if len(params) != 1 else {}
 
     def miss(signature: Signature, *args: Any) -> Any:
         if any(item in _TREES for item in signature):
@@ -82,9 +85,11 @@ def specializing(fn: types.FunctionType, wrt: Any, kind: str, generic: Callable[
                 fn, wrt, kind, full, generic, args))
         else:
             made = table[signature] = specialized_for(fn, wrt, kind, signature, generic, args)
+        if read is not table:
+            read[signature[0]] = made
         return made(*args)
 
-    specialized = _dispatcher(params, generic.__defaults__, table, miss)
+    specialized = _dispatcher(params, generic.__defaults__, read, miss)
     specialized.__wrapped__ = generic  # type: ignore[attr-defined]
     for attribute in ("__name__", "__qualname__", "__doc__", "__module__", "__s2sad_source__",
                       "__s2sad_checks__", "__s2sad_replay__"):
@@ -96,20 +101,21 @@ def specializing(fn: types.FunctionType, wrt: Any, kind: str, generic: Callable[
 
 
 def _dispatcher(params: tuple[str, ...], defaults: tuple[Any, ...] | None,
-                table: dict[Signature, Callable[..., Any]], miss: Callable[..., Any]) -> types.FunctionType:
+                table: dict[Any, Callable[..., Any]], miss: Callable[..., Any]) -> types.FunctionType:
     """``dispatch(a, b, ...)`` with the gradient's parameters: the code for the signature of
     ``(a, b, ...)``, read inline (a function call per argument would cost more than the
-    specialisation saves on small problems)."""
+    specialisation saves on small problems) from ``table``, keyed by the signature, or for one
+    parameter by its item.  The key is not kept while the code runs (less peak memory)."""
     listed = ", ".join(params)
     signature = ", ".join(f"({p}.shape, {p}.dtype) if {p}.__class__ is _s2sad_ndarray else {p}.__class__"
                           for p in params)
+    key = signature if len(params) == 1 else f"({signature},)"
     # (its own names cannot be a parameter's: a function with a parameter _s2sad_... is not specialised)
     source = (f"def make(_s2sad_ndarray, _s2sad_table, _s2sad_miss):\n"
               f"    def dispatch({listed}):\n"
-              f"        _s2sad_signature = ({signature},)\n"
-              f"        _s2sad_made = _s2sad_table.get(_s2sad_signature)\n"
+              f"        _s2sad_made = _s2sad_table.get({key})\n"
               f"        if _s2sad_made is None:\n"
-              f"            return _s2sad_miss(_s2sad_signature, {listed})\n"
+              f"            return _s2sad_miss(({signature},), {listed})\n"
               f"        return _s2sad_made({listed})\n"
               f"    return dispatch\n")
     make = _FACTORIES.get(source)

@@ -12,6 +12,7 @@ import sys
 import types
 from typing import Any, Callable, TypeVar
 
+from .environment import variable
 from .errors import S2SADError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -25,7 +26,7 @@ def is_internal(filename: str) -> bool:
 
 
 def debugging() -> bool:
-    return os.environ.get("S2SAD_DEBUG", "") not in ("", "0")
+    return variable("S2SAD_DEBUG") not in (None, "", "0")
 
 
 def user_stacklevel() -> int:

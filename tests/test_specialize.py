@@ -153,6 +153,23 @@ def test_a_new_signature_makes_a_new_specialisation_and_an_old_one_reuses_it():
     assert s2sad.grad(mlp, ("W1", "b1", "W2", "b2"), specialize=True) is g  # the dispatcher, and what it made, are kept
 
 
+def test_a_one_parameter_gradient_dispatches_on_its_argument_alone():
+    # (its dispatcher reads the argument's item, without a tuple; the table lists signatures)
+    def summed(x):
+        return np.sum(np.sin(x) * x ** 2 + np.exp(-x))
+
+    g = s2sad.grad(summed, specialize=True)
+    generic = s2sad.grad(summed, specialize=False)
+    calls = [0.7, np.linspace(0.1, 1.0, 3), 0.2, np.linspace(0.1, 1.0, 4), np.linspace(0.1, 1.0, 3),
+             np.float64(0.3), np.linspace(0.1, 1.0, 3).astype(np.float32)]
+    for x in calls * 2:
+        got, want = g(x), generic(x)
+        assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    arrays = {(((n,), np.dtype(t)),) for n, t in [(3, np.float64), (4, np.float64), (3, np.float32)]}
+    assert set(_specializations(g)) == {(float,), (np.float64,)} | arrays
+
+
 def masked(x):
     y = x[x > 0]  # a shape known only from the data
     return np.sum(y ** 2) + np.sum(np.append(x, y))
