@@ -25,6 +25,7 @@ from .batch import batch_loops
 from .fold import Spans, atomic, drop_copies, fold_constants, names_in, rename
 from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, code_statements, origins, statements_of
 from .specialize_rules import axes_text, balanced_eq, balanced_eq_known, stacked_grad, stacked_product, summed_axes
+from .number_sums import sum_numbers
 from .unstop import unstop
 from .specialize_callees import CalleeSpecializer, tree_known, tree_sum
 from .specialize_containers import checked, describe, split_trees, tree_result, tree_zeros
@@ -32,6 +33,9 @@ from .specialize_containers import checked, describe, split_trees, tree_result, 
 Rewrite = Callable[["_Writer", list[ast.expr], list[str]], Optional[str]]
 
 # what a helper returns, from its arguments' kinds (None: not known)
+
+
+_FLOATS = (float, np.float64, FloatScalar)  # (unbroadcast returns g for a number g of a number x)
 
 
 def _unbroadcast_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
@@ -42,9 +46,9 @@ def _unbroadcast_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
         return None
     if x.array and g.array and g.dtype == x.dtype and summed_axes(g.shape, x.shape) is not None:
         return x
-    if x.kind in (float, np.float64) and g.kind in (float, np.float64):
+    if x.kind in _FLOATS and g.kind in _FLOATS:
         return g
-    if x.kind in (float, np.float64) and g.array and g.dtype == np.float64:
+    if x.kind in _FLOATS and g.array and g.dtype == np.float64:
         return Known((), g.dtype, np.float64)  # (summed to a number: g.sum())
     return None
 
@@ -365,6 +369,7 @@ def specialize(adj: Adjoint, arguments: dict[str, Known | None]) -> None:
     while fold_constants(adj, shapes) | drop_copies(adj):
         pass
     batch_loops(adj, shapes)
+    sum_numbers(adj, shapes)
     adj.trusted = frozenset(p for p in adj.wrt if checked(arguments.get(p)))
     owned = origins(adj, shapes, lambda node: _making(adj, shapes, node) or callees.makes(node))
     adj.known, adj.owned = shapes.known, owned
@@ -431,7 +436,7 @@ def _result(w: _Writer, code: str, owned: dict[str, frozenset[str] | None]) -> s
         return name
     if x.kind is float and g.kind is float:
         return name
-    if x.kind is float and g.kind is np.float64:
+    if x.kind is float and g.kind in _FLOATS:
         return f"float({name})"
     return None
 

@@ -8,7 +8,5 @@ def grad_scalar(x):
     exp_neg_x = np.exp(-x)
 
     # grad of line 49: return np.sin(x) * x ** 2 + np.exp(-x)
-    dx = -exp_neg_x
-    dx += sin_x * 2 * x
-    dx += x_pow_2 * np.cos(x)
+    dx = 2 * x * sin_x + x_pow_2 * np.cos(x) - exp_neg_x
     return float(dx)
