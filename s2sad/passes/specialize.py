@@ -27,8 +27,8 @@ from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, code_statemen
 from .specialize_rules import axes_text, balanced_eq, balanced_eq_known, stacked_grad, stacked_product, summed_axes
 from .number_sums import sum_numbers
 from .unstop import unstop
-from .specialize_callees import CalleeSpecializer, tree_known, tree_sum
-from .specialize_containers import checked, describe, split_trees, tree_result, tree_zeros
+from .specialize_callees import CalleeSpecializer
+from .specialize_containers import checked, describe, split_trees, tree_known, tree_result, tree_sum, tree_zeros
 
 Rewrite = Callable[["_Writer", list[ast.expr], list[str]], Optional[str]]
 

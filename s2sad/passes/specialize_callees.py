@@ -20,7 +20,6 @@ from ..errors import S2SADError
 from ..ir import Assign, Call
 from ..rules.shapes import Known, KnownTree, signature_item
 from .adjoint import Adjoint, Line, lines
-from .fold import atomic
 from .shapes import Evaluator, Helper, Shapes, TupleHelper
 from .specialize_containers import checked
 
@@ -181,7 +180,7 @@ class CalleeSpecializer:
 
     def makes(self, node: ast.expr) -> bool:
         """Whether ``node`` calls a closure whose gradients its callee made, or sums two
-        gradients leaf by leaf (:func:`tree_sum`)."""
+        gradients leaf by leaf (``specialize_containers.tree_sum``)."""
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "tuple" \
                 and len(node.args) == 1:
             node = node.args[0]
@@ -198,29 +197,6 @@ def _parameters(function: Any) -> tuple[str, ...] | None:
     if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_kwonlyargcount:
         return None
     return code.co_varnames[:code.co_argcount]
-
-
-def tree_sum(ev: Evaluator, adj: Adjoint, args: list[ast.expr], texts: list[str]) -> str | None:
-    """``add_grads(a, b)`` of two gradients of one known dict, list or tuple of arrays (a
-    callee's, say), leaf by leaf as a comprehension; None otherwise."""
-    if len(args) != 2:
-        return None
-    a, b = (ev.known(x) for x in args)
-    if not (isinstance(a, KnownTree) and a == b and all(isinstance(i, Known) for i in a.items)):
-        return None
-    u, v = adj.fn.fresh("u"), adj.fn.fresh("v")
-    adj.fn.names.update((u, v))
-    left, right = (t if atomic(t) else f"({t})" for t in texts)
-    if a.kind is dict:
-        return f"{{{u}: {left}[{u}] + {right}[{u}] for {u} in {left}}}"
-    pairs = f"{u} + {v} for {u}, {v} in zip({left}, {right})"
-    return f"[{pairs}]" if a.kind is list else f"tuple({pairs})"
-
-
-def tree_known(ev: Evaluator, args: list[ast.expr]) -> KnownTree | None:
-    """What ``add_grads(a, b)`` of two such gradients is: the tree."""
-    a, b = (ev.known(x) for x in args) if len(args) == 2 else (None, None)
-    return a if isinstance(a, KnownTree) and a == b else None
 
 
 def _signature(params: tuple[str, ...], arguments: list[Known | KnownTree | None],

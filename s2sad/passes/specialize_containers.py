@@ -20,6 +20,7 @@ import numpy as np
 
 from ..rules.shapes import FloatScalar, Known, KnownTree
 from .adjoint import Adjoint, Block, Line, Out, lines
+from .fold import atomic
 from .shapes import READ_ONLY, Evaluator
 
 Path = tuple[Any, ...]  # keys and indices from the container to a leaf
@@ -370,3 +371,26 @@ def _names(x: Out) -> set[str]:
 
 def _names_in(code: str) -> set[str]:
     return {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)}
+
+
+def tree_sum(ev: Evaluator, adj: Adjoint, args: list[ast.expr], texts: list[str]) -> str | None:
+    """``add_grads(a, b)`` of two gradients of one known dict, list or tuple of arrays (a
+    callee's, say), leaf by leaf as a comprehension; None otherwise."""
+    if len(args) != 2:
+        return None
+    a, b = (ev.known(x) for x in args)
+    if not (isinstance(a, KnownTree) and a == b and all(isinstance(i, Known) for i in a.items)):
+        return None
+    u, v = adj.fn.fresh("u"), adj.fn.fresh("v")
+    adj.fn.names.update((u, v))
+    left, right = (t if atomic(t) else f"({t})" for t in texts)
+    if a.kind is dict:
+        return f"{{{u}: {left}[{u}] + {right}[{u}] for {u} in {left}}}"
+    pairs = f"{u} + {v} for {u}, {v} in zip({left}, {right})"
+    return f"[{pairs}]" if a.kind is list else f"tuple({pairs})"
+
+
+def tree_known(ev: Evaluator, args: list[ast.expr]) -> KnownTree | None:
+    """What ``add_grads(a, b)`` of two such gradients is: the tree."""
+    a, b = (ev.known(x) for x in args) if len(args) == 2 else (None, None)
+    return a if isinstance(a, KnownTree) and a == b else None
