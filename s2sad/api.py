@@ -91,7 +91,10 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt | None = None, *,
 
 def _specialized(f: types.FunctionType, wrt: Wrt, kind: str, specialize: bool | None) -> Callable[..., Any]:
     generic = build(f, wrt, kind)
-    return specializing(f, wrt, kind, generic) if enabled(specialize) else generic
+    if not enabled(specialize):
+        return generic
+    # (the dispatcher made before, read here: the cached call path, a frame less)
+    return generic.__dict__.get("__s2sad_specializing__") or specializing(f, wrt, kind, generic)
 
 
 def _generated(f: Callable[..., Any], wrt: Wrt, kind: str, specialize: bool | None) -> Callable[..., Any]:

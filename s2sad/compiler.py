@@ -193,7 +193,9 @@ def build(f: Any, wrt: Wrt, kind: str, show: Callable[[str, str], None] | None =
     fast = (tuple(wrt) if isinstance(wrt, list) else wrt, kind, split, debug, shapes)
     if show is None:
         try:
-            out, valid = _bound[fn][fast]  # the cached call path: a lookup, a few identity checks
+            # the cached call path: a lookup, a few identity checks (the weak dict's own dict,
+            # read without the frame of its __getitem__)
+            out, valid = _bound.data[weakref.ref(fn)][fast]
             if valid():
                 return out
         except (KeyError, TypeError):
