@@ -42,6 +42,7 @@ for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
 os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ["TANGENT_DISK_CACHE"] = "0"  # compile times must not come from tangent's disk cache
+os.environ["S2SAD_CACHE"] = "0"  # nor s2sad's (benchmarks/generation.py times that cache)
 
 
 
@@ -608,7 +609,7 @@ def print_compile(res: dict[str, Any], w: Workload) -> None:
             continue
         first = fmt_time(e.get("first_s"))
         cached = fmt_time(e.get("cached_s")) if "cached_s" in e else "-"
-        what = {"s2sad": "s2sad.grad(f) with caches cleared",
+        what = {"s2sad": "s2sad.grad(f), memory cache cleared, disk cache off",
                 "tangent": "tangent.grad(f), memory cache cleared, disk cache off",
                 "jax.jit": "first call of jax.jit(jax.grad(f)), jax.clear_caches()"}[key]
         extra = "; " + e["reason"] if e.get("reason") else ""
