@@ -184,6 +184,7 @@ def specialized_for(fn: types.FunctionType, wrt: Any, kind: str, signature: Sign
 
 def _foreign(item: Any) -> bool:
     """Another library's array type (Dask, CuPy, an ndarray subclass): the generic code,
-    which dispatches on the arrays it is given, serves it."""
-    return isinstance(item, type) and item is not np.ndarray and any(
+    which dispatches on the arrays it is given, serves it.  (NumPy's scalars have an
+    ``__array_namespace__`` too.)"""
+    return isinstance(item, type) and item is not np.ndarray and not issubclass(item, np.generic) and any(
         hasattr(item, a) for a in ("__array_function__", "__array_namespace__", "__array_ufunc__"))

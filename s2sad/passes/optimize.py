@@ -543,7 +543,7 @@ def _reuse_dead_factors(adj: Adjoint, kept: set[str]) -> None:
             continue
         tree = ast.parse(out.code).body[0]
         factor = _dead_factor(tree, candidates, read_before, {n for n in touched if last_read[n] > i})
-        if factor is not None:
+        if factor is not None and not _number(adj, factor):  # (a number has no buffer to write into)
             g = tree.value.left if tree.value.right.id == factor else tree.value.right
             if _fits(adj, g.id, factor):  # specialised code: known to fit, no check needed
                 code = f"{tree.target.id} += {adj.use('np')}.multiply({g.id}, {factor}, out={factor})"
@@ -553,6 +553,12 @@ def _reuse_dead_factors(adj: Adjoint, kept: set[str]) -> None:
             candidates.discard(factor)
         spots = _shape_spots(out.code, shape_helpers)
         read_before |= {n for n in touched if not _keeps_no_alias(tree, out.code, n, spots)}
+
+
+def _number(adj: Adjoint, name: str) -> bool:
+    """Whether specialised code knows ``name`` to be a number."""
+    known = adj.known.get(name) if adj.known is not None else None
+    return known is not None and not known.array
 
 
 def _fits(adj: Adjoint, g: str, dead: str) -> bool:

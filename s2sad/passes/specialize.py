@@ -438,6 +438,10 @@ def _result(w: _Writer, code: str, owned: dict[str, frozenset[str] | None]) -> s
         return name
     if x.kind is float and g.kind in _FLOATS:
         return f"float({name})"
+    if x.kind is np.float64 and g.kind in _FLOATS:
+        return name if g.kind is np.float64 else f"np.float64({name})"
+    if x.kind is np.float32 and g.kind is np.float32:
+        return name
     return None
 
 
