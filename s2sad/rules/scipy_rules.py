@@ -16,6 +16,7 @@ from __future__ import annotations
 from scipy import linalg, signal, special, stats
 
 from .registry import REGISTRY, USER_OBJECTS
+from .shapes import numpy_elementwise
 
 _BEFORE = frozenset(REGISTRY.rules)
 
@@ -38,14 +39,15 @@ USER_OBJECTS.update(expm=linalg.expm, solve_triangular=linalg.solve_triangular,
 
 
 def unary(fun, vjp: str) -> None:
-    """An elementwise function of ``x``; ``vjp`` is linear and elementwise in ``g``."""
-    defvjp(fun, "x", elementwise=True, x=vjp)
+    """An elementwise function of ``x``; ``vjp`` is linear and elementwise in ``g``.  Its result
+    is as a ufunc's (SciPy's special functions are ufuncs)."""
+    defvjp(fun, "x", elementwise=True, shape=numpy_elementwise(fun), x=vjp)
 
 
 def binary(fun, params: str, refuse: dict[str, str] | None = None, **vjps: str) -> None:
     """A broadcasting elementwise function of two arguments."""
     defvjp(fun, params, broadcast=tuple(p.strip() for p in params.split(",")), elementwise=True,
-           refuse=refuse, **vjps)
+           refuse=refuse, shape=numpy_elementwise(fun), **vjps)
 
 
 _ORDER = {"v": "s2sad does not differentiate with respect to the order; pass a constant"}

@@ -332,10 +332,23 @@ ELEMENTWISE_OPERATORS: tuple[Callable[..., Any], ...] = (
 
 
 def numpy_elementwise(fun: Callable[..., Any]) -> ShapeFunction | None:
-    """NumPy's rule for ``fun`` if it is one of its ufuncs or an operator it computes with one
-    (:func:`elementwise`); None for other elementwise functions (the math module's, the builtins':
-    their results are not followed)."""
-    return elementwise(fun) if any(fun is f for f in (*NUMPY_UFUNCS, *ELEMENTWISE_OPERATORS)) else None
+    """NumPy's rule for ``fun`` if it is a ufunc (NumPy's, SciPy's) or an operator NumPy
+    computes with one (:func:`elementwise`); the math module's for its functions
+    (:func:`math_function`); None for other elementwise functions (their results are not
+    followed)."""
+    if isinstance(fun, np.ufunc) and fun.nout == 1 or any(fun is f for f in (*NUMPY_UFUNCS, *ELEMENTWISE_OPERATORS)):
+        return elementwise(fun)
+    return math_function(fun) if getattr(fun, "__module__", None) == "math" else None
+
+
+def math_function(fun: Callable[..., Any]) -> ShapeFunction:
+    """A math module function's rule: of numbers, the Python number it gives for them (of an
+    array, not followed)."""
+    def shape(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+        if kwargs or any(o is None or o.array for o in operands):
+            return None
+        return result(fun, operands, ())
+    return shape
 
 
 # What specialised code may update in place (passes/shapes.py, ``origins``): results that are new
