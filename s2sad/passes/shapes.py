@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import operator
 import types
 from dataclasses import dataclass, field, replace
@@ -451,19 +452,27 @@ def _backward(outs: list[Out]) -> Iterator[Statement]:
             yield from code_statements(x.code)
 
 
-def loop_header(header: str) -> Iterator[Statement]:
+# (a statement's code is parsed once: the passes read the same lines again and again; the
+# nodes are shared, and only read)
+@functools.lru_cache(maxsize=1 << 14)
+def loop_header(header: str) -> tuple[Statement, ...]:
     """A loop header's targets: ints for ``range``, unknown otherwise."""
     if not header.startswith("for "):
-        return
+        return ()
     loop = ast.parse(header.rstrip(":") + ": pass").body[0]
     assert isinstance(loop, ast.For)
     names = tuple(n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name))
     counted = isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name) and \
         loop.iter.func.id == "range" and isinstance(loop.target, ast.Name)
-    yield names, _COUNTER if counted else None, False
+    return ((names, _COUNTER if counted else None, False),)
 
 
-def code_statements(code: str) -> Iterator[Statement]:
+@functools.lru_cache(maxsize=1 << 14)
+def code_statements(code: str) -> tuple[Statement, ...]:
+    return tuple(_code_statements(code))
+
+
+def _code_statements(code: str) -> Iterator[Statement]:
     for node in ast.walk(ast.parse(code)):
         if isinstance(node, ast.Assign):
             for target in node.targets:
