@@ -4,6 +4,7 @@ a copy ``a = b`` between adjoints is left out, the lines after it reading ``b``.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from dataclasses import replace
 
 from ..rules.shapes import Known
@@ -150,6 +151,7 @@ def drop_copy_backs(outs: list[Out]) -> list[Out]:
 def _without_copies(outs: list[Out], count: dict[str, int], reads: dict[str, int], adj: Adjoint) -> list[Out]:
     kept: list[Out] = []
     renamed: dict[str, str] = {}
+    uses: _Uses | None = None  # (built at the first copy: where outs read and assign each name)
     for i, x in enumerate(outs):
         if renamed:
             x = _renamed(x, renamed)
@@ -157,10 +159,12 @@ def _without_copies(outs: list[Out], count: dict[str, int], reads: dict[str, int
             x.body = _without_copies(x.body, count, reads, adj)
             x.orelse = _without_copies(x.orelse, count, reads, adj)
         copy = _copy(x)
-        if copy is not None and count.get(copy[0]) == 1 and _only_read_after(copy, outs[i + 1:], reads, adj, outs):
-            a, b = copy
-            renamed = {**{k: (b if v == a else v) for k, v in renamed.items()}, a: renamed.get(b, b)}
-            continue
+        if copy is not None and count.get(copy[0]) == 1:
+            uses = uses or _Uses(outs)
+            if _only_read_after(copy, i, uses, reads, adj, outs):
+                a, b = copy
+                renamed = {**{k: (b if v == a else v) for k, v in renamed.items()}, a: renamed.get(b, b)}
+                continue
         kept.append(x)
     if renamed and outs is adj.backward:
         adj.results = [rename(r, renamed) for r in adj.results]
@@ -175,21 +179,31 @@ def _copy(x: Out) -> tuple[str, str] | None:
     return (target, value) if target.isidentifier() and value.isidentifier() and target != value else None
 
 
-def _only_read_after(copy: tuple[str, str], after: list[Out], reads: dict[str, int], adj: Adjoint,
+class _Uses:
+    """Where the outs of a list read and assign each name: ``reads[name]`` is a list of
+    (index, lines reading it there), ``assigns[name]`` the indices that assign it."""
+
+    def __init__(self, outs: list[Out]) -> None:
+        self.reads: dict[str, list[tuple[int, int]]] = {}
+        self.assigns: dict[str, list[int]] = {}
+        for j, x in enumerate(outs):
+            for name, n in Counter(name for y in lines([x]) for name in y.reads).items():
+                self.reads.setdefault(name, []).append((j, n))
+            for name in {name for targets in _assigned(x) for name in targets}:
+                self.assigns.setdefault(name, []).append(j)
+
+
+def _only_read_after(copy: tuple[str, str], i: int, uses: _Uses, reads: dict[str, int], adj: Adjoint,
                      outs: list[Out]) -> bool:
-    """Whether every read of ``a`` is in ``after`` (results count for the top level), and no
-    line up to the last of them assigns ``b``."""
+    """Whether every read of ``a`` is in the outs after the ``i``-th (results count for the
+    top level), and none of them up to the last of those reads assigns ``b``."""
     a, b = copy
-    seen, last = 0, -1
-    for j, x in enumerate(after):
-        n = sum(1 for y in lines([x]) if a in y.reads)
-        if n:
-            seen, last = seen + n, j
+    after = [(j, n) for j, n in uses.reads.get(a, ()) if j > i]
+    last = after[-1][0] if after else -1
     in_results = sum(1 for r in adj.results if a in names_in(r)) if outs is adj.backward else 0
-    if seen + in_results != reads.get(a, 0):
+    if sum(n for _, n in after) + in_results != reads.get(a, 0):
         return False
-    span = after if in_results else after[:last + 1]
-    return not any(b in targets for y in span for targets in _assigned(y))
+    return not any(i < j and (in_results or j <= last) for j in uses.assigns.get(b, ()))
 
 
 def _assigned(x: Out) -> list[tuple[str, ...]]:
