@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from ..rules.shapes import Known
 from .adjoint import Adjoint, Block, Line, Out, lines
+from .parsed_lines import parsed_line
 from .shapes import Shapes, code_statements, loop_header, statements_of
 
 
@@ -217,7 +218,7 @@ def _assigned(x: Out) -> list[tuple[str, ...]]:
 
 
 def names_in(code: str) -> set[str]:
-    return {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)} if code else set()
+    return {n.id for n in ast.walk(parsed_line(code)) if isinstance(n, ast.Name)} if code else set()
 
 
 def _renamed(x: Out, renamed: dict[str, str]) -> Out:
@@ -237,7 +238,7 @@ def rename(code: str, renamed: dict[str, str]) -> str:
     if not renamed:
         return code
     spans = Spans(code)
-    return spans.replaced([(*spans.span(n), renamed[n.id]) for n in ast.walk(ast.parse(code))
+    return spans.replaced([(*spans.span(n), renamed[n.id]) for n in ast.walk(parsed_line(code))
                            if isinstance(n, ast.Name) and n.id in renamed])
 
 

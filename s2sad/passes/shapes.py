@@ -28,6 +28,7 @@ from ..rules.registry import REGISTRY
 from ..rules.shapes import VIEW_FUNCTIONS, VIEW_METHODS, Known, KnownTree, join, of_value
 from .adjoint import Adjoint, Block, Out, runtime_object
 from .codegen import statement_code
+from .parsed_lines import parsed_line
 
 _OPERATORS: dict[type, Callable[..., Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -473,7 +474,7 @@ def code_statements(code: str) -> tuple[Statement, ...]:
 
 
 def _code_statements(code: str) -> Iterator[Statement]:
-    for node in ast.walk(ast.parse(code)):
+    for node in ast.walk(parsed_line(code)):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):

@@ -23,6 +23,7 @@ from ..rules.shapes import NEW_ARRAY_FUNCTIONS, NEW_ARRAY_METHODS, TANGENT, Floa
 from .adjoint import FRESH_HELPERS, Adjoint, Block, Out
 from .batch import batch_loops
 from .fold import Spans, atomic, drop_copies, fold_constants, names_in, rename
+from .parsed_lines import parsed_line
 from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, code_statements, origins, statements_of
 from .specialize_rules import axes_text, balanced_eq, balanced_eq_known, stacked_grad, stacked_product, summed_axes
 from .unstop import unstop
@@ -158,7 +159,7 @@ class _Writer:
         code = self._branches(code)
         spans = Spans(code)
         edits: list[tuple[int, int, str]] = []
-        for node, whole in self._calls(ast.parse(code)):
+        for node, whole in self._calls(parsed_line(code)):
             assert isinstance(node.func, ast.Name)
             new = self.rewrites[node.func.id](self, node.args, [spans.text(a) for a in node.args])
             if new is None:
@@ -402,7 +403,7 @@ def _lines(outs: list[Out], writer: _Writer) -> list[Out]:
         if code == x.code:
             out.append(x)
         else:
-            names = {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)}
+            names = {n.id for n in ast.walk(parsed_line(code)) if isinstance(n, ast.Name)}
             out.append(replace(x, code=code, reads=frozenset(x.reads & names)))
     return out
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..rules.shapes import FloatScalar, Known, KnownTree
 from .adjoint import Adjoint, Block, Line, Out, lines
+from .parsed_lines import parsed_line
 from .shapes import READ_ONLY, Evaluator
 
 Path = tuple[Any, ...]  # keys and indices from the container to a leaf
@@ -189,7 +190,7 @@ class _Split:
     def statement(self, x: Line) -> list[Line] | None:
         """The lines ``x`` becomes when it assigns a container's gradient; None if it does not."""
         self.at_line = self.where[id(x)]
-        body = ast.parse(x.code).body
+        body = parsed_line(x.code).body
         s = body[0] if len(body) == 1 else None
         if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
                 and isinstance(s.value, ast.Call) and not s.value.keywords):
@@ -335,7 +336,7 @@ def _mutated(outs: list[Out], spelled: dict[str, str], where: dict[int, Where]) 
     ``mul_into(g, a)``), and where."""
     found: dict[str, list[Where]] = {}
     for x in lines(outs):
-        for node in ast.walk(ast.parse(x.code) if isinstance(x, Line) else ast.Module([], [])):
+        for node in ast.walk(parsed_line(x.code) if isinstance(x, Line) else ast.Module([], [])):
             names: list[ast.expr] = []
             if isinstance(node, ast.AugAssign):
                 names = [node.target]
@@ -369,4 +370,4 @@ def _names(x: Out) -> set[str]:
 
 
 def _names_in(code: str) -> set[str]:
-    return {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)}
+    return {n.id for n in ast.walk(parsed_line(code)) if isinstance(n, ast.Name)}
