@@ -311,6 +311,8 @@ def analyze(adj: Adjoint, arguments: dict[str, Known | None], helpers: dict[str,
     spelled = {spelling: name for name, spelling in adj.runtime.items()}
     evaluator = Evaluator(env, lambda name: _resolve(adj, spelled, name), helpers, tuples or {}, functions)
     for settled in (False, True):  # then what depends on a cycle of unassigned names is unknown
+        if settled and not any(v is _UNSET for v in env.values()):
+            break  # (every name has a value: a settled round would find the same)
         evaluator.settled = settled
         changed = True
         while changed:
