@@ -4,6 +4,7 @@ a copy ``a = b`` between adjoints is left out, the lines after it reading ``b``.
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from dataclasses import replace
 
@@ -41,6 +42,8 @@ def fold_constants(adj: Adjoint, shapes: Shapes) -> bool:
 
 
 def _float_literal(code: str) -> bool:
+    if code[:1].isalpha() or code[:1] == "_":
+        return False  # a name, a call: not parsed
     try:
         return type(ast.literal_eval(code)) is float
     except (ValueError, SyntaxError):
@@ -233,10 +236,13 @@ def _renamed(x: Out, renamed: dict[str, str]) -> Out:
     return x if code == x.code else replace(x, code=code, reads=frozenset(renamed.get(n, n) for n in x.reads))
 
 
+_WORD = re.compile(r"[^\W\d]\w*")  # (every name the code may read, and more)
+
+
 def rename(code: str, renamed: dict[str, str]) -> str:
     """``code`` reading ``renamed[a]`` wherever it reads ``a``."""
-    if not renamed:
-        return code
+    if renamed.keys().isdisjoint(_WORD.findall(code)):
+        return code  # (no name to rename: parsed for nothing)
     spans = Spans(code)
     return spans.replaced([(*spans.span(n), renamed[n.id]) for n in ast.walk(parsed_line(code))
                            if isinstance(n, ast.Name) and n.id in renamed])
