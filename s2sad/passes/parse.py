@@ -92,7 +92,9 @@ def _unshift(where: CodeRange) -> CodeRange:
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+# (nodes are immutable: the passes walk the same subtrees many times)
+@functools.lru_cache(maxsize=1 << 16)
+def children(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
     """The child nodes of ``node``, read from its fields (libcst's ``children`` property
     runs a visitor, which made tree walks dominate compile time)."""
     names = _FIELDS.get(type(node))
@@ -108,7 +110,7 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
             out.append(value)
         elif isinstance(value, (list, tuple)):
             out += [v for v in value if _is_node(type(v))]
-    return out
+    return tuple(out)
 
 
 _NODE_TYPES: dict[type, bool] = {}
