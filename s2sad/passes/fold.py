@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from ..rules.shapes import Known
 from .adjoint import Adjoint, Block, Line, Out, lines
-from .parsed_lines import parsed_line
+from .parsed_lines import line_names, parsed_line
 from .shapes import Shapes, code_statements, loop_header, statements_of
 
 
@@ -35,7 +35,7 @@ def fold_constants(adj: Adjoint, shapes: Shapes) -> bool:
         found.insert(0, (None, target, value))
     for line, target, value in found:
         adj.backward = [x for x in _constant_written(adj.backward, target, value, shapes) if x is not line]
-        adj.results = [_with_constant(r, target, value, shapes) if target in names_in(r) else r for r in adj.results]
+        adj.results = [_with_constant(r, target, value, shapes) if target in line_names(r) else r for r in adj.results]
         if line is None:
             adj.seed = None
     return bool(found)
@@ -66,7 +66,7 @@ def _constant_written(outs: list[Out], name: str, value: str, shapes: Shapes) ->
                                 _constant_written(x.orelse, name, value, shapes))
         elif name in x.reads:
             code = _with_constant(x.code, name, value, shapes)
-            names = names_in(code)
+            names = line_names(code)
             x = replace(x, code=code, reads=frozenset(n for n in x.reads if n in names))
         out.append(x)
     return out
@@ -123,7 +123,7 @@ def drop_copies(adj: Adjoint) -> bool:
     for x in lines(adj.backward):
         for name in x.reads:
             reads[name] = reads.get(name, 0) + 1
-    for name in {n for r in adj.results for n in names_in(r)} | set(names_in(adj.seed or "")):
+    for name in {n for r in adj.results for n in line_names(r)} | set(line_names(adj.seed or "")):
         reads[name] = reads.get(name, 0) + 1
     before = sum(1 for _ in lines(adj.backward))
     adj.backward = _without_copies(adj.backward, count, reads, adj)
@@ -204,7 +204,7 @@ def _only_read_after(copy: tuple[str, str], i: int, uses: _Uses, reads: dict[str
     a, b = copy
     after = [(j, n) for j, n in uses.reads.get(a, ()) if j > i]
     last = after[-1][0] if after else -1
-    in_results = sum(1 for r in adj.results if a in names_in(r)) if outs is adj.backward else 0
+    in_results = sum(1 for r in adj.results if a in line_names(r)) if outs is adj.backward else 0
     if sum(n for _, n in after) + in_results != reads.get(a, 0):
         return False
     return not any(i < j and (in_results or j <= last) for j in uses.assigns.get(b, ()))
@@ -218,10 +218,6 @@ def _assigned(x: Out) -> list[tuple[str, ...]]:
         else:
             found += [targets for targets, _, _ in loop_header(y.header)]
     return found
-
-
-def names_in(code: str) -> set[str]:
-    return {n.id for n in ast.walk(parsed_line(code)) if isinstance(n, ast.Name)} if code else set()
 
 
 def _renamed(x: Out, renamed: dict[str, str]) -> Out:

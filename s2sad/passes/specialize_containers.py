@@ -20,7 +20,7 @@ import numpy as np
 
 from ..rules.shapes import FloatScalar, Known, KnownTree
 from .adjoint import Adjoint, Block, Line, Out, lines
-from .parsed_lines import parsed_line
+from .parsed_lines import line_names, parsed_line
 from .shapes import READ_ONLY, Evaluator
 
 Path = tuple[Any, ...]  # keys and indices from the container to a leaf
@@ -168,7 +168,7 @@ class _Split:
         return out
 
     def line(self, variable: str, code: str, x: Line) -> Line:
-        return replace(x, code=f"{variable} = {code}", reads=frozenset(_names_in(code)))
+        return replace(x, code=f"{variable} = {code}", reads=line_names(code))
 
     def flush(self) -> list[Out]:
         """The zeros of the leaves not written yet (before a block, and at the end of one)."""
@@ -290,12 +290,12 @@ def split_trees(adj: Adjoint, ev: Evaluator) -> dict[int, KnownTree]:
         backward = split.block(adj.backward)
         results = [split.result(r) for r in adj.results]
         left = {n for x in lines(backward) for n in _names(x)}
-        left |= {n for r, tree in results if tree is None for n in _names_in(r)}
+        left |= {n for r, tree in results if tree is None for n in line_names(r)}
         if not split.trees or left & set(split.trees):
             return {}
     except _Unsplit:
         return {}
-    read = {n for x in lines(backward) for n in x.reads} | {n for r, _ in results for n in _names_in(r)}
+    read = {n for x in lines(backward) for n in x.reads} | {n for r, _ in results for n in line_names(r)}
     adj.backward, adj.results = split.unread(backward, read), [r for r, _ in results]
     return {i: tree for i, (_, tree) in enumerate(results) if tree is not None}
 
@@ -365,9 +365,5 @@ def _before(mutation: Where, line: Where) -> bool:
     return mutation[0] < line[0] and mutation[1] != line[1]
 
 
-def _names(x: Out) -> set[str]:
-    return _names_in(x.code) if isinstance(x, Line) else set(x.reads)
-
-
-def _names_in(code: str) -> set[str]:
-    return {n.id for n in ast.walk(parsed_line(code)) if isinstance(n, ast.Name)}
+def _names(x: Out) -> frozenset[str]:
+    return line_names(x.code) if isinstance(x, Line) else x.reads
