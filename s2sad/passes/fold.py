@@ -167,7 +167,8 @@ def _without_copies(outs: list[Out], count: dict[str, int], reads: dict[str, int
             uses = uses or _Uses(outs)
             if _only_read_after(copy, i, uses, reads, adj, outs):
                 a, b = copy
-                renamed = {**{k: (b if v == a else v) for k, v in renamed.items()}, a: renamed.get(b, b)}
+                renamed = {**({k: (b if v == a else v) for k, v in renamed.items()} if a in renamed.values()
+                              else renamed), a: renamed.get(b, b)}
                 continue
         kept.append(x)
     if renamed and outs is adj.backward:
