@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from .adjoint import Adjoint, Block, Line, Out, lines
-from .fold import names_in
+from .parsed_lines import line_names
 from .shapes import Shapes, code_statements
 
 _OUTER = re.compile(r"(\w+) \+= (\w+)\[:, None\]\.dot\((\w+)\[None\]\)")
@@ -109,7 +109,7 @@ def _alone(s: _Sum, block: Block) -> bool:
     """The accumulator is read and assigned only by this line in the loop, and its factors
     are not assigned after it in an iteration (the list keeps the step's own array)."""
     others = [y for y in lines(block.body) if y is not s.line]
-    if any(s.target in y.reads or isinstance(y, Block) and s.target in names_in(f"{y.header} pass") for y in others):
+    if any(s.target in y.reads or isinstance(y, Block) and s.target in line_names(f"{y.header} pass") for y in others):
         return False
     later = block.body[block.body.index(s.line) + 1:]
     assigned = {t for y in lines(later) if isinstance(y, Line) for targets, _, _ in code_statements(y.code)

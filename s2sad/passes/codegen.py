@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import hashlib
 import json
 import os
@@ -43,6 +44,9 @@ class Rendered(NamedTuple):
     used: set[str]
 
 
+# (nodes are immutable, and equal only to themselves: the shape analysis and the cleanups
+# read each forward statement's code many times)
+@functools.lru_cache(maxsize=1 << 14)
 def expression_code(node: cst.CSTNode) -> str:
     return _EMPTY.code_for_node(node).strip()
 

@@ -4,10 +4,13 @@ a copy ``a = b`` between adjoints is left out, the lines after it reading ``b``.
 from __future__ import annotations
 
 import ast
+import re
+from collections import Counter
 from dataclasses import replace
 
 from ..rules.shapes import Known
 from .adjoint import Adjoint, Block, Line, Out, lines
+from .parsed_lines import line_names, parsed_line
 from .shapes import Shapes, code_statements, loop_header, statements_of
 
 
@@ -32,13 +35,15 @@ def fold_constants(adj: Adjoint, shapes: Shapes) -> bool:
         found.insert(0, (None, target, value))
     for line, target, value in found:
         adj.backward = [x for x in _constant_written(adj.backward, target, value, shapes) if x is not line]
-        adj.results = [_with_constant(r, target, value, shapes) if target in names_in(r) else r for r in adj.results]
+        adj.results = [_with_constant(r, target, value, shapes) if target in line_names(r) else r for r in adj.results]
         if line is None:
             adj.seed = None
     return bool(found)
 
 
 def _float_literal(code: str) -> bool:
+    if code[:1].isalpha() or code[:1] == "_":
+        return False  # a name, a call: not parsed
     try:
         return type(ast.literal_eval(code)) is float
     except (ValueError, SyntaxError):
@@ -61,7 +66,7 @@ def _constant_written(outs: list[Out], name: str, value: str, shapes: Shapes) ->
                                 _constant_written(x.orelse, name, value, shapes))
         elif name in x.reads:
             code = _with_constant(x.code, name, value, shapes)
-            names = names_in(code)
+            names = line_names(code)
             x = replace(x, code=code, reads=frozenset(n for n in x.reads if n in names))
         out.append(x)
     return out
@@ -118,7 +123,7 @@ def drop_copies(adj: Adjoint) -> bool:
     for x in lines(adj.backward):
         for name in x.reads:
             reads[name] = reads.get(name, 0) + 1
-    for name in {n for r in adj.results for n in names_in(r)} | set(names_in(adj.seed or "")):
+    for name in {n for r in adj.results for n in line_names(r)} | set(line_names(adj.seed or "")):
         reads[name] = reads.get(name, 0) + 1
     before = sum(1 for _ in lines(adj.backward))
     adj.backward = _without_copies(adj.backward, count, reads, adj)
@@ -150,6 +155,7 @@ def drop_copy_backs(outs: list[Out]) -> list[Out]:
 def _without_copies(outs: list[Out], count: dict[str, int], reads: dict[str, int], adj: Adjoint) -> list[Out]:
     kept: list[Out] = []
     renamed: dict[str, str] = {}
+    uses: _Uses | None = None  # (built at the first copy: where outs read and assign each name)
     for i, x in enumerate(outs):
         if renamed:
             x = _renamed(x, renamed)
@@ -157,10 +163,13 @@ def _without_copies(outs: list[Out], count: dict[str, int], reads: dict[str, int
             x.body = _without_copies(x.body, count, reads, adj)
             x.orelse = _without_copies(x.orelse, count, reads, adj)
         copy = _copy(x)
-        if copy is not None and count.get(copy[0]) == 1 and _only_read_after(copy, outs[i + 1:], reads, adj, outs):
-            a, b = copy
-            renamed = {**{k: (b if v == a else v) for k, v in renamed.items()}, a: renamed.get(b, b)}
-            continue
+        if copy is not None and count.get(copy[0]) == 1:
+            uses = uses or _Uses(outs)
+            if _only_read_after(copy, i, uses, reads, adj, outs):
+                a, b = copy
+                renamed = {**({k: (b if v == a else v) for k, v in renamed.items()} if a in renamed.values()
+                              else renamed), a: renamed.get(b, b)}
+                continue
         kept.append(x)
     if renamed and outs is adj.backward:
         adj.results = [rename(r, renamed) for r in adj.results]
@@ -175,21 +184,31 @@ def _copy(x: Out) -> tuple[str, str] | None:
     return (target, value) if target.isidentifier() and value.isidentifier() and target != value else None
 
 
-def _only_read_after(copy: tuple[str, str], after: list[Out], reads: dict[str, int], adj: Adjoint,
+class _Uses:
+    """Where the outs of a list read and assign each name: ``reads[name]`` is a list of
+    (index, lines reading it there), ``assigns[name]`` the indices that assign it."""
+
+    def __init__(self, outs: list[Out]) -> None:
+        self.reads: dict[str, list[tuple[int, int]]] = {}
+        self.assigns: dict[str, list[int]] = {}
+        for j, x in enumerate(outs):
+            for name, n in Counter(name for y in lines([x]) for name in y.reads).items():
+                self.reads.setdefault(name, []).append((j, n))
+            for name in {name for targets in _assigned(x) for name in targets}:
+                self.assigns.setdefault(name, []).append(j)
+
+
+def _only_read_after(copy: tuple[str, str], i: int, uses: _Uses, reads: dict[str, int], adj: Adjoint,
                      outs: list[Out]) -> bool:
-    """Whether every read of ``a`` is in ``after`` (results count for the top level), and no
-    line up to the last of them assigns ``b``."""
+    """Whether every read of ``a`` is in the outs after the ``i``-th (results count for the
+    top level), and none of them up to the last of those reads assigns ``b``."""
     a, b = copy
-    seen, last = 0, -1
-    for j, x in enumerate(after):
-        n = sum(1 for y in lines([x]) if a in y.reads)
-        if n:
-            seen, last = seen + n, j
-    in_results = sum(1 for r in adj.results if a in names_in(r)) if outs is adj.backward else 0
-    if seen + in_results != reads.get(a, 0):
+    after = [(j, n) for j, n in uses.reads.get(a, ()) if j > i]
+    last = after[-1][0] if after else -1
+    in_results = sum(1 for r in adj.results if a in line_names(r)) if outs is adj.backward else 0
+    if sum(n for _, n in after) + in_results != reads.get(a, 0):
         return False
-    span = after if in_results else after[:last + 1]
-    return not any(b in targets for y in span for targets in _assigned(y))
+    return not any(i < j and (in_results or j <= last) for j in uses.assigns.get(b, ()))
 
 
 def _assigned(x: Out) -> list[tuple[str, ...]]:
@@ -200,10 +219,6 @@ def _assigned(x: Out) -> list[tuple[str, ...]]:
         else:
             found += [targets for targets, _, _ in loop_header(y.header)]
     return found
-
-
-def names_in(code: str) -> set[str]:
-    return {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)} if code else set()
 
 
 def _renamed(x: Out, renamed: dict[str, str]) -> Out:
@@ -218,12 +233,15 @@ def _renamed(x: Out, renamed: dict[str, str]) -> Out:
     return x if code == x.code else replace(x, code=code, reads=frozenset(renamed.get(n, n) for n in x.reads))
 
 
+_WORD = re.compile(r"[^\W\d]\w*")  # (every name the code may read, and more)
+
+
 def rename(code: str, renamed: dict[str, str]) -> str:
     """``code`` reading ``renamed[a]`` wherever it reads ``a``."""
-    if not renamed:
-        return code
+    if renamed.keys().isdisjoint(_WORD.findall(code)):
+        return code  # (no name to rename: parsed for nothing)
     spans = Spans(code)
-    return spans.replaced([(*spans.span(n), renamed[n.id]) for n in ast.walk(ast.parse(code))
+    return spans.replaced([(*spans.span(n), renamed[n.id]) for n in ast.walk(parsed_line(code))
                            if isinstance(n, ast.Name) and n.id in renamed])
 
 

@@ -29,6 +29,7 @@ from ..ir import (Assign, Call, Const, If, Loop, Opaque, Raw, Stmt, Var, assigne
                   operand_reads, reads, statements)
 from ..runtime.memory import OPERATORS
 from .adjoint import Adjoint, Block, Line, lines
+from .parsed_lines import parsed_line
 from .tape_arrays import preallocate_tapes
 from .values import scalars
 
@@ -541,7 +542,7 @@ def _reuse_dead_factors(adj: Adjoint, kept: set[str]) -> None:
         touched = out.reads & candidates
         if not touched:
             continue
-        tree = ast.parse(out.code).body[0]
+        tree = parsed_line(out.code).body[0]
         factor = _dead_factor(tree, candidates, read_before, {n for n in touched if last_read[n] > i})
         if factor is not None and not _number(adj, factor):  # (a number has no buffer to write into)
             g = tree.value.left if tree.value.right.id == factor else tree.value.right

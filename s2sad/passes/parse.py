@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -33,14 +34,12 @@ def parse(source: FunctionSource) -> Parsed:
     if source.lambda_name is not None:
         return _parse_lambda(source)
     try:
-        module = cst.parse_module(source.text)
+        module, positions = _parsed(source.text)
     except cst.ParserSyntaxError as exc:
         raise UnsupportedSyntaxError(
             f"cannot parse the source of {source.fn.__qualname__}: {exc.message}",
             source.location(exc.raw_line, exc.raw_column),
         ) from None
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
     functions = [s for s in module.body if isinstance(s, cst.FunctionDef)]
     if len(functions) != 1:
         raise UnsupportedSyntaxError(
@@ -50,14 +49,21 @@ def parse(source: FunctionSource) -> Parsed:
     return Parsed(source, module, functions[0], positions)
 
 
+# (a function's code is generated again, specialised to its arguments' shapes, from the
+# same text: libcst's trees are immutable, and the positions only read)
+@functools.lru_cache(maxsize=32)
+def _parsed(text: str) -> tuple[cst.Module, Mapping[cst.CSTNode, CodeRange]]:
+    """The module ``text`` parses to, and where each of its nodes stands."""
+    module = cst.parse_module(text)
+    return module, MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+
 def _parse_lambda(source: FunctionSource) -> Parsed:
     """A lambda as the function ``def <name>(<params>): return <body>``, whose nodes keep
     the lambda's positions (the statements made here stand where its body stands)."""
     # parenthesized, a lambda spread over several lines parses; columns on its first line
     # are then one too far right
-    module = cst.parse_module(f"({source.text})\n")
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    found = wrapper.resolve(PositionProvider)
+    module, found = _parsed(f"({source.text})\n")
     positions: dict[cst.CSTNode, CodeRange] = {
         node: _unshift(where) for node, where in found.items()}
     expression = module.body[0].body[0].value
@@ -84,7 +90,9 @@ def _unshift(where: CodeRange) -> CodeRange:
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+# (nodes are immutable: the passes walk the same subtrees many times)
+@functools.lru_cache(maxsize=1 << 16)
+def children(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
     """The child nodes of ``node``, read from its fields (libcst's ``children`` property
     runs a visitor, which made tree walks dominate compile time)."""
     names = _FIELDS.get(type(node))
@@ -100,7 +108,7 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
             out.append(value)
         elif isinstance(value, (list, tuple)):
             out += [v for v in value if _is_node(type(v))]
-    return out
+    return tuple(out)
 
 
 _NODE_TYPES: dict[type, bool] = {}

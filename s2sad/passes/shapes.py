@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import operator
 import types
 from dataclasses import dataclass, field, replace
@@ -27,6 +28,7 @@ from ..rules.registry import REGISTRY
 from ..rules.shapes import VIEW_FUNCTIONS, VIEW_METHODS, Known, KnownTree, join, of_value
 from .adjoint import Adjoint, Block, Out, runtime_object
 from .codegen import statement_code
+from .parsed_lines import parsed_line
 
 _OPERATORS: dict[type, Callable[..., Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -309,6 +311,8 @@ def analyze(adj: Adjoint, arguments: dict[str, Known | None], helpers: dict[str,
     spelled = {spelling: name for name, spelling in adj.runtime.items()}
     evaluator = Evaluator(env, lambda name: _resolve(adj, spelled, name), helpers, tuples or {}, functions)
     for settled in (False, True):  # then what depends on a cycle of unassigned names is unknown
+        if settled and not any(v is _UNSET for v in env.values()):
+            break  # (every name has a value: a settled round would find the same)
         evaluator.settled = settled
         changed = True
         while changed:
@@ -451,20 +455,28 @@ def _backward(outs: list[Out]) -> Iterator[Statement]:
             yield from code_statements(x.code)
 
 
-def loop_header(header: str) -> Iterator[Statement]:
+# (a statement's code is parsed once: the passes read the same lines again and again; the
+# nodes are shared, and only read)
+@functools.lru_cache(maxsize=1 << 14)
+def loop_header(header: str) -> tuple[Statement, ...]:
     """A loop header's targets: ints for ``range``, unknown otherwise."""
     if not header.startswith("for "):
-        return
+        return ()
     loop = ast.parse(header.rstrip(":") + ": pass").body[0]
     assert isinstance(loop, ast.For)
     names = tuple(n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name))
     counted = isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name) and \
         loop.iter.func.id == "range" and isinstance(loop.target, ast.Name)
-    yield names, _COUNTER if counted else None, False
+    return ((names, _COUNTER if counted else None, False),)
 
 
-def code_statements(code: str) -> Iterator[Statement]:
-    for node in ast.walk(ast.parse(code)):
+@functools.lru_cache(maxsize=1 << 14)
+def code_statements(code: str) -> tuple[Statement, ...]:
+    return tuple(_code_statements(code))
+
+
+def _code_statements(code: str) -> Iterator[Statement]:
+    for node in ast.walk(parsed_line(code)):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):

@@ -22,7 +22,8 @@ from ..ir import Assign, Loop, Raw, Stmt, statements
 from ..rules.shapes import NEW_ARRAY_FUNCTIONS, NEW_ARRAY_METHODS, TANGENT, FloatScalar, Known, KnownTree, matmul_shape
 from .adjoint import FRESH_HELPERS, Adjoint, Block, Out
 from .batch import batch_loops
-from .fold import Spans, atomic, drop_copies, fold_constants, names_in, rename
+from .fold import Spans, atomic, drop_copies, fold_constants, rename
+from .parsed_lines import line_names, parsed_line
 from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, code_statements, origins, statements_of
 from .specialize_rules import axes_text, balanced_eq, balanced_eq_known, stacked_grad, stacked_product, summed_axes
 from .number_sums import sum_numbers
@@ -162,7 +163,7 @@ class _Writer:
         code = self._branches(code)
         spans = Spans(code)
         edits: list[tuple[int, int, str]] = []
-        for node, whole in self._calls(ast.parse(code)):
+        for node, whole in self._calls(parsed_line(code)):
             assert isinstance(node.func, ast.Name)
             new = self.rewrites[node.func.id](self, node.args, [spans.text(a) for a in node.args])
             if new is None:
@@ -407,8 +408,7 @@ def _lines(outs: list[Out], writer: _Writer) -> list[Out]:
         if code == x.code:
             out.append(x)
         else:
-            names = {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)}
-            out.append(replace(x, code=code, reads=frozenset(x.reads & names)))
+            out.append(replace(x, code=code, reads=x.reads & line_names(code)))
     return out
 
 
@@ -499,7 +499,7 @@ def specialize_tangents(adj: Adjoint, arguments: dict[str, Known | None]) -> Non
         if isinstance(s, Raw):
             code = writer.code(s.code)
             if code != s.code:
-                s.code, s.reads = code, s.reads & names_in(code)
+                s.code, s.reads = code, s.reads & line_names(code)
     adj.results = [writer.code(r) for r in adj.results]
     _without_tangent_copies(adj)
 

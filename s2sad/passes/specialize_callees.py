@@ -20,6 +20,7 @@ from ..errors import S2SADError
 from ..ir import Assign, Call
 from ..rules.shapes import Known, KnownTree, signature_item
 from .adjoint import Adjoint, Line, lines
+from .parsed_lines import parsed_line
 from .shapes import Evaluator, Helper, Shapes, TupleHelper
 from .specialize_containers import checked
 
@@ -227,7 +228,7 @@ def _closure_arguments(adj: Adjoint) -> dict[str, str | None]:
     for out in lines(adj.backward):
         if not isinstance(out, Line):
             continue
-        for node in ast.walk(ast.parse(out.code)):
+        for node in ast.walk(parsed_line(out.code)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 name = node.func.id
                 arg = node.args[0] if len(node.args) == 1 and not node.keywords else None

@@ -21,6 +21,7 @@ import numpy as np
 from ..rules.shapes import FloatScalar, Known, KnownTree
 from .adjoint import Adjoint, Block, Line, Out, lines
 from .fold import atomic
+from .parsed_lines import line_names, parsed_line
 from .shapes import READ_ONLY, Evaluator
 
 Path = tuple[Any, ...]  # keys and indices from the container to a leaf
@@ -168,7 +169,7 @@ class _Split:
         return out
 
     def line(self, variable: str, code: str, x: Line) -> Line:
-        return replace(x, code=f"{variable} = {code}", reads=frozenset(_names_in(code)))
+        return replace(x, code=f"{variable} = {code}", reads=line_names(code))
 
     def flush(self) -> list[Out]:
         """The zeros of the leaves not written yet (before a block, and at the end of one)."""
@@ -190,7 +191,7 @@ class _Split:
     def statement(self, x: Line) -> list[Line] | None:
         """The lines ``x`` becomes when it assigns a container's gradient; None if it does not."""
         self.at_line = self.where[id(x)]
-        body = ast.parse(x.code).body
+        body = parsed_line(x.code).body
         s = body[0] if len(body) == 1 else None
         if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
                 and isinstance(s.value, ast.Call) and not s.value.keywords):
@@ -290,12 +291,12 @@ def split_trees(adj: Adjoint, ev: Evaluator) -> dict[int, KnownTree]:
         backward = split.block(adj.backward)
         results = [split.result(r) for r in adj.results]
         left = {n for x in lines(backward) for n in _names(x)}
-        left |= {n for r, tree in results if tree is None for n in _names_in(r)}
+        left |= {n for r, tree in results if tree is None for n in line_names(r)}
         if not split.trees or left & set(split.trees):
             return {}
     except _Unsplit:
         return {}
-    read = {n for x in lines(backward) for n in x.reads} | {n for r, _ in results for n in _names_in(r)}
+    read = {n for x in lines(backward) for n in x.reads} | {n for r, _ in results for n in line_names(r)}
     adj.backward, adj.results = split.unread(backward, read), [r for r, _ in results]
     return {i: tree for i, (_, tree) in enumerate(results) if tree is not None}
 
@@ -336,7 +337,7 @@ def _mutated(outs: list[Out], spelled: dict[str, str], where: dict[int, Where]) 
     ``mul_into(g, a)``), and where."""
     found: dict[str, list[Where]] = {}
     for x in lines(outs):
-        for node in ast.walk(ast.parse(x.code) if isinstance(x, Line) else ast.Module([], [])):
+        for node in ast.walk(parsed_line(x.code) if isinstance(x, Line) else ast.Module([], [])):
             names: list[ast.expr] = []
             if isinstance(node, ast.AugAssign):
                 names = [node.target]
@@ -365,12 +366,8 @@ def _before(mutation: Where, line: Where) -> bool:
     return mutation[0] < line[0] and mutation[1] != line[1]
 
 
-def _names(x: Out) -> set[str]:
-    return _names_in(x.code) if isinstance(x, Line) else set(x.reads)
-
-
-def _names_in(code: str) -> set[str]:
-    return {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)}
+def _names(x: Out) -> frozenset[str]:
+    return line_names(x.code) if isinstance(x, Line) else x.reads
 
 
 def tree_sum(ev: Evaluator, adj: Adjoint, args: list[ast.expr], texts: list[str]) -> str | None:

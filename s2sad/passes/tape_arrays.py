@@ -35,7 +35,7 @@ from ..rules.shapes import Known
 from .adjoint import Adjoint, Block, Line, Out, lines
 from .batch import Stack, stacks
 from .codegen import statement_code
-from .fold import names_in
+from .parsed_lines import line_names
 from .shapes import code_statements
 
 _PYTHON: dict[type, str] = {float: "float"}  # Python numbers a row is read back as (a row is a NumPy scalar)
@@ -102,7 +102,7 @@ def _read_after(adj: Adjoint, block: Block) -> set[str]:
     """Names the backward code after ``block`` (a top-level block) reads, its gradients included."""
     at = next(i for i, x in enumerate(adj.backward) if x is block)
     return {n for x in lines(adj.backward[at + 1:]) for n in x.reads} | {
-        n for r in adj.results for n in names_in(r)}
+        n for r in adj.results for n in line_names(r)}
 
 
 def _storable(known: Known | None) -> bool:

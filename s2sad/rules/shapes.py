@@ -11,6 +11,7 @@ specialised code may update in place.
 """
 from __future__ import annotations
 
+import functools
 import operator
 import warnings
 from dataclasses import dataclass, replace
@@ -160,11 +161,12 @@ def result(fun: Callable[..., Any], operands: Operands, shape: tuple[int, ...],
             return both[0] if both[0] == both[1] else None
         joined = join(both[0], both[1])
         return joined if isinstance(joined, Known) else None
+    probes = tuple((o.dtype, o.kind) for o in operands if o is not None)
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            value = fun(*[o.probe() for o in operands if o is not None], **kwargs)
-    except Exception:  # noqa: BLE001 - an operation NumPy refuses: the generic code reports it
+        value = _probed(fun, probes, tuple(kwargs.items()))
+    except TypeError:  # an unhashable keyword value (a list): probed each time
+        value = _probe(fun, probes, tuple(kwargs.items()))
+    if value is _REFUSED:
         return None
     kind = type(value)
     if kind is np.ndarray:
@@ -174,6 +176,25 @@ def result(fun: Callable[..., Any], operands: Operands, shape: tuple[int, ...],
     if kind not in (np.ndarray, float, int) and not issubclass(kind, np.generic):
         return None
     return Known(shape, np.dtype(getattr(value, "dtype", None) or np.result_type(value)), kind)
+
+
+_REFUSED = object()
+
+
+def _probe(fun: Callable[..., Any], probes: tuple[tuple[np.dtype, type], ...],
+           kwargs: tuple[tuple[str, Any], ...]) -> Any:
+    """``fun`` applied to probe values of these dtypes and types; _REFUSED if it raises."""
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return fun(*[Known((), dtype, kind).probe() for dtype, kind in probes], **dict(kwargs))
+    except Exception:  # noqa: BLE001 - an operation NumPy refuses: the generic code reports it
+        return _REFUSED
+
+
+# (the result's dtype and type depend on the operands' only: each primitive of a function
+# is probed once per signature, not once per statement)
+_probed = functools.lru_cache(maxsize=1024)(_probe)
 
 
 def _as(o: Known | None, kind: type) -> Known | None:

@@ -2,6 +2,8 @@
 assignment targets, the walrus operator, and which names a block reads before assigning."""
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from ..parse import children
@@ -44,7 +46,10 @@ def nodes_under(stmts: list[cst.CSTNode], into_loops: bool = False) -> list[cst.
     return nodes
 
 
-def variable_names(node: cst.CSTNode) -> list[str]:
+# (nodes are immutable, and equal only to themselves: lowering an expression reads the names
+# under each of its parts several times)
+@functools.lru_cache(maxsize=1 << 14)
+def variable_names(node: cst.CSTNode) -> tuple[str, ...]:
     """Names used as variables under ``node``, in order (not attribute or keyword names)."""
     names: list[str] = []
     stack = [node]
@@ -57,7 +62,7 @@ def variable_names(node: cst.CSTNode) -> list[str]:
             stack.append(n.value)
         else:
             stack.extend(reversed(children(n)))
-    return names
+    return tuple(names)
 
 
 def variable_name_nodes(node: cst.CSTNode) -> list[cst.Name]:
