@@ -8,8 +8,9 @@ The function is the chain ``h = np.tanh(W @ h) + 0.1 * h`` repeated n times.  Ea
 is measured inside a fresh Python process (after ``import numpy, s2sad`` and the user's
 module): ``grad(f)``, then its first call:
 
-* cold: the disk cache is off (``S2SAD_CACHE=0``): the compiler runs (libcst loads);
-* warm: a previous process stored the generated code: this one loads it.
+* cold: the disk cache is off (``S2SAD_CACHE=0``): the compiler runs (libcst loads), and
+  the first call generates the code specialised to its arguments' shapes;
+* warm: a previous process stored the generated code (both): this one loads it.
 
 The median over ``--repeat`` processes is shown, with wall-clock time: other processes
 holding the CPU count.
@@ -62,7 +63,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="10,100,300,1000", help="numbers of lines, comma-separated")
     parser.add_argument("--repeat", type=int, default=3, help="processes per measurement")
     args = parser.parse_args()
-    print(f"{'lines':>6} {'cold grad(f)':>13} {'warm grad(f)':>13} {'first call':>11}   (ms)")
+    print(f"{'lines':>6} {'cold grad(f)':>13} {'cold call':>10} {'warm grad(f)':>13} {'warm call':>10}   (ms)")
     for n in (int(s) for s in args.sizes.split(",")):
         with tempfile.TemporaryDirectory() as folder:
             with open(os.path.join(folder, "chain.py"), "w") as f:
@@ -73,9 +74,9 @@ def main() -> None:
             warm = [measure(folder, cache) for _ in range(args.repeat)]
             if any(w["compiled"] for w in warm) or not all(c["compiled"] for c in cold):
                 raise SystemExit(f"n={n}: the warm processes compiled, or the cold ones did not")
-            cold_ms, warm_ms, call_ms = (statistics.median(r[what] for r in runs) * 1e3
-                                         for runs, what in ((cold, "grad"), (warm, "grad"), (warm, "call")))
-            print(f"{n:>6} {cold_ms:>13.1f} {warm_ms:>13.1f} {call_ms:>11.1f}", flush=True)
+            times = [statistics.median(r[what] for r in runs) * 1e3
+                     for runs, what in ((cold, "grad"), (cold, "call"), (warm, "grad"), (warm, "call"))]
+            print(f"{n:>6} {times[0]:>13.1f} {times[1]:>10.1f} {times[2]:>13.1f} {times[3]:>10.1f}", flush=True)
 
 if __name__ == "__main__":
     main()

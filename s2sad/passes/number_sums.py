@@ -17,6 +17,7 @@ import numpy as np
 from ..rules.shapes import Known
 from .adjoint import Adjoint, Block, Line, Out
 from .fold import Spans
+from .parsed_lines import parsed_line
 from .shapes import Shapes
 
 # terms written without parentheses in a sum (their operators bind tighter than + and -)
@@ -96,7 +97,7 @@ def _added(first: Line, head: ast.Assign, then: Line, tail: ast.AugAssign, shape
     """``first`` (``d = e``) and ``then`` (``d += t`` or ``d -= t``) as one line, for a number
     ``d``; None where they do not merge."""
     name = tail.target.id  # type: ignore[attr-defined]
-    if not _number(shapes.known.get(name)) or name in {n.id for n in ast.walk(tail.value) if isinstance(n, ast.Name)}:
+    if not _number(shapes.known.get(name)) or name in _names(tail.value):
         return None
     terms = _terms(head.value, Spans(first.code), shapes) + [
         (sign if isinstance(tail.op, ast.Add) else not sign, text)
@@ -107,10 +108,14 @@ def _added(first: Line, head: ast.Assign, then: Line, tail: ast.AugAssign, shape
 
 def _statement(code: str) -> ast.stmt | None:
     try:
-        body = ast.parse(code).body
+        body = parsed_line(code).body
     except SyntaxError:
         return None
     return body[0] if len(body) == 1 else None
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _number(known: Known | None) -> bool:

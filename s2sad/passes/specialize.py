@@ -23,10 +23,10 @@ from ..rules.shapes import NEW_ARRAY_FUNCTIONS, NEW_ARRAY_METHODS, TANGENT, Floa
 from .adjoint import FRESH_HELPERS, Adjoint, Block, Out
 from .batch import batch_loops
 from .fold import Spans, atomic, drop_copies, fold_constants, rename
+from .number_sums import sum_numbers
 from .parsed_lines import line_names, parsed_line
 from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, code_statements, origins, statements_of
 from .specialize_rules import axes_text, balanced_eq, balanced_eq_known, stacked_grad, stacked_product, summed_axes
-from .number_sums import sum_numbers
 from .unstop import unstop
 from .specialize_callees import CalleeSpecializer
 from .specialize_containers import checked, describe, split_trees, tree_known, tree_result, tree_sum, tree_zeros
