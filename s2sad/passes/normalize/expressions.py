@@ -69,6 +69,8 @@ class ExpressionLowering:
             return self.container(node, target)
         if isinstance(node, cst.IfExp):
             return self.conditional(node, target)
+        if isinstance(node, cst.BooleanOperation):
+            return self.boolean(node, target)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.DictComp)):
             return self.comprehension(node, target)
         raise self.unsupported(node, UNSUPPORTED.get(type(node), f"'{describe(node)}' is not supported"))
@@ -87,6 +89,19 @@ class ExpressionLowering:
         body, _ = self.nested(lambda: self.lower(node.body, name))
         orelse, _ = self.nested(lambda: self.lower(node.orelse, name))
         self.out.append(If(test, body, orelse, self.location(node)))
+        return Var(name)
+
+    def boolean(self, node: cst.BooleanOperation, target: str | None) -> Operand:
+        """``a or b`` (``a and b``): the operand Python returns, ``a if a else b`` (``b if a else a``),
+        with ``a`` computed once and ``b`` only where Python computes it."""
+        name = target or self.fn.fresh(["either"])
+        first = self.lower(node.left, None, self.hint(node.left))
+        test = first if isinstance(first, Const) else self.emit(
+            Opaque(cst.Name(first.name), (first.name,), "nondiff"), None, "cond", node)
+        keep, _ = self.nested(lambda: self.emit_operand(first, name))
+        other, _ = self.nested(lambda: self.lower(node.right, name))
+        both = (keep, other) if isinstance(node.operator, cst.Or) else (other, keep)
+        self.out.append(If(test, *both, self.location(node)))
         return Var(name)
 
     def binary(self, node: cst.BinaryOperation, target: str | None) -> Operand:

@@ -1,0 +1,53 @@
+"""Defects found by probing s2sad with functions written as JAX/autograd/PyTorch users write
+NumPy code (probe 5), as small functions checked against central finite differences."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import s2sad
+
+from gradcheck import make_function, numerical_grad
+
+X = np.array([0.5, 2.0, 3.0])
+
+
+def check(source: str, args: tuple, wrt: int = 0, specialize: bool | None = None) -> None:
+    """s2sad's gradient (twice, so the second call runs the cached code) and its Hessian-vector
+    product against finite differences."""
+    f = make_function(source, {"np": np})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", s2sad.ZeroGradientWarning)
+        for _ in range(2):
+            g = s2sad.grad(f, wrt, specialize=specialize)(*args)
+            np.testing.assert_allclose(g, numerical_grad(f, args, wrt), rtol=1e-6, atol=1e-8)
+
+
+BOOLEAN_VALUES = {
+    "or_default": ("def f(x, scale=None):\n    s = scale or x[0]\n    return s ** 2 + np.sum(x)\n", (X,)),
+    "or_parameter": ("def f(w, x):\n    w = w or x\n    return np.sum(w * x)\n", (None, X), 1),
+    "and_value": ("def f(x):\n    y = (x[0] > 0) and x[1] * 3\n    return y + x[2]\n", (X,)),
+    "and_false": ("def f(x):\n    y = (x[0] > 1) and x[1] * 3\n    return y + x[2]\n", (X,)),
+    "or_in_expression": ("def f(x):\n    return np.sum((x[0] or x[1]) * x + (0.0 or x[2]))\n", (X,)),
+    "or_array": ("def f(x, y):\n    return np.sum(x and y)\n", (1.0, X), 1),
+    "or_chain": ("def f(x):\n    return (x[0] < 0 and x[1]) or x[2] ** 2\n", (X,)),
+}
+
+
+@pytest.mark.parametrize("specialize", [None, False])
+@pytest.mark.parametrize("name", sorted(BOOLEAN_VALUES))
+def test_boolean_operator_value_carries_gradient(name: str, specialize: bool | None) -> None:
+    """``a or b`` and ``a and b`` are one of their operands, which carries its gradient (it was
+    classified as a boolean, and its gradient silently zero)."""
+    source, args, *wrt = BOOLEAN_VALUES[name]
+    check(source, args, *wrt, specialize=specialize)
+
+
+def test_boolean_operator_hvp_and_jvp() -> None:
+    f = make_function("def f(x, scale=None):\n    s = scale or x[0]\n    return s ** 3 + np.sum(x)\n",
+                      {"np": np})
+    v = np.array([1.0, -1.0, 0.5])
+    np.testing.assert_allclose(s2sad.hvp(f)(X, v), [6 * X[0], 0.0, 0.0])
+    np.testing.assert_allclose(s2sad.jvp(f)(X, v)[1], 3 * X[0] ** 2 + 0.5)
