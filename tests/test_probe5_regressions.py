@@ -51,3 +51,41 @@ def test_boolean_operator_hvp_and_jvp() -> None:
     v = np.array([1.0, -1.0, 0.5])
     np.testing.assert_allclose(s2sad.hvp(f)(X, v), [6 * X[0], 0.0, 0.0])
     np.testing.assert_allclose(s2sad.jvp(f)(X, v)[1], 3 * X[0] ** 2 + 0.5)
+
+
+HELPER_WRITES_VIEW = """def helper(x):
+    y = x[2:]
+    y *= x[0]
+    return np.sum(x ** 2)
+
+
+def f(x):
+    return helper(x * 1.0) * 2
+"""
+
+
+def _located(error: s2sad.S2SADError) -> tuple[int, int]:
+    assert error.location is not None
+    return error.location.line, error.location.column
+
+
+@pytest.mark.parametrize("specialize", [None, False])
+def test_callee_writing_through_a_view_of_its_argument_is_refused(specialize: bool | None) -> None:
+    """A called function that writes through a view of its argument (the caller would see the
+    change) is refused when it runs: the check was dropped when a temporary was folded into the
+    statement that carries it, and the gradient silently missed the write."""
+    f = make_function(HELPER_WRITES_VIEW, {"np": np})
+    f = f.__globals__["f"]
+    with pytest.raises(s2sad.S2SADError, match="'y' may be a view") as info:
+        s2sad.grad(f, specialize=specialize)(np.array([0.5, -1.0, 2.0, 1.5]))
+    assert _located(info.value) == (3, 5)
+
+
+def test_jvp_writing_through_a_view_of_the_argument_is_refused() -> None:
+    """Forward mode reads the function as a callee: the same write was silently lost (a wrong
+    value and tangent)."""
+    f = make_function(HELPER_WRITES_VIEW, {"np": np})
+    helper = f.__globals__["helper"]
+    with pytest.raises(s2sad.S2SADError, match="'y' may be a view") as info:
+        s2sad.jvp(helper)(np.array([0.5, -1.0, 2.0, 1.5]), np.ones(4))
+    assert _located(info.value) == (3, 5)
