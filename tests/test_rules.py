@@ -108,6 +108,7 @@ BINARY = [  # (expression, primitive, domain of x and y)
     ("np.true_divide(x, y)", np.true_divide, ("real", "nonzero")),
     ("x ** y", operator.pow, ("positive", "real")),
     ("np.power(x, y)", np.power, ("positive", "real")),
+    ("np.float_power(x, y)", np.float_power, ("positive", "real")),
     ("pow(x, y)", builtins.pow, ("positive", "real")),
     ("x % y", operator.mod, ("real", "positive")),
     ("np.mod(x, y)", np.mod, ("real", "positive")),
@@ -295,6 +296,7 @@ METHOD_CHAINS = [
 
 MORE_BINARY = [  # (expression, primitive, domain of x and y): also in every broadcast of BROADCAST
     ("np.arctan2(x, y)", np.arctan2, ("real", "nonzero")),
+    ("np.copysign(x, y) * y", np.copysign, "nonzero"),
     ("np.hypot(x, y)", np.hypot, "nonzero"),
     ("np.logaddexp(x, y)", np.logaddexp, "real"),
     ("np.logaddexp2(x, y)", np.logaddexp2, "real"),
@@ -318,6 +320,7 @@ MORE_UNARY = [  # (expression, primitive, domain): also on a Python float
     ("np.log10(x)", np.log10, "positive"),
     ("np.log1p(x)", np.log1p, "positive"),
     ("np.reciprocal(x)", np.reciprocal, "nonzero"),
+    ("np.cbrt(x)", np.cbrt, "nonzero"),
     ("np.deg2rad(x)", np.deg2rad, "real"),
     ("np.radians(x)", np.radians, "real"),
     ("np.rad2deg(x)", np.rad2deg, "real"),
