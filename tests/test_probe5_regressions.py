@@ -15,8 +15,7 @@ X = np.array([0.5, 2.0, 3.0])
 
 
 def check(source: str, args: tuple, wrt: int = 0, specialize: bool | None = None) -> None:
-    """s2sad's gradient (twice, so the second call runs the cached code) and its Hessian-vector
-    product against finite differences."""
+    """s2sad's gradient against finite differences, twice (the second call runs the cached code)."""
     f = make_function(source, {"np": np})
     with warnings.catch_warnings():
         warnings.simplefilter("error", s2sad.ZeroGradientWarning)
@@ -89,3 +88,39 @@ def test_jvp_writing_through_a_view_of_the_argument_is_refused() -> None:
     with pytest.raises(s2sad.S2SADError, match="'y' may be a view") as info:
         s2sad.jvp(helper)(np.array([0.5, -1.0, 2.0, 1.5]), np.ones(4))
     assert _located(info.value) == (3, 5)
+
+
+STATEMENTS = {
+    "warnings.warn": ("import warnings\n\n\ndef f(x):\n    if np.any(x > 10):\n"
+                      "        warnings.warn('large input')\n    return np.sum(x ** 3)\n"),
+    "logger method": ("import logging\nlog = logging.getLogger('s2sad-probe5')\n\n\ndef f(x):\n"
+                      "    y = np.tanh(x)\n    log.debug('y=%s', y)\n    return np.sum(y ** 2)\n"),
+    "logging function": ("import logging\n\n\ndef f(x):\n    logging.info('x=%s', x)\n"
+                         "    return np.sum(np.sin(x) * x)\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATEMENTS))
+def test_warnings_and_logging_calls_stand_as_statements(name: str) -> None:
+    """``warnings.warn(...)`` and a logger's ``log.debug(...)`` change nothing, as ``print`` (they
+    were refused as statements that might change their arguments in place)."""
+    x = np.array([0.5, -1.0, 20.0])
+    source = STATEMENTS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        check(source, (x,))
+        check(source, (x,), specialize=False)
+        f = make_function(source, {"np": np})
+        f = f.__globals__["f"]
+        v = np.array([1.0, 0.5, -1.0])
+        eps = 1e-5
+        g = s2sad.grad(f, specialize=False)
+        expected = (g(x + eps * v) - g(x - eps * v)) / (2 * eps)
+        np.testing.assert_allclose(s2sad.hvp(f)(x, v), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_warn_still_warns() -> None:
+    f = make_function(STATEMENTS["warnings.warn"], {"np": np})
+    f = f.__globals__["f"]
+    with pytest.warns(UserWarning, match="large input"):
+        s2sad.grad(f)(np.array([0.5, 20.0]))
