@@ -124,3 +124,58 @@ def test_warn_still_warns() -> None:
     f = f.__globals__["f"]
     with pytest.warns(UserWarning, match="large input"):
         s2sad.grad(f)(np.array([0.5, 20.0]))
+
+
+REPEATS = {  # (source, line, column of the repetition)
+    "list display": ("def f(w):\n    xs = [w] * 2\n    return np.sum(xs[1] ** 2)\n", 2, 10),
+    "int first": ("def f(w):\n    t = 3 * (w, w ** 2)\n    return np.sum(t[3] ** 2)\n", 2, 9),
+    "list name": ("def f(w):\n    xs = [w, w]\n    ys = xs * 2\n    return np.sum(ys[3])\n", 3, 10),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPEATS))
+def test_repeating_a_list_that_carries_a_gradient_is_refused(name: str) -> None:
+    """``[w] * 2`` was differentiated as arithmetic: the gradient list was repeated in turn and
+    the gradient silently missed all but one copy."""
+    source, line, column = REPEATS[name]
+    f = make_function(source, {"np": np})
+    w = np.array([0.5, -1.0, 2.0])
+    for run in (lambda: s2sad.grad(f)(w), lambda: s2sad.grad(f, specialize=False)(w),
+                lambda: s2sad.jvp(f)(w, np.ones(3)), lambda: s2sad.hvp(f)(w, np.ones(3))):
+        with pytest.raises(s2sad.S2SADError, match=r"repeating a list or tuple") as info:
+            run()
+        assert _located(info.value) == (line, column)
+
+
+def test_repeating_a_constant_list_still_runs() -> None:
+    """A repeated list that carries no gradient (a shape, flags) is left as written."""
+    check("def f(w):\n    n = w.shape[0]\n    z = np.zeros([n] * 2)\n    flags = [w[0] > 0] * 3\n"
+          "    return np.sum(z) + np.sum(w ** 2) * len(flags) + sum(flags) * w[1]\n", (X,))
+
+
+MASKS = {
+    "and of names": "def f(x):\n    m = x > 0\n    n = x < 1\n    return np.sum(x ** 2 * (m & n))\n",
+    "or with a comparison": ("def f(x):\n    m = x > 0\n    return np.sum(x[m | (x < -1)] ** 2) + "
+                             "np.sum(x[~m])\n"),
+    "xor in where": ("def f(x):\n    a = x > 0.4\n    b = x < 1.5\n"
+                     "    return np.sum(np.where(a ^ b, np.sin(x), x ** 3))\n"),
+}
+
+
+@pytest.mark.parametrize("specialize", [None, False])
+@pytest.mark.parametrize("name", sorted(MASKS))
+def test_masks_combined_with_bitwise_operators(name: str, specialize: bool | None) -> None:
+    """``m & n`` of boolean masks carries no gradient and runs as written (it was refused as an
+    operator on values that carry a gradient whenever an operand was a variable)."""
+    x = np.array([0.5, -1.5, 2.0, -0.3, 1.2])
+    check(MASKS[name], (x,), specialize=specialize)
+    f = make_function(MASKS[name], {"np": np})
+    v = np.array([1.0, 0.5, -1.0, 2.0, 0.3])
+    np.testing.assert_allclose(s2sad.jvp(f)(x, v)[1], np.sum(s2sad.grad(f)(x) * v), rtol=1e-12)
+
+
+def test_dict_merge_that_carries_a_gradient_is_refused() -> None:
+    f = make_function("def f(w):\n    p = {'a': 1.0} | {'w': w}\n    return np.sum(p['w'] ** 2)\n", {"np": np})
+    with pytest.raises(s2sad.S2SADError, match="the operator '\\|' is not supported") as info:
+        s2sad.grad(f)(np.array([0.5, 2.0]))
+    assert _located(info.value) == (2, 9)
