@@ -34,7 +34,8 @@ UNARY = [  # (function, domain): each on an array and a float
     (special.gamma, "positive"), (special.gammaln, "positive"), (special.digamma, "positive"),
     (special.entr, "positive"), (special.i0, "real"), (special.i1, "real"), (special.i0e, "nonzero"),
     (special.i1e, "nonzero"), (special.j0, "real"), (special.j1, "real"), (special.y0, "positive"),
-    (special.y1, "positive"),
+    (special.y1, "positive"), (special.ndtr, "real"), (special.log_ndtr, "real"), (special.ndtri, "prob"),
+    (special.rgamma, "positive"),
 ]
 BINARY = [  # (expression, function, domains)
     ("special.polygamma(1, x)", special.polygamma, ("positive",)),
@@ -48,6 +49,7 @@ BINARY = [  # (expression, function, domains)
     ("special.xlogy(x, y)", special.xlogy, ("real", "positive")),
     ("special.xlog1py(x, y)", special.xlog1py, ("real", "positive")),
     ("special.rel_entr(x, y)", special.rel_entr, ("positive", "positive")),
+    ("special.kl_div(x, y)", special.kl_div, ("positive", "positive")),
 ]
 
 SPECIAL = [

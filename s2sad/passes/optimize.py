@@ -472,7 +472,8 @@ def _substitute(stmt: Assign, pending: dict[str, Assign], out: list[Stmt]) -> As
             out.append(pending.pop(n))
     if isinstance(value, Call):
         folded = Call(value.rule, value.callee, value.args, new_node, value.problem, value.function,
-                      receiver=value.receiver)
+                      receiver=value.receiver, overlap=value.overlap, float_check=value.float_check,
+                      number_check=value.number_check)  # (the run-time checks stay)
     else:
         folded = Opaque(new_node, value.reads, value.kind)
     return Assign(stmt.target, folded, stmt.loc, stmt.temporary)

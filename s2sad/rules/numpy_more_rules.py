@@ -16,6 +16,7 @@ import builtins
 import numpy as np
 
 from .. import runtime as rt
+from . import shapes
 from .registry import REGISTRY
 
 defvjp = REGISTRY.defvjp
@@ -284,3 +285,18 @@ _MN = "norm_grad({g}, x, ans, ord, (-2, -1), keepdims)"
 defvjp(np.linalg.matrix_norm, "x, *, keepdims=False, ord='fro'",
        jvp={"x": f"np.sum({_MN.format(g='np.ones_like(ans)')} * t, axis=(-2, -1), keepdims=keepdims)"},
        x=_MN.format(g="g"))
+
+# --- NumPy 2's array-API spellings of functions with rules above ---------------------------------
+if hasattr(np, "matrix_transpose"):
+    defvjp(np.matrix_transpose, "x", linear="joint", x="np.swapaxes(g, -1, -2)")
+    defvjp(np.ndarray.mT, "a", name=".mT", linear="joint", a="np.swapaxes(g, -1, -2)")
+    defvjp(np.linalg.matmul, "x, y", linear="each", shape=shapes.matmul,
+           x="matmul_grad_lhs(g, x, y)", y="matmul_grad_rhs(g, x, y)")
+    defvjp(np.linalg.outer, "a, b", linear="each", shape=shapes.outer,
+           a="np.dot(g, b)", b="np.dot(a, g)")
+    defvjp(np.linalg.tensordot, "a, b, axes=2", linear="each",
+           a="tensordot_grad_lhs(g, a, b, axes)", b="tensordot_grad_rhs(g, a, b, axes)")
+    defvjp(np.linalg.diagonal, "a, offset=0", linear="joint", a="diagonal_grad(g, a, offset, -2, -1)")
+    defvjp(np.linalg.trace, "a, offset=0, dtype=None", linear="joint",
+           a="diagonal_grad(np.expand_dims(g, -1), a, offset, -2, -1)")
+    defvjp(np.astype, "a, dtype, copy=True", jvp={"a": "cast_grad(t, ans, ans)"}, a="cast_grad(g, a, ans)")

@@ -67,7 +67,7 @@ for mul in (operator.mul, np.multiply):
     binary(mul, "g * y", "g * x", name="*" if mul is operator.mul else None)
 for div in (operator.truediv, np.divide, np.true_divide):
     binary(div, "g / y", "-g * ans / y", name="/" if div is operator.truediv else None)
-for power in (operator.pow, np.power, builtins.pow):
+for power in (operator.pow, np.power, builtins.pow, np.float_power):
     binary(power, "g * pow_slope(x, y)", "g * ans * log_or_zero(x, y)",
            name="**" if power is operator.pow else None)
 for neg in (operator.neg, np.negative):
@@ -132,6 +132,7 @@ unary(np.log2, "g / (x * float(np.log(2)))")
 unary(np.log10, "g / (x * float(np.log(10)))")
 unary(np.log1p, "g / (1.0 + x)")
 unary(np.reciprocal, "-g * ans ** 2")
+unary(np.cbrt, "g / (3.0 * ans ** 2)")
 for radians in (np.deg2rad, np.radians):
     unary(radians, "g * (np.pi / 180)")
 for degrees in (np.rad2deg, np.degrees):
@@ -404,7 +405,8 @@ binary(math.pow, "g * pow_slope(x, y)", "g * ans * log_or_zero(x, y)")
 binary(math.hypot, "g * safe_divide(x, ans)", "g * safe_divide(y, ans)")
 binary(math.fmod, "g", "-g * np.trunc(x / y)")
 binary(math.remainder, "g", "-g * np.round(x / y)")
-binary(math.copysign, "g * np.sign(x) * np.copysign(1.0, y)", None)
+for copysign in (math.copysign, np.copysign):
+    binary(copysign, "g * np.sign(x) * np.copysign(1.0, y)", None)
 defvjp(math.fsum, "seq", linear="joint", seq="sum_items_grad(g, seq)")
 for choose in (builtins.max, builtins.min):  # max(items) and max(a, b): ties share equally
     defvjp(choose, "a, b=None", a="choice_grad(g, a, ans, b)", b="g * balanced_eq(b, ans, a)",

@@ -64,6 +64,10 @@ unary(special.gamma, "g * ans * digamma(x)")
 unary(special.gammaln, "g * digamma(x)")
 unary(special.digamma, "g * polygamma(1, x)")
 unary(special.entr, "-g * (np.log(x) + 1.0)")
+unary(special.ndtr, "g * np.exp(-0.5 * x ** 2) / (2.0 * np.pi) ** 0.5")
+unary(special.log_ndtr, "g * np.exp(-0.5 * x ** 2 - ans) / (2.0 * np.pi) ** 0.5")
+unary(special.ndtri, "g * (2.0 * np.pi) ** 0.5 * np.exp(0.5 * ans ** 2)")
+unary(special.rgamma, "-g * ans * digamma(x)")
 unary(special.i0, "g * i1(x)")
 unary(special.i1, "g * 0.5 * (i0(x) + iv(2, x))")
 unary(special.i0e, "g * (i1e(x) - np.sign(x) * ans)")
@@ -84,6 +88,7 @@ binary(special.betaln, "a, b", a="g * (digamma(a) - digamma(a + b))", b="g * (di
 binary(special.xlogy, "x, y", x="g * np.log(y)", y="g * np.where(x == 0, 0.0, x / y)")
 binary(special.xlog1py, "x, y", x="g * np.log1p(y)", y="g * np.where(x == 0, 0.0, x / (1.0 + y))")
 binary(special.rel_entr, "x, y", x="g * (np.log(x / y) + 1.0)", y="-g * x / y")
+binary(special.kl_div, "x, y", x="g * np.log(x / y)", y="g * (1.0 - x / y)")
 defvjp(special.multigammaln, "a, d", elementwise=True,
        a="g * np.sum(digamma(np.expand_dims(a, -1) - np.arange(d) / 2.0), axis=-1)")
 defvjp(special.softmax, "x, axis=None", jvp={"x": "ans * (t - np.sum(t * ans, axis=axis, keepdims=True))"},

@@ -25,8 +25,10 @@ class Classification:
 
     def inactive_kind(self, node: cst.BaseExpression) -> str | None:
         """"stopped" or "nondiff" if ``node`` carries no gradient by construction."""
-        if isinstance(node, (cst.Comparison, cst.BooleanOperation, cst.FormattedString)):
+        if isinstance(node, (cst.Comparison, cst.FormattedString)):
             return "nondiff"
+        if isinstance(node, cst.BooleanOperation):  # its value is one of its operands
+            return self.combined_kind([node.left, node.right])
         if isinstance(node, cst.UnaryOperation):
             if isinstance(node.operator, (cst.Not, cst.BitInvert)):
                 return "nondiff"

@@ -20,6 +20,8 @@ from .syntax import describe, literal_key, strip_parens
 
 
 _DISPLAYS = (cst.List, cst.Tuple)
+_REPEAT = ("repeating a list or tuple ([x] * n) is not supported on values that carry a gradient; "
+           "build it with a comprehension ([x for _ in range(n)])")
 
 
 class ExpressionLowering:
@@ -69,6 +71,8 @@ class ExpressionLowering:
             return self.container(node, target)
         if isinstance(node, cst.IfExp):
             return self.conditional(node, target)
+        if isinstance(node, cst.BooleanOperation):
+            return self.boolean(node, target)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.DictComp)):
             return self.comprehension(node, target)
         raise self.unsupported(node, UNSUPPORTED.get(type(node), f"'{describe(node)}' is not supported"))
@@ -89,18 +93,47 @@ class ExpressionLowering:
         self.out.append(If(test, body, orelse, self.location(node)))
         return Var(name)
 
+    def boolean(self, node: cst.BooleanOperation, target: str | None) -> Operand:
+        """``a or b`` (``a and b``): the operand Python returns, ``a if a else b`` (``b if a else a``),
+        with ``a`` computed once and ``b`` only where Python computes it."""
+        name = target or self.fn.fresh(["either"])
+        first = self.lower(node.left, None, self.hint(node.left))
+        test = first if isinstance(first, Const) else self.emit(
+            Opaque(cst.Name(first.name), (first.name,), "nondiff"), None, "cond", node)
+        keep, _ = self.nested(lambda: self.emit_operand(first, name))
+        other, _ = self.nested(lambda: self.lower(node.right, name))
+        both = (keep, other) if isinstance(node.operator, cst.Or) else (other, keep)
+        self.out.append(If(test, *both, self.location(node)))
+        return Var(name)
+
     def binary(self, node: cst.BinaryOperation, target: str | None) -> Operand:
         key, word = BINARY_OPS.get(type(node.operator), (None, ""))
-        if key is None:
-            raise self.unsupported(node, f"the operator '{self.parsed.code(node.operator).strip()}' "
-                                         "is not supported on values that carry a gradient")
         if key is operator.add and (isinstance(node.left, _DISPLAYS) or isinstance(node.right, _DISPLAYS)
                                     or node in self.concatenations):
             key = runtime.concat  # xs + [v]: a concatenation (unless xs turns out to be an array)
         (left, lnode), (right, rnode) = self.operand(node.left), self.operand(node.right)
         primal = node.with_changes(left=lnode, right=rnode, operator=_one_line(node.operator),
                                    lpar=[], rpar=[])
+        problem = self.no_arithmetic(node, key)
+        if problem is not None:  # run as written; refused where a gradient reaches it
+            call = Call(None, self.parsed.code(node).strip(), {"0": left, "1": right}, primal, problem)
+            return self.emit(call, target, self.hint(node), node)
         return self.apply(key, [left, right], {}, primal, node, target, word, [lnode, rnode])
+
+    def no_arithmetic(self, node: cst.BinaryOperation, key: Any) -> str | None:
+        """Why ``node`` has no gradient, if it is no arithmetic: ``[x] * n`` repeats a list,
+        ``m & n`` combines masks (``d | e`` merges dicts)."""
+        if key is None:
+            return (f"the operator '{self.parsed.code(node.operator).strip()}' is not supported on "
+                    f"values that carry a gradient")
+        if key is operator.mul and any(self.is_sequence(n) for n in (node.left, node.right)):
+            return _REPEAT
+        return None
+
+    def is_sequence(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` is certainly a list or tuple: a display, a comprehension, a list."""
+        return isinstance(node, (*_DISPLAYS, cst.ListComp)) or isinstance(node, cst.Name) and (
+            self.version.get(node.value, node.value) in self.lists)
 
     def unary(self, node: cst.UnaryOperation, target: str | None) -> Operand:
         key, word = UNARY_OPS.get(type(node.operator), (None, ""))

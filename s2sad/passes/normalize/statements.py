@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import builtins
+import logging
+import warnings
 from typing import Any
 
 import libcst as cst
@@ -14,10 +16,14 @@ from .inplace import ufunc_at_helper
 from .syntax import LIST_METHODS, describe, statements_of, strip_parens
 
 
-#: Calls that may stand as statements: they print or check and change nothing.
+#: Calls that may stand as statements: they print, warn, log or check and change nothing (a
+#: logger's method called on a logger: ``log.debug(...)``).
 STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write, runtime.seed,
                    runtime.check_assignment_order, runtime.check_number, runtime.check_wrt_item,
-                   runtime.check_out)
+                   runtime.check_out, warnings.warn, logging.debug, logging.info, logging.warning,
+                   logging.error, logging.critical, logging.exception, logging.log,
+                   logging.Logger.debug, logging.Logger.info, logging.Logger.warning, logging.Logger.error,
+                   logging.Logger.critical, logging.Logger.exception, logging.Logger.log)
 
 
 class StatementLowering:
@@ -308,7 +314,8 @@ class StatementLowering:
             self.check_expression(value)
             self.out_call(value)
             return
-        if isinstance(value, cst.Call) and any(self.res.object(value.func) is f for f in STATEMENT_CALLS):
+        called = self.res.object(value.func) if isinstance(value, cst.Call) else None
+        if any(getattr(called, "__func__", called) is f for f in STATEMENT_CALLS):
             self.check_expression(value)
             self.out.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), "nondiff"), self.loc))
             return
