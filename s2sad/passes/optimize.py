@@ -524,6 +524,8 @@ def _reuse_dead_factors(adj: Adjoint, kept: set[str]) -> None:
                   and _description(s.value) is not None}
     candidates -= kept | set(adj.fn.params) | _control_reads(adj.forward) | _saved(adj.forward)
     candidates -= {n for s in adj.forward if not isinstance(s, Assign) for n in assigned_names([s])}
+    if adj.known is not None:  # (a number specialised code knows has no buffer to write into)
+        candidates = {n for n in candidates if (known := adj.known.get(n)) is None or known.array}
     for s in assigns(adj.forward):
         if _description(s.value) is None:
             candidates -= set(reads(s.value))
@@ -545,7 +547,7 @@ def _reuse_dead_factors(adj: Adjoint, kept: set[str]) -> None:
             continue
         tree = parsed_line(out.code).body[0]
         factor = _dead_factor(tree, candidates, read_before, {n for n in touched if last_read[n] > i})
-        if factor is not None and not _number(adj, factor):  # (a number has no buffer to write into)
+        if factor is not None:
             g = tree.value.left if tree.value.right.id == factor else tree.value.right
             if _fits(adj, g.id, factor):  # specialised code: known to fit, no check needed
                 code = f"{tree.target.id} += {adj.use('np')}.multiply({g.id}, {factor}, out={factor})"
@@ -555,12 +557,6 @@ def _reuse_dead_factors(adj: Adjoint, kept: set[str]) -> None:
             candidates.discard(factor)
         spots = _shape_spots(out.code, shape_helpers)
         read_before |= {n for n in touched if not _keeps_no_alias(tree, out.code, n, spots)}
-
-
-def _number(adj: Adjoint, name: str) -> bool:
-    """Whether specialised code knows ``name`` to be a number."""
-    known = adj.known.get(name) if adj.known is not None else None
-    return known is not None and not known.array
 
 
 def _fits(adj: Adjoint, g: str, dead: str) -> bool:
