@@ -28,6 +28,7 @@ from ..errors import Location
 from ..generated import Generated, register
 from ..ir import VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var, statements, wrt_parameter
 from .adjoint import Adjoint, Line, Out, runtime_object
+from .parsed_lines import line_names, rename
 
 _EMPTY = cst.Module(body=[])
 FACTORY = "__s2sad_factory__"
@@ -224,6 +225,9 @@ def render(adj: Adjoint, kind: str) -> Rendered:
     if kind != "vjp" and adj.seed:
         body.append(adj.seed)
     body += render_backward(adj.backward)
+    copies, adj.results = _passed_arguments(adj, body)
+    checks = sum(1 for line in body if line.startswith((f"{adj.use('check_wrt')}(", f"{adj.use('check_wrt_item')}(")))
+    body[checks:checks] = copies
     if len(adj.results) > 1 and kind in ("grad", "value_and_grad") and adj.shared_results:
         # one array can be the gradient of two arguments (x and y in np.sum(x + y)): the
         # caller gets arrays it can update independently
@@ -232,6 +236,20 @@ def render(adj: Adjoint, kind: str) -> Rendered:
         grads = _returned_grads(adj)
     body.append(f"return {value}, {grads}" if kind in VALUE_KINDS else f"return {grads}")
     return _module(adj, kind, name, render_function(fn, name, body, adj.seed_param))
+
+
+def _passed_arguments(adj: Adjoint, body: list[str]) -> tuple[list[str], list[str]]:
+    """Copies made on entry of the parameters the body assigns (a loop carries one, or its
+    reversed loop restores it from the tape), and the results reading those copies: each
+    gradient takes the type, shape and dtype of the argument as it was passed."""
+    params = {wrt_parameter(p) for p in adj.wrt}
+    read = {n for r in adj.results for n in line_names(r)} & params
+    if not read:
+        return [], adj.results
+    tree = ast.parse("def f():\n" + "\n".join(_indent(body) or ["    pass"]))
+    stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    renamed = {p: adj.fn.fresh(f"{p}_in") for p in sorted(read & stored)}
+    return [f"{new} = {p}" for p, new in renamed.items()], [rename(r, renamed) for r in adj.results]
 
 
 def _returned_grads(adj: Adjoint) -> str:

@@ -4,13 +4,12 @@ a copy ``a = b`` between adjoints is left out, the lines after it reading ``b``.
 from __future__ import annotations
 
 import ast
-import re
 from collections import Counter
 from dataclasses import replace
 
 from ..rules.shapes import Known
 from .adjoint import Adjoint, Block, Line, Out, lines
-from .parsed_lines import line_names, parsed_line
+from .parsed_lines import Spans, line_names, rename
 from .shapes import Shapes, code_statements, loop_header, statements_of
 
 
@@ -231,40 +230,3 @@ def _renamed(x: Out, renamed: dict[str, str]) -> Out:
         return x
     code = rename(x.code, renamed)
     return x if code == x.code else replace(x, code=code, reads=frozenset(renamed.get(n, n) for n in x.reads))
-
-
-_WORD = re.compile(r"[^\W\d]\w*")  # (every name the code may read, and more)
-
-
-def rename(code: str, renamed: dict[str, str]) -> str:
-    """``code`` reading ``renamed[a]`` wherever it reads ``a``."""
-    if renamed.keys().isdisjoint(_WORD.findall(code)):
-        return code  # (no name to rename: parsed for nothing)
-    spans = Spans(code)
-    return spans.replaced([(*spans.span(n), renamed[n.id]) for n in ast.walk(parsed_line(code))
-                           if isinstance(n, ast.Name) and n.id in renamed])
-
-
-class Spans:
-    """Where the nodes of an ast of ``code`` stand in it (ast's columns count bytes), and
-    ``code`` with some of those spans replaced."""
-
-    def __init__(self, code: str) -> None:
-        self.source = code.encode()
-        self.starts = [0]
-        for line in code.split("\n"):
-            self.starts.append(self.starts[-1] + len(line.encode()) + 1)
-
-    def span(self, node: ast.AST) -> tuple[int, int]:
-        return (self.starts[node.lineno - 1] + node.col_offset,  # type: ignore[attr-defined]
-                self.starts[node.end_lineno - 1] + node.end_col_offset)  # type: ignore[attr-defined]
-
-    def text(self, node: ast.AST) -> str:
-        return self.source[slice(*self.span(node))].decode()
-
-    def replaced(self, edits: list[tuple[int, int, str]]) -> str:
-        """The code with each ``(start, end, new)`` span replaced (spans do not overlap)."""
-        source = self.source
-        for start, end, new in sorted(edits, reverse=True):
-            source = source[:start] + new.encode() + source[end:]
-        return source.decode()

@@ -16,8 +16,7 @@ import numpy as np
 
 from ..rules.shapes import Known
 from .adjoint import Adjoint, Block, Line, Out
-from .fold import Spans
-from .parsed_lines import parsed_line
+from .parsed_lines import Spans, parsed_line
 from .shapes import Shapes
 
 # terms written without parentheses in a sum (their operators bind tighter than + and -)

@@ -22,9 +22,9 @@ from ..ir import Assign, Loop, Raw, Stmt, statements
 from ..rules.shapes import NEW_ARRAY_FUNCTIONS, NEW_ARRAY_METHODS, TANGENT, FloatScalar, Known, KnownTree, matmul_shape
 from .adjoint import FRESH_HELPERS, Adjoint, Block, Out
 from .batch import batch_loops
-from .fold import Spans, atomic, drop_copies, fold_constants, rename
+from .fold import atomic, drop_copies, fold_constants
 from .number_sums import sum_numbers
-from .parsed_lines import line_names, parsed_line
+from .parsed_lines import Spans, line_names, parsed_line, rename
 from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, code_statements, origins, statements_of
 from .specialize_rules import axes_text, balanced_eq, balanced_eq_known, stacked_grad, stacked_product, summed_axes
 from .unstop import unstop
