@@ -3,6 +3,8 @@ the function rebinds the parameter (a loop carries it to an array, or to complex
 and the generated code reads it after (passes/codegen.py, ``_passed_arguments``)."""
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -60,3 +62,16 @@ def test_a_parameter_carried_to_complex_values_keeps_a_real_zero_gradient(specia
             dx, ds = g(-0.5, 0.3)
             assert type(ds) is float and ds == 0.0
             assert isinstance(dx, float)
+
+
+def test_the_copy_is_the_same_in_every_stage_shown(tmp_path):
+    # (the stages render the adjoint more than once: the copy's name must not move)
+    module = tmp_path / "rebinding.py"
+    module.write_text("import numpy as np\nfrom s2sad import stop_gradient\n\n\n"
+                      "def cut(x, s):\n    k = 0\n    while k < 2:\n        s = s * np.ones(3)\n        k += 1\n"
+                      "    return np.sum(stop_gradient(s) * x) + np.sum(x ** 2)\n")
+    out = subprocess.run([sys.executable, "-m", "s2sad", f"{module}:cut", "--wrt", "x", "s", "--stages"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("s_in = s\n") >= 2 and "s_in_2" not in out.stdout
+    assert out.stdout.rstrip().endswith("return distinct(grad_like(dx, x), zeros_grad(s_in))")

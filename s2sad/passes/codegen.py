@@ -12,6 +12,7 @@ import ast
 import builtins
 import functools
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -225,15 +226,15 @@ def render(adj: Adjoint, kind: str) -> Rendered:
     if kind != "vjp" and adj.seed:
         body.append(adj.seed)
     body += render_backward(adj.backward)
-    copies, adj.results = _passed_arguments(adj, body)
+    copies, results = _passed_arguments(adj, body)
     checks = sum(1 for line in body if line.startswith((f"{adj.use('check_wrt')}(", f"{adj.use('check_wrt_item')}(")))
     body[checks:checks] = copies
-    if len(adj.results) > 1 and kind in ("grad", "value_and_grad") and adj.shared_results:
+    if len(results) > 1 and kind in ("grad", "value_and_grad") and adj.shared_results:
         # one array can be the gradient of two arguments (x and y in np.sum(x + y)): the
         # caller gets arrays it can update independently
-        grads = f"{adj.use('distinct')}({', '.join(adj.results)})"
+        grads = f"{adj.use('distinct')}({', '.join(results)})"
     else:
-        grads = _returned_grads(adj)
+        grads = _returned_grads(adj, results)
     body.append(f"return {value}, {grads}" if kind in VALUE_KINDS else f"return {grads}")
     return _module(adj, kind, name, render_function(fn, name, body, adj.seed_param))
 
@@ -241,22 +242,30 @@ def render(adj: Adjoint, kind: str) -> Rendered:
 def _passed_arguments(adj: Adjoint, body: list[str]) -> tuple[list[str], list[str]]:
     """Copies made on entry of the parameters the body assigns (a loop carries one, or its
     reversed loop restores it from the tape), and the results reading those copies: each
-    gradient takes the type, shape and dtype of the argument as it was passed."""
+    gradient takes the type, shape and dtype of the argument as it was passed.  (``adj`` is
+    left as it is: the stages shown with ``--stages`` render it more than once.)"""
     params = {wrt_parameter(p) for p in adj.wrt}
     read = {n for r in adj.results for n in line_names(r)} & params
     if not read:
         return [], adj.results
     tree = ast.parse("def f():\n" + "\n".join(_indent(body) or ["    pass"]))
     stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    renamed = {p: adj.fn.fresh(f"{p}_in") for p in sorted(read & stored)}
+    renamed = {p: _unused(adj, f"{p}_in") for p in sorted(read & stored)}
     return [f"{new} = {p}" for p, new in renamed.items()], [rename(r, renamed) for r in adj.results]
 
 
-def _returned_grads(adj: Adjoint) -> str:
+def _unused(adj: Adjoint, hint: str) -> str:
+    """``hint``, or ``hint`` numbered, as no name of the function is (not taken: see above)."""
+    names = itertools.chain([hint], (f"{hint}_{i}" for i in itertools.count(2)))
+    return next(n for n in names if n not in adj.fn.names)
+
+
+def _returned_grads(adj: Adjoint, results: list[str] | None = None) -> str:
     """The gradient, or a tuple of them when ``wrt`` was a tuple."""
-    if len(adj.results) == 1 and not adj.multiple:
-        return adj.results[0]
-    return "(" + ", ".join(adj.results) + ("," if len(adj.results) == 1 else "") + ")"
+    results = adj.results if results is None else results
+    if len(results) == 1 and not adj.multiple:
+        return results[0]
+    return "(" + ", ".join(results) + ("," if len(results) == 1 else "") + ")"
 
 
 def _module(adj: Adjoint, kind: str, name: str, function: str) -> Rendered:
