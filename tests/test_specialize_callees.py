@@ -127,7 +127,7 @@ def test_a_callee_called_with_a_keyword_keeps_its_generic_code_and_is_right():
 
 def test_float32_arguments_keep_their_dtype_through_specialised_callees():
     args = _args("two_calls", np.float32)
-    got = s2sad.grad(two_calls, ("W", "b", "c"))(*args)
+    got = s2sad.grad(two_calls, ("W", "b", "c"), specialize=True)(*args)
     generic = s2sad.grad(two_calls, ("W", "b", "c"), specialize=False)(*args)
     for g, h in zip(got, generic):
         assert g.dtype == h.dtype == np.float32
@@ -135,7 +135,7 @@ def test_float32_arguments_keep_their_dtype_through_specialised_callees():
 
 
 def test_new_shapes_make_a_new_specialisation_of_caller_and_callees():
-    g = s2sad.grad(two_calls, ("W", "b", "c"))
+    g = s2sad.grad(two_calls, ("W", "b", "c"), specialize=True)
     before = len(g.__s2sad_specialized__)
     first = _args("two_calls")
     rng = np.random.default_rng(9)
@@ -163,7 +163,7 @@ def test_a_function_the_gradient_only_runs_has_a_known_value():
     args = (rng.normal(size=(3, 2)), rng.normal(size=(5, 3)))
     text = s2sad.adjoint_source(through_a_stopped_callee, "W", example=args)
     assert "s2sad" not in _code(text), text
-    got = s2sad.grad(through_a_stopped_callee, "W")(*args)
+    got = s2sad.grad(through_a_stopped_callee, "W", specialize=True)(*args)
     Z = normalize(args[1] @ args[0])
     np.testing.assert_allclose(got, args[1].T @ Z, rtol=1e-12)  # Z is a constant: d/dW sum(Z * XW) = X^T Z
 
@@ -191,7 +191,7 @@ def test_callees_given_a_list_of_parameters_return_its_gradient_as_plain_numpy(k
     Y = np.eye(2)[rng.integers(0, 2, 6)]
     text = s2sad.adjoint_source(two_batches, "params", example=(params, X, X2, Y))
     assert "s2sad" not in _code(text), text
-    got = s2sad.grad(two_batches, "params")(params, X, X2, Y)
+    got = s2sad.grad(two_batches, "params", specialize=True)(params, X, X2, Y)
     generic = s2sad.grad(two_batches, "params", specialize=False)(params, X, X2, Y)
     assert type(got) is type(generic) is kind and len(got) == 4
     for i, (g, h) in enumerate(zip(got, generic)):
@@ -217,7 +217,7 @@ def test_the_samples_of_a_random_generator_have_known_shapes():
     W, X = rng.normal(size=(3, 2)), rng.normal(size=(5, 3))
     text = s2sad.adjoint_source(noisy_loss, "W", example=(W, X, np.random.default_rng(0)))
     assert "s2sad" not in _code(text), text
-    got = s2sad.grad(noisy_loss, "W")(W, X, np.random.default_rng(0))
+    got = s2sad.grad(noisy_loss, "W", specialize=True)(W, X, np.random.default_rng(0))
     want = s2sad.grad(noisy_loss, "W", specialize=False)(W, X, np.random.default_rng(0))
     np.testing.assert_allclose(got, want, rtol=1e-12)
     np.testing.assert_allclose(got, numerical_grad(lambda W: noisy_loss(W, X, np.random.default_rng(0)), (W,), 0),

@@ -194,7 +194,7 @@ def test_specialised_code_of_a_container_is_plain_numpy_and_right(name):
     args = inputs()
     text = s2sad.adjoint_source(fn, "params", example=args)
     assert "s2sad" not in _code(text), text
-    g = s2sad.grad(fn, "params")
+    g = s2sad.grad(fn, "params", specialize=True)
     got = g(*args)
     assert _made(g, args).__s2sad_source__ == text
     _same(got, s2sad.grad(fn, "params", specialize=False)(*args))
@@ -205,7 +205,7 @@ def test_specialised_code_of_a_container_is_plain_numpy_and_right(name):
 def test_a_container_gradient_is_the_callers_own(name):
     fn, inputs = CASES[name]
     args = inputs()
-    g = s2sad.grad(fn, "params")
+    g = s2sad.grad(fn, "params", specialize=True)
     first = g(*args)
     leaves = [_get(first, p) for p in _paths(first) if isinstance(_get(first, p), np.ndarray)]
     assert len({id(x) for x in leaves}) == len(leaves)
@@ -219,7 +219,7 @@ def test_a_container_gradient_is_the_callers_own(name):
 
 
 def test_a_new_shape_or_key_makes_a_new_specialisation():
-    g = s2sad.grad(em, "params")
+    g = s2sad.grad(em, "params", specialize=True)
     params, *rest = _em_inputs()
     g(params, *rest)
     g(params, *rest)
@@ -240,7 +240,7 @@ def test_a_container_holding_anything_else_runs_the_generic_code():
     def f(w, options):
         return np.sum(options["scale"] * w ** 2)
 
-    g = s2sad.grad(f, "w")
+    g = s2sad.grad(f, "w", specialize=True)
     w = np.arange(3.0)
     for other in ("a name", None, [np.ones(2), "x"]):
         options = {"scale": 2.0, "other": other}
@@ -249,14 +249,14 @@ def test_a_container_holding_anything_else_runs_the_generic_code():
     inner = g.__s2sad_specialized__[((w.shape, w.dtype), dict)]
     assert list(inner.__s2sad_specialized__) == [((w.shape, w.dtype), dict)]
     with pytest.raises(s2sad.S2SADError, match="other"):
-        s2sad.grad(f, "options")(w, {"scale": 2.0, "other": "a name"})
+        s2sad.grad(f, "options", specialize=True)(w, {"scale": 2.0, "other": "a name"})
 
 
 @pytest.mark.parametrize("name", ["em", "mlp_list"])
 def test_float32_items_keep_their_dtype(name):
     fn, inputs = CASES[name]
     args = tuple(_as32(a) for a in inputs())
-    got = s2sad.grad(fn, "params")(*args)
+    got = s2sad.grad(fn, "params", specialize=True)(*args)
     _same(got, s2sad.grad(fn, "params", specialize=False)(*args), exact=False)
     assert all(_get(got, p).dtype == np.float32 for p in _paths(got))
 
@@ -272,7 +272,7 @@ def _as32(x):
 def test_a_list_read_by_index_and_unpacked():
     args = ([np.ones((3, 2)) * 0.3, np.arange(2.0)], np.linspace(0, 1, 12).reshape(4, 3))
     assert "s2sad" not in _code(s2sad.adjoint_source(shared, "params", example=args))
-    got = s2sad.grad(shared, "params")(*args)
+    got = s2sad.grad(shared, "params", specialize=True)(*args)
     _same(got, s2sad.grad(shared, "params", specialize=False)(*args))
     _close(got, _numerical(shared, args[0], args[1:]))
 
@@ -288,7 +288,7 @@ def test_value_and_grad_and_hvp_of_a_container_agree_with_the_generic_code(name)
 
 def test_a_container_and_an_array_together():
     params, X, Y = _mlp_inputs()
-    got = s2sad.grad(mlp, (0, 1))(params, X, Y)
+    got = s2sad.grad(mlp, (0, 1), specialize=True)(params, X, Y)
     _same(got, s2sad.grad(mlp, (0, 1), specialize=False)(params, X, Y))
 
 
