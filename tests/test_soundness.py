@@ -291,3 +291,15 @@ def test_a_write_into_an_array_a_container_holds_views_of_is_refused(f, holder):
     changes them (these gave wrong gradients, silently)."""
     with pytest.raises(s2sad.UnsupportedSyntaxError, match=holder):
         s2sad.grad(f)(np.array([[0.3, -0.5], [0.7, 0.2]]))
+
+
+@pytest.mark.parametrize("fill", [0, np.int64(0), True])
+def test_specialised_code_keeps_the_write_check_where_the_array_is_otherwise_dead(fill) -> None:
+    # (specialised code knows y's shape, so y itself is not needed: the checked write stays)
+    f = function("y = np.full(3, fill)\ny[0] = x[0] ** 2 * 2.7\nreturn np.sum(y * 1.0) + np.sum(x)",
+                 "x, fill")
+    g = s2sad.grad(f, specialize=True)
+    for _ in range(2):
+        with pytest.raises(s2sad.NoGradientRuleError, match="written into an array of dtype") as info:
+            g(X3, fill)
+        assert (info.value.location.line, info.value.location.column) == (3, 5)

@@ -40,7 +40,8 @@ _LOOSE = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOp
 def _pure(stmt: Assign) -> bool:
     v = stmt.value
     if isinstance(v, Call):
-        return v.rule is not None and v.number_check is None  # (a check may refuse at run time)
+        # (a run-time check may refuse: a write into an array of an integer dtype, say)
+        return v.rule is not None and v.number_check is None and v.float_check is None and v.overlap is None
     if isinstance(v, Opaque):
         return stmt.target is not None
     return True
