@@ -208,9 +208,10 @@ def render(adj: Adjoint, kind: str) -> Rendered:
     name = adj.name
     body: list[str] = []
     if kind in ("grad", "value_and_grad"):  # a callee's arguments come from generated code
-        body += [f'{adj.use("check_wrt")}({p}, "{p}")' if wrt_parameter(p) == p else
+        body = [f'{adj.use("check_wrt")}({p}, "{p}")' if wrt_parameter(p) == p else
                  f'{adj.use("check_wrt_item")}({wrt_parameter(p)}, {p[len(wrt_parameter(p)) + 1:-1]}, "{p}")'
                  for p in adj.wrt if p not in adj.trusted]
+    checks = len(body)  # (the argument copies go after the checks)
     body += render_forward(adj.forward, adj.use)
     value = _operand_code(adj.value)
     if adj.value_copy and kind in VALUE_KINDS:
@@ -227,7 +228,6 @@ def render(adj: Adjoint, kind: str) -> Rendered:
         body.append(adj.seed)
     body += render_backward(adj.backward)
     copies, results = _passed_arguments(adj, body)
-    checks = sum(1 for line in body if line.startswith((f"{adj.use('check_wrt')}(", f"{adj.use('check_wrt_item')}(")))
     body[checks:checks] = copies
     if len(results) > 1 and kind in ("grad", "value_and_grad") and adj.shared_results:
         # one array can be the gradient of two arguments (x and y in np.sum(x + y)): the
