@@ -39,6 +39,7 @@ class _Compiled:
     globals: dict[str, Any]  # held: the key has its id
     relative: tuple[tuple[str, Any, Any, int], ...]
     absolute: tuple[Check, ...]
+    template: Any = None  # a generic build's pipeline.Template, for the builds specialised later
 
 
 _compiled: dict[tuple[Any, ...], _Compiled] = {}
@@ -247,7 +248,10 @@ def _entry(fn: types.FunctionType, key: tuple[Any, ...], signature: inspect.Sign
     if stored is not None:
         entry = _from_disk(fn, stored)
     if entry is None:
-        entry, warned = _compile(fn, key, shapes, show)
+        generic = _compiled.get(code_key[:-1]) if shapes is not None and show is None else None
+        template = generic.template if generic is not None and hold(
+            bind(fn, generic.relative) + generic.absolute) else None
+        entry, warned = _compile(fn, key, shapes, show, template)
         if stored is not None and not warned:  # (a cached copy would not warn)
             disk_cache.store(stored, (entry.generated, entry.relative, entry.absolute))
     _compiled[code_key] = entry
@@ -255,9 +259,10 @@ def _entry(fn: types.FunctionType, key: tuple[Any, ...], signature: inspect.Sign
 
 
 def _compile(fn: types.FunctionType, key: tuple[Any, ...], shapes: tuple[Any, ...] | None,
-             show: Callable[[str, str], None] | None) -> tuple[_Compiled, bool]:
+             show: Callable[[str, str], None] | None, template: Any = None) -> tuple[_Compiled, bool]:
     """``fn`` through the pipeline, for ``key`` (names, multiple, kind, split, debug[, shapes]):
-    the new entry, and whether generating it warned."""
+    the new entry, and whether generating it warned.  Code specialised to ``shapes`` starts
+    from ``template``, when given: what the generic build for ``key[:5]`` left."""
     # the compiler (and libcst) load on the first generation, not with ``import s2sad``
     from .ir import CALLEE_KINDS
     from .pipeline import State, run
@@ -272,15 +277,16 @@ def _compile(fn: types.FunctionType, key: tuple[Any, ...], shapes: tuple[Any, ..
                 warnings.simplefilter("ignore", ZeroGradientWarning)
             try:
                 state = run(State(fn, names, multiple, kind, split, debug, build=build,
-                                  arguments=_arguments(fn, shapes)), show)
+                                  arguments=_arguments(fn, shapes), template=template), show)
             except S2SADError as exc:
                 relocate(exc)  # (found in generated code differentiated again)
                 raise
     finally:
         in_progress.pop()
     generated = state.generated
+    kept = state.template if shapes is None and show is None else None
     return _Compiled(generated, fn.__globals__, relative_checks(fn, state.resolution),
-                     absolute_checks(state.resolution, generated.runtime.values())), state.warned
+                     absolute_checks(state.resolution, generated.runtime.values()), kept), state.warned
 
 
 def _instantiate(fn: types.FunctionType, entry: _Compiled, signature: inspect.Signature | None,

@@ -2,6 +2,9 @@
 
     source -> parse -> resolve -> normalize -> activity -> reverse -> optimize -> codegen
 
+Code specialised to its arguments' shapes starts from the generic build's adjoint as the
+reverse pass left it before specialising (a :class:`Template`): specialize -> optimize -> codegen.
+
 Each pass is a function of the :class:`State`; ``show`` renders what the pass
 produced, for ``s2sad --stages`` and the ``S2SAD_STAGES=1`` environment switch.
 An unexpected exception inside a pass is reported as "failed in pass X".
@@ -18,9 +21,20 @@ from .errors import S2SADError
 from .ir import CALLEE_KINDS, Assign, Function, If, Loop, Opaque, Return, Var, wrt_parameter
 from .passes import activity as activity_pass
 from .passes import callees, codegen, forward, normalize, optimize, parse, resolve, reverse, source
-from .passes.adjoint import Adjoint
+from .passes.adjoint import Adjoint, detached
 from .rules import REGISTRY
 from .rules.shapes import Known
+
+
+@dataclass(frozen=True)
+class Template:
+    """What the generic build of a function leaves for the builds specialised to its
+    arguments: the adjoint before specialisation (copied for each), and what it was made from."""
+
+    source: source.FunctionSource
+    resolution: resolve.Resolution
+    adjoint: Adjoint
+    warned: bool  # generating it warned (a zero gradient): no build from it is stored
 
 
 @dataclass
@@ -43,6 +57,7 @@ class State:
     generated: codegen.Generated | None = None
     warned: bool = False  # generation warned (a zero gradient): a cached copy would not
     arguments: dict[str, Known | None] | None = None  # specialised to these argument kinds
+    template: Template | None = None  # given: the specialising pipeline starts from it; else kept
 
 
 @dataclass(frozen=True)
@@ -94,6 +109,19 @@ def _run_activity(s: State) -> None:
     s.warned = activity_pass.warn_zero_gradients(s.ir, params, s.activity)
 
 
+def _run_reverse(s: State) -> None:
+    adjoint = reverse.differentiate(s.ir, s.source, s.wrt, s.multiple, s.kind, s.activity, s.split, s.build)
+    if s.arguments is None and s.kind in ("grad", "value_and_grad"):  # (the kinds specialised later)
+        s.template = Template(s.source, s.resolution, detached(adjoint), s.warned)
+    s.adjoint = reverse.finish(adjoint, s.arguments)
+
+
+def _run_specialize(s: State) -> None:
+    assert s.template is not None
+    s.source, s.resolution, s.warned = s.template.source, s.template.resolution, s.template.warned
+    s.adjoint = reverse.finish(detached(s.template.adjoint), s.arguments)
+
+
 def _run_codegen(s: State) -> None:
     rendered = codegen.render(s.adjoint, s.kind)
     s.text, s.name = rendered.text, rendered.name
@@ -112,8 +140,7 @@ PIPELINE: tuple[Pass, ...] = (
         s.parsed, s.resolution, REGISTRY, callee=s.kind in CALLEE_KINDS or s.kind == "jvp")),
          _show_ir),
     Pass("activity", _run_activity, lambda s: _show_ir(s, annotate=True)),
-    Pass("reverse", lambda s: setattr(s, "adjoint", reverse.generate(s.ir, s.source, s.wrt, s.multiple, s.kind, s.activity, s.split, s.build, s.arguments)),
-         lambda s: codegen.render(s.adjoint, s.kind)[0]),
+    Pass("reverse", _run_reverse, lambda s: codegen.render(s.adjoint, s.kind)[0]),
     Pass("optimize", lambda s: setattr(s, "adjoint", optimize.optimize(s.adjoint, s.keep_values)),
          lambda s: codegen.render(s.adjoint, s.kind)[0]),
     Pass("codegen", _run_codegen, lambda s: s.text),
@@ -128,6 +155,12 @@ FORWARD_PIPELINE: tuple[Pass, ...] = tuple(
     for p in PIPELINE)
 
 
+#: Code specialised to its arguments, from the generic build's :class:`Template`.
+SPECIALIZING_PIPELINE: tuple[Pass, ...] = (
+    Pass("specialize", _run_specialize, lambda s: codegen.render(s.adjoint, s.kind)[0]),
+    *(p for p in PIPELINE if p.name in ("optimize", "codegen")))
+
+
 class InternalCompilerError(S2SADError):
     """A bug in s2sad: please report it with the function that triggered it."""
 
@@ -137,7 +170,9 @@ def run(state: State, show: Callable[[str, str], None] | None = None) -> State:
     if show is None and os.environ.get("S2SAD_STAGES"):
         def show(name: str, text: str) -> None:
             print(f"# ---- after pass {name} ----\n{text}", file=sys.stderr)
-    for p in FORWARD_PIPELINE if state.kind == "jvp" else PIPELINE:
+    passes = SPECIALIZING_PIPELINE if state.template is not None \
+        else FORWARD_PIPELINE if state.kind == "jvp" else PIPELINE
+    for p in passes:
         try:
             p.run(state)
         except (S2SADError, Warning):

@@ -3,6 +3,7 @@
 and codegen consume."""
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Union
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from .. import runtime as runtime_module
 from ..errors import InternalRuleError
-from ..ir import Assign, Function, If, Loop, Operand, Stmt
+from ..ir import Assign, Call, Function, If, Loop, Opaque, Operand, Stmt
 from ..rules.registry import USER_OBJECTS
 from .callees import Build, MethodOfSelf, RecursiveCall
 from .source import FunctionSource
@@ -147,3 +148,42 @@ def lines(outs: list[Out]) -> Iterator[Line | Block]:
         if isinstance(out, Block):
             yield from lines(out.body)
             yield from lines(out.orelse)
+
+
+
+def detached(adj: Adjoint) -> Adjoint:
+    """A copy of ``adj`` that the passes after the reverse pass may change without changing
+    ``adj``: its statements, blocks, lists, dicts and the function's names are copied; what
+    they never change is shared (libcst nodes, rules, operands, lines, the source, the
+    user's objects, which keep their identity)."""
+    copies: dict[int, Any] = {}
+
+    def stmt(s: Stmt) -> Stmt:
+        if id(s) in copies:
+            return copies[id(s)]
+        new = copies[id(s)] = copy.copy(s)
+        if isinstance(new, Assign) and isinstance(new.value, (Call, Opaque)):
+            new.value = copy.copy(new.value)
+        elif isinstance(new, If):
+            new.body, new.orelse = [stmt(x) for x in new.body], [stmt(x) for x in new.orelse]
+        elif isinstance(new, Loop):
+            new.body, new.carried = [stmt(x) for x in new.body], list(new.carried)
+        return new
+
+    def out(x: Out) -> Out:
+        if isinstance(x, Line):
+            return x
+        return Block(x.header, x.reads, [out(y) for y in x.body], [out(y) for y in x.orelse],
+                     x.loop and stmt(x.loop), x.branch and stmt(x.branch))
+
+    fn = copy.copy(adj.fn)
+    fn.body = [stmt(s) for s in fn.body]
+    fn.names, fn.user_names, fn.closure = set(fn.names), set(fn.user_names), set(fn.closure)
+    fn.free, fn.numbered = dict(fn.free), dict(fn.numbered)
+    new = copy.copy(adj)
+    new.fn, new.forward, new.backward = fn, [stmt(s) for s in adj.forward], [out(x) for x in adj.backward]
+    new.results, new.runtime, new.callees = list(adj.results), dict(adj.runtime), dict(adj.callees)
+    new.split_calls = [(stmt(a), name) for a, name in adj.split_calls]  # type: ignore[misc]
+    new.known = None if adj.known is None else dict(adj.known)
+    new.owned, new.callee_origins = dict(adj.owned), dict(adj.callee_origins)
+    return new

@@ -559,11 +559,9 @@ def _seed(adj: Adjoint, rev: Reverser, activity: Activity) -> list[Out]:
     return head
 
 
-def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multiple: bool,
-             kind: str, activity: Activity, split: bool = True, build: Build | None = None,
-             arguments: dict[str, Known | None] | None = None) -> Adjoint:
-    """The adjoint of ``fn``; ``arguments``: what is known of the arguments of the calls it
-    is specialised to (shapes, dtypes), or None for code that serves any arguments."""
+def differentiate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multiple: bool,
+                  kind: str, activity: Activity, split: bool = True, build: Build | None = None) -> Adjoint:
+    """The adjoint of ``fn`` before it is specialised to its arguments: the same for all."""
     ret = fn.body[-1]
     assert isinstance(ret, Return)
     adj = Adjoint(fn, source, wrt, multiple, fn.fresh(generated_name(fn.name, wrt, kind, fn.params)),
@@ -571,8 +569,7 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
     if kind == "split":
         adj.backward_name = fn.fresh("backward")
     rev = Reverser(adj, activity)
-    value = ret.value
-    if kind not in ("vjp", "split") and isinstance(value, Var) and value.name in rev.complex:
+    if kind not in ("vjp", "split") and isinstance(ret.value, Var) and ret.value.name in rev.complex:
         raise NonScalarOutputError(
             "the differentiated function must return a real floating-point scalar, but this value "
             "is complex; return np.real(...), np.imag(...) or np.abs(...) of it", ret.loc)
@@ -588,11 +585,16 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
             adj.results.append(f"{adj.use('grad_like')}({rev.dname(param)}{p[len(param):]}, {p})")
     adj.backward = drop_copy_backs(adj.backward)
     drop_copies(adj)
+    return adj
+
+
+def finish(adj: Adjoint, arguments: dict[str, Known | None] | None) -> Adjoint:
+    """``adj`` specialised to ``arguments`` (shapes, dtypes; None: any), loops' tapes decided."""
     if arguments is not None:
         specialize(adj, arguments)
     finish_loops(adj)
     restored = {n for b in lines(adj.backward) if isinstance(b, Block) and b.loop for n in b.loop.saved}
-    if isinstance(value, Var) and value.name in restored:
-        adj.value_copy = fn.fresh("value_out")
+    if isinstance(adj.value, Var) and adj.value.name in restored:
+        adj.value_copy = adj.fn.fresh("value_out")
     return adj
 
