@@ -227,31 +227,38 @@ def render(adj: Adjoint, kind: str) -> Rendered:
     if kind != "vjp" and adj.seed:
         body.append(adj.seed)
     body += render_backward(adj.backward)
-    copies, results = _passed_arguments(adj, body)
-    body[checks:checks] = copies
+    function, fdef = _with_return(adj, kind, body, value, adj.results)
+    renamed = _passed_arguments(adj, fdef)
+    if renamed:
+        body[checks:checks] = [f"{new} = {p}" for p, new in renamed.items()]
+        function, fdef = _with_return(adj, kind, body, value, [rename(r, renamed) for r in adj.results])
+    return _module(adj, kind, name, function, fdef)
+
+
+def _with_return(adj: Adjoint, kind: str, body: list[str], value: str,
+                 results: list[str]) -> tuple[str, ast.FunctionDef]:
+    """The function of ``body`` that returns ``results`` (after ``value``), and its tree."""
     if len(results) > 1 and kind in ("grad", "value_and_grad") and adj.shared_results:
         # one array can be the gradient of two arguments (x and y in np.sum(x + y)): the
         # caller gets arrays it can update independently
         grads = f"{adj.use('distinct')}({', '.join(results)})"
     else:
         grads = _returned_grads(adj, results)
-    body.append(f"return {value}, {grads}" if kind in VALUE_KINDS else f"return {grads}")
-    return _module(adj, kind, name, render_function(fn, name, body, adj.seed_param))
+    returned = f"return {value}, {grads}" if kind in VALUE_KINDS else f"return {grads}"
+    function = render_function(adj.fn, adj.name, body + [returned], adj.seed_param)
+    return function, _function_tree(function)
 
 
-def _passed_arguments(adj: Adjoint, body: list[str]) -> tuple[list[str], list[str]]:
-    """Copies made on entry of the parameters the body assigns (a loop carries one, or its
-    reversed loop restores it from the tape), and the results reading those copies: each
-    gradient takes the type, shape and dtype of the argument as it was passed.  (``adj`` is
-    left as it is: the stages shown with ``--stages`` render it more than once.)"""
-    params = {wrt_parameter(p) for p in adj.wrt}
-    read = {n for r in adj.results for n in line_names(r)} & params
+def _passed_arguments(adj: Adjoint, fdef: ast.FunctionDef) -> dict[str, str]:
+    """The parameters the code (``fdef``) assigns (a loop carries one, or its reversed loop
+    restores it from the tape) that a result reads, each with the name of a copy to make on
+    entry: each gradient takes the type, shape and dtype of the argument as it was passed.
+    (``adj`` is left as it is: the stages shown with ``--stages`` render it more than once.)"""
+    read = {n for r in adj.results for n in line_names(r)} & {wrt_parameter(p) for p in adj.wrt}
     if not read:
-        return [], adj.results
-    tree = ast.parse("def f():\n" + "\n".join(_indent(body) or ["    pass"]))
-    stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    renamed = {p: _unused(adj, f"{p}_in") for p in sorted(read & stored)}
-    return [f"{new} = {p}" for p, new in renamed.items()], [rename(r, renamed) for r in adj.results]
+        return {}
+    stored = {n.id for n in _walk(fdef.body) if type(n) is ast.Name and type(n.ctx) is ast.Store}
+    return {p: _unused(adj, f"{p}_in") for p in sorted(read & stored)}
 
 
 def _unused(adj: Adjoint, hint: str) -> str:
@@ -268,9 +275,14 @@ def _returned_grads(adj: Adjoint, results: list[str] | None = None) -> str:
     return "(" + ", ".join(results) + ("," if len(results) == 1 else "") + ")"
 
 
-def _module(adj: Adjoint, kind: str, name: str, function: str) -> Rendered:
-    """The imports ``function`` needs, the function, then the callees it calls."""
-    fdef = next(n for n in ast.parse(function).body if isinstance(n, ast.FunctionDef))
+def _function_tree(function: str) -> ast.FunctionDef:
+    return next(n for n in ast.parse(function).body if isinstance(n, ast.FunctionDef))
+
+
+def _module(adj: Adjoint, kind: str, name: str, function: str, fdef: ast.FunctionDef | None = None) -> Rendered:
+    """The imports ``function`` needs, the function (``fdef``: its tree, when parsed), then
+    the callees it calls."""
+    fdef = fdef or _function_tree(function)
     used = _names_in(fdef.body)  # the compiled function has no defaults or annotations
     header = _header(adj, kind, used | _names_in([fdef.args]))
     _move_down(fdef, header.count("\n") + 2)
