@@ -10,6 +10,8 @@ prints like a compiler diagnostic::
 from __future__ import annotations
 
 import linecache
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -26,13 +28,20 @@ class Location:
         return f"{self.filename}:{self.line}:{self.column}"
 
 
+#: For each file of generated code, the user's source line each of its lines comes from
+#: (an error found in generated code, when it is differentiated again, is shown there).
+GENERATED_LINES: dict[str, Mapping[int, Location]] = {}
+
+
 class S2SADError(Exception):
-    """Base class of every error s2sad raises about the user's code or call."""
+    """Base class of every error s2sad raises about the user's code or call.  Raised without
+    a location while generated code runs (a run-time check of a helper), it is shown at the
+    user's line that the innermost generated code running comes from."""
 
     def __init__(self, message: str, location: Location | None = None) -> None:
         super().__init__(message)
         self.message = message
-        self.location = location
+        self.location = location or _running_generated_line()
 
     def __str__(self) -> str:
         if self.location is None:
@@ -46,6 +55,16 @@ class S2SADError(Exception):
             caret = " " * max(loc.column - 1, 0) + "^"
             text += f"\n    {stripped}\n    {caret}"
         return text
+
+
+def _running_generated_line() -> Location | None:
+    frame = sys._getframe(2)
+    while frame is not None:
+        origins = GENERATED_LINES.get(frame.f_code.co_filename)
+        if origins is not None:
+            return origins.get(frame.f_lineno)
+        frame = frame.f_back
+    return None
 
 
 class SourceError(S2SADError):

@@ -17,15 +17,9 @@ import sysconfig
 import textwrap
 import tokenize
 import types
-from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..errors import Location, S2SADError, SourceError
-
-
-#: For each file of generated code, the user's source line each of its lines comes from
-#: (an error found in generated code, when it is differentiated again, is shown there).
-GENERATED_LINES: dict[str, Mapping[int, Location]] = {}
+from ..errors import GENERATED_LINES, Location, S2SADError, SourceError
 
 
 #: Where the standard library and installed packages live: code there is never traced into.

@@ -113,8 +113,8 @@ def check_assignment_order(x: Any, index: Any, v: Any, where: str) -> None:
         if np.array_equal(numbered, copied):
             return
         why = "NumPy's in-place assignment reads elements it has already overwritten, which s2sad does not follow"
-    raise S2SADError(f"{where}: the value assigned shares memory with the array it is assigned "
-                     f"into, and {why}; assign a copy of the value (... = (...).copy())")
+    _refuse(where, f"the value assigned shares memory with the array it is assigned into, and "
+                   f"{why}; assign a copy of the value (... = (...).copy())")
 
 
 def _byte_bounds(a: np.ndarray) -> tuple[int, int]:
@@ -188,5 +188,7 @@ def check_out(out: Any, value: Any, where: str, call: str) -> None:
 def _refuse(where: str, message: str) -> None:
     from ..errors import Location, UnsupportedSyntaxError
 
-    filename, line, column = where.rsplit(":", 2)
+    filename, line, column = (where.rsplit(":", 2) + ["", ""])[:3]
+    if not (line.isdigit() and column.isdigit()):  # (not "file:line:col": said in the message)
+        raise UnsupportedSyntaxError(f"{where}: {message}")
     raise UnsupportedSyntaxError(message, Location(filename, int(line), int(column)))
