@@ -460,3 +460,22 @@ def f(x):
     c = np.mean(x, axis=0) < 0.0
     return np.sum(np.where(c, x ** 2, np.tanh(x[:, 0:1])))
 """, np.array([[0.4, -0.8, 1.1], [-1.3, 0.2, 0.5]]))
+
+
+@pytest.mark.parametrize("specialize", [True, False], ids=["specialised", "generic"])
+def test_a_call_on_stop_gradient_x_is_not_shared_with_the_same_call_on_x_in_code_differentiated_again(specialize):
+    # (seed 6161: the gradient's forward pass took np.tanh(s0) as np.tanh(stop_gradient(s0)),
+    # the same value, and its hvp lost the second derivative of np.tanh(s0))
+    f = make_function("""
+def f(s0):
+    v0 = np.tanh(stop_gradient(s0))
+    v1 = np.tanh(s0)
+    s0 += np.tanh(v0)
+    return np.sum(v1) + 2.0 * s0
+""", {"np": np, "stop_gradient": s2sad.stop_gradient})
+    s0, v, eps = 0.4108850619643629, -0.838351921653625, 1e-6
+    gradient = s2sad.grad(f, specialize=specialize)
+    expected = (gradient(s0 + eps * v) - gradient(s0 - eps * v)) / (2 * eps)
+    assert abs(expected) > 0.1
+    for _ in range(2):  # (generic, then specialised code)
+        np.testing.assert_allclose(s2sad.hvp(f, 0, specialize=specialize)(s0, v), expected, rtol=1e-6)

@@ -151,6 +151,19 @@ def test_a_product_repeated_through_stop_gradient_is_computed_once():
     np.testing.assert_allclose(s2sad.grad(free_energy_like)(W, v), expected, rtol=1e-12)
 
 
+@pytest.mark.parametrize("specialize", [True, False], ids=["specialised", "generic"])
+def test_a_gradient_that_shares_a_product_through_stop_gradient_is_differentiated_again_without_it(specialize):
+    # (the shared product is stopped: differentiated as it runs, the second derivative of the
+    # softplus term was lost, an hvp of zero)
+    rng = np.random.default_rng(1)
+    W, v, d = rng.normal(size=(4, 3)) * 0.3, rng.random((5, 4)), rng.normal(size=(4, 3))
+    s = 1.0 / (1.0 + np.exp(-(v @ W)))
+    expected = v.T @ (s * (1.0 - s) * (v @ d))
+    for _ in range(2):  # (generic, then specialised code)
+        np.testing.assert_allclose(s2sad.hvp(free_energy_like, "W", specialize=specialize)(W, v, d),
+                                   expected, rtol=1e-10)
+
+
 @s2sad.nondifferentiable
 def zero_first(a):
     """Changes its argument in place: a value it reads must not be shared with another."""

@@ -102,6 +102,7 @@ class Adjoint:
     owned: dict[str, frozenset[str] | None] = field(default_factory=dict)  # specialised: passes/shapes.origins
     # name -> (function, wrt) of a split callee that is a plain function (it can be specialised)
     callee_origins: dict[str, tuple[Any, tuple[str, ...]]] = field(default_factory=dict)
+    shares_stopped: bool = False  # a call on stop_gradient(x) shares the same call on x's value
 
     def callee(self, function: Any, wrt: tuple[str, ...], kind: str = "vjp") -> str:
         """The name under which this code calls the vjp (or jvp, ...) of ``function``."""

@@ -464,7 +464,8 @@ def compile_text(adj: Adjoint, rendered: Rendered, kind: str) -> Generated:
     if adj.kind == "split" and adj.known is not None:
         value = adj.known.get(adj.value.name) if isinstance(adj.value, Var) else None
         known = (value, not adj.shared_results)
-    return Generated(rendered.name, text, filename, placeholder.__code__, runtime, bool(adj.split_calls), known)
+    return Generated(rendered.name, text, filename, placeholder.__code__, runtime,
+                     bool(adj.split_calls) or adj.shares_stopped, known)
 
 
 def _origins(adj: Adjoint, lines: list[str], start: int) -> dict[int, Location]:

@@ -105,7 +105,9 @@ def _share_repeated(adj: Adjoint) -> None:
     """A top-level NumPy call repeated with the same operands is computed once: the later
     statement takes the earlier value.  ``stop_gradient(W)`` counts as ``W`` (it is the same
     array when the code runs), so the forward pass of ``v @ stop_gradient(W)`` and ``v @ W``
-    shares one product while the backward pass still tells them apart.  Only values that
+    shares one product while the backward pass still tells them apart.  (Differentiated
+    again, the two differ: code that shares them is then read as built with ``split`` off,
+    which does not.)  Only values that
     nothing can change in place qualify: each read by NumPy rules, ``stop_gradient``, copies,
     control flow and tapes alone (an opaque call such as ``np.random.shuffle(a)`` could)."""
     stmts = list(assigns(adj.forward))  # loop phi copies included
@@ -122,13 +124,15 @@ def _share_repeated(adj: Adjoint) -> None:
         safe -= set(reads(v))
     same: dict[str, str] = {}  # name -> the name whose value it certainly is
     seen: dict[tuple, str] = {}
+    stopped = False  # a name is the same array as another through stop_gradient
     for s in adj.forward:
         if not isinstance(s, Assign) or not isinstance(s.target, str) or s.target not in safe:
             continue
         v = s.value
-        copied = v.name if isinstance(v, Var) else v.copy_of if isinstance(v, Opaque) else None
+        copied = v.name if isinstance(v, Var) else v.copy_of if isinstance(v, Opaque) and adj.split else None
         if copied in safe:
             same[s.target] = same.get(copied, copied)
+            stopped |= isinstance(v, Opaque)
         elif (isinstance(v, Call) and v.rule is not None and v.function is None
               and _numpy_level(v.rule.fun) and v.number_check is None
               and all(isinstance(op, Var) and op.name in safe or isinstance(op, Const) and not op.reads
@@ -138,6 +142,7 @@ def _share_repeated(adj: Adjoint) -> None:
             if key in seen:
                 s.value = Var(seen[key])
                 same[s.target] = same.get(seen[key], seen[key])
+                adj.shares_stopped |= stopped
             else:
                 seen[key] = s.target
 
