@@ -35,7 +35,7 @@ def defvjp(fun, params: str, **kwargs) -> None:
 USER_OBJECTS.update({name: getattr(special, name) for name in (
     "digamma", "polygamma", "iv", "ive", "jv", "yv", "i0", "i1", "i0e", "i1e", "j0", "j1", "y0", "y1")})
 USER_OBJECTS.update(expm=linalg.expm, solve_triangular=linalg.solve_triangular,
-                    solve_sylvester=linalg.solve_sylvester, cho_solve=linalg.cho_solve)
+                    solve_sylvester=linalg.solve_sylvester, cho_solve=linalg.cho_solve, lu_solve=linalg.lu_solve)
 
 
 def unary(fun, vjp: str) -> None:
@@ -229,6 +229,45 @@ defvjp(linalg.solve_sylvester, "a, b, q",
        jvp={"q": "solve_sylvester(a, b, t)", "a": "solve_sylvester(a, b, -t @ ans)",
             "b": "solve_sylvester(a, b, -ans @ t)"},
        q=_Q, a=f"-{_Q} @ np.swapaxes(ans, -1, -2)", b=f"-np.swapaxes(ans, -1, -2) @ {_Q}")
+
+# solve reads what assume_a says of a (solve_matrix: a triangle mirrored, a band, all of a), and
+# solves with its transpose if transposed: np.linalg.solve's rule with that matrix
+_SM = "solve_matrix({m}, assume_a, lower, transposed)"
+defvjp(linalg.solve, "a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None, "
+                     "transposed=False",
+       jvp={"a": f"-np.linalg.solve({_SM.format(m='a')}, {_SM.format(m='t')} @ ans) if np.ndim(b) > 1 else "
+                 f"-np.linalg.solve({_SM.format(m='a')}, {_SM.format(m='t')} @ ans[..., None])[..., 0]",
+            "b": f"np.linalg.solve({_SM.format(m='a')}, t)"},
+       a=f"solve_matrix_grad(solve_grad_a(g, {_SM.format(m='a')}, b, ans), assume_a, lower, transposed)",
+       b=f"solve_grad_b(g, {_SM.format(m='a')}, b)")
+# eigh and eigvalsh of the standard problem, reading the lower triangle unless lower=False (as
+# np.linalg.eigh with UPLO); the generalized problem (b=) and subsets are refused
+_UPLO = "('L' if lower else 'U')"
+_GENERALIZED = ("s2sad differentiates the standard eigenproblem only (b=None, all eigenvalues); for a "
+                "generalized one with b = L L^T, solve the standard one of L^-1 a L^-T")
+_EIGH_ONLY = {p: _GENERALIZED for p in ("b", "subset_by_index", "subset_by_value")}
+_EIGH = ("a, b=None, *, lower=True, {only}overwrite_a=False, overwrite_b=False, type=1, check_finite=True, "
+         "subset_by_index=None, subset_by_value=None, driver=None")
+_EV = f"np.linalg.eigh(a, {_UPLO})[1]"
+_EVS = f"({_EV} * np.expand_dims(g, -2)) @ np.swapaxes({_EV}, -1, -2)"
+_EVALS_T = f"np.sum({_EV} * (read_triangle(t, lower) @ {_EV}), axis=-2)"
+_EVALS = f"(np.tril(2.0 * {_EVS}) if lower else np.triu(2.0 * {_EVS})) - {_EVS} * np.eye(np.shape(a)[-1])"
+defvjp(linalg.eigh, _EIGH.format(only="eigvals_only=False, "), returns_container=True, unsupported=_EIGH_ONLY,
+       jvp={"a": f"{_EVALS_T} if eigvals_only else eigh_jvp(t, a, ans, {_UPLO})"},
+       a=f"({_EVALS}) if eigvals_only else eigh_grad(g, a, ans, {_UPLO})")
+defvjp(linalg.eigvalsh, _EIGH.format(only=""), unsupported=_EIGH_ONLY, jvp={"a": _EVALS_T}, a=_EVALS)
+# lu_solve with respect to b (linear): x = a^-1 b (trans 0), a^-T b (1); its transpose swaps them
+defvjp(linalg.lu_solve, "lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True", linear="joint",
+       refuse={"lu_and_piv": "s2sad differentiates scipy.linalg.lu_solve with respect to b only; for a gradient "
+                             "with respect to the matrix, write scipy.linalg.solve(a, b)"},
+       b="lu_solve(lu_and_piv, g, 1 if trans in (0, 'N') else 0) if trans in (0, 'N', 1, 'T') else "
+         "np.conj(lu_solve(lu_and_piv, np.conj(g), 0))")
+# the factorizations' results are read by lu_solve and cho_solve, which s2sad differentiates in b only
+for factor, solver in ((linalg.lu_factor, "solve(a, b)"), (linalg.cho_factor, "solve(a, b, assume_a='pos')")):
+    REGISTRY.declare_refused(factor, f"s2sad does not differentiate scipy.linalg.{factor.__name__} (its "
+                                     f"factors are differentiated only as constants, by lu_solve and cho_solve "
+                                     f"in b); for a gradient with respect to the matrix, write "
+                                     f"scipy.linalg.{solver}")
 
 # --- scipy.signal ---------------------------------------------------------------------------
 defvjp(signal.convolve, "in1, in2, mode='full', method='auto'", linear="each",
