@@ -362,3 +362,25 @@ def solve_matrix_grad(ct: Any, assume_a: Any = None, lower: bool = False, transp
         return np.triu(g) if kind == "upper" else np.tril(g)
     return g
 
+
+def cov_rows(m: Any, y: Any = None, rowvar: bool = True) -> Any:
+    """The variables of ``np.cov(m, y, rowvar)`` as the rows of one matrix, as NumPy lays them out."""
+    real_only("np.cov", m, y)
+    rows = _cov_part(m, rowvar, True)
+    return rows if y is None else np.concatenate((rows, _cov_part(y, rowvar, False)), axis=0)
+
+
+def _cov_part(v: Any, rowvar: bool, first: bool) -> Any:
+    rows = np.atleast_2d(v)
+    flip = not rowvar and (np.ndim(v) != 1 if first else np.shape(rows)[0] != 1)
+    return _t(rows) if flip else rows
+
+
+def cov_rows_grad(ct: Any, m: Any, y: Any = None, rowvar: bool = True, part: int = 0) -> Any:
+    """The transpose of :func:`cov_rows`: the rows of ``ct`` that came from ``m`` (``part`` 0)
+    or ``y`` (1), in that argument's shape."""
+    count = np.shape(_cov_part(m, rowvar, True))[0]
+    v = m if part == 0 else y
+    g = ct[:count] if part == 0 else ct[count:]
+    flip = not rowvar and (np.ndim(v) != 1 if part == 0 else np.shape(np.atleast_2d(v))[0] != 1)
+    return np.reshape(_t(g) if flip else g, np.shape(v))
