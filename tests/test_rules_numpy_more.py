@@ -372,11 +372,18 @@ def test_augmented_floor_division_carries_no_gradient() -> None:
 
 # --- refused with a reason, at the call -----------------------------------------------------------
 
+SQUARE = np.vectorize(lambda v: v * v)
+
 REFUSED = [  # (expression of y, a value that carries a gradient, what the error says)
     ("np.cov(y, fweights=[1, 2, 1])", r"np\.cov\(\.\.\., fweights=\.\.\.\): .*with weights"),
     ("np.cov(y, None, True, False, None, None, [0.5, 1.0, 2.0])", r"aweights=\.\.\.\): .*with weights"),
     ("np.quantile(np.arange(3.0), y[0])", "with respect to the data a, not q"),
     ("np.nanpercentile(y, 50.0, method='inverted_cdf', weights=np.ones(3))", "with weights"),
+    ("np.vectorize(np.sin)(y)", "given to np.vectorize from its own loop.*on the arrays directly"),
+    ("SQUARE(y)", "'SQUARE': NumPy calls the Python function given to np.vectorize"),
+    ("np.frompyfunc(np.sin, 1, 1)(y)", "given to np.frompyfunc"),
+    ("np.apply_along_axis(np.sum, 0, y)", r"given to np\.apply_along_axis.*np\.stack"),
+    ("np.piecewise(y, [y < 0.5], [np.sin, np.cos])", r"given to np\.piecewise.*np\.where"),
 ]
 
 
@@ -384,7 +391,7 @@ REFUSED = [  # (expression of y, a value that carries a gradient, what the error
 def test_refused_at_the_call(expr: str, complaint: str) -> None:
     """An option, argument or function s2sad does not differentiate is an error located at the call
     (not a silent zero gradient), naming what to write instead."""
-    error = _located(f"def f(x):\n    y = x * 1.0\n    return np.sum({expr})\n", {"np": np},
+    error = _located(f"def f(x):\n    y = x * 1.0\n    return np.sum({expr})\n", {"np": np, "SQUARE": SQUARE},
                      np.array([0.25, 1.5, 0.75]))
     assert re.search(complaint, error.message), error.message
     assert (error.location.line, error.location.column) == (3, 19)

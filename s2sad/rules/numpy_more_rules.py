@@ -359,3 +359,18 @@ defvjp(np.linalg.tensorsolve, "a, b, axes=None",
 # real part, whose gradient is g) -----------------------------------------------------------------
 for scalar in (np.float32, np.float64, np.complex64, np.complex128):
     defvjp(scalar, "x", name=f"np.{scalar.__name__}", jvp={"x": "cast_grad(t, ans, ans)"}, x="cast_grad(g, x, ans)")
+
+# --- refused: functions that call Python code NumPy loops over, with what to write instead -----------
+_PYTHON_LOOP = ("NumPy calls the Python function given to {name} from its own loop, which s2sad does not "
+                "differentiate; {advice}, or wrap the call in stop_gradient(...) if no gradient should flow "
+                "through it")
+_VECTORIZE = ("call the function on the arrays directly (written with NumPy operations, it works elementwise "
+              "as it is; np.where for its branches)")
+for vectorized, name in ((np.vectorize, "np.vectorize"), (np.frompyfunc, "np.frompyfunc")):
+    REGISTRY.declare_refused(vectorized, _PYTHON_LOOP.format(name=name, advice=_VECTORIZE))
+REGISTRY.declare_refused(np.apply_along_axis, _PYTHON_LOOP.format(
+    name="np.apply_along_axis", advice="apply the function to the whole array along the axis "
+    "(np.sum(x, axis=...), x @ w, ...) or stack its results for each row (np.stack([f(row) for row in x]))"))
+REGISTRY.declare_refused(np.piecewise, _PYTHON_LOOP.format(
+    name="np.piecewise", advice="compute each piece and select with np.where(condition, piece1, piece2) (or "
+    "np.select for more pieces)"))
