@@ -298,12 +298,14 @@ def partition_indices(a: Any, ans: Any, axis: Any = -1) -> Any:
 
 def _quantile_weights(q: Any, n: int, method: str, percent: bool) -> Any:
     """The weights of the ``n`` sorted entries whose sum np.quantile (np.percentile) returns,
-    for each q (shape ``q.shape + (n,)``): every method is linear in the sorted entries, and
-    row k of ``steps`` (0 before place k, 1 from it on) is sorted, so its quantile is the sum
-    of the weights from place k on."""
-    steps = np.triu(np.ones((n + 1, n)))
-    at = (np.percentile if percent else np.quantile)(steps, q, axis=1, method=method)
-    return at[..., :-1] - at[..., 1:]
+    for each q (shape ``q.shape + (n,)``).  Every method reads one sorted entry or interpolates
+    between two neighbours, so the quantile of the places 0, 1, ... n - 1 is the place read
+    first plus the weight of the next one."""
+    at = np.asarray((np.percentile if percent else np.quantile)(np.arange(n, dtype=float), q, method=method))
+    low = np.expand_dims(np.clip(np.floor(at), 0, n - 1).astype(int), -1)
+    frac = np.expand_dims(at, -1) - low
+    places = np.arange(n)
+    return (places == low) * (1.0 - frac) + (places == low + 1) * frac
 
 
 def _quantile_setup(a: Any, q: Any, axis: Any, method: str, percent: bool, skipnan: bool) -> tuple[Any, ...]:
