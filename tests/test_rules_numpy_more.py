@@ -379,6 +379,8 @@ REFUSED = [  # (expression of y, a value that carries a gradient, what the error
     ("np.cov(y, None, True, False, None, None, [0.5, 1.0, 2.0])", r"aweights=\.\.\.\): .*with weights"),
     ("np.quantile(np.arange(3.0), y[0])", "with respect to the data a, not q"),
     ("np.nanpercentile(y, 50.0, method='inverted_cdf', weights=np.ones(3))", "with weights"),
+    ("np.median(y, overwrite_input=True)", "leave overwrite_input=False"),
+    ("np.quantile(y, 0.3, None, None, True)", r"np\.quantile\(\.\.\., overwrite_input=\.\.\.\)"),
     ("np.vectorize(np.sin)(y)", "given to np.vectorize from its own loop.*on the arrays directly"),
     ("SQUARE(y)", "'SQUARE': NumPy calls the Python function given to np.vectorize"),
     ("np.frompyfunc(np.sin, 1, 1)(y)", "given to np.frompyfunc"),

@@ -236,6 +236,10 @@ REFUSED = [  # (expression of x, x, what the error says, column of the call)
     ("linalg.lu_solve((x * np.eye(2), np.array([0, 1])), np.ones(2))", 2.0, "with respect to b only"),
     ("linalg.lu_factor(x * np.eye(2))[0]", 2.0, "does not differentiate scipy.linalg.lu_factor"),
     ("linalg.cho_factor(x * np.eye(2))[0]", 2.0, r"cho_factor.*solve\(a, b, assume_a='pos'\)"),
+    ("linalg.solve(x * np.eye(2), np.ones(2), overwrite_a=True)", 2.0, "leave overwrite_a=False"),
+    ("linalg.eigh(x * np.eye(2), overwrite_a=True)[0]", 2.0, "leave overwrite_a=False"),
+    ("linalg.det(x * np.eye(2), True)", 2.0, "leave overwrite_a=False"),
+    ("linalg.solve_triangular(np.eye(2), x * np.ones(2), overwrite_b=True)", 2.0, "leave overwrite_b=False"),
 ]
 
 

@@ -63,11 +63,14 @@ defvjp(np.nancumprod, "a, axis=None, dtype=None, out=None",
        a=f"np.where(np.isnan(a), 0.0, cumprod_grad(g, {_ONES}, axis))")
 
 # --- order statistics ------------------------------------------------------------
-defvjp(np.median, "a, axis=None, out=None, overwrite_input=False, keepdims=False",
+# overwrite_input=True lets NumPy reorder a in place, where the gradient (and others') read it
+_IN_PLACE = {"overwrite_input": "NumPy may reorder the input in place, where gradients read it; leave "
+                                "overwrite_input=False"}
+defvjp(np.median, "a, axis=None, out=None, overwrite_input=False, keepdims=False", unsupported=_IN_PLACE,
        jvp={"a": "np.sum(np.reshape(median_grad(np.ones_like(ans), a, axis, keepdims), np.shape(a)) * t, "
                  "axis=axis, keepdims=keepdims)"},
        a="median_grad(g, a, axis, keepdims)")
-defvjp(np.nanmedian, "a, axis=None, out=None, overwrite_input=False, keepdims=False",
+defvjp(np.nanmedian, "a, axis=None, out=None, overwrite_input=False, keepdims=False", unsupported=_IN_PLACE,
        jvp={"a": "np.sum(np.reshape(median_grad(np.ones_like(ans), a, axis, keepdims, True), np.shape(a)) "
                  "* np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims)"},
        a="median_grad(g, a, axis, keepdims, True)")
@@ -313,7 +316,8 @@ _CXC = f"({_CX} - np.mean({_CX}, axis=1, keepdims=True))"
 _CDOF = f"(np.shape({_CX})[1] - ((0 if bias else 1) if isinstance(ddof, type(None)) else ddof))"
 _CG = f"np.reshape(g, (np.shape({_CX})[0],) * 2)"
 _GX = f"(({_CG} + np.swapaxes({_CG}, -1, -2)) @ {_CXC} / {_CDOF})"
-_CT = f"np.reshape(({{x}} @ np.swapaxes({_CXC}, -1, -2) + {_CXC} @ np.swapaxes({{x}}, -1, -2)) / {_CDOF}, np.shape(ans))"
+_CT = (f"np.reshape(({{x}} @ np.swapaxes({_CXC}, -1, -2) + {_CXC} @ np.swapaxes({{x}}, -1, -2)) / {_CDOF}, "
+       f"np.shape(ans))")
 _NO_WEIGHTS = "s2sad does not differentiate np.cov with weights; write the weighted covariance with NumPy operations"
 defvjp(np.cov, "m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None",
        unsupported={"fweights": _NO_WEIGHTS, "aweights": _NO_WEIGHTS},
@@ -334,7 +338,7 @@ for quantile, percent, skipnan in ((np.quantile, False, False), (np.percentile, 
     _ARGS = _QARGS.replace("percent", str(percent)).replace("skipnan", str(skipnan))
     defvjp(quantile, f"{_QUANTILE}, *, weights=None",
            refuse={"q": f"s2sad differentiates {_NAME} with respect to the data a, not q; pass q as a constant"},
-           unsupported={"weights": f"s2sad does not differentiate {_NAME} with weights"},
+           unsupported={"weights": f"s2sad does not differentiate {_NAME} with weights", **_IN_PLACE},
            jvp={"a": f"quantile_jvp(t, {_ARGS})"}, a=f"quantile_grad(g, {_ARGS})")
 defvjp(rt.quantile_grad, "ct, a, q, axis=None, keepdims=False, method='linear', percent=False, skipnan=False",
        linear="joint", ct=f"quantile_jvp(g, {_QARGS})")

@@ -219,9 +219,9 @@ class Rule:
     #: What the result is from what the operands are (rules/shapes.py), for specialised code;
     #: None: not followed (the generic code is kept).
     shape: ShapeFunction | None = None
-    #: Parameters (default None) that the rule does not cover with any other value: why, said at
-    #: the user's call when a gradient flows through a call that passes one (a generalized
-    #: problem's second matrix, weights), whether or not that argument carries a gradient.
+    #: Parameters that the rule covers at their default only: why, said at the user's call when
+    #: a gradient flows through a call that passes another value (a generalized problem's second
+    #: matrix, weights, overwrite_a=True), whether or not that argument carries a gradient.
     unsupported: dict[str, str] = field(default_factory=dict)
 
     def differentiable(self) -> set[str]:

@@ -230,7 +230,9 @@ class CallLowering:
                 slots = {p: all_nodes[i] for p, i in positions.items()
                          if i is not None and all_nodes.get(i) is not None}
                 out = bound.get("out")
-                passed = [p for p in rule.unsupported if not (isinstance(bound[p], Const) and bound[p].code == "None")]
+                default = {p.name: p.default for p in rule.params}
+                passed = [p for p in rule.unsupported
+                          if not (isinstance(bound[p], Const) and bound[p].code == default[p])]
                 if passed:
                     problem = f"{callee}(..., {passed[0]}=...): {rule.unsupported[passed[0]]}"
                 elif out is not None and not (isinstance(out, Const) and out.code == "None"):
