@@ -9,7 +9,11 @@ Conventions: a parameter with no derivative s2sad computes (the shape parameters
 ``cdf``/``sf``, discrete arguments, the order of Bessel functions) is refused, at the
 user's call, when a value that carries a gradient reaches it.  ``cholesky``,
 ``solve_triangular`` and ``cho_solve`` read one triangle: the gradient lies on it;
-``multivariate_normal`` reads the lower triangle of its covariance.
+``multivariate_normal`` reads the lower triangle of its covariance.  ``solve`` reads what
+its ``assume_a`` says (a triangle, a band, the diagonal, all of a): the gradient lies there;
+``eigh`` and ``eigvalsh`` are the standard problem's (``b=`` and subsets are refused);
+``lu_solve`` and ``cho_solve`` are differentiated in ``b``, their factors are constants; an
+``overwrite_a=True`` or ``overwrite_b=True`` is refused (gradients read those inputs).
 """
 from __future__ import annotations
 
