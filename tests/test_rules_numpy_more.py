@@ -6,6 +6,7 @@ gradient.  Also: library functions are never traced into, and ``x // y`` has no 
 from __future__ import annotations
 
 import operator
+import re
 import warnings
 import zlib
 from typing import Any
@@ -26,6 +27,12 @@ test_rules.NAMESPACE["NANS"] = np.where(np.eye(3, 4, 1, dtype=bool), np.nan, 0.0
 # a where= mask with an entry in every row and column
 test_rules.NAMESPACE["MASK"] = np.array([[True, False, True, True], [False, True, True, False],
                                          [True, False, False, True]])
+
+# square (6 x 6) when read as tensorsolve reads them: 3 I added keeps them far from singular
+test_rules.NAMESPACE["I6"] = np.reshape(np.eye(6), (2, 3, 6))
+test_rules.NAMESPACE["I6A"] = np.moveaxis(np.reshape(np.eye(6), (6, 2, 3)), -1, 0)
+# values whose float32 rounding is far below the finite differences' step
+test_rules.DOMAINS["tiny"] = lambda rng, shape: rng.uniform(1e-5, 2e-5, shape)
 
 ROWS: list[Row] = [
     Row("np.nansum(x + NANS)", ((3, 4),), (np.nansum,)),
@@ -187,6 +194,38 @@ ROWS: list[Row] = [
     Row("x.var(axis=0, keepdims=True, mean=y)", ((3, 4), (1, 4)), (np.ndarray.var,)),
     Row("np.std(x, axis=0, mean=y, ddof=1)", ((3, 4), (1, 4)), (np.std,)),
     Row("x.std(axis=1, mean=np.mean(x, axis=1, keepdims=True))", ((3, 4),), (np.ndarray.std, np.mean)),
+    # covariance: variables as rows or columns, a second set y, bias and ddof, one variable
+    Row("np.cov(x)", ((3, 5),), (np.cov,)),
+    Row("np.cov(x, rowvar=False)", ((5, 3),), (np.cov,)),
+    Row("np.cov(x, y)", ((5,), (5,)), (np.cov,)),
+    Row("np.cov(x, y, rowvar=False, bias=True)", ((5, 2), (5,)), (np.cov,)),
+    Row("np.cov(x, y, False, False, 0)", ((4, 2), (4, 3)), (np.cov,)),
+    Row("np.cov(x, ddof=2)", ((2, 5),), (np.cov,)),
+    Row("np.cov(x)", ((5,),), (np.cov,)),
+    # quantiles: q a number or a list, axes, keepdims, other methods, the NaN-ignoring ones
+    Row("np.quantile(x, 0.3)", ((3, 4),), (np.quantile,), "distinct"),
+    Row("np.quantile(x, [0.2, 0.75], axis=1)", ((3, 5),), (np.quantile,), "distinct"),
+    Row("np.quantile(x, 0.4, axis=(0, 2), keepdims=True)", ((2, 3, 4),), (np.quantile,), "distinct"),
+    Row("np.quantile(x, np.array([[0.1, 0.6], [0.35, 0.9]]), axis=0)", ((5, 2),), (np.quantile,), "distinct"),
+    *(Row(f"np.quantile(x, [0.3, 0.7], axis=-1, method='{method}')", ((3, 5),), (np.quantile,), "distinct")
+      for method in ("lower", "higher", "nearest", "midpoint", "median_unbiased", "inverted_cdf", "hazen")),
+    Row("np.percentile(x, 40.0, axis=0)", ((4, 3),), (np.percentile,), "distinct"),
+    Row("np.percentile(x, [10, 90], method='weibull')", ((3, 4),), (np.percentile,), "distinct"),
+    Row("np.nanquantile(x + NANS, 0.3, axis=1)", ((3, 4),), (np.nanquantile,), "distinct"),
+    Row("np.nanquantile(x + NANS, [0.5, 0.8])", ((3, 4),), (np.nanquantile,), "distinct"),
+    Row("np.nanpercentile(x + NANS, [25, 60], axis=1)", ((3, 4),), (np.nanpercentile,), "distinct"),
+    Row("np.nanpercentile(x + NANS, 50, axis=0, keepdims=True)", ((3, 4),), (np.nanpercentile,), "distinct"),
+    # tensorsolve: a read as a 6 x 6 matrix
+    Row("np.linalg.tensorsolve(x + 3.0 * I6, y)", ((2, 3, 6), (2, 3)), (np.linalg.tensorsolve,)),
+    Row("np.linalg.tensorsolve(x + 3.0 * I6A, y, axes=(0,))", ((3, 6, 2), (6,)), (np.linalg.tensorsolve,)),
+    Row("np.linalg.tensorsolve(x + 3.0 * np.eye(4), y)", ((4, 4), (4,)), (np.linalg.tensorsolve,)),
+    # NumPy's scalar types as casts
+    Row("np.float64(x)", ((3, 4),), (np.float64,)),
+    Row("np.float64(x) * y", (F, (3,)), (np.float64,)),
+    Row("np.float32(x)", ((3, 4),), (np.float32,), "tiny"),
+    Row("np.float32(x) * y", (F, (3,)), (np.float32,), "tiny"),
+    Row("np.real(np.complex128(x) * (1.0 - 2.0j))", ((3, 4),), (np.complex128, np.real)),
+    Row("np.real(np.complex64(x) * (1.0 - 2.0j))", ((3, 4),), (np.complex64, np.real), "tiny"),
 ]
 
 
@@ -329,3 +368,45 @@ def test_augmented_floor_division_carries_no_gradient() -> None:
     f = make_function("def f(x):\n    y = x * 1.0\n    y //= 0.5\n    return np.sum(y * x)\n", {"np": np})
     x = np.array([0.7, 1.6])
     np.testing.assert_allclose(s2sad.grad(f)(x), x // 0.5)
+
+
+# --- refused with a reason, at the call -----------------------------------------------------------
+
+SQUARE = np.vectorize(lambda v: v * v)
+
+REFUSED = [  # (expression of y, a value that carries a gradient, what the error says)
+    ("np.cov(y, fweights=[1, 2, 1])", r"np\.cov\(\.\.\., fweights=\.\.\.\): .*with weights"),
+    ("np.cov(y, None, True, False, None, None, [0.5, 1.0, 2.0])", r"aweights=\.\.\.\): .*with weights"),
+    ("np.quantile(np.arange(3.0), y[0])", "with respect to the data a, not q"),
+    ("np.nanpercentile(y, 50.0, method='inverted_cdf', weights=np.ones(3))", "with weights"),
+    ("np.median(y, overwrite_input=True)", "leave overwrite_input=False"),
+    ("np.quantile(y, 0.3, None, None, True)", r"np\.quantile\(\.\.\., overwrite_input=\.\.\.\)"),
+    ("np.vectorize(np.sin)(y)", "given to np.vectorize from its own loop.*on the arrays directly"),
+    ("SQUARE(y)", "'SQUARE': NumPy calls the Python function given to np.vectorize"),
+    ("np.frompyfunc(np.sin, 1, 1)(y)", "given to np.frompyfunc"),
+    ("np.apply_along_axis(np.sum, 0, y)", r"given to np\.apply_along_axis.*np\.stack"),
+    ("np.piecewise(y, [y < 0.5], [np.sin, np.cos])", r"given to np\.piecewise.*np\.where"),
+]
+
+
+@pytest.mark.parametrize("expr, complaint", REFUSED, ids=[r[0] for r in REFUSED])
+def test_refused_at_the_call(expr: str, complaint: str) -> None:
+    """An option, argument or function s2sad does not differentiate is an error located at the call
+    (not a silent zero gradient), naming what to write instead."""
+    error = _located(f"def f(x):\n    y = x * 1.0\n    return np.sum({expr})\n", {"np": np, "SQUARE": SQUARE},
+                     np.array([0.25, 1.5, 0.75]))
+    assert re.search(complaint, error.message), error.message
+    assert (error.location.line, error.location.column) == (3, 19)
+
+
+def test_a_cast_of_complex_values_to_real_ones_is_their_real_part() -> None:
+    """np.float64(z) of a complex z keeps the real part (NumPy warns): its gradient is that of
+    np.real, not a silent zero for the imaginary part, nor a dropped one for the real part."""
+    w = np.array([0.5, -2.0])
+    cast = make_function("def f(z):\n    return np.sum(np.float64(z * z) * w)\n", {"np": np, "w": w})
+    real = make_function("def f(z):\n    return np.sum(np.real(z * z) * w)\n", {"np": np, "w": w})
+    z = np.array([1.0 + 2.0j, -0.5 + 0.25j])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        np.testing.assert_allclose(s2sad.grad(cast)(z), s2sad.grad(real)(z), rtol=1e-12)
+        np.testing.assert_allclose(s2sad.grad(cast)(z), 2 * z * w, rtol=1e-12)

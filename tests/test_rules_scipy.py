@@ -4,6 +4,7 @@ how SciPy's rules are loaded: not by ``import s2sad``, but once SciPy is importe
 """
 from __future__ import annotations
 
+import operator
 import subprocess
 import sys
 import warnings
@@ -26,6 +27,7 @@ from gradcheck import make_function  # noqa: E402
 
 test_rules.NAMESPACE.update(special=special, stats=stats, linalg=linalg, signal=signal)
 test_rules.DOMAINS["prob"] = lambda rng, shape: rng.uniform(0.15, 0.85, shape)
+test_rules.NAMESPACE["LU"] = linalg.lu_factor(np.array([[2.0, 0.5, 0.3], [1.0, 1.5, 0.2], [0.3, -0.4, 1.0]]))
 test_rules.DOMAINS["negative"] = lambda rng, shape: rng.uniform(-0.6, -0.2, shape)
 
 UNARY = [  # (function, domain): each on an array and a float
@@ -143,6 +145,27 @@ LINALG = [
     Row("linalg.solve_sylvester(x + 3.0 * np.eye(3), y, np.ones((3, 2)))", ((3, 3), (2, 2)),
         (linalg.solve_sylvester,), "wellcond"),
     Row("linalg.solve_sylvester(2.0 * np.eye(3), 3.0 * np.eye(2), x)", ((3, 2),), (linalg.solve_sylvester,)),
+    *(Row("linalg.solve(x, y)", shapes, (linalg.solve,), ("wellcond", "real")) for shapes in [
+        ((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (3,)), ((2, 3, 3), (2, 3, 2)), ((3, 3), (2, 3, 2))]),
+    *(Row(f"linalg.solve(x, y{args})", ((3, 3), (3, 2)), (linalg.solve,), ("wellcond", "real")) for args in [
+        ", assume_a='gen'", ", assume_a='sym'", ", True, assume_a='symmetric'", ", assume_a='her', lower=True",
+        ", assume_a='diagonal'", ", assume_a='tridiagonal'", ", assume_a='banded'",
+        ", assume_a='upper triangular'", ", assume_a='lower triangular', transposed=True",
+        ", transposed=True", ", assume_a='sym', transposed=True", ", check_finite=False, overwrite_a=False"]),
+    Row("linalg.solve(x, y, assume_a='pos')", ((3, 3), (3,)), (linalg.solve,), ("spd", "real")),
+    Row("linalg.solve(x, y, assume_a='positive definite', lower=True)", ((2, 3, 3), (3, 2)), (linalg.solve,),
+        ("spd", "real")),
+    Row("linalg.eigh(x)[0]", ((3, 3),), (linalg.eigh, operator.getitem), "spd"),
+    Row("linalg.eigh(x, lower=False)[1] ** 2", ((3, 3),), (linalg.eigh, operator.getitem, operator.pow), "spd"),
+    Row("w[..., None, :] * v ** 2", ((2, 3, 3),), (linalg.eigh, operator.mul, operator.pow), "spd",
+        pre="w, v = linalg.eigh(x, driver='evd')"),
+    Row("linalg.eigh(x, eigvals_only=True)", ((3, 3),), (linalg.eigh,), "spd"),
+    Row("linalg.eigh(x, lower=False, eigvals_only=True)", ((2, 3, 3),), (linalg.eigh,), "spd"),
+    Row("linalg.eigvalsh(x)", ((3, 3),), (linalg.eigvalsh,), "spd"),
+    Row("linalg.eigvalsh(x, lower=False, check_finite=False)", ((2, 3, 3),), (linalg.eigvalsh,), "spd"),
+    Row("linalg.lu_solve(LU, x)", ((3, 2),), (linalg.lu_solve,)),
+    Row("linalg.lu_solve(LU, x, trans=1)", ((3,),), (linalg.lu_solve,)),
+    Row("linalg.lu_solve(LU, x, 2)", ((3, 2),), (linalg.lu_solve,)),
 ]
 
 SIGNAL = [
@@ -207,6 +230,16 @@ REFUSED = [  # (expression of x, x, what the error says, column of the call)
     ("special.jv(x, 1.5)", 1.0, "order"),
     ("linalg.cho_solve((x * np.eye(2), True), np.ones(2))", 2.0, "with respect to b only"),
     ("linalg.inv(x * np.eye(2), assume_a='pos')", 2.0, "argument 'assume_a'"),
+    ("linalg.eigh(x * np.eye(2), np.eye(2))[0]", 2.0, r"eigh\(\.\.\., b=\.\.\.\): .*standard eigenproblem"),
+    ("linalg.eigh(x * np.eye(2), subset_by_index=[0, 0])", 2.0, "subset_by_index=.*standard eigenproblem"),
+    ("linalg.eigvalsh(x * np.eye(2), b=np.eye(2))", 2.0, "standard eigenproblem"),
+    ("linalg.lu_solve((x * np.eye(2), np.array([0, 1])), np.ones(2))", 2.0, "with respect to b only"),
+    ("linalg.lu_factor(x * np.eye(2))[0]", 2.0, "does not differentiate scipy.linalg.lu_factor"),
+    ("linalg.cho_factor(x * np.eye(2))[0]", 2.0, r"cho_factor.*solve\(a, b, assume_a='pos'\)"),
+    ("linalg.solve(x * np.eye(2), np.ones(2), overwrite_a=True)", 2.0, "leave overwrite_a=False"),
+    ("linalg.eigh(x * np.eye(2), overwrite_a=True)[0]", 2.0, "leave overwrite_a=False"),
+    ("linalg.det(x * np.eye(2), True)", 2.0, "leave overwrite_a=False"),
+    ("linalg.solve_triangular(np.eye(2), x * np.ones(2), overwrite_b=True)", 2.0, "leave overwrite_b=False"),
 ]
 
 
@@ -218,3 +251,11 @@ def test_refused_at_the_call(expr: str, x: Any, complaint: str) -> None:
     with pytest.raises(NoGradientRuleError, match=complaint) as info:
         s2sad.grad(f)(x)
     assert (info.value.location.line, info.value.location.column) == (3, 19)
+
+
+def test_solve_refuses_complex_values_read_conjugated() -> None:
+    """assume_a='her' and 'pos' read a complex a conjugated (not a holomorphic function of a)."""
+    f = make_function("def f(x):\n    return np.sum(np.abs(linalg.solve(x, np.ones(2), assume_a='her')))\n",
+                      {"np": np, "linalg": linalg})
+    with pytest.raises(s2sad.S2SADError, match="complex values"):
+        s2sad.grad(f)(np.array([[2.0, 0.5j], [-0.5j, 3.0]]))

@@ -7,7 +7,11 @@ two middle entries of an even count; ``nanmedian`` among the entries that are no
 ``partition`` moves ``g`` back like ``sort``; ``eigvalsh`` reads one triangle (the
 gradient lies on it); ``eig`` and ``eigvals`` are differentiated for real eigenvalues
 only (complex ones are an error when a gradient reaches them), eigenvectors for distinct
-eigenvalues; ``lstsq`` for a matrix of full rank (else an error when a gradient reaches it).
+eigenvalues; ``lstsq`` for a matrix of full rank (else an error when a gradient reaches it);
+``quantile`` and ``percentile`` (and their NaN-ignoring forms, every method) give ``g`` to
+the sorted entries the result interpolates, with their weights (``q`` is refused); ``cov``
+is differentiated for real values, without weights; NumPy's scalar types (``np.float64(x)``)
+are casts, as ``x.astype``.
 """
 from __future__ import annotations
 
@@ -59,11 +63,14 @@ defvjp(np.nancumprod, "a, axis=None, dtype=None, out=None",
        a=f"np.where(np.isnan(a), 0.0, cumprod_grad(g, {_ONES}, axis))")
 
 # --- order statistics ------------------------------------------------------------
-defvjp(np.median, "a, axis=None, out=None, overwrite_input=False, keepdims=False",
+# overwrite_input=True lets NumPy reorder a in place, where the gradient (and others') read it
+_IN_PLACE = {"overwrite_input": "NumPy may reorder the input in place, where gradients read it; leave "
+                                "overwrite_input=False"}
+defvjp(np.median, "a, axis=None, out=None, overwrite_input=False, keepdims=False", unsupported=_IN_PLACE,
        jvp={"a": "np.sum(np.reshape(median_grad(np.ones_like(ans), a, axis, keepdims), np.shape(a)) * t, "
                  "axis=axis, keepdims=keepdims)"},
        a="median_grad(g, a, axis, keepdims)")
-defvjp(np.nanmedian, "a, axis=None, out=None, overwrite_input=False, keepdims=False",
+defvjp(np.nanmedian, "a, axis=None, out=None, overwrite_input=False, keepdims=False", unsupported=_IN_PLACE,
        jvp={"a": "np.sum(np.reshape(median_grad(np.ones_like(ans), a, axis, keepdims, True), np.shape(a)) "
                  "* np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims)"},
        a="median_grad(g, a, axis, keepdims, True)")
@@ -300,3 +307,74 @@ if hasattr(np, "matrix_transpose"):
     defvjp(np.linalg.trace, "a, offset=0, dtype=None", linear="joint",
            a="diagonal_grad(np.expand_dims(g, -1), a, offset, -2, -1)")
     defvjp(np.astype, "a, dtype, copy=True", jvp={"a": "cast_grad(t, ans, ans)"}, a="cast_grad(g, a, ans)")
+
+# --- covariance, quantiles ------------------------------------------------------------------------
+# np.cov: with X the variables as rows (cov_rows), Xc = X less its row means and d = N - ddof,
+# C = Xc Xc^T / d; X's gradient (G + G^T) Xc / d needs no centring (Xc's rows sum to 0)
+_CX = "cov_rows(m, y, rowvar)"
+_CXC = f"({_CX} - np.mean({_CX}, axis=1, keepdims=True))"
+_CDOF = f"(np.shape({_CX})[1] - ((0 if bias else 1) if isinstance(ddof, type(None)) else ddof))"
+_CG = f"np.reshape(g, (np.shape({_CX})[0],) * 2)"
+_GX = f"(({_CG} + np.swapaxes({_CG}, -1, -2)) @ {_CXC} / {_CDOF})"
+_CT = (f"np.reshape(({{x}} @ np.swapaxes({_CXC}, -1, -2) + {_CXC} @ np.swapaxes({{x}}, -1, -2)) / {_CDOF}, "
+       f"np.shape(ans))")
+_NO_WEIGHTS = "s2sad does not differentiate np.cov with weights; write the weighted covariance with NumPy operations"
+defvjp(np.cov, "m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None",
+       unsupported={"fweights": _NO_WEIGHTS, "aweights": _NO_WEIGHTS},
+       jvp={"m": _CT.format(x="cov_rows(t, None if isinstance(y, type(None)) else np.zeros_like(y), rowvar)"),
+            "y": _CT.format(x="cov_rows(np.zeros_like(m), t, rowvar)")},
+       m=f"cov_rows_grad({_GX}, m, y, rowvar, 0)", y=f"cov_rows_grad({_GX}, m, y, rowvar, 1)")
+defvjp(rt.cov_rows, "m, y=None, rowvar=True", linear="joint",
+       m="cov_rows_grad(g, m, y, rowvar, 0)", y="cov_rows_grad(g, m, y, rowvar, 1)")
+defvjp(rt.cov_rows_grad, "ct, m, y=None, rowvar=True, part=0", linear="joint",
+       ct="cov_rows(g, None if isinstance(y, type(None)) else np.zeros_like(y), rowvar) if part == 0 else "
+          "cov_rows(np.zeros_like(m), g, rowvar)")
+# quantiles (every method): the gradient goes to the sorted entries the result interpolates
+_QUANTILE = "a, q, axis=None, out=None, overwrite_input=False, method='linear', keepdims=False"
+_QARGS = "a, q, axis, keepdims, method, percent, skipnan"
+for quantile, percent, skipnan in ((np.quantile, False, False), (np.percentile, True, False),
+                                   (np.nanquantile, False, True), (np.nanpercentile, True, True)):
+    _NAME = f"np.{quantile.__name__}"
+    _ARGS = _QARGS.replace("percent", str(percent)).replace("skipnan", str(skipnan))
+    defvjp(quantile, f"{_QUANTILE}, *, weights=None",
+           refuse={"q": f"s2sad differentiates {_NAME} with respect to the data a, not q; pass q as a constant"},
+           unsupported={"weights": f"s2sad does not differentiate {_NAME} with weights", **_IN_PLACE},
+           jvp={"a": f"quantile_jvp(t, {_ARGS})"}, a=f"quantile_grad(g, {_ARGS})")
+defvjp(rt.quantile_grad, "ct, a, q, axis=None, keepdims=False, method='linear', percent=False, skipnan=False",
+       linear="joint", ct=f"quantile_jvp(g, {_QARGS})")
+defvjp(rt.quantile_jvp, "tan, a, q, axis=None, keepdims=False, method='linear', percent=False, skipnan=False",
+       linear="joint", tan=f"quantile_grad(g, {_QARGS})")
+
+# --- tensorsolve: solve with a reshaped to a matrix (its axes in ``axes`` moved last first) ----------
+_TA = "(a if isinstance(axes, type(None)) else np.moveaxis(a, axes, tuple(range(-len(axes), 0))))"
+_TA2 = f"np.reshape({_TA}, (np.size(b), -1))"
+_TGB = f"np.linalg.solve(np.swapaxes({_TA2}, -1, -2), np.ravel(g))"
+_TT = _TA.replace("a if", "t if").replace("moveaxis(a,", "moveaxis(t,")
+defvjp(np.linalg.tensorsolve, "a, b, axes=None",
+       jvp={"b": f"np.reshape(np.linalg.solve({_TA2}, np.ravel(t)), np.shape(ans))",
+            "a": f"-np.reshape(np.linalg.solve({_TA2}, np.reshape({_TT}, (np.size(b), -1)) @ np.ravel(ans)), "
+                 f"np.shape(ans))"},
+       b=f"np.reshape({_TGB}, np.shape(b))",
+       a=f"np.reshape(-np.outer({_TGB}, np.ravel(ans)), np.shape(a)) if isinstance(axes, type(None)) else "
+         f"np.moveaxis(np.reshape(-np.outer({_TGB}, np.ravel(ans)), np.shape({_TA})), tuple(range(-len(axes), 0)), "
+         f"axes)")
+
+# --- NumPy's scalar types as functions: a cast (as x.astype; to a real type, of a complex x, the
+# real part, whose gradient is g) -----------------------------------------------------------------
+for scalar in (np.float32, np.float64, np.complex64, np.complex128):
+    defvjp(scalar, "x", name=f"np.{scalar.__name__}", jvp={"x": "cast_grad(t, ans, ans)"}, x="cast_grad(g, x, ans)")
+
+# --- refused: functions that call Python code NumPy loops over, with what to write instead -----------
+_PYTHON_LOOP = ("NumPy calls the Python function given to {name} from its own loop, which s2sad does not "
+                "differentiate; {advice}, or wrap the call in stop_gradient(...) if no gradient should flow "
+                "through it")
+_VECTORIZE = ("call the function on the arrays directly (written with NumPy operations, it works elementwise "
+              "as it is; np.where for its branches)")
+for vectorized, name in ((np.vectorize, "np.vectorize"), (np.frompyfunc, "np.frompyfunc")):
+    REGISTRY.declare_refused(vectorized, _PYTHON_LOOP.format(name=name, advice=_VECTORIZE))
+REGISTRY.declare_refused(np.apply_along_axis, _PYTHON_LOOP.format(
+    name="np.apply_along_axis", advice="apply the function to the whole array along the axis "
+    "(np.sum(x, axis=...), x @ w, ...) or stack its results for each row (np.stack([f(row) for row in x]))"))
+REGISTRY.declare_refused(np.piecewise, _PYTHON_LOOP.format(
+    name="np.piecewise", advice="compute each piece and select with np.where(condition, piece1, piece2) (or "
+    "np.select for more pieces)"))

@@ -219,6 +219,10 @@ class Rule:
     #: What the result is from what the operands are (rules/shapes.py), for specialised code;
     #: None: not followed (the generic code is kept).
     shape: ShapeFunction | None = None
+    #: Parameters that the rule covers at their default only: why, said at the user's call when
+    #: a gradient flows through a call that passes another value (a generalized problem's second
+    #: matrix, weights, overwrite_a=True), whether or not that argument carries a gradient.
+    unsupported: dict[str, str] = field(default_factory=dict)
 
     def differentiable(self) -> set[str]:
         """The parameters a gradient or a tangent flows through."""
@@ -271,6 +275,9 @@ class Registry:
         self.methods: dict[tuple[int, int], int] = {}  # (id of self, id of function) -> key
         #: (library, rule module): the rule module is imported once the library is.
         self.lazy: list[tuple[str, str]] = []
+        #: Functions without a rule that s2sad refuses with a reason of their own (what to write
+        #: instead), said at the user's call when a gradient reaches one.
+        self.refusals: dict[int, tuple[Any, str]] = {}
         #: Whether the user declared a rule or a non-differentiable function (s2sad.custom):
         #: generated code then depends on declarations made at run time.
         self.user_declared = False
@@ -293,6 +300,20 @@ class Registry:
             self.load_lazy()
             found = self.rules.get(self.key(fun))
         return found
+
+    def refusal(self, fun: Any) -> str | None:
+        """Why ``fun`` is refused, if it or its type (an np.vectorize object) is declared so."""
+        if self.lazy:
+            self.load_lazy()
+        for candidate in (fun, type(fun)):
+            found = self.refusals.get(self.key(candidate))
+            if found is not None:
+                return found[1]
+        return None
+
+    def declare_refused(self, fun: Any, why: str) -> None:
+        """Declare that ``fun`` has no rule and why, with what to write instead."""
+        self.refusals[self._declare(fun)] = (fun, why)
 
     def is_nondifferentiable(self, fun: Any) -> bool:
         if self.lazy:
@@ -323,7 +344,7 @@ class Registry:
                forward_only: tuple[str, ...] = (), containers: tuple[str, ...] = (),
                returns_container: bool = False, masks: dict[str, str] | None = None,
                refuse: dict[str, str] | None = None, shape: ShapeFunction | None = None,
-               check: bool = False, **vjps: str | None) -> Rule:
+               unsupported: dict[str, str] | None = None, check: bool = False, **vjps: str | None) -> Rule:
         """Declare how ``fun`` differentiates: one adjoint template per differentiable
         parameter (None: the parameter carries no gradient), and what forward mode needs
         (elementwise, linear, or ``jvp`` templates).  ``shape`` says what it returns, for
@@ -338,7 +359,7 @@ class Registry:
             self.load_lazy()
         plist = parse_params(params)
         names = {p.name for p in plist}
-        unknown = (set(vjps) | set(masks or ()) | set(refuse or ())) - names
+        unknown = (set(vjps) | set(masks or ()) | set(refuse or ()) | set(unsupported or ())) - names
         inert = {p for p, t in vjps.items() if t is None}
         vjps = {p: t for p, t in vjps.items() if t is not None}
         if (getattr(fun, "__module__", None) or "").startswith(runtime.__name__):  # the modules of s2sad.runtime
@@ -353,7 +374,7 @@ class Registry:
                     linear, {p: compile_template(t, names | {"t", "ans"}) for p, t in (jvp or {}).items()},
                     forward_only, containers, returns_container,
                     {p: compile_template(t, names) for p, t in (masks or {}).items()}, frozenset(inert),
-                    dict(refuse or {}), shape or self.shape(fun))
+                    dict(refuse or {}), shape or self.shape(fun), dict(unsupported or {}))
         if check:  # a user's rule: its mistakes are reported where it is declared
             for template in (*rule.vjps.values(), *rule.jvps.values(), *rule.masks.values()):
                 template.check()

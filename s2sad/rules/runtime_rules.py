@@ -96,6 +96,11 @@ defvjp(rt.join_grad, "ct, arrays, axis, lift", linear="joint",
 defvjp(rt.linspace_grad, "ct, end, num=50, endpoint=True, retstep=False, axis=0, at_stop=True",
        linear="joint",
        ct="column_vjp(linspace_grad, 0, g, (ct, end, num, endpoint, retstep, axis, at_stop), True)")
+# the matrix scipy.linalg.solve reads of a, and its transpose
+defvjp(rt.solve_matrix, "a, assume_a=None, lower=False, transposed=False", linear="joint",
+       a="solve_matrix_grad(g, assume_a, lower, transposed)")
+defvjp(rt.solve_matrix_grad, "ct, assume_a=None, lower=False, transposed=False", linear="joint",
+       ct="solve_matrix(g, assume_a, lower, transposed)")
 # linear in the gradient, piecewise constant in the rest (which entries tie, the order)
 defvjp(rt.extremum_grad, "ct, x, m, axis=None, keepdims=False", linear="joint",
        ct="extremum_jvp(g, x, m, axis, keepdims)")

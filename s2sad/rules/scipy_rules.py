@@ -9,7 +9,11 @@ Conventions: a parameter with no derivative s2sad computes (the shape parameters
 ``cdf``/``sf``, discrete arguments, the order of Bessel functions) is refused, at the
 user's call, when a value that carries a gradient reaches it.  ``cholesky``,
 ``solve_triangular`` and ``cho_solve`` read one triangle: the gradient lies on it;
-``multivariate_normal`` reads the lower triangle of its covariance.
+``multivariate_normal`` reads the lower triangle of its covariance.  ``solve`` reads what
+its ``assume_a`` says (a triangle, a band, the diagonal, all of a): the gradient lies there;
+``eigh`` and ``eigvalsh`` are the standard problem's (``b=`` and subsets are refused);
+``lu_solve`` and ``cho_solve`` are differentiated in ``b``, their factors are constants; an
+``overwrite_a=True`` or ``overwrite_b=True`` is refused (gradients read those inputs).
 """
 from __future__ import annotations
 
@@ -35,7 +39,7 @@ def defvjp(fun, params: str, **kwargs) -> None:
 USER_OBJECTS.update({name: getattr(special, name) for name in (
     "digamma", "polygamma", "iv", "ive", "jv", "yv", "i0", "i1", "i0e", "i1e", "j0", "j1", "y0", "y1")})
 USER_OBJECTS.update(expm=linalg.expm, solve_triangular=linalg.solve_triangular,
-                    solve_sylvester=linalg.solve_sylvester, cho_solve=linalg.cho_solve)
+                    solve_sylvester=linalg.solve_sylvester, cho_solve=linalg.cho_solve, lu_solve=linalg.lu_solve)
 
 
 def unary(fun, vjp: str) -> None:
@@ -190,13 +194,21 @@ defvjp(stats.dirichlet.logpdf, "x, alpha", name="scipy.stats.dirichlet.logpdf",
        alpha=f"unbroadcast(np.expand_dims(g, -1) * {_DIRICHLET}, alpha)")
 
 # --- scipy.linalg -------------------------------------------------------------------------
-defvjp(linalg.det, "a, overwrite_a=False, check_finite=True",
+# overwrite_a=True (overwrite_b=True) lets LAPACK write over an input that gradients read
+
+
+def _in_place(*params: str) -> dict[str, str]:
+    return {p: f"SciPy may write over the input in place, where gradients read it; leave {p}=False" for p in params}
+
+
+defvjp(linalg.det, "a, overwrite_a=False, check_finite=True", unsupported=_in_place("overwrite_a"),
        jvp={"a": "ans * np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)"},
        a="np.expand_dims(g * ans, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)")
-defvjp(linalg.inv, "a, overwrite_a=False, check_finite=True", jvp={"a": "-ans @ t @ ans"},
+defvjp(linalg.inv, "a, overwrite_a=False, check_finite=True", unsupported=_in_place("overwrite_a"),
+       jvp={"a": "-ans @ t @ ans"},
        a="-np.swapaxes(ans, -1, -2) @ g @ np.swapaxes(ans, -1, -2)")
 # scipy's cholesky is upper triangular unless lower=True, and reads that triangle of a
-defvjp(linalg.cholesky, "a, lower=False, overwrite_a=False, check_finite=True",
+defvjp(linalg.cholesky, "a, lower=False, overwrite_a=False, check_finite=True", unsupported=_in_place("overwrite_a"),
        jvp={"a": "cholesky_jvp(t, ans, not lower)"}, a="cholesky_grad(g, ans, not lower)")
 # x = op(a)^-1 b with op(a) = a or a^T (trans), a triangular (the other triangle unread)
 _T = "(0 if trans in (0, 'N') else 1)"
@@ -204,7 +216,7 @@ _GB = "solve_triangular(a, g, 1 - {t}, lower, unit_diagonal)".format(t=_T)
 _TRI = "(np.tril({m}, -int(unit_diagonal)) if lower else np.triu({m}, int(unit_diagonal)))"
 _OUTER = "(np.reshape({u}, (np.shape(a)[-1], -1)) @ np.swapaxes(np.reshape({v}, (np.shape(a)[-1], -1)), -1, -2))"
 defvjp(linalg.solve_triangular, "a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, "
-                                "check_finite=True",
+                                "check_finite=True", unsupported=_in_place("overwrite_b"),
        jvp={"b": f"solve_triangular(a, t, {_T}, lower, unit_diagonal)",
             "a": f"-solve_triangular(a, np.reshape((np.swapaxes({_TRI.format(m='t')}, -1, -2) if {_T} else "
                  f"{_TRI.format(m='t')}) @ np.reshape(ans, (np.shape(a)[-1], -1)), np.shape(ans)), {_T}, lower, "
@@ -212,6 +224,7 @@ defvjp(linalg.solve_triangular, "a, b, trans=0, lower=False, unit_diagonal=False
        b=_GB,
        a=_TRI.format(m=f"-({_OUTER.format(u='ans', v=_GB)} if {_T} else {_OUTER.format(u=_GB, v='ans')})"))
 defvjp(linalg.cho_solve, "c_and_lower, b, overwrite_b=False, check_finite=True", linear="joint",
+       unsupported=_in_place("overwrite_b"),
        refuse={"c_and_lower": "s2sad differentiates scipy.linalg.cho_solve with respect to b only; for a "
                               "gradient with respect to the factor, write np.linalg.solve(c @ c.T, b)"},
        b="cho_solve(c_and_lower, g)")
@@ -229,6 +242,46 @@ defvjp(linalg.solve_sylvester, "a, b, q",
        jvp={"q": "solve_sylvester(a, b, t)", "a": "solve_sylvester(a, b, -t @ ans)",
             "b": "solve_sylvester(a, b, -ans @ t)"},
        q=_Q, a=f"-{_Q} @ np.swapaxes(ans, -1, -2)", b=f"-np.swapaxes(ans, -1, -2) @ {_Q}")
+
+# solve reads what assume_a says of a (solve_matrix: a triangle mirrored, a band, all of a), and
+# solves with its transpose if transposed: np.linalg.solve's rule with that matrix
+_SM = "solve_matrix({m}, assume_a, lower, transposed)"
+defvjp(linalg.solve, "a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None, "
+                     "transposed=False", unsupported=_in_place("overwrite_a", "overwrite_b"),
+       jvp={"a": f"-np.linalg.solve({_SM.format(m='a')}, {_SM.format(m='t')} @ ans) if np.ndim(b) > 1 else "
+                 f"-np.linalg.solve({_SM.format(m='a')}, {_SM.format(m='t')} @ ans[..., None])[..., 0]",
+            "b": f"np.linalg.solve({_SM.format(m='a')}, t)"},
+       a=f"solve_matrix_grad(solve_grad_a(g, {_SM.format(m='a')}, b, ans), assume_a, lower, transposed)",
+       b=f"solve_grad_b(g, {_SM.format(m='a')}, b)")
+# eigh and eigvalsh of the standard problem, reading the lower triangle unless lower=False (as
+# np.linalg.eigh with UPLO); the generalized problem (b=) and subsets are refused
+_UPLO = "('L' if lower else 'U')"
+_GENERALIZED = ("s2sad differentiates the standard eigenproblem only (b=None, all eigenvalues); for a "
+                "generalized one with b = L L^T, solve the standard one of L^-1 a L^-T")
+_EIGH_ONLY = {**{p: _GENERALIZED for p in ("b", "subset_by_index", "subset_by_value")}, **_in_place("overwrite_a")}
+_EIGH = ("a, b=None, *, lower=True, {only}overwrite_a=False, overwrite_b=False, type=1, check_finite=True, "
+         "subset_by_index=None, subset_by_value=None, driver=None")
+_EV = f"np.linalg.eigh(a, {_UPLO})[1]"
+_EVS = f"({_EV} * np.expand_dims(g, -2)) @ np.swapaxes({_EV}, -1, -2)"
+_EVALS_T = f"np.sum({_EV} * (read_triangle(t, lower) @ {_EV}), axis=-2)"
+_EVALS = f"(np.tril(2.0 * {_EVS}) if lower else np.triu(2.0 * {_EVS})) - {_EVS} * np.eye(np.shape(a)[-1])"
+defvjp(linalg.eigh, _EIGH.format(only="eigvals_only=False, "), returns_container=True, unsupported=_EIGH_ONLY,
+       jvp={"a": f"{_EVALS_T} if eigvals_only else eigh_jvp(t, a, ans, {_UPLO})"},
+       a=f"({_EVALS}) if eigvals_only else eigh_grad(g, a, ans, {_UPLO})")
+defvjp(linalg.eigvalsh, _EIGH.format(only=""), unsupported=_EIGH_ONLY, jvp={"a": _EVALS_T}, a=_EVALS)
+# lu_solve with respect to b (linear): x = a^-1 b (trans 0), a^-T b (1); its transpose swaps them
+defvjp(linalg.lu_solve, "lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True", linear="joint",
+       unsupported=_in_place("overwrite_b"),
+       refuse={"lu_and_piv": "s2sad differentiates scipy.linalg.lu_solve with respect to b only; for a gradient "
+                             "with respect to the matrix, write scipy.linalg.solve(a, b)"},
+       b="lu_solve(lu_and_piv, g, 1 if trans in (0, 'N') else 0) if trans in (0, 'N', 1, 'T') else "
+         "np.conj(lu_solve(lu_and_piv, np.conj(g), 0))")
+# the factorizations' results are read by lu_solve and cho_solve, which s2sad differentiates in b only
+for factor, solver in ((linalg.lu_factor, "solve(a, b)"), (linalg.cho_factor, "solve(a, b, assume_a='pos')")):
+    REGISTRY.declare_refused(factor, f"s2sad does not differentiate scipy.linalg.{factor.__name__} (its "
+                                     f"factors are differentiated only as constants, by lu_solve and cho_solve "
+                                     f"in b); for a gradient with respect to the matrix, write "
+                                     f"scipy.linalg.{solver}")
 
 # --- scipy.signal ---------------------------------------------------------------------------
 defvjp(signal.convolve, "in1, in2, mode='full', method='auto'", linear="each",

@@ -21,17 +21,18 @@ from .elementwise import (balanced_eq, branch_mask, clip_mask, clip_max_mask, cl
 from .indexing import (add_at, getitem_grad, index_concat_grad, index_concat_jvp, scatter_value,
                        setitem_grad_value, setitem_grad_x, take_along_axis_grad, take_grad, ufunc_add_at,
                        ufunc_subtract_at)
-from .linalg import (cholesky_grad, cholesky_jvp, cov_matrix, cov_matrix_grad, eigh_grad, eigh_jvp,
-                     lstsq_full_rank, norm_grad, one_axis, pinv_grad, pinv_jvp, qr_grad, qr_jvp,
-                     read_triangle, real_eigenvalues, slogdet_grad, solve_grad_a, solve_grad_b, svd_grad,
-                     svd_jvp)
+from .linalg import (cholesky_grad, cholesky_jvp, cov_matrix, cov_matrix_grad, cov_rows, cov_rows_grad,
+                     eigh_grad, eigh_jvp, lstsq_full_rank, norm_grad, one_axis, pinv_grad, pinv_jvp, qr_grad,
+                     qr_jvp, read_triangle, real_eigenvalues, slogdet_grad, solve_grad_a, solve_grad_b,
+                     solve_matrix, solve_matrix_grad, svd_grad, svd_jvp)
 from .memory import mul_into, stand_in, stand_in_for
 from .products import (convolve_full, convolve_grad, dot_grad_lhs, dot_grad_rhs, einsum_grad, kron_grad_lhs,
                        kron_grad_rhs, matmul_grad_lhs, matmul_grad_rhs, multi_dot_grad, multi_dot_jvp,
                        tensordot_grad_lhs, tensordot_grad_rhs)
 from .reductions import (cumprod_grad, cumprod_jvp, cumsum_grad, extremum_grad, extremum_initial_grad,
                          extremum_jvp, extremum_where_grad, mean_grad, median_grad, partition_indices,
-                         prod_grad, ptp_grad, reduce_grad, sort_grad, sort_jvp, var_grad)
+                         prod_grad, ptp_grad, quantile_grad, quantile_jvp, reduce_grad, sort_grad, sort_jvp,
+                         var_grad)
 from .seeds import seed, seed_for, stop_gradient
 from .sequences import (array_grad, choice_grad, choice_jvp, concat, concat_grad, sequence_grad,
                         sequence_jvp, sum_items_grad, unpack_grad)
@@ -61,10 +62,10 @@ __all__ = [
     "setitem_grad_value", "setitem_grad_x", "take_along_axis_grad", "take_grad", "ufunc_add_at",
     "ufunc_subtract_at",
     # linalg
-    "cholesky_grad", "cholesky_jvp", "cov_matrix", "cov_matrix_grad", "eigh_grad", "eigh_jvp",
-    "lstsq_full_rank", "norm_grad", "one_axis", "pinv_grad", "pinv_jvp", "qr_grad", "qr_jvp",
-    "read_triangle", "real_eigenvalues", "slogdet_grad", "solve_grad_a", "solve_grad_b", "svd_grad",
-    "svd_jvp",
+    "cholesky_grad", "cholesky_jvp", "cov_matrix", "cov_matrix_grad", "cov_rows", "cov_rows_grad",
+    "eigh_grad", "eigh_jvp", "lstsq_full_rank", "norm_grad", "one_axis", "pinv_grad", "pinv_jvp", "qr_grad",
+    "qr_jvp", "read_triangle", "real_eigenvalues", "slogdet_grad", "solve_grad_a", "solve_grad_b",
+    "solve_matrix", "solve_matrix_grad", "svd_grad", "svd_jvp",
     # memory
     "mul_into", "stand_in", "stand_in_for",
     # products
@@ -74,7 +75,8 @@ __all__ = [
     # reductions
     "cumprod_grad", "cumprod_jvp", "cumsum_grad", "extremum_grad", "extremum_initial_grad",
     "extremum_jvp", "extremum_where_grad", "mean_grad", "median_grad", "partition_indices",
-    "prod_grad", "ptp_grad", "reduce_grad", "sort_grad", "sort_jvp", "var_grad",
+    "prod_grad", "ptp_grad", "quantile_grad", "quantile_jvp", "reduce_grad", "sort_grad", "sort_jvp",
+    "var_grad",
     # seeds
     "seed", "seed_for", "stop_gradient",
     # sequences

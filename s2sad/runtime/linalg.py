@@ -311,3 +311,76 @@ def cov_matrix_grad(g: Any, cov: Any) -> Any:
     if np.ndim(cov) == 1:
         return np.diagonal(g).copy()
     return np.tril(g + np.swapaxes(g, -1, -2)) - g * np.eye(np.shape(g)[-1])
+
+
+# scipy.linalg.solve's assume_a: the structure of the matrix it reads
+_STRUCTURES = {None: "general", "gen": "general", "general": "general", "banded": "general",
+               "sym": "symmetric", "symmetric": "symmetric", "her": "hermitian", "hermitian": "hermitian",
+               "pos": "hermitian", "positive definite": "hermitian", "diagonal": "diagonal",
+               "tridiagonal": "tridiagonal", "upper triangular": "upper", "lower triangular": "lower"}
+
+
+def _structure(assume_a: Any, a: Any) -> str:
+    kind = _STRUCTURES.get(assume_a) if isinstance(assume_a, (str, type(None))) else None
+    if kind is None:
+        raise S2SADError(f"s2sad does not differentiate scipy.linalg.solve with assume_a={assume_a!r}")
+    if kind == "hermitian":  # a complex one is read conjugated: not a holomorphic function of a
+        real_only(f"scipy.linalg.solve(..., assume_a={assume_a!r})", a)
+        return "symmetric"
+    return kind
+
+
+def solve_matrix(a: Any, assume_a: Any = None, lower: bool = False, transposed: bool = False) -> Any:
+    """The matrix ``scipy.linalg.solve(a, b, lower, assume_a=assume_a, transposed=transposed)``
+    inverts: what it reads of ``a`` (a triangle mirrored, a band; 'banded' finds the band from
+    a's zeros, so it reads all of a), transposed with ``transposed``."""
+    kind = _structure(assume_a, a)
+    if kind == "symmetric":
+        a = read_triangle(a, lower)
+    elif kind == "diagonal":
+        a = a * np.eye(np.shape(a)[-1], dtype=bool)
+    elif kind == "tridiagonal":
+        a = np.triu(np.tril(a, 1), -1)
+    elif kind in ("upper", "lower"):
+        a = np.triu(a) if kind == "upper" else np.tril(a)
+    return _t(a) if transposed else a
+
+
+def solve_matrix_grad(ct: Any, assume_a: Any = None, lower: bool = False, transposed: bool = False) -> Any:
+    """The transpose of :func:`solve_matrix`: a gradient of the matrix solved with, moved to
+    the entries of ``a`` that matrix reads."""
+    g = _t(ct) if transposed else ct
+    kind = _structure(assume_a, ct)
+    if kind == "symmetric":
+        both = g + _t(g)
+        return (np.tril(both) if lower else np.triu(both)) - g * np.eye(np.shape(g)[-1], dtype=bool)
+    if kind == "diagonal":
+        return g * np.eye(np.shape(g)[-1], dtype=bool)
+    if kind == "tridiagonal":
+        return np.triu(np.tril(g, 1), -1)
+    if kind in ("upper", "lower"):
+        return np.triu(g) if kind == "upper" else np.tril(g)
+    return g
+
+
+def cov_rows(m: Any, y: Any = None, rowvar: bool = True) -> Any:
+    """The variables of ``np.cov(m, y, rowvar)`` as the rows of one matrix, as NumPy lays them out."""
+    real_only("np.cov", m, y)
+    rows = _cov_part(m, rowvar, True)
+    return rows if y is None else np.concatenate((rows, _cov_part(y, rowvar, False)), axis=0)
+
+
+def _cov_part(v: Any, rowvar: bool, first: bool) -> Any:
+    rows = np.atleast_2d(v)
+    flip = not rowvar and (np.ndim(v) != 1 if first else np.shape(rows)[0] != 1)
+    return _t(rows) if flip else rows
+
+
+def cov_rows_grad(ct: Any, m: Any, y: Any = None, rowvar: bool = True, part: int = 0) -> Any:
+    """The transpose of :func:`cov_rows`: the rows of ``ct`` that came from ``m`` (``part`` 0)
+    or ``y`` (1), in that argument's shape."""
+    count = np.shape(_cov_part(m, rowvar, True))[0]
+    v = m if part == 0 else y
+    g = ct[:count] if part == 0 else ct[count:]
+    flip = not rowvar and (np.ndim(v) != 1 if part == 0 else np.shape(np.atleast_2d(v))[0] != 1)
+    return np.reshape(_t(g) if flip else g, np.shape(v))

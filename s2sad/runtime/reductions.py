@@ -294,3 +294,64 @@ def partition_indices(a: Any, ans: Any, axis: Any = -1) -> Any:
     order = np.argsort(a, axis=axis, kind="stable")
     rank = np.argsort(np.argsort(ans, axis=axis, kind="stable"), axis=axis, kind="stable")
     return np.take_along_axis(order, rank, axis=axis)
+
+
+def _quantile_weights(q: Any, n: int, method: str, percent: bool) -> Any:
+    """The weights of the ``n`` sorted entries whose sum np.quantile (np.percentile) returns,
+    for each q (shape ``q.shape + (n,)``).  Every method reads one sorted entry or interpolates
+    between two neighbours, so the quantile of the places 0, 1, ... n - 1 is the place read
+    first plus the weight of the next one."""
+    at = np.asarray((np.percentile if percent else np.quantile)(np.arange(n, dtype=float), q, method=method))
+    low = np.expand_dims(np.clip(np.floor(at), 0, n - 1).astype(int), -1)
+    frac = np.expand_dims(at, -1) - low
+    places = np.arange(n)
+    return (places == low) * (1.0 - frac) + (places == low + 1) * frac
+
+
+def _quantile_setup(a: Any, q: Any, axis: Any, method: str, percent: bool, skipnan: bool) -> tuple[Any, ...]:
+    """The entries of ``a`` as rows to reduce (the axes of ``axis`` merged last), each row's
+    sort order, and the weights of its sorted entries (shape ``q.shape + (rows, n)``)."""
+    a = np.asarray(a)
+    axes = tuple(range(a.ndim)) if axis is None else tuple(int(ax) % a.ndim for ax in np.atleast_1d(axis))
+    moved = _last(a, axes)
+    rows = np.reshape(moved, (-1, moved.shape[-1]))
+    n, qs = rows.shape[-1], np.shape(q)
+    if skipnan:  # the rows' own counts of entries that are not NaN (which sort last)
+        count = np.sum(~np.isnan(rows), axis=-1)
+        weights = np.zeros(qs + rows.shape)
+        for c in np.unique(count[count > 0]):
+            weights[..., count == c, :c] = np.expand_dims(_quantile_weights(q, int(c), method, percent), -2)
+    else:
+        weights = np.expand_dims(_quantile_weights(q, n, method, percent), -2)
+    return a, axes, moved.shape, rows, np.argsort(rows, axis=-1, kind="stable"), weights
+
+
+def quantile_grad(g: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = False, method: str = "linear",
+                  percent: bool = False, skipnan: bool = False) -> Any:
+    """Gradient of ``np.quantile(a, q, axis, method=method, keepdims=keepdims)`` (np.percentile
+    with ``percent``, the NaN-ignoring ones with ``skipnan``): ``g`` to the sorted entries the
+    result interpolates, with their weights."""
+    real_only("np.quantile", a)
+    a, axes, shape, rows, order, weights = _quantile_setup(a, q, axis, method, percent, skipnan)
+    qs = np.shape(q)
+    g = np.reshape(g, qs + (rows.shape[0], 1))
+    in_order = np.sum(g * weights, axis=tuple(range(len(qs)))).astype(np.result_type(a, g, 1.0))
+    out = np.zeros_like(in_order)
+    np.put_along_axis(out, order, in_order, axis=-1)
+    rest = [i for i in range(a.ndim) if i not in axes]
+    out = np.reshape(out, tuple(a.shape[i] for i in rest) + tuple(a.shape[i] for i in axes))
+    return np.transpose(out, np.argsort(rest + list(axes)))
+
+
+def quantile_jvp(t: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = False, method: str = "linear",
+                 percent: bool = False, skipnan: bool = False) -> Any:
+    """Tangent of ``np.quantile(a, q, ...)`` (see :func:`quantile_grad`): the weighted sum of
+    the entries of ``t`` at the sorted entries of ``a`` the result interpolates."""
+    real_only("np.quantile", a)
+    a, axes, shape, rows, order, weights = _quantile_setup(a, q, axis, method, percent, skipnan)
+    t = np.reshape(_last(np.broadcast_to(t, a.shape), axes), rows.shape)
+    if skipnan:
+        t = np.where(np.isnan(rows), 0.0, t)
+    out = np.sum(weights * np.take_along_axis(t, order, axis=-1), axis=-1)
+    kept = tuple(1 if i in axes else a.shape[i] for i in range(a.ndim)) if keepdims else shape[:-1]
+    return np.reshape(out, np.shape(q) + kept).astype(np.result_type(a, t, 1.0))

@@ -117,7 +117,8 @@ class CallLowering:
             fnode = cst.Name(self.fn.fresh(made.__name__))
             self.fn.free[fnode.value] = made
         elif key is MISSING:
-            key = _LocalCallee(self.parsed.code(func).strip(), self.binds_partial(func))
+            key = _LocalCallee(self.parsed.code(func).strip(), self.binds_partial(func),
+                               self.res.object(func.func) if isinstance(func, cst.Call) else None)
         elif isinstance(func, cst.Attribute) and isinstance(getattr(key, "__self__", None), np.ndarray):
             before.append(Const(self.parsed.code(func.value).strip()))
             key = _array_method(func.attr.value)
@@ -229,7 +230,12 @@ class CallLowering:
                 slots = {p: all_nodes[i] for p, i in positions.items()
                          if i is not None and all_nodes.get(i) is not None}
                 out = bound.get("out")
-                if out is not None and not (isinstance(out, Const) and out.code == "None"):
+                default = {p.name: p.default for p in rule.params}
+                passed = [p for p in rule.unsupported
+                          if not (isinstance(bound[p], Const) and bound[p].code == default[p])]
+                if passed:
+                    problem = f"{callee}(..., {passed[0]}=...): {rule.unsupported[passed[0]]}"
+                elif out is not None and not (isinstance(out, Const) and out.code == "None"):
                     problem = (f"{callee}(..., out=...) writes its result into an existing array, "
                                f"which s2sad does not follow; assign the result instead "
                                f"(y = {callee}(...))")
@@ -247,7 +253,7 @@ class CallLowering:
             return result
         else:
             bound = _positional(args, kwargs)
-            problem = _no_rule_message(key, callee)
+            problem = _no_rule_message(key, callee, self.registry)
         call = Call(rule if problem is None else None, callee, bound, primal, problem, slots=slots)
         result = self.emit(call, target, _name_hint(word, args, isinstance(node, cst.BinaryOperation)), node)
         if rule is not None and rule.fun in VIEWING_FUNCTIONS:
@@ -315,9 +321,10 @@ class _Splat(Var):
 class _LocalCallee:
     """A call through a local variable (or an unbound name): no rule can apply."""
 
-    def __init__(self, code: str, partial: bool = False) -> None:
+    def __init__(self, code: str, partial: bool = False, maker: Any = None) -> None:
         self.code = code
         self.partial = partial  # the variable is assigned a functools.partial
+        self.maker = maker  # a call's result called (np.vectorize(f)(x)): what made it
 
 
 class UnknownMethod:
@@ -335,7 +342,10 @@ def _array_method(name: str) -> Any:
     return next((vars(c)[name] for c in np.ndarray.__mro__ if name in vars(c)), UnknownMethod(name))
 
 
-def _no_rule_message(key: Any, callee: str) -> str:
+def _no_rule_message(key: Any, callee: str, registry: Any) -> str:
+    why = registry.refusal(key.maker if isinstance(key, _LocalCallee) else key)
+    if why is not None:
+        return f"'{callee}': {why}"
     if isinstance(key, _LocalCallee) and key.partial:
         return (f"'{callee}' is a functools.partial made in the differentiated function: call the "
                 f"function it wraps, with the arguments it binds written out")
