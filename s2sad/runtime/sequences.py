@@ -96,3 +96,11 @@ def choice_jvp(t: Any, items: Any, ans: Any, other: Any = None) -> Any:
     if isinstance(items, (list, tuple)):
         return sum(ti * s for ti, s in zip(t, choice_grad(1.0, items, ans)))
     return np.sum(t * extremum_grad(1.0, items, ans, 0, False))
+
+
+def sort_order(items: Any, key: Any = None, reverse: bool = False) -> list[int]:
+    """The indices of ``items`` in the order ``sorted(items, key=key, reverse=reverse)`` puts
+    them (a stable sort of the indices by the items' keys finds the same order)."""
+    items = list(items)
+    value = (lambda i: items[i]) if key is None else (lambda i: key(items[i]))
+    return sorted(range(len(items)), key=value, reverse=reverse)

@@ -40,6 +40,9 @@ class CallLowering:
             # replayed, computed) as the product itself, so the buffer keeps its value
             product = cst.BinaryOperation(node.args[0].value, cst.Multiply(), node.args[1].value)
             return self.binary(product, target)
+        desugared = self.functional(node, target)  # map, functools.reduce, sorted
+        if desugared is not None:
+            return desugared
         if any(a.star for a in node.args):
             spread: list[cst.Arg] = []
             for a in node.args:
@@ -60,6 +63,8 @@ class CallLowering:
             return self.binary(cst.BinaryOperation(x, cst.Divide(), base), target)
         if self.is_self(node.func):  # self(h) in a method: the instance's __call__
             node = node.with_changes(func=cst.Attribute(node.func, cst.Name("__call__")))
+        if isinstance(strip_parens(node.func), cst.Lambda):  # (lambda z: z ** 2)(x)
+            node = node.with_changes(func=self.anonymous_function(strip_parens(node.func)))
         func = node.func
         looked_up = self.dict_get(node)
         if looked_up is not None:

@@ -1,0 +1,103 @@
+"""Python's functional builtins written as the code they stand for: ``map(f, xs)`` as the
+generator expression ``(f(v) for v in xs)``, ``functools.reduce(f, xs)`` as a loop that
+folds, ``sorted(xs, key=k)`` as the items taken in the order the sort finds (an order that
+carries no gradient).  Each is recognised by identity (``map`` is the builtin only where
+the function's scope does not rebind it); a lambda passed is a nested function."""
+from __future__ import annotations
+
+import builtins
+import functools
+
+import libcst as cst
+
+from ... import runtime
+from ...ir import Operand, Var
+from .naming import user_name
+from .syntax import strip_parens
+
+
+_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+
+
+class FunctionalLowering:
+    """``map``, ``functools.reduce`` and ``sorted``, lowered as the loops they run."""
+
+    def functional(self, node: cst.Call, target: str | None) -> Operand | None:
+        """The call lowered as the code it stands for, or None if it is none of these."""
+        called = self.res.object(node.func)
+        lowerings = {builtins.map: self.map_call, functools.reduce: self.reduce_call,
+                     builtins.sorted: self.sorted_call}
+        lowering = next((f for key, f in lowerings.items() if called is key), None)
+        if lowering is None:
+            return None
+        if any(a.star for a in node.args):
+            name = self.parsed.code(node.func).strip()
+            raise self.unsupported(node, f"'*' or '**' in a call of {name} is not supported; pass "
+                                         f"the arguments one by one")
+        return lowering(node, target)
+
+    def function_argument(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """A function passed to map, reduce or sorted, as code that calls it: a lambda becomes
+        a nested function, named."""
+        node = strip_parens(node)
+        return self.anonymous_function(node) if isinstance(node, cst.Lambda) else node
+
+    def map_call(self, node: cst.Call, target: str | None) -> Operand:
+        """``map(f, xs, ys)`` as ``(f(a, b) for a, b in zip(xs, ys))``, which s2sad lowers
+        as a list: refused where its value is bound to a name (an iterator, used up once)."""
+        if len(node.args) < 2 or any(a.keyword for a in node.args):
+            raise self.unsupported(node, "map takes a function and one or more sequences, "
+                                         "passed by position")
+        if target is not None and user_name(target, self.res.locals) in self.fn.user_names:
+            raise self.unsupported(node, "a map object bound to a name is an iterator s2sad cannot "
+                                         "follow; write list(map(...)), or a list comprehension")
+        func = self.function_argument(node.args[0].value)
+        names = [self.fn.fresh("mapped") for _ in node.args[1:]]
+        sequences = [a.value for a in node.args[1:]]
+        if len(sequences) == 1:
+            iterable, loop_target = sequences[0], cst.Name(names[0])
+        else:
+            zip_name = cst.Name("zip")
+            self.res.objects[zip_name] = builtins.zip
+            iterable = cst.Call(zip_name, [cst.Arg(s) for s in sequences])
+            loop_target = cst.Tuple([cst.Element(cst.Name(n)) for n in names])
+        call = cst.Call(func, [cst.Arg(cst.Name(n)) for n in names])
+        return self.comprehension(cst.GeneratorExp(call, cst.CompFor(loop_target, iterable)), target)
+
+    def reduce_call(self, node: cst.Call, target: str | None) -> Operand:
+        """``functools.reduce(f, xs)`` as ``acc = xs[0]`` and ``for v in xs[1:]: acc = f(acc, v)``
+        (with an initial value: ``acc = init`` and a loop over all of xs)."""
+        if not 2 <= len(node.args) <= 3 or any(a.keyword for a in node.args):
+            raise self.unsupported(node, "functools.reduce takes a function, a sequence and an "
+                                         "optional initial value, passed by position")
+        func = self.function_argument(node.args[0].value)
+        items = self.held(node.args[1].value)
+        acc, item = self.temporary("folded"), self.fn.fresh("item")
+        self.res.locals = self.res.locals | {item}
+        start = node.args[2].value if len(node.args) == 3 else cst.parse_expression(f"{items}[0]")
+        rest = cst.parse_expression(items if len(node.args) == 3 else f"{items}[1:]")
+        fold = cst.Call(func, [cst.Arg(cst.Name(acc)), cst.Arg(cst.Name(item))])
+        self.block([
+            cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(acc))], start)]),
+            cst.For(cst.Name(item), rest, cst.IndentedBlock([
+                cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(acc))], fold)])]))])
+        return self.emit_operand(Var(self.version[acc]), target)
+
+    def sorted_call(self, node: cst.Call, target: str | None) -> Operand:
+        """``sorted(xs, key=k, reverse=r)`` as ``[xs[i] for i in order]``, with ``order`` the
+        indices in the order the sort puts the items (Python's sort is stable, so sorting the
+        indices by ``k(xs[i])`` finds the same order); the order carries no gradient."""
+        positional = [a for a in node.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        if len(positional) != 1 or set(keywords) - {"key", "reverse"}:
+            raise self.unsupported(node, "sorted takes a sequence, and key= and reverse= by keyword")
+        items = self.held(positional[0].value)
+        helper = cst.Name(self.helper(runtime.sort_order))
+        self.res.objects[helper] = runtime.sort_order
+        order_call = cst.Call(helper, [cst.Arg(cst.parse_expression(items)), *(
+            cst.Arg(keywords[k], keyword=cst.Name(k), equal=_EQUAL) for k in ("key", "reverse") if k in keywords)])
+        order = self.temporary("order")
+        self.lower(order_call, order, order)
+        index = self.fn.fresh("position")
+        picked = cst.parse_expression(f"[({items})[{index}] for {index} in {order}]")
+        return self.comprehension(picked, target)

@@ -1,0 +1,209 @@
+"""Python constructs users write that s2sad refused (found by a probe): ``map``, ``sorted``,
+``functools.reduce``, a lambda called where it stands, ``dict.get`` on a parameter dict,
+``zip(*rows)``, fields of a named tuple, ``super()`` in a method.  Each is checked against
+central finite differences in float64, through grad, value_and_grad, jvp and hvp."""
+from __future__ import annotations
+
+import collections
+import typing
+import warnings
+
+import numpy as np
+import pytest
+
+import s2sad
+
+from gradcheck import make_function
+
+X = np.array([0.5, 2.0, 3.0])
+V = np.array([1.0, -0.5, 0.25])
+PARAMS = [np.array([0.5, -1.0]), np.array([2.0]), np.array([0.3, 0.7, -0.2])]
+EPS = 1e-6
+
+
+def leaves(tree: typing.Any) -> list[np.ndarray]:
+    """The float leaves of an argument: arrays (0-d for a float) in a fixed order."""
+    if isinstance(tree, dict):
+        return [leaf for k in sorted(tree) for leaf in leaves(tree[k])]
+    if isinstance(tree, (list, tuple)):
+        return [leaf for item in tree for leaf in leaves(item)]
+    return [np.asarray(tree, dtype=float)]
+
+
+def rebuilt(tree: typing.Any, values: list[np.ndarray]) -> typing.Any:
+    """``tree`` with its leaves replaced by ``values`` (consumed in the order of ``leaves``)."""
+    if isinstance(tree, dict):
+        out = {k: rebuilt(tree[k], values) for k in sorted(tree)}
+        return {k: out[k] for k in tree}
+    if isinstance(tree, (list, tuple)):
+        items = [rebuilt(item, values) for item in tree]
+        return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
+    value = values.pop(0)
+    return float(value) if isinstance(tree, float) else value
+
+
+def numerical(f: typing.Any, args: tuple, wrt: int) -> list[np.ndarray]:
+    """Central finite differences of ``f`` in each leaf of ``args[wrt]``."""
+    base = leaves(args[wrt])
+    out = []
+    for k, leaf in enumerate(base):
+        g = np.zeros(leaf.shape)
+        for i in np.ndindex(*leaf.shape):
+            values = []
+            for step in (EPS, -EPS):
+                moved = [b.copy() for b in base]
+                moved[k][i] += step
+                at = list(args)
+                at[wrt] = rebuilt(args[wrt], moved)
+                values.append(float(f(*at)))
+            g[i] = (values[0] - values[1]) / (2 * EPS)
+        out.append(g)
+    return out
+
+
+def check(f: typing.Any, args: tuple, wrt: int = 0, forward: bool = True) -> None:
+    """grad and value_and_grad (twice: the second call runs the cached code) against finite
+    differences; the gradient has the structure and type of the argument; with ``forward``,
+    jvp along V and hvp against differences of the gradient."""
+    expected = numerical(f, args, wrt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", s2sad.ZeroGradientWarning)
+        for _ in range(2):
+            g = s2sad.grad(f, wrt)(*args)
+            value, h = s2sad.value_and_grad(f, wrt)(*args)
+            assert value == pytest.approx(f(*args))
+            for got in (g, h):
+                assert type(got) is type(args[wrt])
+                for a, b in zip(leaves(got), expected):
+                    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
+    if not forward:
+        return
+    x = args[wrt]
+    moved = lambda t: tuple(x + t * V if i == wrt else a for i, a in enumerate(args))  # noqa: E731
+    slope = (f(*moved(EPS)) - f(*moved(-EPS))) / (2 * EPS)
+    assert s2sad.jvp(f, wrt)(*args, V)[1] == pytest.approx(slope, rel=1e-6, abs=1e-8)
+    gradient = s2sad.grad(f, wrt)
+    expected_hv = (gradient(*moved(1e-5)) - gradient(*moved(-1e-5))) / 2e-5
+    with warnings.catch_warnings():  # (a function linear in x: its Hessian is zero)
+        warnings.simplefilter("ignore", s2sad.ZeroGradientWarning)
+        hv = s2sad.hvp(f, wrt)(*args, V)
+    np.testing.assert_allclose(hv, expected_hv, rtol=1e-5, atol=1e-7)
+
+
+def function(source: str, name: str = "f", **scope: typing.Any) -> typing.Any:
+    return make_function(source, {"np": np, **scope}).__globals__[name]
+
+
+def located(error: s2sad.S2SADError) -> tuple[int, int]:
+    assert error.location is not None
+    return error.location.line, error.location.column
+
+
+# ---- map ---------------------------------------------------------------------------------
+
+MAPS = {
+    "sum_of_map_lambda": "def f(params):\n    return sum(map(lambda w: np.sum(w ** 2), params))\n",
+    "list_of_map_named": ("def sq(w):\n    return np.sum(np.sin(w) * w)\n\n\n"
+                          "def f(params):\n    return sum(list(map(sq, params)))\n"),
+    "map_of_numpy_function": "def f(params):\n    return sum(map(np.sum, params)) ** 2\n",
+    "map_reading_a_variable": ("def f(params):\n    s = params[0][0]\n"
+                               "    return sum(map(lambda w: np.sum(w * s), params))\n"),
+    "map_of_two_sequences": ("def f(params):\n    scales = [1.0, 2.0, 3.0]\n"
+                             "    return sum(map(lambda w, c: c * np.sum(w ** 3), params, scales))\n"),
+    "for_over_map": ("def f(params):\n    total = 0.0\n    for v in map(np.tanh, params):\n"
+                     "        total = total + np.sum(v ** 2)\n    return total\n"),
+    "tuple_of_map": "def f(params):\n    a, b, c = tuple(map(np.sum, params))\n    return a * b + c\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(MAPS))
+def test_map(name: str) -> None:
+    """``map(f, xs)`` with a lambda, a named function or a NumPy function (it was refused: no
+    gradient rule for 'map')."""
+    check(function(MAPS[name]), (list(PARAMS),), forward=False)
+
+
+def test_map_over_an_array_forward_and_second_order() -> None:
+    f = function("def f(x):\n    return sum(map(lambda t: t ** 3, x))\n")
+    check(f, (X,))
+
+
+def test_map_shadowed_is_not_the_builtin() -> None:
+    """A module-level ``map`` of the user's is called as the function it is."""
+    f = function("def map(g, xs):\n    return xs * 2.0\n\n\n"
+                 "def f(x):\n    return np.sum(map(np.sin, x))\n")
+    check(f, (X,))
+
+
+def test_map_bound_to_a_name_is_refused() -> None:
+    """A map object is an iterator, used up once: lowered as a list it would be read again."""
+    f = function("def f(x):\n    m = map(np.sin, x)\n    return sum(m) + sum(m)\n")
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="list\\(map") as info:
+        s2sad.grad(f)(X)
+    assert located(info.value) == (2, 9)
+
+
+# ---- a lambda called where it stands -------------------------------------------------------
+
+LAMBDAS = {
+    "called": "def f(x):\n    return np.sum((lambda z: z ** 2)(x))\n",
+    "reads_a_variable": "def f(x):\n    s = x[0] * 2\n    return np.sum((lambda z: np.sin(z) * s)(x))\n",
+    "two_parameters": "def f(x):\n    return (lambda a, b: np.sum(a * b))(x, x ** 2)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAMBDAS))
+def test_immediately_called_lambda(name: str) -> None:
+    """``(lambda z: ...)(x)`` (refused as 'a local variable (or an unknown name)')."""
+    check(function(LAMBDAS[name]), (X,))
+
+
+# ---- sorted and functools.reduce -----------------------------------------------------------
+
+SORTS = {
+    "key_lambda": ("def f(x):\n    xs = [x[0], x[1] * 2, x[2] - 1]\n"
+                   "    ys = sorted(xs, key=lambda t: -t)\n    return ys[0] * 3 + ys[1] ** 2\n"),
+    "plain": "def f(x):\n    ys = sorted([x[0] ** 2, x[1], x[2] * 0.1])\n    return ys[0] * 3 + ys[2]\n",
+    "reverse": "def f(x):\n    ys = sorted(x, reverse=True)\n    return ys[0] * 5 + ys[1] ** 2 + ys[2]\n",
+    "key_reads_a_variable": ("def f(x):\n    c = x[1]\n    ys = sorted(x, key=lambda t: (t - c) ** 2)\n"
+                             "    return ys[0] * 4 + ys[1] * 2 + ys[2]\n"),
+    "key_named": "def f(x):\n    ys = sorted(list(x), key=abs)\n    return ys[0] * 4 + ys[-1] ** 2\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SORTS))
+def test_sorted(name: str) -> None:
+    """``sorted`` of items that carry gradients: each item's gradient where the sort put it
+    (it was refused: no gradient rule for 'sorted')."""
+    check(function(SORTS[name]), (X,))
+
+
+def test_sorted_list_of_arrays_by_norm() -> None:
+    f = function("def f(params):\n    ranked = sorted(params, key=lambda w: float(np.sum(w ** 2)))\n"
+                 "    return np.sum(ranked[0]) * 3.0 + np.sum(ranked[-1] ** 2)\n")
+    check(f, (list(PARAMS),), forward=False)
+
+
+REDUCES = {
+    "lambda": ("import functools\n\n\ndef f(params):\n"
+               "    return functools.reduce(lambda a, b: a + b, [np.sum(w ** 2) for w in params])\n"),
+    "operator_add": ("import functools\nimport operator\n\n\ndef f(params):\n"
+                     "    return functools.reduce(operator.add, map(np.sum, params)) ** 2\n"),
+    "product_with_initial": ("from functools import reduce\n\n\ndef f(params):\n"
+                             "    return reduce(lambda a, w: a * np.sum(np.tanh(w)), params, 1.5)\n"),
+    "arrays_folded": ("import functools\n\n\ndef f(params):\n"
+                      "    total = functools.reduce(lambda a, b: a + np.sum(b), params[1:], np.sum(params[0]))\n"
+                      "    return total ** 2\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REDUCES))
+def test_reduce(name: str) -> None:
+    """``functools.reduce`` as the loop that folds (it was refused: no gradient rule)."""
+    check(function(REDUCES[name]), (list(PARAMS),), forward=False)
+
+
+def test_reduce_forward_and_second_order() -> None:
+    f = function("import functools\n\n\ndef f(x):\n"
+                 "    return functools.reduce(lambda a, b: a * b + np.sin(b), x)\n")
+    check(f, (X,))
