@@ -207,3 +207,73 @@ def test_reduce_forward_and_second_order() -> None:
     f = function("import functools\n\n\ndef f(x):\n"
                  "    return functools.reduce(lambda a, b: a * b + np.sin(b), x)\n")
     check(f, (X,))
+
+
+# ---- dict.get on a dict of arrays ----------------------------------------------------------
+
+GETS = {
+    "present": "def f(params):\n    return np.sum(params['W'] ** 2) + np.sum(params.get('b', 0.0) * params['W'])\n",
+    "absent": "def f(params):\n    return np.sum(params['W'] ** 2) + np.sum(params.get('c', 0.5))\n",
+    "no_default": ("def f(params):\n    b = params.get('b')\n    if b is None:\n        return np.sum(params['W'])\n"
+                   "    return np.sum(np.tanh(b)) * np.sum(params['W'] ** 3)\n"),
+    "key_computed": ("def f(params):\n    name = 'b'\n    total = 0.0\n    for k in ['W', 'b', 'c']:\n"
+                     "        total = total + np.sum(params.get(k, 1.0) ** 2)\n    return total\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GETS))
+def test_dict_get_on_a_parameter(name: str) -> None:
+    """``params.get(key, default)`` on a parameter dict, whose keys are known when the code
+    runs (it was refused: '.get' is not a NumPy array method)."""
+    params = {"W": np.array([0.5, -1.0, 2.0]), "b": np.array([0.3, 0.1, -0.4])}
+    check(function(GETS[name]), (params,), forward=False)
+    check(function(GETS[name]), ({"W": params["W"]},), forward=False)
+
+
+def test_dict_get_on_something_else_is_refused_where_called() -> None:
+    class Store:
+        def get(self, key, default):
+            return default
+
+    f = function("def f(x, store):\n    return np.sum(x * store.get('b', 2.0))\n")
+    with pytest.raises(s2sad.S2SADError, match="differentiated as dict.get, but .* is a Store") as info:
+        s2sad.grad(f)(X, Store())
+    assert located(info.value) == (2, 23)
+
+
+# ---- zip(*rows) ----------------------------------------------------------------------------
+
+ZIPS = {
+    "loop_over_known_rows": ("def f(x):\n    rows = [(x[0], x[1]), (x[2], x[0] * 2)]\n    s = 0.0\n"
+                             "    for a, b in zip(*rows):\n        s = s + a * b\n    return s\n"),
+    "comprehension": ("def f(x):\n    rows = [(x[0], x[1], x[2]), (x[2], x[0] ** 2, x[1])]\n"
+                      "    return sum([a * b for a, b in zip(*rows)])\n"),
+    "rows_of_a_parameter": ("def f(x, rows):\n    return sum([np.sin(a * x[0]) * b for a, b in zip(*rows)]) + x[1] ** 2\n"),
+    "three_rows_transposed": ("def f(x):\n    rows = [x, x ** 2, np.sin(x)]\n    s = 0.0\n"
+                              "    for a, b, c in zip(*rows):\n        s = s + a * b * c\n    return s\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZIPS))
+def test_zip_of_rows(name: str) -> None:
+    """``zip(*rows)`` in a for loop or comprehension (it was refused: 'use for a, b in zip(xs, ys)')."""
+    rows = [np.array([1.0, 2.0, -1.0]), np.array([0.5, 0.25, 3.0])]
+    check(function(ZIPS[name]), (X, rows) if "parameter" in name else (X,))
+
+
+def test_zip_of_rows_of_another_length_is_refused_as_it_runs() -> None:
+    """With rows of three items, Python fails to unpack each item into two names."""
+    f = function("def f(x, rows):\n    s = 0.0\n    for a, b in zip(*rows):\n        s = s + a * b * x[0]\n"
+                 "    return s\n")
+    rows = [np.ones(3), np.ones(3), np.ones(3)]
+    with pytest.raises(s2sad.S2SADError, match="items of 3 values here, which the loop unpacks into 2") as info:
+        s2sad.grad(f)(X, rows)
+    assert located(info.value) == (3, 21)
+
+
+def test_zip_of_rows_into_one_name_is_refused() -> None:
+    f = function("def f(x, rows):\n    s = 0.0\n    for pair in zip(*rows):\n        s = s + pair[0] * x[0]\n"
+                 "    return s\n")
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="zip\\(\\*rows\\) needs rows whose length") as info:
+        s2sad.grad(f)(X, [np.ones(3)])
+    assert located(info.value) == (3, 21)

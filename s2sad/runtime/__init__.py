@@ -34,7 +34,7 @@ from .reductions import (cumprod_grad, cumprod_jvp, cumsum_grad, extremum_grad, 
                          prod_grad, ptp_grad, reduce_grad, sort_grad, sort_jvp, var_grad)
 from .seeds import seed, seed_for, stop_gradient
 from .sequences import (array_grad, choice_grad, choice_jvp, concat, concat_grad, sequence_grad,
-                        sequence_jvp, sort_order, sum_items_grad, unpack_grad)
+                        sequence_jvp, check_length, has_key, sort_order, sum_items_grad, unpack_grad)
 from .shapes import (as_column, axis_shape, block_grad, concatenate_grad, diagonal_grad, diff_embed,
                      diff_grad, gradient_grad, invert_axes, join_grad, linspace_grad, meshgrid_grad,
                      meshgrid_grad_transpose, pad_grad, repeat_grad, reshape_back, reshape_grad,
@@ -79,7 +79,7 @@ __all__ = [
     "seed", "seed_for", "stop_gradient",
     # sequences
     "array_grad", "choice_grad", "choice_jvp", "concat", "concat_grad", "sequence_grad",
-    "sequence_jvp", "sort_order", "sum_items_grad", "unpack_grad",
+    "sequence_jvp", "check_length", "has_key", "sort_order", "sum_items_grad", "unpack_grad",
     # shapes
     "as_column", "axis_shape", "block_grad", "concatenate_grad", "diagonal_grad", "diff_embed",
     "diff_grad", "gradient_grad", "invert_axes", "join_grad", "linspace_grad", "meshgrid_grad",

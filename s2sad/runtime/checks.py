@@ -3,11 +3,12 @@ respect to are floating point, and that the writes it follows into arrays are th
 NumPy makes."""
 from __future__ import annotations
 
+import linecache
 from typing import Any
 
 import numpy as np
 
-from ..errors import NonDifferentiableInputError, S2SADError, WrtError
+from ..errors import Location, NonDifferentiableInputError, S2SADError, WrtError
 from .foreign import is_foreign
 from .trees import CONTAINERS
 
@@ -190,3 +191,9 @@ def _refuse(where: str, message: str) -> None:
 
     filename, line, column = where.rsplit(":", 2)
     raise UnsupportedSyntaxError(message, Location(filename, int(line), int(column)))
+
+
+def place(where: str) -> Location:
+    """The Location that generated code passes a run-time check as ``"file:line:column"``."""
+    filename, line, column = where.rsplit(":", 2)
+    return Location(filename, int(line), int(column), linecache.getline(filename, int(line)))

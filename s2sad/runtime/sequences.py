@@ -7,7 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import S2SADError
 from .broadcast import unbroadcast
+from .checks import place
 from .elementwise import balanced_eq
 from .reductions import extremum_grad
 from .trees import distinct, rebuild, zeros_grad
@@ -104,3 +106,21 @@ def sort_order(items: Any, key: Any = None, reverse: bool = False) -> list[int]:
     items = list(items)
     value = (lambda i: items[i]) if key is None else (lambda i: key(items[i]))
     return sorted(range(len(items)), key=value, reverse=reverse)
+
+
+def has_key(mapping: Any, key: Any, where: str) -> bool:
+    """``key in mapping`` for ``mapping.get(key, default)``, which s2sad lowers as
+    ``mapping[key] if key in mapping else default``: refused for anything but a dict."""
+    if not isinstance(mapping, dict):
+        raise S2SADError(f"'.get' was differentiated as dict.get, but the value it is called on "
+                         f"is a {type(mapping).__name__}; wrap the call in stop_gradient(...), or "
+                         f"index the value directly", place(where))
+    return key in mapping
+
+
+def check_length(items: Any, n: int, where: str) -> None:
+    """``zip(*rows)`` in a loop that unpacks each item into ``n`` names, lowered as
+    ``zip(rows[0], ..., rows[n - 1])``: refused unless rows has n items, as Python would."""
+    if len(items) != n:
+        raise S2SADError(f"zip(*rows) yields items of {len(items)} values here, which the loop "
+                         f"unpacks into {n} names", place(where))
