@@ -277,3 +277,161 @@ def test_zip_of_rows_into_one_name_is_refused() -> None:
     with pytest.raises(s2sad.UnsupportedSyntaxError, match="zip\\(\\*rows\\) needs rows whose length") as info:
         s2sad.grad(f)(X, [np.ones(3)])
     assert located(info.value) == (3, 21)
+
+
+def test_zip_of_one_sequence_into_one_name_is_refused() -> None:
+    """``for p in zip(xs)``: p is a 1-tuple; the loop read it as the item (an IndexError in the
+    generated code)."""
+    f = function("def f(x):\n    s = 0.0\n    for p in zip(x):\n        s = s + p[0] ** 2\n    return s\n")
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="for a, b in zip") as info:
+        s2sad.grad(f)(X)
+    assert located(info.value) == (3, 14)
+
+
+# ---- super() in a method -------------------------------------------------------------------
+
+class Base:
+    def __init__(self, scale: float) -> None:
+        self.scale = scale
+
+    def loss(self, x):
+        return np.sum(np.sin(x) * x) * self.scale
+
+    def penalty(self, x):
+        return np.sum(x ** 4)
+
+
+class Regularised(Base):
+    def loss(self, x):
+        return super().loss(x) * 2.0 + self.penalty(x)
+
+
+class Mixin(Base):
+    def loss(self, x):
+        return super().loss(x ** 2) + np.sum(np.cos(x))
+
+
+class Diamond(Regularised, Mixin):
+    def loss(self, x):
+        return super().loss(x) + 0.5
+
+
+class Heavier(Regularised):
+    def penalty(self, x):
+        return np.sum(x ** 2) * 3.0
+
+
+@pytest.mark.parametrize("cls", [Regularised, Diamond, Heavier])
+def test_super_method_called_through_a_bound_method(cls: type) -> None:
+    """``super().loss(x)`` in a method: the next class's method in the instance's MRO, as
+    Python finds it (Diamond reaches Mixin.loss from Regularised), differentiated (it was
+    refused: '.loss' is not a NumPy array method)."""
+    model = cls(0.7)
+    check(model.loss, (X,))
+
+
+def test_super_of_a_method_that_is_no_def_is_refused_where_called() -> None:
+    class Static(Base):
+        loss = staticmethod(lambda x: np.sum(x))
+
+    class Child(Static):
+        def loss(self, x):
+            return super().loss(x) * 2.0
+
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="super\\(\\).loss is not a method defined with 'def'") as info:
+        s2sad.grad(Child(1.0).loss)(X)
+    assert info.value.location.line == Child.loss.__code__.co_firstlineno + 1
+
+
+# ---- fields of named tuples ----------------------------------------------------------------
+
+Layer = collections.namedtuple("Layer", ["W", "b"])
+
+
+class Typed(typing.NamedTuple):
+    W: np.ndarray
+    b: np.ndarray
+    scale: float
+
+
+NAMED = {
+    "namedtuple": ("def f(p, x):\n    return np.sum(np.tanh(x @ p.W + p.b) ** 2)\n", lambda: Layer(
+        np.array([[0.5, -1.0], [2.0, 0.3], [0.1, 0.2]]), np.array([0.1, -0.2]))),
+    "typing_namedtuple": ("def f(p, x):\n    h = np.tanh(x @ p.W + p.b) * p.scale\n    return np.sum(h ** 2)\n",
+                          lambda: Typed(np.array([[0.5, -1.0], [2.0, 0.3], [0.1, 0.2]]), np.array([0.1, -0.2]), 1.5)),
+    "field_and_index": ("def f(p, x):\n    return np.sum(p.W ** 2) * np.sum(p[1] * p.b)\n", lambda: Layer(
+        np.array([[0.5, -1.0], [2.0, 0.3], [0.1, 0.2]]), np.array([0.1, -0.2]))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAMED))
+def test_named_tuple_fields(name: str) -> None:
+    """``p.W`` on a named tuple parameter: its gradient is a named tuple of p's type (it was
+    refused: '.W' is not a NumPy array method)."""
+    source, make = NAMED[name]
+    f = function(source)
+    check(f, (make(), X), 0, forward=False)
+    g = s2sad.grad(f)(make(), X)
+    assert type(g) is type(make()) and g._fields == make()._fields
+
+
+def test_named_tuple_fields_forward_and_second_order() -> None:
+    f = function("def f(p, x):\n    return np.sum(np.sin(p.W * x) * p.b)\n")
+    p, t = Layer(X, X ** 2), Layer(V, -V)
+    eps = 1e-6
+    moved = lambda s: Layer(p.W + s * t.W, p.b + s * t.b)  # noqa: E731
+    slope = (f(moved(eps), X) - f(moved(-eps), X)) / (2 * eps)
+    assert s2sad.jvp(f)(p, X, t)[1] == pytest.approx(slope, rel=1e-6)
+    gradient = s2sad.grad(f)
+    hv = s2sad.hvp(f)(p, X, t)
+    assert type(hv) is Layer
+    for k in range(2):
+        expected = (gradient(moved(1e-5), X)[k] - gradient(moved(-1e-5), X)[k]) / 2e-5
+        np.testing.assert_allclose(hv[k], expected, rtol=1e-5, atol=1e-7)
+
+
+def test_attribute_of_a_constant_object_runs_as_written() -> None:
+    class Config:
+        scale = 3.0
+
+    f = function("def f(x, cfg):\n    return np.sum(x ** 2) * cfg.scale\n")
+    check(f, (X, Config()))
+
+
+def test_fields_of_a_numpy_result() -> None:
+    """NumPy's results are named tuples too (np.linalg.qr's QRResult, eigh's EighResult)."""
+    f = function("def f(x):\n    r = np.linalg.qr(np.outer(x, x) + np.diag(x))\n"
+                 "    e = np.linalg.eigh(np.outer(x, x) + np.eye(3))\n"
+                 "    return np.sum(r.Q * r.R) + np.sum(e.eigenvalues ** 2)\n")
+    check(f, (X,), forward=False)
+
+
+def test_gradient_with_respect_to_a_dataclass_is_refused() -> None:
+    """A frozen dataclass is no container s2sad builds gradients of: refused as the argument."""
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Params:
+        W: np.ndarray
+
+    f = function("def f(p):\n    return np.sum(p.W ** 2)\n")
+    with pytest.raises(s2sad.NonDifferentiableInputError, match="cannot differentiate with respect to 'p': it is Params"):
+        s2sad.grad(f)(Params(X))
+
+
+# ---- over a dict: its keys, which carry no gradient ----------------------------------------
+
+OVER_KEYS = {
+    "sorted": "def f(params):\n    names = sorted(params)\n    return np.sum(params['W'] ** 2) * len(names)\n",
+    "reduce": ("import functools\n\n\ndef f(params):\n"
+               "    return functools.reduce(lambda a, k: a + len(k), params, 0.0) * np.sum(params['W'] ** 3)\n"),
+    "map": "def f(params):\n    return sum(map(len, params)) * np.sum(np.sin(params['W']))\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(OVER_KEYS))
+def test_functional_builtins_over_a_dict_see_its_keys(name: str) -> None:
+    """``sorted(d)``, ``map(f, d)`` and ``reduce(f, d)`` see the dict's keys, as in Python (a
+    loop by index read d[0]: a KeyError in the generated code)."""
+    params = {"W": np.array([0.5, -1.0, 2.0]), "bias": np.array([0.3])}
+    check(function(OVER_KEYS[name]), (params,), forward=False)

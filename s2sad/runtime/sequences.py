@@ -108,6 +108,34 @@ def sort_order(items: Any, key: Any = None, reverse: bool = False) -> list[int]:
     return sorted(range(len(items)), key=value, reverse=reverse)
 
 
+def items_in_order(items: Any, order: list[int] | None = None) -> list[Any]:
+    """The items a loop over ``items`` sees (a dict's keys), as a list: all of them, or those
+    at the positions ``order`` (``sorted(items, ...)`` from the order the sort finds)."""
+    listed = list(items)
+    return listed if order is None else [listed[i] for i in order]
+
+
+def items_in_order_grad(g: Any, items: Any, order: list[int] | None = None) -> Any:
+    """Gradient of ``items_in_order(items, order)``: each item's from its place in the list (a
+    dict's keys carry none)."""
+    if isinstance(items, dict):
+        return zeros_grad(items)
+    parts: list[Any] = list(g)
+    if order is not None:
+        for position, i in enumerate(order):
+            parts[i] = g[position]
+    if isinstance(items, (list, tuple)):
+        return rebuild(items, parts)
+    return np.reshape(np.asarray(parts, dtype=np.result_type(*parts[:1], items)), np.shape(items))
+
+
+def items_in_order_tangent(t: Any, items: Any, order: list[int] | None = None) -> Any:
+    """Tangent of ``items_in_order(items, order)`` from the items' tangent ``t``."""
+    if isinstance(items, dict):
+        return [0.0] * len(items)
+    return items_in_order(t, order)
+
+
 def has_key(mapping: Any, key: Any, where: str) -> bool:
     """``key in mapping`` for ``mapping.get(key, default)``, which s2sad lowers as
     ``mapping[key] if key in mapping else default``: refused for anything but a dict."""

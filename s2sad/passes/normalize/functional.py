@@ -42,6 +42,15 @@ class FunctionalLowering:
         node = strip_parens(node)
         return self.anonymous_function(node) if isinstance(node, cst.Lambda) else node
 
+    def listed(self, node: cst.BaseExpression) -> cst.Name:
+        """A variable holding ``items_in_order(xs)``: the items a loop over ``xs`` sees, as a
+        list (a dict's keys, which a loop by index could not read)."""
+        call = cst.Call(cst.Name(self.helper(runtime.items_in_order)), [cst.Arg(node)])
+        self.res.objects[call.func] = runtime.items_in_order
+        held = self.temporary(f"{self.hint(node)}_items" if isinstance(node, cst.Name) else "listed")
+        self.lower(call, held, held)
+        return cst.Name(held)
+
     def map_call(self, node: cst.Call, target: str | None) -> Operand:
         """``map(f, xs, ys)`` as ``(f(a, b) for a, b in zip(xs, ys))``, which s2sad lowers
         as a list: refused where its value is bound to a name (an iterator, used up once)."""
@@ -53,7 +62,7 @@ class FunctionalLowering:
                                          "follow; write list(map(...)), or a list comprehension")
         func = self.function_argument(node.args[0].value)
         names = [self.fn.fresh("mapped") for _ in node.args[1:]]
-        sequences = [a.value for a in node.args[1:]]
+        sequences = [self.listed(a.value) for a in node.args[1:]]
         if len(sequences) == 1:
             iterable, loop_target = sequences[0], cst.Name(names[0])
         else:
@@ -71,7 +80,7 @@ class FunctionalLowering:
             raise self.unsupported(node, "functools.reduce takes a function, a sequence and an "
                                          "optional initial value, passed by position")
         func = self.function_argument(node.args[0].value)
-        items = self.held(node.args[1].value)
+        items = self.listed(node.args[1].value).value
         acc, item = self.temporary("folded"), self.fn.fresh("item")
         self.res.locals = self.res.locals | {item}
         start = node.args[2].value if len(node.args) == 3 else cst.parse_expression(f"{items}[0]")
@@ -84,9 +93,10 @@ class FunctionalLowering:
         return self.emit_operand(Var(self.version[acc]), target)
 
     def sorted_call(self, node: cst.Call, target: str | None) -> Operand:
-        """``sorted(xs, key=k, reverse=r)`` as ``[xs[i] for i in order]``, with ``order`` the
+        """``sorted(xs, key=k, reverse=r)`` as ``items_in_order(xs, order)``, with ``order`` the
         indices in the order the sort puts the items (Python's sort is stable, so sorting the
-        indices by ``k(xs[i])`` finds the same order); the order carries no gradient."""
+        indices by ``k(xs[i])`` finds the same order), which carries no gradient; each item's
+        gradient goes back where the sort found it."""
         positional = [a for a in node.args if a.keyword is None]
         keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
         if len(positional) != 1 or set(keywords) - {"key", "reverse"}:
@@ -98,6 +108,7 @@ class FunctionalLowering:
             cst.Arg(keywords[k], keyword=cst.Name(k), equal=_EQUAL) for k in ("key", "reverse") if k in keywords)])
         order = self.temporary("order")
         self.lower(order_call, order, order)
-        index = self.fn.fresh("position")
-        picked = cst.parse_expression(f"[({items})[{index}] for {index} in {order}]")
-        return self.comprehension(picked, target)
+        picked = cst.Call(cst.Name(self.helper(runtime.items_in_order)), [
+            cst.Arg(cst.parse_expression(items)), cst.Arg(cst.Name(order))])
+        self.res.objects[picked.func] = runtime.items_in_order
+        return self.lower(picked, target, "ordered")

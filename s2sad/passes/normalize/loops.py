@@ -128,7 +128,8 @@ class LoopLowering:
             self.version[names[0]] = index
             return index, [(names[1], iterable.args[0].value)]
         if kind == "zip":
-            if len(names) != len(iterable.args) or any(a.keyword or a.star for a in iterable.args):
+            if not isinstance(target, (cst.Tuple, cst.List)) or len(names) != len(iterable.args) or any(
+                    a.keyword or a.star for a in iterable.args):  # (for p in zip(xs): p is a tuple)
                 raise self.unsupported(iterable, "use 'for a, b in zip(xs, ys)' with one name per sequence")
             return self.fn.fresh("k"), list(zip(names, (a.value for a in iterable.args)))
         if len(names) != 1:
