@@ -135,14 +135,6 @@ def test_map_shadowed_is_not_the_builtin() -> None:
     check(f, (X,))
 
 
-def test_map_bound_to_a_name_is_refused() -> None:
-    """A map object is an iterator, used up once: lowered as a list it would be read again."""
-    f = function("def f(x):\n    m = map(np.sin, x)\n    return sum(m) + sum(m)\n")
-    with pytest.raises(s2sad.UnsupportedSyntaxError, match="list\\(map") as info:
-        s2sad.grad(f)(X)
-    assert located(info.value) == (2, 9)
-
-
 # ---- a lambda called where it stands -------------------------------------------------------
 
 LAMBDAS = {
@@ -435,3 +427,42 @@ def test_functional_builtins_over_a_dict_see_its_keys(name: str) -> None:
     loop by index read d[0]: a KeyError in the generated code)."""
     params = {"W": np.array([0.5, -1.0, 2.0]), "bias": np.array([0.3])}
     check(function(OVER_KEYS[name]), (params,), forward=False)
+
+
+# ---- iterators bound to a name -------------------------------------------------------------
+
+def test_generator_read_twice_is_refused() -> None:
+    """A generator is used up by its first reader: lowered as a list, the second sum read it
+    full (a gradient twice the true one, silently)."""
+    f = function("def f(x):\n    g = (v * 2 for v in x)\n    a = sum(g)\n    b = sum(g)\n    return a + b\n")
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="a generator bound to a name is an iterator") as info:
+        s2sad.grad(f)(X)
+    assert located(info.value)[0] == 2
+
+
+def test_generator_read_by_each_iteration_of_a_loop_is_refused() -> None:
+    f = function("def f(x):\n    m = map(np.sin, x)\n    s = 0.0\n    for k in range(2):\n"
+                 "        s = s + sum(m)\n    return s\n")
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="a map object bound to a name") as info:
+        s2sad.grad(f)(X)
+    assert located(info.value) == (2, 9)
+
+
+ITERATORS_READ_ONCE = {
+    "generator": "def f(x):\n    g = (v * 2 for v in x)\n    return sum(g) * x[0]\n",
+    "map": "def f(x):\n    m = map(np.sin, x)\n    return sum(m) * x[0]\n",
+    "map_made_in_the_loop": ("def f(x):\n    s = 0.0\n    for k in range(2):\n        m = map(np.sin, x * k)\n"
+                             "        s = s + sum(m)\n    return s\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ITERATORS_READ_ONCE))
+def test_iterator_bound_to_a_name_and_read_once(name: str) -> None:
+    check(function(ITERATORS_READ_ONCE[name]), (X,))
+
+
+def test_lambda_passed_elsewhere_is_refused_with_what_works() -> None:
+    f = function("def apply(g, x):\n    return x\n\n\ndef f(x):\n    return np.sum(apply(lambda z: z * x, x))\n")
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="called where it stands, or passed to map") as info:
+        s2sad.grad(f)(X)
+    assert located(info.value) == (6, 25)

@@ -12,8 +12,7 @@ import libcst as cst
 
 from ... import runtime
 from ...ir import Operand, Var
-from .naming import user_name
-from .syntax import strip_parens
+from .syntax import store_names, strip_parens, variable_name_nodes, walk
 
 
 _EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
@@ -36,6 +35,26 @@ class FunctionalLowering:
                                          f"the arguments one by one")
         return lowering(node, target)
 
+    def check_iterator(self, name: str, value: cst.BaseExpression, statement: cst.CSTNode) -> None:
+        """Refuse ``name = <generator expression or map(...)>`` unless the name is read once,
+        not again by a later iteration of a loop: s2sad lowers the iterator as a list, which a
+        second reader would find full where Python's iterator is used up."""
+        written, value = value, strip_parens(value)
+        if name not in self.fn.user_names or not (isinstance(value, cst.GeneratorExp) or isinstance(
+                value, cst.Call) and self.res.object(value.func) is builtins.map):
+            return
+        body = self.parsed.function.body
+        stores = store_names(body)
+        reads = [n for n in variable_name_nodes(body) if n.value == name and id(n) not in stores]
+        inside = {id(n) for n in walk(statement)}
+        repeated = [region for region in _repeated_regions(body) if id(reads[0]) in region
+                    and not inside <= region] if len(reads) == 1 else []
+        if len(reads) != 1 or repeated:
+            what = "a generator" if isinstance(value, cst.GeneratorExp) else "a map object"
+            raise self.unsupported(written, f"{what} bound to a name is an iterator, used up by its "
+                                          f"first reader, which s2sad follows only where the name is "
+                                          f"read once; write a list comprehension (or list(map(...)))")
+
     def function_argument(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """A function passed to map, reduce or sorted, as code that calls it: a lambda becomes
         a nested function, named."""
@@ -57,9 +76,6 @@ class FunctionalLowering:
         if len(node.args) < 2 or any(a.keyword for a in node.args):
             raise self.unsupported(node, "map takes a function and one or more sequences, "
                                          "passed by position")
-        if target is not None and user_name(target, self.res.locals) in self.fn.user_names:
-            raise self.unsupported(node, "a map object bound to a name is an iterator s2sad cannot "
-                                         "follow; write list(map(...)), or a list comprehension")
         func = self.function_argument(node.args[0].value)
         names = [self.fn.fresh("mapped") for _ in node.args[1:]]
         sequences = [self.listed(a.value) for a in node.args[1:]]
@@ -112,3 +128,21 @@ class FunctionalLowering:
             cst.Arg(cst.parse_expression(items)), cst.Arg(cst.Name(order))])
         self.res.objects[picked.func] = runtime.items_in_order
         return self.lower(picked, target, "ordered")
+
+
+def _repeated_regions(body: cst.CSTNode) -> list[set[int]]:
+    """The ids of the nodes under each part of ``body`` that may run more than once: a loop's
+    body (a while loop's test), a comprehension but for its first iterable."""
+    regions = []
+    for n in walk(body):
+        if isinstance(n, cst.For):
+            parts: list[cst.CSTNode] = [n.body]
+        elif isinstance(n, cst.While):
+            parts = [n.test, n.body]
+        elif isinstance(n, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)):
+            parts = [n.key, n.value, n.for_in.inner_for_in, *n.for_in.ifs] if isinstance(n, cst.DictComp) else [
+                n.elt, n.for_in.inner_for_in, *n.for_in.ifs]
+        else:
+            continue
+        regions.append({id(m) for part in parts if part is not None for m in walk(part)})
+    return regions
