@@ -466,3 +466,36 @@ def test_lambda_passed_elsewhere_is_refused_with_what_works() -> None:
     with pytest.raises(s2sad.UnsupportedSyntaxError, match="called where it stands, or passed to map") as info:
         s2sad.grad(f)(X)
     assert located(info.value) == (6, 25)
+
+
+def test_list_of_named_tuple_layers() -> None:
+    """``for layer in layers: h = np.tanh(h @ layer.W + layer.b)``: a list of named tuples, whose
+    gradient is a list of named tuples."""
+    f = function("def f(layers, x):\n    h = x\n    for layer in layers:\n"
+                 "        h = np.tanh(h @ layer.W + layer.b)\n    return np.sum(h ** 2)\n")
+    rng = np.random.default_rng(0)
+    layers = [Layer(rng.normal(size=(3, 4)), rng.normal(size=4)), Layer(rng.normal(size=(4, 2)), rng.normal(size=2))]
+    check(f, (layers, rng.normal(size=(5, 3))), forward=False)
+    assert all(type(layer) is Layer for layer in s2sad.grad(f)(layers, rng.normal(size=(5, 3))))
+
+
+GENERIC = {
+    "map": (MAPS["map_reading_a_variable"], lambda: (list(PARAMS),)),
+    "sorted": (SORTS["key_reads_a_variable"], lambda: (X,)),
+    "reduce": (REDUCES["product_with_initial"], lambda: (list(PARAMS),)),
+    "lambda": (LAMBDAS["reads_a_variable"], lambda: (X,)),
+    "dict_get": (GETS["present"], lambda: ({"W": X, "b": X ** 2},)),
+    "zip": (ZIPS["rows_of_a_parameter"], lambda: (X, [X, X ** 2])),
+    "namedtuple": (NAMED["namedtuple"][0], lambda: (NAMED["namedtuple"][1](), X)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GENERIC))
+def test_without_specialisation(name: str) -> None:
+    """The generic code (specialize=False) gives the same gradients as finite differences."""
+    source, make = GENERIC[name]
+    f = function(source)
+    args = make()
+    g = s2sad.grad(f, specialize=False)(*args)
+    for a, b in zip(leaves(g), numerical(f, args, 0)):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
