@@ -3,6 +3,7 @@ respect to are floating point, and that the writes it follows into arrays are th
 NumPy makes."""
 from __future__ import annotations
 
+import dataclasses
 import linecache
 from typing import Any
 
@@ -33,6 +34,12 @@ def check_wrt(x: Any, name: str) -> None:
     if kind is None and isinstance(x, (float, complex)):
         return
     refuse_other_library(x, name)
+    if dataclasses.is_dataclass(x):
+        raise NonDifferentiableInputError(
+            f"cannot differentiate with respect to '{name}': it is the dataclass "
+            f"{type(x).__name__}, and s2sad builds gradients of tuples, lists, dicts and named "
+            f"tuples only; declare it as a typing.NamedTuple (its fields are read the same way, "
+            f"and its gradient is one of its type), or pass the arrays it holds")
     raise NonDifferentiableInputError(
         f"cannot differentiate with respect to '{name}': it is "
         f"{type(x).__name__}{'' if kind is None else ' of dtype ' + str(x.dtype)}; "

@@ -15,6 +15,9 @@ from ...ir import Operand, Var
 from .syntax import store_names, strip_parens, variable_name_nodes, walk
 
 
+#: The functions lowered as the code they stand for, each with its method (by identity: the
+#: objects a call may resolve to need not be hashable).
+_LOWERINGS = ((builtins.map, "map_call"), (functools.reduce, "reduce_call"), (builtins.sorted, "sorted_call"))
 _EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
 
 
@@ -24,9 +27,7 @@ class FunctionalLowering:
     def functional(self, node: cst.Call, target: str | None) -> Operand | None:
         """The call lowered as the code it stands for, or None if it is none of these."""
         called = self.res.object(node.func)
-        lowerings = {builtins.map: self.map_call, functools.reduce: self.reduce_call,
-                     builtins.sorted: self.sorted_call}
-        lowering = next((f for key, f in lowerings.items() if called is key), None)
+        lowering = next((getattr(self, method) for key, method in _LOWERINGS if called is key), None)
         if lowering is None:
             return None
         if any(a.star for a in node.args):
