@@ -499,3 +499,11 @@ def test_without_specialisation(name: str) -> None:
     g = s2sad.grad(f, specialize=False)(*args)
     for a, b in zip(leaves(g), numerical(f, args, 0)):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
+
+
+def test_zip_of_a_dicts_keys_is_refused_as_it_runs() -> None:
+    """``zip(*d)`` zips a dict's keys: passing ``d[0], d[1]`` would read its values."""
+    f = function("def f(x, rows):\n    s = 0.0\n    for a, b in zip(*rows):\n        s = s + x[0]\n    return s\n")
+    with pytest.raises(s2sad.S2SADError, match="zip\\(\\*d\\) of a dict zips its keys") as info:
+        s2sad.grad(f)(X, {0: X, 1: X})
+    assert located(info.value) == (3, 21)

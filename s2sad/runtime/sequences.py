@@ -149,6 +149,9 @@ def has_key(mapping: Any, key: Any, where: str) -> bool:
 def check_length(items: Any, n: int, where: str) -> None:
     """``zip(*rows)`` in a loop that unpacks each item into ``n`` names, lowered as
     ``zip(rows[0], ..., rows[n - 1])``: refused unless rows has n items, as Python would."""
+    if isinstance(items, dict):
+        raise S2SADError("zip(*d) of a dict zips its keys, which s2sad does not follow; pass the "
+                         "sequences one by one", place(where))
     if len(items) != n:
         raise S2SADError(f"zip(*rows) yields items of {len(items)} values here, which the loop "
                          f"unpacks into {n} names", place(where))
