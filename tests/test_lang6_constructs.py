@@ -346,7 +346,11 @@ class Typed(typing.NamedTuple):
     scale: float
 
 
+Stats = collections.namedtuple("Stats", ["mean", "std"])
+
 NAMED = {
+    "fields_named_like_array_methods": ("def f(s, x):\n    return np.sum(((x - s.mean) / s.std) ** 2)\n",
+                                        lambda: Stats(X * 0.1, X + 0.5)),
     "namedtuple": ("def f(p, x):\n    return np.sum(np.tanh(x @ p.W + p.b) ** 2)\n", lambda: Layer(
         np.array([[0.5, -1.0], [2.0, 0.3], [0.1, 0.2]]), np.array([0.1, -0.2]))),
     "typing_namedtuple": ("def f(p, x):\n    h = np.tanh(x @ p.W + p.b) * p.scale\n    return np.sum(h ** 2)\n",
