@@ -72,27 +72,34 @@ class MethodOfSelf:
     (wrt, kind, split) applied in turn: code that calls a dispatcher can be differentiated
     again, and its dispatcher then transforms the generated code once more."""
 
-    def __init__(self, name: str, where: Location, chain: Chain = ()) -> None:
+    def __init__(self, name: str, where: Location, chain: Chain = (), after: type | None = None) -> None:
         self.__name__ = name
         self.where = where
         self.chain = chain
+        self.after = after  # super().name(...) in a method of this class: looked up after it
 
     def adjoint(self, wrt: tuple[str, ...], kind: str, split: bool, build: Build) -> Dispatch:
         # the callee's parameters, by name or by position in the call ("1": the first after self)
         items = tuple(int(p) if p.isdigit() else p for p in wrt)
         chain = (*self.chain, (items if len(items) > 1 else items[0], kind, split))
-        key = (self.__name__, str(self.where), chain)
+        key = (self.__name__, str(self.where), chain, self.after)
         known = _dispatchers.get(key)
         if known is None:
-            known = _dispatchers[key] = Dispatch(MethodOfSelf(self.__name__, self.where, chain), build)
+            known = _dispatchers[key] = Dispatch(MethodOfSelf(self.__name__, self.where, chain, self.after), build)
         return known
 
     def generated_for(self, receiver: Any, build: Build) -> Callable[..., Any]:
         """The generated code for ``receiver``'s method, transformed by ``chain``."""
-        out = inspect.getattr_static(type(receiver), self.__name__, None)
+        if self.after is None:
+            out = inspect.getattr_static(type(receiver), self.__name__, None)
+        else:  # as super() finds it: in the classes after ``after`` in the instance's MRO
+            mro = type(receiver).__mro__
+            out = next((vars(c)[self.__name__] for c in mro[mro.index(self.after) + 1:]
+                        if self.__name__ in vars(c)), None)
         if not isinstance(out, types.FunctionType):
+            spelled = "self" if self.after is None else "super()"
             raise UnsupportedSyntaxError(
-                f"self.{self.__name__} is not a method defined with 'def' in "
+                f"{spelled}.{self.__name__} is not a method defined with 'def' in "
                 f"{type(receiver).__qualname__} (it is {type(out).__name__}); call a module-level "
                 f"function instead", self.where)
         for wrt, kind, split in self.chain:
@@ -112,8 +119,9 @@ class Dispatch:
         last = kinds[-1]
         prefix = "forward" if last == "split" else last.removeprefix("callee_")
         self.__name__ = f"{prefix}_{method.__name__}"
+        found = "type(self)" if method.after is None else f"super({method.after.__name__}, self)"
         self.__s2sad_source__ = (f"# {self.__name__}: calls the code generated for "
-                                 f"type(self).{method.__name__}, chosen when it is called\n")
+                                 f"{found}.{method.__name__}, chosen when it is called\n")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         out = self.method.generated_for(args[self.receiver], self.build)

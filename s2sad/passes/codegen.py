@@ -517,11 +517,12 @@ def _resolved_functions(fn: Function, used: set[str], bound: dict[str, Any]) -> 
     here, so the forward pass must call that same function: a gradient function that is
     kept after ``ACT = np.sin`` replaced ``ACT = np.tanh`` stays the gradient of the
     function it was generated from (``grad(f)`` again generates for the new one).
-    Data globals and modules are read live, as the original function reads them.
+    Data globals and modules are read live, as the original function reads them; so are
+    classes, but for a name s2sad introduced (``super()``'s class, spelled out).
     """
     return {name: obj for name, obj in fn.free.items()
             if name in used and name not in fn.closure and name not in bound and callable(obj)
-            and not isinstance(obj, (types.ModuleType, type))}
+            and not isinstance(obj, types.ModuleType) and (not isinstance(obj, type) or name not in fn.user_names)}
 
 
 def _strip_defaults_and_annotations(args: ast.arguments) -> None:

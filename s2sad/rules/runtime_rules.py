@@ -59,6 +59,18 @@ defvjp(rt.distinct, "a, b=None, c=None, d=None, e=None, f=None, h=None, k=None",
        returns_container=True, **{p: f"g[{i}]" for i, p in enumerate("abcdefhk")})
 defvjp(rt.getitem_grad, "ct, x, index", returns_container=True, linear="joint", ct="g[index]")
 defvjp(rt.add_grads, "a, b", linear="joint", a="g", b="g")
+defvjp(rt.items_in_order, "items, order=None", name="list", containers=("items",), returns_container=True,
+       jvp={"items": "items_in_order_tangent(t, items, order)"}, items="items_in_order_grad(g, items, order)")
+defvjp(rt.items_in_order_grad, "ct, items, order=None", containers=("ct",), returns_container=True, linear="joint",
+       ct="items_in_order_tangent(g, items, order)")
+defvjp(rt.items_in_order_tangent, "t, items, order=None", containers=("t",), returns_container=True, linear="joint",
+       t="items_in_order_grad(g, items, order)")
+defvjp(rt.field_of, "x, name, where", name=".", containers=("x",), returns_container=True,
+       jvp={"x": "field_tangent(t, x, name, where)"}, x="field_grad(g, x, name, where)")
+defvjp(rt.field_grad, "ct, x, name, where", returns_container=True, linear="joint",
+       ct="field_tangent(g, x, name, where)")
+defvjp(rt.field_tangent, "t, x, name, where", containers=("t",), returns_container=True, linear="joint",
+       t="field_grad(g, x, name, where)")
 defvjp(rt.add_at, "acc, index, ct", linear="joint", acc="g", ct="g[index]")
 defvjp(rt.unpack_grad, "x, grads", linear="joint", grads="tuple(g)")
 defvjp(rt.setitem_grad_x, "ct, index", linear="joint", ct="setitem_grad_x(g, index)")
@@ -190,7 +202,8 @@ defvjp(rt.column_vjp, "fun, which, u, args, linear=False",
 REGISTRY.declare_nondifferentiable(rt.seed, rt.seed_for, rt.zeros_grad, rt.stand_in, rt.stand_in_for,
                                    rt.balanced_eq, rt.clip_mask, rt.branch_mask, rt.check_wrt,
                                    rt.check_assignment_order, rt.invert_axes, rt.no_third_order,
-                                   rt.check_number)
+                                   rt.check_number, rt.sort_order, rt.has_key,
+                                   rt.check_length)
 
 # --- helpers of s2sad/rules/numpy_more_rules.py that are not linear ---------------------------
 REGISTRY.declare_nondifferentiable(rt.check_wrt_item, rt.check_tangent)

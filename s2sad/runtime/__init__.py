@@ -18,7 +18,7 @@ from .complex_fft import (fft_lengths, fftn_grad, hfft_grad, ihfft_grad, imag_gr
 from .dtypes import cast_grad, grad_like
 from .elementwise import (balanced_eq, branch_mask, clip_mask, clip_max_mask, clip_min_mask, interp_grad_fp,
                           interp_slope, interp_slope_grad, log_or_zero, pow_slope, safe_divide, select_grad)
-from .indexing import (add_at, getitem_grad, index_concat_grad, index_concat_jvp, scatter_value,
+from .indexing import (add_at, field_grad, field_of, field_tangent, getitem_grad, index_concat_grad, index_concat_jvp, scatter_value,
                        setitem_grad_value, setitem_grad_x, take_along_axis_grad, take_grad, ufunc_add_at,
                        ufunc_subtract_at)
 from .linalg import (cholesky_grad, cholesky_jvp, cov_matrix, cov_matrix_grad, cov_rows, cov_rows_grad,
@@ -35,7 +35,8 @@ from .reductions import (cumprod_grad, cumprod_jvp, cumsum_grad, extremum_grad, 
                          var_grad)
 from .seeds import seed, seed_for, stop_gradient
 from .sequences import (array_grad, choice_grad, choice_jvp, concat, concat_grad, sequence_grad,
-                        sequence_jvp, sum_items_grad, unpack_grad)
+                        sequence_jvp, check_length, has_key, sort_order, items_in_order,
+                        items_in_order_grad, items_in_order_tangent, sum_items_grad, unpack_grad)
 from .shapes import (as_column, axis_shape, block_grad, concatenate_grad, diagonal_grad, diff_embed,
                      diff_grad, gradient_grad, invert_axes, join_grad, linspace_grad, meshgrid_grad,
                      meshgrid_grad_transpose, pad_grad, repeat_grad, reshape_back, reshape_grad,
@@ -58,7 +59,7 @@ __all__ = [
     "balanced_eq", "branch_mask", "clip_mask", "clip_max_mask", "clip_min_mask", "interp_grad_fp",
     "interp_slope", "interp_slope_grad", "log_or_zero", "pow_slope", "safe_divide", "select_grad",
     # indexing
-    "add_at", "getitem_grad", "index_concat_grad", "index_concat_jvp", "scatter_value",
+    "add_at", "field_grad", "field_of", "field_tangent", "getitem_grad", "index_concat_grad", "index_concat_jvp", "scatter_value",
     "setitem_grad_value", "setitem_grad_x", "take_along_axis_grad", "take_grad", "ufunc_add_at",
     "ufunc_subtract_at",
     # linalg
@@ -81,7 +82,8 @@ __all__ = [
     "seed", "seed_for", "stop_gradient",
     # sequences
     "array_grad", "choice_grad", "choice_jvp", "concat", "concat_grad", "sequence_grad",
-    "sequence_jvp", "sum_items_grad", "unpack_grad",
+    "sequence_jvp", "check_length", "has_key", "sort_order", "items_in_order", "items_in_order_grad",
+    "items_in_order_tangent", "sum_items_grad", "unpack_grad",
     # shapes
     "as_column", "axis_shape", "block_grad", "concatenate_grad", "diagonal_grad", "diff_embed",
     "diff_grad", "gradient_grad", "invert_axes", "join_grad", "linspace_grad", "meshgrid_grad",

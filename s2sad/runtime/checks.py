@@ -3,11 +3,13 @@ respect to are floating point, and that the writes it follows into arrays are th
 NumPy makes."""
 from __future__ import annotations
 
+import dataclasses
+import linecache
 from typing import Any
 
 import numpy as np
 
-from ..errors import NonDifferentiableInputError, S2SADError, WrtError
+from ..errors import Location, NonDifferentiableInputError, S2SADError, WrtError
 from .foreign import is_foreign
 from .trees import CONTAINERS
 
@@ -32,6 +34,12 @@ def check_wrt(x: Any, name: str) -> None:
     if kind is None and isinstance(x, (float, complex)):
         return
     refuse_other_library(x, name)
+    if dataclasses.is_dataclass(x):
+        raise NonDifferentiableInputError(
+            f"cannot differentiate with respect to '{name}': it is the dataclass "
+            f"{type(x).__name__}, and s2sad builds gradients of tuples, lists, dicts and named "
+            f"tuples only; declare it as a typing.NamedTuple (its fields are read the same way, "
+            f"and its gradient is one of its type), or pass the arrays it holds")
     raise NonDifferentiableInputError(
         f"cannot differentiate with respect to '{name}': it is "
         f"{type(x).__name__}{'' if kind is None else ' of dtype ' + str(x.dtype)}; "
@@ -192,3 +200,9 @@ def _refuse(where: str, message: str) -> None:
     if not (line.isdigit() and column.isdigit()):  # (not "file:line:col": said in the message)
         raise UnsupportedSyntaxError(f"{where}: {message}")
     raise UnsupportedSyntaxError(message, Location(filename, int(line), int(column)))
+
+
+def place(where: str) -> Location:
+    """The Location that generated code passes a run-time check as ``"file:line:column"``."""
+    filename, line, column = where.rsplit(":", 2)
+    return Location(filename, int(line), int(column), linecache.getline(filename, int(line)))

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..errors import S2SADError
 from .broadcast import unbroadcast
+from .checks import place
 from .foreign import is_foreign, zeros
 from .shapes import reshape_grad
 from .trees import CONTAINERS, add_grads, rebuild, zeros_grad
@@ -232,3 +233,29 @@ def index_concat_jvp(t: Any, items: Any, concat: Any) -> Any:
         else:
             entries.append(tangent)
     return concat[tuple(entries)]
+
+
+def field_of(x: Any, name: str, where: str) -> Any:
+    """``x.name`` on a value that carries a gradient (a named tuple's field), as written."""
+    return getattr(x, name)
+
+
+def field_grad(g: Any, x: Any, name: str, where: str) -> Any:
+    """Gradient of ``x.name``: for a named tuple, that of its item (the gradient is a named
+    tuple of x's type); refused for anything else."""
+    return getitem_grad(g, x, _field_index(x, name, where))
+
+
+def field_tangent(t: Any, x: Any, name: str, where: str) -> Any:
+    """Tangent of ``x.name`` from the tangent ``t`` of the named tuple x (a tuple of its items)."""
+    return t[_field_index(x, name, where)]
+
+
+def _field_index(x: Any, name: str, where: str) -> int:
+    fields = getattr(type(x), "_fields", None)
+    if isinstance(x, tuple) and isinstance(fields, tuple) and name in fields:
+        return fields.index(name)
+    raise S2SADError(f"'.{name}' carries a gradient here, on a {type(x).__name__}: s2sad "
+                     f"differentiates the fields of named tuples (collections.namedtuple, "
+                     f"typing.NamedTuple) and the attributes of NumPy arrays; pass the value as an "
+                     f"argument of its own, or wrap it in stop_gradient(...)", place(where))

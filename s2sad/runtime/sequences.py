@@ -7,7 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import S2SADError
 from .broadcast import unbroadcast
+from .checks import place
 from .elementwise import balanced_eq
 from .reductions import extremum_grad
 from .trees import distinct, rebuild, zeros_grad
@@ -96,3 +98,60 @@ def choice_jvp(t: Any, items: Any, ans: Any, other: Any = None) -> Any:
     if isinstance(items, (list, tuple)):
         return sum(ti * s for ti, s in zip(t, choice_grad(1.0, items, ans)))
     return np.sum(t * extremum_grad(1.0, items, ans, 0, False))
+
+
+def sort_order(items: Any, key: Any = None, reverse: bool = False) -> list[int]:
+    """The indices of ``items`` in the order ``sorted(items, key=key, reverse=reverse)`` puts
+    them (a stable sort of the indices by the items' keys finds the same order)."""
+    items = list(items)
+    value = (lambda i: items[i]) if key is None else (lambda i: key(items[i]))
+    return sorted(range(len(items)), key=value, reverse=reverse)
+
+
+def items_in_order(items: Any, order: list[int] | None = None) -> list[Any]:
+    """The items a loop over ``items`` sees (a dict's keys), as a list: all of them, or those
+    at the positions ``order`` (``sorted(items, ...)`` from the order the sort finds)."""
+    listed = list(items)
+    return listed if order is None else [listed[i] for i in order]
+
+
+def items_in_order_grad(g: Any, items: Any, order: list[int] | None = None) -> Any:
+    """Gradient of ``items_in_order(items, order)``: each item's from its place in the list (a
+    dict's keys carry none)."""
+    if isinstance(items, dict):
+        return zeros_grad(items)
+    parts: list[Any] = list(g)
+    if order is not None:
+        for position, i in enumerate(order):
+            parts[i] = g[position]
+    if isinstance(items, (list, tuple)):
+        return rebuild(items, parts)
+    return np.reshape(np.asarray(parts, dtype=np.result_type(*parts[:1], items)), np.shape(items))
+
+
+def items_in_order_tangent(t: Any, items: Any, order: list[int] | None = None) -> Any:
+    """Tangent of ``items_in_order(items, order)`` from the items' tangent ``t``."""
+    if isinstance(items, dict):
+        return [0.0] * len(items)
+    return items_in_order(t, order)
+
+
+def has_key(mapping: Any, key: Any, where: str) -> bool:
+    """``key in mapping`` for ``mapping.get(key, default)``, which s2sad lowers as
+    ``mapping[key] if key in mapping else default``: refused for anything but a dict."""
+    if not isinstance(mapping, dict):
+        raise S2SADError(f"'.get' was differentiated as dict.get, but the value it is called on "
+                         f"is a {type(mapping).__name__}; wrap the call in stop_gradient(...), or "
+                         f"index the value directly", place(where))
+    return key in mapping
+
+
+def check_length(items: Any, n: int, where: str) -> None:
+    """``zip(*rows)`` in a loop that unpacks each item into ``n`` names, lowered as
+    ``zip(rows[0], ..., rows[n - 1])``: refused unless rows has n items, as Python would."""
+    if isinstance(items, dict):
+        raise S2SADError("zip(*d) of a dict zips its keys, which s2sad does not follow; pass the "
+                         "sequences one by one", place(where))
+    if len(items) != n:
+        raise S2SADError(f"zip(*rows) yields items of {len(items)} values here, which the loop "
+                         f"unpacks into {n} names", place(where))

@@ -49,6 +49,7 @@ class AssignmentLowering:
         if is_pop(node.value, self.res.locals) and not rest:
             node = node.with_changes(value=self.pop(node.value))
         if isinstance(first, cst.Name):
+            self.check_iterator(first.value, node.value, node)  # g = (... for ...), m = map(...)
             if not rest and self.out_argument(node.value) is not None:  # w = np.exp(a, out=z)
                 node = node.with_changes(value=self.out_call(node.value))
             new = self.new_version(first.value)

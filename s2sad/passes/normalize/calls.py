@@ -40,6 +40,9 @@ class CallLowering:
             # replayed, computed) as the product itself, so the buffer keeps its value
             product = cst.BinaryOperation(node.args[0].value, cst.Multiply(), node.args[1].value)
             return self.binary(product, target)
+        desugared = self.functional(node, target)  # map, functools.reduce, sorted
+        if desugared is not None:
+            return desugared
         if any(a.star for a in node.args):
             spread: list[cst.Arg] = []
             for a in node.args:
@@ -60,6 +63,8 @@ class CallLowering:
             return self.binary(cst.BinaryOperation(x, cst.Divide(), base), target)
         if self.is_self(node.func):  # self(h) in a method: the instance's __call__
             node = node.with_changes(func=cst.Attribute(node.func, cst.Name("__call__")))
+        if isinstance(strip_parens(node.func), cst.Lambda):  # (lambda z: z ** 2)(x)
+            node = node.with_changes(func=self.anonymous_function(strip_parens(node.func)))
         func = node.func
         looked_up = self.dict_get(node)
         if looked_up is not None:
@@ -87,11 +92,39 @@ class CallLowering:
     def method_callee(self, node: cst.Call, func: cst.Attribute) -> _Callee:
         """``x.sum()``, with ``x`` a local expression: a method of NumPy arrays (or of ``self``),
         called with the value of ``x`` first."""
+        found = self.super_receiver(func.value)
+        if found is not None:  # super().loss(x): the method after the class, on the instance
+            cls, instance, spelled = found
+            if spelled is None:  # super(): the class spelled by a name bound to it
+                spelled = cst.Name(self.fn.fresh(cls.__name__))
+                self.fn.free[spelled.value] = cls
+            rnode = cst.Call(cst.Name("super"), [cst.Arg(spelled), cst.Arg(cst.Name(instance))])
+            key = MethodOfSelf(func.attr.value, self.location(node), after=cls)
+            return _Callee(key, func.with_changes(value=rnode), [Var(instance)], [cst.Name(instance)])
         receiver, rnode = self.operand(func.value)
         key = _array_method(func.attr.value)
         if isinstance(key, UnknownMethod) and self.is_self(func.value):
             key = MethodOfSelf(func.attr.value, self.location(node))
         return _Callee(key, func.with_changes(value=rnode), [receiver], [rnode])
+
+    def super_receiver(self, value: cst.BaseExpression) -> tuple[type, str, cst.BaseExpression | None] | None:
+        """For ``super()`` in a method (or ``super(C, obj)``, as generated code spells it): the
+        class after which the method is looked up, the instance's variable, and the class as
+        written (None for super()); else None."""
+        if not (isinstance(value, cst.Call) and self.res.object(value.func) is builtins.super):
+            return None
+        fn = self.parsed.source.fn
+        cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        params = self.res.params
+        if not value.args and "__class__" in cells and params and self.version.get(params[0], params[0]) == params[0]:
+            return cells["__class__"].cell_contents, params[0], None
+        args = [a.value for a in value.args if not (a.keyword or a.star)]
+        if len(args) == len(value.args) == 2 and isinstance(self.res.object(args[0]), type) and isinstance(
+                args[1], cst.Name) and args[1].value in self.res.locals:
+            return self.res.object(args[0]), self.version.get(args[1].value, args[1].value), self.rename(args[0])
+        raise self.unsupported(value, "super() is differentiated in a method defined in a class body "
+                                      "(its first parameter, not reassigned, is the instance); call "
+                                      "the base class's function with the instance (Base.loss(self, x))")
 
     def object_callee(self, node: cst.Call, func: cst.BaseExpression) -> tuple[cst.Call, _Callee]:
         """A call of what a name or an attribute chain denotes, with the call (a nested

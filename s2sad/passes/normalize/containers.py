@@ -7,6 +7,7 @@ import operator
 
 import libcst as cst
 
+from ... import runtime
 from ...ir import Assign, Call, Const, Operand, Var
 from ...rules.registry import APPEND, pack_rule
 from .syntax import item_of, literal_key, strip_parens, walk
@@ -107,8 +108,9 @@ class ContainerLowering:
         return self.lower(node, self.temporary(self.hint(node)), "").name
 
     def dict_get(self, node: cst.Call) -> cst.BaseExpression | None:
-        """``d.get(k, default)`` on a dict whose keys are known here (a display at the top
-        level, not changed since) with a literal key: ``d[k]`` or ``default``."""
+        """``d.get(k, default)`` on a local dict: ``d[k]`` or ``default`` where its keys are
+        known here (a display at the top level, not changed since) and ``k`` is a literal,
+        else chosen when the code runs."""
         func = node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "get" and isinstance(func.value, cst.Name)
                 and func.value.value in self.res.locals and 1 <= len(node.args) <= 2
@@ -116,11 +118,22 @@ class ContainerLowering:
             return None
         keys = self.sizes.get(self.version.get(func.value.value, func.value.value))
         key = literal_key(strip_parens(node.args[0].value))
-        if not isinstance(keys, tuple) or key is None:
-            return None
-        if key in keys:
-            return item_of(func.value, node.args[0].value)
-        return node.args[1].value if len(node.args) == 2 else cst.Name("None")
+        default = node.args[1].value if len(node.args) == 2 else cst.Name("None")
+        if isinstance(keys, tuple) and key is not None:
+            return item_of(func.value, node.args[0].value) if key in keys else default
+        return self.looked_up(node, func.value, default)
+
+    def looked_up(self, node: cst.Call, mapping: cst.Name, default: cst.BaseExpression) -> cst.IfExp:
+        """``d.get(k, default)`` on a dict whose keys are known when the code runs (a
+        parameter): ``d[k] if has_key(d, k, where) else default``, which refuses a ``d``
+        that is no dict, as it runs."""
+        key = cst.parse_expression(self.held(node.args[0].value))
+        helper = cst.Name(self.helper(runtime.has_key))
+        self.res.objects[helper] = runtime.has_key
+        loc = self.location(node)
+        where = cst.SimpleString(repr(f"{loc.filename}:{loc.line}:{loc.column}"))
+        test = cst.Call(helper, [cst.Arg(mapping), cst.Arg(key), cst.Arg(where)])
+        return cst.IfExp(test, item_of(mapping, key), default)
 
     def keyword_dict(self, node: cst.Call) -> cst.Dict | None:
         """``dict(a=x, b=y)`` as the display ``{'a': x, 'b': y}``, else None."""

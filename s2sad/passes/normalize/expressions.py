@@ -224,10 +224,18 @@ class ExpressionLowering:
         return parts, nodes
 
     def attribute(self, node: cst.Attribute, target: str | None) -> Operand:
+        """``x.T`` (an array's attribute), else ``p.W``: a field of a named tuple, read as
+        written (``s.mean`` too: an array's method is no value its rule could apply to); its
+        gradient is the named tuple's, refused for other values as it runs."""
         value, vnode = self.operand(node.value)
         key = getattr(np.ndarray, node.attr.value, UnknownMethod(node.attr.value))
         primal = node.with_changes(value=vnode, lpar=[], rpar=[])
-        return self.apply(key, [value], {}, primal, node, target, node.attr.value, [vnode])
+        if not isinstance(key, UnknownMethod) and not callable(key):
+            return self.apply(key, [value], {}, primal, node, target, node.attr.value, [vnode])
+        loc = self.location(node.attr)
+        where = Const(repr(f"{loc.filename}:{loc.line}:{loc.column}"))
+        return self.apply(runtime.field_of, [value, Const(repr(node.attr.value)), where], {}, primal,
+                          node, target, node.attr.value, [vnode, None, None])
 
     def emit(self, value: Call | Opaque, target: str | None, hint: str | list[str],
              node: cst.CSTNode) -> Var:

@@ -7,6 +7,7 @@ from typing import Any
 
 import libcst as cst
 
+from ... import runtime
 from ...errors import Location
 from ...ir import Assign, Const, If, Loop, Opaque, Operand, Stmt, Var, operand_code, operand_reads
 from ..resolve import Resolution
@@ -26,7 +27,7 @@ class LoopLowering:
         if has_walrus(node.iter):
             node = node.with_changes(iter=self.hoist(node.iter))
         self.check_expression(node.iter)
-        iterable = node.iter
+        iterable = self.spread_rows(node.iter, node.target)
         func = iterable.func if isinstance(iterable, cst.Call) else None
         kind = self.iteration_kind(iterable)
         target = node.target
@@ -51,6 +52,38 @@ class LoopLowering:
             header, reads, prefix = self.indexed_header(index, sequences, kind, names, body)
             targets = [index]
         self.loop(node, header, reads, targets, prefix, body)
+
+    def spread_rows(self, iterable: cst.BaseExpression, target: cst.BaseExpression) -> cst.BaseExpression:
+        """``zip(*rows)`` with the rows passed one by one, ``zip(rows[0], rows[1])``: as many as
+        rows holds where that is known here, else as many as the names the loop unpacks each
+        item into, checked as the code runs (with more or fewer, Python fails to unpack)."""
+        if not (isinstance(iterable, cst.Call) and self.res.object(iterable.func) is zip
+                and any(a.star == "*" for a in iterable.args)):
+            return iterable
+        names = _target_names(target)
+        args: list[cst.Arg] = []
+        for a in iterable.args:
+            known = self.sizes.get(self.version.get(a.value.value, a.value.value)) if isinstance(
+                a.value, cst.Name) else None
+            if a.star != "*" or isinstance(strip_parens(a.value), (cst.Tuple, cst.List)) or isinstance(known, int):
+                args += self.unstar(a)
+                continue
+            if names is None or not isinstance(target, (cst.Tuple, cst.List)) or len(iterable.args) != 1:
+                raise self.unsupported(a, "zip(*rows) needs rows whose length s2sad can see here, or "
+                                          "a loop that unpacks each item into names (for a, b in "
+                                          "zip(*rows)); pass the rows one by one")
+            rows = cst.parse_expression(self.held(a.value))
+            self.length_check(rows, len(names), a)
+            args += [cst.Arg(item_of(rows, cst.Integer(str(k)))) for k in range(len(names))]
+        return iterable.with_changes(args=args)
+
+    def length_check(self, items: cst.BaseExpression, n: int, node: cst.CSTNode) -> None:
+        """A statement that refuses, as the code runs, ``items`` of a length other than ``n``."""
+        helper = cst.Name(self.helper(runtime.check_length))
+        loc = self.location(node)
+        where = cst.SimpleString(repr(f"{loc.filename}:{loc.line}:{loc.column}"))
+        call = cst.Call(helper, [cst.Arg(self.rename(items)), cst.Arg(cst.Integer(str(n))), cst.Arg(where)])
+        self.out.append(Assign(None, Opaque(call, self.local_reads(items), "nondiff"), loc))
 
     def iteration_kind(self, iterable: cst.BaseExpression) -> str:
         """How a ``for`` iterates: "plain" (as written: over a range, or over what carries no
@@ -95,7 +128,8 @@ class LoopLowering:
             self.version[names[0]] = index
             return index, [(names[1], iterable.args[0].value)]
         if kind == "zip":
-            if len(names) != len(iterable.args) or any(a.keyword or a.star for a in iterable.args):
+            if not isinstance(target, (cst.Tuple, cst.List)) or len(names) != len(iterable.args) or any(
+                    a.keyword or a.star for a in iterable.args):  # (for p in zip(xs): p is a tuple)
                 raise self.unsupported(iterable, "use 'for a, b in zip(xs, ys)' with one name per sequence")
             return self.fn.fresh("k"), list(zip(names, (a.value for a in iterable.args)))
         if len(names) != 1:

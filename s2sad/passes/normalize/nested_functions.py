@@ -48,6 +48,13 @@ class NestedFunctionLowering:
             cst.Assign([cst.AssignTarget(cst.Name(name))], node)
         self.out.append(Assign(None, Opaque(statement, (), "nondiff"), loc))
 
+    def anonymous_function(self, node: cst.Lambda) -> cst.Name:
+        """A lambda called where it stands (``(lambda z: z ** 2)(x)``, or passed to ``map``):
+        a nested function under a fresh name, called by that name."""
+        name = self.fn.fresh("lambda_fn")
+        self.nested_function(name, node)
+        return cst.Name(name)
+
     def check_nested_function(self, name: str, node: cst.FunctionDef | cst.Lambda) -> None:
         """Refuse a nested function s2sad cannot compile on its own."""
         if isinstance(node, cst.FunctionDef) and node.decorators:

@@ -19,6 +19,7 @@ from .calls import CallLowering
 from .classify import Classification
 from .containers import ContainerLowering
 from .expressions import ExpressionLowering
+from .functional import FunctionalLowering
 from .inplace import InPlaceWriteLowering
 from .loops import LoopLowering
 from .naming import Naming, all_names
@@ -29,7 +30,7 @@ from .views import ViewFollowing, ViewLink
 
 
 class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
-                 Naming, NestedFunctionLowering, ContainerLowering,
+                 Naming, NestedFunctionLowering, FunctionalLowering, ContainerLowering,
                  InPlaceWriteLowering, Aliasing, ViewFollowing,
                  ExpressionLowering, CallLowering, Classification):
     """Lowers one function's body to A-normal form (see the package's docstring).

@@ -1,0 +1,149 @@
+"""Python's functional builtins written as the code they stand for: ``map(f, xs)`` as the
+generator expression ``(f(v) for v in xs)``, ``functools.reduce(f, xs)`` as a loop that
+folds, ``sorted(xs, key=k)`` as the items taken in the order the sort finds (an order that
+carries no gradient).  Each is recognised by identity (``map`` is the builtin only where
+the function's scope does not rebind it); a lambda passed is a nested function."""
+from __future__ import annotations
+
+import builtins
+import functools
+
+import libcst as cst
+
+from ... import runtime
+from ...ir import Operand, Var
+from .syntax import store_names, strip_parens, variable_name_nodes, walk
+
+
+#: The functions lowered as the code they stand for, each with its method (by identity: the
+#: objects a call may resolve to need not be hashable).
+_LOWERINGS = ((builtins.map, "map_call"), (functools.reduce, "reduce_call"), (builtins.sorted, "sorted_call"))
+_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+
+
+class FunctionalLowering:
+    """``map``, ``functools.reduce`` and ``sorted``, lowered as the loops they run."""
+
+    def functional(self, node: cst.Call, target: str | None) -> Operand | None:
+        """The call lowered as the code it stands for, or None if it is none of these."""
+        called = self.res.object(node.func)
+        lowering = next((getattr(self, method) for key, method in _LOWERINGS if called is key), None)
+        if lowering is None:
+            return None
+        if any(a.star for a in node.args):
+            name = self.parsed.code(node.func).strip()
+            raise self.unsupported(node, f"'*' or '**' in a call of {name} is not supported; pass "
+                                         f"the arguments one by one")
+        return lowering(node, target)
+
+    def check_iterator(self, name: str, value: cst.BaseExpression, statement: cst.CSTNode) -> None:
+        """Refuse ``name = <generator expression or map(...)>`` unless the name is read once,
+        not again by a later iteration of a loop: s2sad lowers the iterator as a list, which a
+        second reader would find full where Python's iterator is used up."""
+        written, value = value, strip_parens(value)
+        if name not in self.fn.user_names or not (isinstance(value, cst.GeneratorExp) or isinstance(
+                value, cst.Call) and self.res.object(value.func) is builtins.map):
+            return
+        body = self.parsed.function.body
+        stores = store_names(body)
+        reads = [n for n in variable_name_nodes(body) if n.value == name and id(n) not in stores]
+        inside = {id(n) for n in walk(statement)}
+        repeated = [region for region in _repeated_regions(body) if id(reads[0]) in region
+                    and not inside <= region] if len(reads) == 1 else []
+        if len(reads) != 1 or repeated:
+            what = "a generator" if isinstance(value, cst.GeneratorExp) else "a map object"
+            raise self.unsupported(written, f"{what} bound to a name is an iterator, used up by its "
+                                          f"first reader, which s2sad follows only where the name is "
+                                          f"read once; write a list comprehension (or list(map(...)))")
+
+    def function_argument(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """A function passed to map, reduce or sorted, as code that calls it: a lambda becomes
+        a nested function, named."""
+        node = strip_parens(node)
+        return self.anonymous_function(node) if isinstance(node, cst.Lambda) else node
+
+    def listed(self, node: cst.BaseExpression) -> cst.Name:
+        """A variable holding ``items_in_order(xs)``: the items a loop over ``xs`` sees, as a
+        list (a dict's keys, which a loop by index could not read)."""
+        call = cst.Call(cst.Name(self.helper(runtime.items_in_order)), [cst.Arg(node)])
+        self.res.objects[call.func] = runtime.items_in_order
+        held = self.temporary(f"{self.hint(node)}_items" if isinstance(node, cst.Name) else "listed")
+        self.lower(call, held, held)
+        return cst.Name(held)
+
+    def map_call(self, node: cst.Call, target: str | None) -> Operand:
+        """``map(f, xs, ys)`` as ``(f(a, b) for a, b in zip(xs, ys))``, which s2sad lowers
+        as a list: refused where its value is bound to a name (an iterator, used up once)."""
+        if len(node.args) < 2 or any(a.keyword for a in node.args):
+            raise self.unsupported(node, "map takes a function and one or more sequences, "
+                                         "passed by position")
+        func = self.function_argument(node.args[0].value)
+        names = [self.fn.fresh("mapped") for _ in node.args[1:]]
+        sequences = [self.listed(a.value) for a in node.args[1:]]
+        if len(sequences) == 1:
+            iterable, loop_target = sequences[0], cst.Name(names[0])
+        else:
+            zip_name = cst.Name("zip")
+            self.res.objects[zip_name] = builtins.zip
+            iterable = cst.Call(zip_name, [cst.Arg(s) for s in sequences])
+            loop_target = cst.Tuple([cst.Element(cst.Name(n)) for n in names])
+        call = cst.Call(func, [cst.Arg(cst.Name(n)) for n in names])
+        return self.comprehension(cst.GeneratorExp(call, cst.CompFor(loop_target, iterable)), target)
+
+    def reduce_call(self, node: cst.Call, target: str | None) -> Operand:
+        """``functools.reduce(f, xs)`` as ``acc = xs[0]`` and ``for v in xs[1:]: acc = f(acc, v)``
+        (with an initial value: ``acc = init`` and a loop over all of xs)."""
+        if not 2 <= len(node.args) <= 3 or any(a.keyword for a in node.args):
+            raise self.unsupported(node, "functools.reduce takes a function, a sequence and an "
+                                         "optional initial value, passed by position")
+        func = self.function_argument(node.args[0].value)
+        items = self.listed(node.args[1].value).value
+        acc, item = self.temporary("folded"), self.fn.fresh("item")
+        self.res.locals = self.res.locals | {item}
+        start = node.args[2].value if len(node.args) == 3 else cst.parse_expression(f"{items}[0]")
+        rest = cst.parse_expression(items if len(node.args) == 3 else f"{items}[1:]")
+        fold = cst.Call(func, [cst.Arg(cst.Name(acc)), cst.Arg(cst.Name(item))])
+        self.block([
+            cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(acc))], start)]),
+            cst.For(cst.Name(item), rest, cst.IndentedBlock([
+                cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(acc))], fold)])]))])
+        return self.emit_operand(Var(self.version[acc]), target)
+
+    def sorted_call(self, node: cst.Call, target: str | None) -> Operand:
+        """``sorted(xs, key=k, reverse=r)`` as ``items_in_order(xs, order)``, with ``order`` the
+        indices in the order the sort puts the items (Python's sort is stable, so sorting the
+        indices by ``k(xs[i])`` finds the same order), which carries no gradient; each item's
+        gradient goes back where the sort found it."""
+        positional = [a for a in node.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        if len(positional) != 1 or set(keywords) - {"key", "reverse"}:
+            raise self.unsupported(node, "sorted takes a sequence, and key= and reverse= by keyword")
+        items = self.held(positional[0].value)
+        helper = cst.Name(self.helper(runtime.sort_order))
+        self.res.objects[helper] = runtime.sort_order
+        order_call = cst.Call(helper, [cst.Arg(cst.parse_expression(items)), *(
+            cst.Arg(keywords[k], keyword=cst.Name(k), equal=_EQUAL) for k in ("key", "reverse") if k in keywords)])
+        order = self.temporary("order")
+        self.lower(order_call, order, order)
+        picked = cst.Call(cst.Name(self.helper(runtime.items_in_order)), [
+            cst.Arg(cst.parse_expression(items)), cst.Arg(cst.Name(order))])
+        self.res.objects[picked.func] = runtime.items_in_order
+        return self.lower(picked, target, "ordered")
+
+
+def _repeated_regions(body: cst.CSTNode) -> list[set[int]]:
+    """The ids of the nodes under each part of ``body`` that may run more than once: a loop's
+    body (a while loop's test), a comprehension but for its first iterable."""
+    regions = []
+    for n in walk(body):
+        if isinstance(n, cst.For):
+            parts: list[cst.CSTNode] = [n.body]
+        elif isinstance(n, cst.While):
+            parts = [n.test, n.body]
+        elif isinstance(n, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)):
+            parts = [n.key, n.value, n.for_in.inner_for_in, *n.for_in.ifs] if isinstance(n, cst.DictComp) else [
+                n.elt, n.for_in.inner_for_in, *n.for_in.ifs]
+        else:
+            continue
+        regions.append({id(m) for part in parts if part is not None for m in walk(part)})
+    return regions
