@@ -43,6 +43,13 @@ def _check_wrt(x, name) -> Impl:
     raise not_compiled(f"an argument of type {x} to differentiate with respect to")
 
 
+@cached_overload(rt.check_sequence)
+def _check_sequence(items) -> Impl:
+    if isinstance(items, (types.Array, types.List, types.BaseTuple)):
+        return lambda items: None
+    raise not_compiled(f"a loop over a {items}")
+
+
 @cached_overload(rt.seed)
 def _seed(ans) -> Impl:
     if is_float(ans):

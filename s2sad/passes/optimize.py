@@ -105,11 +105,10 @@ def _share_repeated(adj: Adjoint) -> None:
     """A top-level NumPy call repeated with the same operands is computed once: the later
     statement takes the earlier value.  ``stop_gradient(W)`` counts as ``W`` (it is the same
     array when the code runs), so the forward pass of ``v @ stop_gradient(W)`` and ``v @ W``
-    shares one product while the backward pass still tells them apart.  (Differentiated
-    again, the two differ: code that shares them is then read as built with ``split`` off,
-    which does not.)  Only values that
-    nothing can change in place qualify: each read by NumPy rules, ``stop_gradient``, copies,
-    control flow and tapes alone (an opaque call such as ``np.random.shuffle(a)`` could)."""
+    shares one product while the backward pass still tells them apart (differentiated again,
+    such code is read as built with ``split`` off, sharing none).  Only values that nothing
+    can change in place qualify: each read by NumPy rules, ``stop_gradient``, copies, control
+    flow and tapes alone (an opaque call such as ``np.random.shuffle(a)`` could)."""
     stmts = list(assigns(adj.forward))  # loop phi copies included
     bound = Counter(t for s in stmts for t in s.targets)
     bound.update(adj.fn.params)
@@ -117,11 +116,9 @@ def _share_repeated(adj: Adjoint) -> None:
     safe = {n for n, times in bound.items() if times == 1}  # bound once: one value wherever read
     for s in stmts:
         v = s.value
-        if isinstance(v, Call) and v.rule is not None and v.function is None and _numpy_level(v.rule.fun):
-            continue
-        if isinstance(v, Var) or isinstance(v, Opaque) and v.copy_of is not None:
-            continue
-        safe -= set(reads(v))
+        if not (isinstance(v, Call) and v.rule is not None and v.function is None and _numpy_level(v.rule.fun)
+                or isinstance(v, Var) or isinstance(v, Opaque) and v.copy_of is not None):
+            safe -= set(reads(v))
     same: dict[str, str] = {}  # name -> the name whose value it certainly is
     seen: dict[tuple, str] = {}
     stopped = False  # a name is the same array as another through stop_gradient

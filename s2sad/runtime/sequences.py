@@ -3,6 +3,7 @@
 and ``np.array`` of nested sequences."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -144,6 +145,23 @@ def has_key(mapping: Any, key: Any, where: str) -> bool:
                          f"is a {type(mapping).__name__}; wrap the call in stop_gradient(...), or "
                          f"index the value directly", place(where))
     return key in mapping
+
+
+def check_sequence(items: Any) -> None:
+    """A ``for`` over ``items`` lowered as a loop by position (``items[i]``): refused, as the
+    code runs, for what is not a sequence (a mapping iterates its keys; a set, an iterator or
+    a dict view has no positions), where Python's loop would differ.  (Raised inside generated
+    code, the error is shown at the user's loop.)"""
+    if isinstance(items, (list, tuple, np.ndarray)):
+        return
+    if isinstance(items, Mapping):
+        raise S2SADError(f"this loop iterates over a {type(items).__name__}'s keys, which s2sad "
+                         f"follows when written 'for k in d.keys()' (or d.values(), d.items(), or "
+                         f"a body that reads d[k])")
+    if not (hasattr(type(items), "__getitem__") and hasattr(type(items), "__len__")):
+        raise S2SADError(f"this loop iterates over a {type(items).__name__}, which s2sad follows "
+                         f"by position only for sequences (lists, tuples, arrays); iterate over "
+                         f"list(...) of it")
 
 
 def check_length(items: Any, n: int, where: str) -> None:

@@ -85,6 +85,12 @@ class LoopLowering:
         call = cst.Call(helper, [cst.Arg(self.rename(items)), cst.Arg(cst.Integer(str(n))), cst.Arg(where)])
         self.out.append(Assign(None, Opaque(call, self.local_reads(items), "nondiff"), loc))
 
+    def sequence_check(self, items: cst.BaseExpression) -> None:
+        """A statement that refuses, as the code runs, ``items`` that a loop by position would
+        not iterate as Python does (a dict, a set, an iterator)."""
+        call = cst.Call(cst.Name(self.helper(runtime.check_sequence)), [cst.Arg(items)])
+        self.out.append(Assign(None, Opaque(call, self.local_reads(items), "nondiff"), self.loc))
+
     def iteration_kind(self, iterable: cst.BaseExpression) -> str:
         """How a ``for`` iterates: "plain" (as written: over a range, or over what carries no
         gradient), "enumerate", "zip" or "reversed" (over sequences, by index), or "sequence"
@@ -152,6 +158,8 @@ class LoopLowering:
         rebound = assigned_in(body) | changed_in(body) & self.res.locals | {name for name, _ in sequences} | set(names or ())
         for name, seq in sequences:
             op, seq_node = self.operand(seq)
+            if isinstance(op, Var) and not isinstance(self.sizes.get(op.name), int):  # (not a list built here)
+                self.sequence_check(seq_node)
             if isinstance(op, Var) and user_name(op.name, self.res.locals) in rebound:
                 # the loop iterates over the sequence as it was when the loop started
                 snapshot = self.fn.fresh(f"{op.name}_items")
