@@ -1,0 +1,88 @@
+"""Defects found by probing s2sad with functions written as autograd/Tangent/JAX users write
+NumPy code (probe 6), as small functions checked against central finite differences."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import s2sad
+
+from gradcheck import make_function, numerical_grad
+
+X = np.array([0.7, -1.2, 0.4])
+
+
+def check(source: str, args: tuple, wrt: int = 0, specialize: bool | None = None) -> None:
+    """s2sad's gradient against finite differences, twice (the second call runs the cached
+    code), value_and_grad's too, and the jvp along a direction against the gradient's."""
+    f = make_function(source, {"np": np})
+    expected = numerical_grad(f, args, wrt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", s2sad.ZeroGradientWarning)
+        for _ in range(2):
+            g = s2sad.grad(f, wrt, specialize=specialize)(*args)
+            np.testing.assert_allclose(g, expected, rtol=1e-6, atol=1e-8)
+            _, g = s2sad.value_and_grad(f, wrt, specialize=specialize)(*args)
+            np.testing.assert_allclose(g, expected, rtol=1e-6, atol=1e-8)
+        t = np.linspace(-1.0, 1.0, np.size(args[wrt])).reshape(np.shape(args[wrt]))
+        _, slope = s2sad.jvp(f, wrt)(*args, t)
+        np.testing.assert_allclose(slope, np.sum(expected * t), rtol=1e-6, atol=1e-8)
+
+
+LIST_TWICE = {
+    # the gradient of a list read by two calls was added with +: the lists were concatenated
+    "max_and_min": "def f(x):\n    ys = [x[0] * 2, x[1] ** 2, x[2] + 1.5]\n    return max(ys) + min(ys)\n",
+    "max_and_index": "def f(x):\n    ys = [x[0] * 2, x[1] ** 2, x[2] + 1.5]\n    return max(ys) * ys[0]\n",
+    "fsum_and_sum": ("import math\n"
+                     "def f(x):\n    ys = [x[0] * 2, x[1] ** 2, x[2]]\n    return math.fsum(ys) * sum(ys) + ys[1]\n"),
+}
+
+LIST_AS_ARRAY = {
+    # a list passed to a NumPy function whose rule's helpers take arrays: a crash in the helper
+    "dot": "def f(x):\n    ys = [x[0], x[1] * 3]\n    return np.dot(ys, ys) + ys[0]\n",
+    "maximum": "def f(x):\n    ys = [x[0], x[1] * 3, x[2]]\n    return np.sum(np.maximum(ys, 0.1)) + ys[1]\n",
+    "det_trace": ("def f(x):\n    ys = [[x[0], x[1]], [x[2], 1.0]]\n"
+                  "    return np.linalg.det(ys) + np.trace(ys) + ys[0][1]\n"),
+    "interp": "def f(x):\n    ys = [x[0], x[1] * 3, x[2]]\n    return np.interp(0.5, [0, 1, 2], ys) + ys[1]\n",
+    "multiply_broadcast": ("def f(x):\n    ys = [x[0], x[1] * 3]\n"
+                           "    return np.sum(np.multiply(ys, x[:, None])) + np.sum(np.subtract(ys, x[2]))\n"),
+    "tuple_where": ("def f(x):\n    ys = (x[0], x[1] * 3, x[2])\n"
+                    "    return np.sum(np.where(x > 0, ys, 0.0)) + np.sum(np.clip(ys, -1, 1)) + ys[1]\n"),
+}
+
+
+@pytest.mark.parametrize("specialize", [None, False])
+@pytest.mark.parametrize("name", sorted(LIST_TWICE))
+def test_list_gradient_from_two_reads_adds_leaf_by_leaf(name: str, specialize: bool | None) -> None:
+    check(LIST_TWICE[name], (X,), specialize=specialize)
+
+
+@pytest.mark.parametrize("specialize", [None, False])
+@pytest.mark.parametrize("name", sorted(LIST_AS_ARRAY))
+def test_list_passed_to_numpy_function(name: str, specialize: bool | None) -> None:
+    check(LIST_AS_ARRAY[name], (X,), specialize=specialize)
+
+
+def test_list_passed_to_numpy_function_hvp() -> None:
+    f = make_function("def f(x):\n    ys = [x[0], x[1] * 3, x[2]]\n    return np.dot(ys, ys) * ys[0]\n", {"np": np})
+    v = np.array([1.0, -1.0, 0.5])
+    # f = (x0^2 + 9 x1^2 + x2^2) x0
+    H = np.array([[6 * X[0], 18 * X[1], 2 * X[2]], [18 * X[1], 18 * X[0], 0.0], [2 * X[2], 0.0, 2 * X[0]]])
+    np.testing.assert_allclose(s2sad.hvp(f)(X, v), H @ v)
+
+
+@pytest.mark.parametrize("source", [
+    "def f(x):\n    y = x\n    for i in range(3):\n        y = y * 1.7 + 0.1\n    return y\n",
+    "def f(x):\n    y = x\n    while y < 10.0:\n        y = y * 1.7 + 0.1\n    return y\n",
+])
+def test_numpy_float64_argument_gets_numpy_float64_gradient(source: str) -> None:
+    """Specialised code seeds a np.float64 output with 1.0 and took the gradient it computed
+    from it for a np.float64: a np.float64 argument got a float gradient."""
+    f = make_function(source, {"np": np})
+    for _ in range(2):
+        g = s2sad.grad(f)(np.float64(0.8))
+        assert type(g) is np.float64
+        _, g = s2sad.value_and_grad(f)(np.float64(0.8))
+        assert type(g) is np.float64
