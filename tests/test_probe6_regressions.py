@@ -86,3 +86,57 @@ def test_numpy_float64_argument_gets_numpy_float64_gradient(source: str) -> None
         assert type(g) is np.float64
         _, g = s2sad.value_and_grad(f)(np.float64(0.8))
         assert type(g) is np.float64
+
+
+@pytest.mark.parametrize("specialize", [None, False])
+def test_hvp_after_a_loop_that_never_runs(specialize: bool | None) -> None:
+    """The jvp of gradient code zeroed, before its backward loop, the tangent of the loop
+    counter that only the forward loop's iterations bind: UnboundLocalError for range(0)."""
+    f = make_function("def f(x):\n    s = np.sum(x)\n    for i in range(0):\n        s = s * x[i]\n"
+                      "    return s * np.sum(x ** 2)\n", {"np": np})
+    v = np.array([1.0, -1.0, 0.5])
+    # f = sum(x) * sum(x^2): H = 2 (1 x^T + x 1^T) + 2 sum(x) I
+    H = 2 * (np.outer(np.ones(3), X) + np.outer(X, np.ones(3))) + 2 * np.sum(X) * np.eye(3)
+    np.testing.assert_allclose(s2sad.hvp(f, specialize=specialize)(X, v), H @ v)
+    g = make_function("def f(x):\n    s = np.sum(x)\n    for i in range(2):\n        s = s * x[i]\n"
+                      "    for j in range(0):\n        s = s + x[j]\n    return s\n", {"np": np})
+    # f = (x0 + x1 + x2) x0 x1
+    Hg = np.array([[2 * X[1], 2 * X[0] + 2 * X[1] + X[2], X[1]],
+                   [2 * X[0] + 2 * X[1] + X[2], 2 * X[0], X[0]], [X[1], X[0], 0.0]])
+    np.testing.assert_allclose(s2sad.hvp(g, specialize=specialize)(X, v), Hg @ v)
+
+
+@pytest.mark.parametrize("source, column", [
+    ("def f(x, scale=2.0):\n    def g(v, s=scale):\n        return v * s\n    return np.sum(g(x) ** 2)\n", 16),
+    ("def f(x, scale=2.0):\n    g = lambda v, s=scale: v * s\n    return np.sum(g(x) ** 2)\n", 21),
+])
+def test_nested_function_default_reading_a_local_is_refused(source: str, column: int) -> None:
+    """A nested function compiled on its own evaluated its defaults without the enclosing
+    function's variables: an internal NameError."""
+    f = make_function(source, {"np": np})
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="default value of the nested function 'g' reads scale") as e:
+        s2sad.grad(f)(X)
+    assert (e.value.location.line, e.value.location.column) == (2, column)
+
+
+def test_nested_function_constant_default_still_works() -> None:
+    check("def f(x):\n    def g(v, s=2.0):\n        return v * s\n    return np.sum(g(x) ** 2)\n", (X,))
+
+
+STAR_CONSTANT = {
+    # g(*args) with args = (x, 2.0): the constant exponent was differentiated (its tangent a zero
+    # times log of a negative base: a NaN jvp and hvp)
+    "star_call": ("def f(x):\n    args = (x, 2.0)\n    def g(v, p):\n        return np.sum(v ** p)\n"
+                  "    return g(*args)\n"),
+    "index_call": ("def f(x):\n    args = [x, 3.0]\n    return g(args[0], args[-1])\n"
+                   "def g(v, p):\n    return np.sum(v ** p)\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STAR_CONSTANT))
+def test_constant_item_of_a_display_is_inactive(name: str) -> None:
+    check(STAR_CONSTANT[name], (X,))
+    f = make_function(STAR_CONSTANT[name], {"np": np})
+    v = np.array([1.0, -1.0, 0.5])
+    p = 2.0 if name == "star_call" else 3.0
+    np.testing.assert_allclose(s2sad.hvp(f)(X, v), p * (p - 1) * X ** (p - 2) * v)

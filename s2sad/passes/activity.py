@@ -79,12 +79,13 @@ def _varied(fn: Function, seeds: set[str], forward: bool = False, unpack: bool =
     names that surely depend on ``seeds`` are varied."""
     varied = set(seeds)
     stmts = list(assigns(fn.body))
+    constant = _constant_items(stmts)
     if not unpack:
         stmts = [s for s in stmts if not (isinstance(s.target, tuple) and isinstance(s.value, Var))]
     while True:
         size = len(varied)
         for stmt in stmts:
-            if any(n in varied for n in _flows(stmt, forward)):
+            if id(stmt) not in constant and any(n in varied for n in _flows(stmt, forward)):
                 varied.update(stmt.targets)
         if len(varied) == size:
             break
@@ -96,6 +97,36 @@ def _varied(fn: Function, seeds: set[str], forward: bool = False, unpack: bool =
                 kind = stmt.value.kind if isinstance(stmt.value, Opaque) else "nondiff"
                 cuts.append((stmt.loc, kind, blocked))
     return varied, cuts
+
+
+def _constant_items(stmts: list[Assign]) -> set[int]:
+    """The statements ``t = c[k]`` (their ids) that read a constant element of a tuple or list
+    display ``c = (x, 2.0)`` assigned once: ``t`` is not varied by the display's other elements
+    (``g(*args)`` passes ``args[1]``, a constant: its tangent, a zero, is no symbolic zero, and
+    a rule's local derivative there may be NaN, as ``x ** p``'s in ``p`` for a negative ``x``)."""
+    counts: dict[str, int] = {}
+    for stmt in stmts:
+        for t in stmt.targets:
+            counts[t] = counts.get(t, 0) + 1
+    displays = {stmt.target: stmt.value for stmt in stmts if isinstance(stmt.target, str)
+                and counts[stmt.target] == 1 and isinstance(stmt.value, Call) and stmt.value.rule is not None
+                and stmt.value.rule.fun is None and stmt.value.rule.name == "display"
+                and isinstance(stmt.value.node, (cst.Tuple, cst.List))
+                and not any(isinstance(e, cst.StarredElement) for e in stmt.value.node.elements)}
+    found = set()
+    for stmt in stmts:
+        v = stmt.value
+        if isinstance(v, Call) and v.rule is not None and v.rule.fun is operator.getitem and isinstance(
+                v.args.get("x"), Var) and v.args["x"].name in displays and isinstance(v.args.get("index"), Const):
+            display = displays[v.args["x"].name]
+            try:
+                k = int(v.args["index"].code)
+                element = list(display.args.values())[k]
+            except (ValueError, IndexError):
+                continue
+            if isinstance(element, Const):
+                found.add(id(stmt))
+    return found
 
 
 def analyze(fn: Function, wrt: tuple[str, ...], forward: bool = False) -> Activity:

@@ -23,7 +23,7 @@ from .activity import Activity
 from .callees import Build, tangent_parameter
 from .adjoint import Adjoint
 from .reverse import callee_args
-from .values import as_arrays, converts, is_number, scalars, sequences
+from .values import as_arrays, bound_before, converts, is_number, scalars, sequences
 from .simplify import simplify
 from .specialize import specialize_tangents
 from .source import FunctionSource
@@ -56,6 +56,8 @@ class Forward:
         self.defined: set[str] = set()
         self.scalars = scalars(adj.forward, adj.fn.params)
         self.sequences = sequences(adj.forward)
+        self.bound: dict[int, frozenset[str]] = {}
+        bound_before(adj.forward, set(adj.fn.params), self.bound)
 
     def tname(self, var: str) -> str:
         if var not in self.names:
@@ -114,7 +116,9 @@ class Forward:
         pre: list[Stmt] = []
         for c, last in s.carried:
             if c in self.active and self.tname(c) not in self.defined:
-                pre.append(self.set(c, self.zero(c), {c}, s.loc))
+                # (a name only an earlier loop's iterations bind may be unbound: its tangent is 0.0)
+                bound = c in self.bound.get(id(s), (c,))
+                pre.append(self.set(c, self.zero(c if bound else "None"), {c} if bound else set(), s.loc))
         s.body = self.block(s.body)
         tangents = []
         for c, last in s.carried:

@@ -215,7 +215,7 @@ def structural(stmts: list[Stmt], params: tuple[str, ...]) -> set[str]:
 
 
 def bound_before(stmts: list[Stmt], bound: set[str], found: dict[int, frozenset[str]]) -> set[str]:
-    """Record in ``found`` the names surely bound before each if; return those bound after ``stmts``."""
+    """Record in ``found`` the names surely bound before each if and loop; return those bound after ``stmts``."""
     for s in stmts:
         if isinstance(s, Assign):
             bound |= set(s.targets)
@@ -223,6 +223,7 @@ def bound_before(stmts: list[Stmt], bound: set[str], found: dict[int, frozenset[
             found[id(s)] = frozenset(bound)
             bound |= bound_before(s.body, set(bound), found) & bound_before(s.orelse, set(bound), found)
         elif isinstance(s, Loop):
+            found[id(s)] = frozenset(bound)
             bound_before(s.body, bound | set(s.targets), found)
     return bound
 
