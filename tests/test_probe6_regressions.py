@@ -130,6 +130,9 @@ STAR_CONSTANT = {
                   "    return g(*args)\n"),
     "index_call": ("def f(x):\n    args = [x, 3.0]\n    return g(args[0], args[-1])\n"
                    "def g(v, p):\n    return np.sum(v ** p)\n"),
+    "keyword_call": ("def f(x):\n    kw = {'v': x, 'p': 2.0}\n    return g(**kw)\n"
+                     "def g(v, p):\n    return np.sum(v ** p)\n"),
+    "unpacked": ("def f(x):\n    args = (x, 3.0)\n    v, p = args\n    return np.sum(v ** p)\n"),
 }
 
 
@@ -138,5 +141,5 @@ def test_constant_item_of_a_display_is_inactive(name: str) -> None:
     check(STAR_CONSTANT[name], (X,))
     f = make_function(STAR_CONSTANT[name], {"np": np})
     v = np.array([1.0, -1.0, 0.5])
-    p = 2.0 if name == "star_call" else 3.0
+    p = 2.0 if name in ("star_call", "keyword_call") else 3.0
     np.testing.assert_allclose(s2sad.hvp(f)(X, v), p * (p - 1) * X ** (p - 2) * v)

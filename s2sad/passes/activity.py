@@ -85,8 +85,8 @@ def _varied(fn: Function, seeds: set[str], forward: bool = False, unpack: bool =
     while True:
         size = len(varied)
         for stmt in stmts:
-            if id(stmt) not in constant and any(n in varied for n in _flows(stmt, forward)):
-                varied.update(stmt.targets)
+            if any(n in varied for n in _flows(stmt, forward)):
+                varied.update(t for t in stmt.targets if t not in constant.get(id(stmt), ()))
         if len(varied) == size:
             break
     cuts = []
@@ -99,33 +99,46 @@ def _varied(fn: Function, seeds: set[str], forward: bool = False, unpack: bool =
     return varied, cuts
 
 
-def _constant_items(stmts: list[Assign]) -> set[int]:
-    """The statements ``t = c[k]`` (their ids) that read a constant element of a tuple or list
-    display ``c = (x, 2.0)`` assigned once: ``t`` is not varied by the display's other elements
-    (``g(*args)`` passes ``args[1]``, a constant: its tangent, a zero, is no symbolic zero, and
-    a rule's local derivative there may be NaN, as ``x ** p``'s in ``p`` for a negative ``x``)."""
+def _constant_items(stmts: list[Assign]) -> dict[int, frozenset[str]]:
+    """The targets a statement reading a tuple, list or dict display assigned once gives a
+    constant element of it (by id of the statement): ``t = c[k]``, or ``a, p = c``, with
+    ``c = (x, 2.0)`` or ``{"v": x, "p": 2.0}``.  They are not varied by the display's other
+    elements (``g(*args)`` passes ``args[1]``, a constant: its tangent, a zero, is no symbolic
+    zero, and a rule's local derivative there may be NaN, as ``x ** p``'s in ``p`` for a
+    negative ``x``)."""
     counts: dict[str, int] = {}
     for stmt in stmts:
         for t in stmt.targets:
             counts[t] = counts.get(t, 0) + 1
-    displays = {stmt.target: stmt.value for stmt in stmts if isinstance(stmt.target, str)
-                and counts[stmt.target] == 1 and isinstance(stmt.value, Call) and stmt.value.rule is not None
-                and stmt.value.rule.fun is None and stmt.value.rule.name == "display"
-                and isinstance(stmt.value.node, (cst.Tuple, cst.List))
-                and not any(isinstance(e, cst.StarredElement) for e in stmt.value.node.elements)}
-    found = set()
+    displays: dict[str, dict[Any, Operand]] = {}  # name -> key -> element
     for stmt in stmts:
         v = stmt.value
-        if isinstance(v, Call) and v.rule is not None and v.rule.fun is operator.getitem and isinstance(
+        if isinstance(stmt.target, str) and counts[stmt.target] == 1 and isinstance(v, Call) \
+                and v.rule is not None and v.rule.fun is None and v.rule.name == "display":
+            elements = list(v.node.elements) if isinstance(v.node, (cst.Tuple, cst.List, cst.Dict)) else []
+            if len(elements) != len(v.args) or any(
+                    isinstance(e, (cst.StarredElement, cst.StarredDictElement)) for e in elements):
+                continue
+            keys = [getattr(e.key, "evaluated_value", None) if isinstance(e, cst.DictElement) else i
+                    for i, e in enumerate(elements)]
+            displays[stmt.target] = dict(zip(keys, v.args.values()))
+    found: dict[int, frozenset[str]] = {}
+    for stmt in stmts:
+        v = stmt.value
+        if isinstance(stmt.target, tuple) and isinstance(v, Var) and v.name in displays:
+            items = list(displays[v.name].values())
+            if len(items) == len(stmt.target) and not isinstance(next(iter(displays[v.name]), 0), str):
+                found[id(stmt)] = frozenset(t for t, e in zip(stmt.target, items) if isinstance(e, Const))
+        elif isinstance(v, Call) and v.rule is not None and v.rule.fun is operator.getitem and isinstance(
                 v.args.get("x"), Var) and v.args["x"].name in displays and isinstance(v.args.get("index"), Const):
-            display = displays[v.args["x"].name]
             try:
-                k = int(v.args["index"].code)
-                element = list(display.args.values())[k]
-            except (ValueError, IndexError):
+                key = ast.literal_eval(v.args["index"].code)
+                items = displays[v.args["x"].name]
+                element = items[key] if not isinstance(key, int) or key >= 0 else list(items.values())[key]
+            except (ValueError, SyntaxError, KeyError, IndexError, TypeError):
                 continue
             if isinstance(element, Const):
-                found.add(id(stmt))
+                found[id(stmt)] = frozenset(stmt.targets)
     return found
 
 
