@@ -143,3 +143,26 @@ def test_constant_item_of_a_display_is_inactive(name: str) -> None:
     v = np.array([1.0, -1.0, 0.5])
     p = 2.0 if name in ("star_call", "keyword_call") else 3.0
     np.testing.assert_allclose(s2sad.hvp(f)(X, v), p * (p - 1) * X ** (p - 2) * v)
+
+
+@pytest.mark.parametrize("source, arg", [
+    ("def f(p):\n    return np.sum(np.maximum(p, 0.1)) + p[0]\n", [0.5, -1.2, 0.3]),
+    ("def f(p):\n    return np.dot(p, p) + np.sum(np.exp(p))\n", [0.5, -1.2]),
+])
+def test_list_argument_passed_to_numpy_function(source: str, arg: list) -> None:
+    """A list argument read by NumPy's np.maximum reached balanced_eq, which took it for a dtype."""
+    f = make_function(source, {"np": np})
+    for specialize in (None, False):
+        g = s2sad.grad(f, specialize=specialize)(arg)
+        assert isinstance(g, list)
+        np.testing.assert_allclose(g, numerical_grad(lambda a: f(list(a)), (np.array(arg),), 0), rtol=1e-6)
+
+
+def test_explicit_ufunc_of_tuples_is_refused_not_crashed() -> None:
+    """np.multiply(p, p) of a tuple was described by a stand-in computing p * p, which Python
+    refuses for tuples (a TypeError); now computed, its gradient reaches the refusal of
+    arithmetic on a tuple."""
+    f = make_function("def f(p):\n    return np.sum(np.multiply(p, p))\n", {"np": np})
+    for specialize in (None, False):
+        with pytest.raises(s2sad.S2SADError, match="arithmetic on a tuple"):
+            s2sad.grad(f, specialize=specialize)((0.5, -1.2))

@@ -8,6 +8,7 @@ import numpy as np
 
 from .broadcast import unbroadcast
 from .dtypes import as_dtype
+from .reductions import list_as_array
 from .stepping import real_only
 
 
@@ -40,6 +41,7 @@ def log_or_zero(x: Any, y: Any = None) -> Any:
 def balanced_eq(x: Any, ans: Any, y: Any) -> Any:
     """Where ``x`` produced ``ans``: 1, or 1/2 where ``x`` and ``y`` tie."""
     real_only("a maximum or minimum", x, y)
+    x, y = list_as_array(x), list_as_array(y)  # np.maximum([a, b], c): the list as NumPy reads it
     dtype = np.result_type(x, y)
     return as_dtype(x == ans, dtype) / as_dtype(1 + (x == y), dtype)
 
