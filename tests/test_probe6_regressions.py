@@ -148,9 +148,11 @@ def test_constant_item_of_a_display_is_inactive(name: str) -> None:
 @pytest.mark.parametrize("source, arg", [
     ("def f(p):\n    return np.sum(np.maximum(p, 0.1)) + p[0]\n", [0.5, -1.2, 0.3]),
     ("def f(p):\n    return np.dot(p, p) + np.sum(np.exp(p))\n", [0.5, -1.2]),
+    ("def f(p):\n    return np.interp(0.5, [0, 1, 2], p) + np.sum(np.convolve(p, p) ** 2)\n", [0.5, -1.2, 0.3]),
 ])
 def test_list_argument_passed_to_numpy_function(source: str, arg: list) -> None:
-    """A list argument read by NumPy's np.maximum reached balanced_eq, which took it for a dtype."""
+    """A list argument read by NumPy's np.maximum, np.interp or np.convolve reached a helper that
+    gave it to np.result_type, which took it for a dtype."""
     f = make_function(source, {"np": np})
     for specialize in (None, False):
         g = s2sad.grad(f, specialize=specialize)(arg)

@@ -248,6 +248,7 @@ def convolve_full(a: Any, v: Any, mode: str = "full") -> Any:
 def convolve_grad(g: Any, x: Any, other: Any, mode: str = "full") -> Any:
     """Gradient for ``x`` of ``convolve(x, other, mode)``: ``g`` placed in the full output,
     correlated with ``other``."""
+    x, other = list_as_array(x), list_as_array(other)  # np.convolve([a, b], v)
     shape = tuple(np.add(np.shape(x), np.shape(other)) - 1)
     full = np.zeros(shape, dtype=np.result_type(g, x, other))
     start = [(n - m) // 2 for n, m in zip(shape, np.shape(g))]
