@@ -168,3 +168,15 @@ def test_explicit_ufunc_of_tuples_is_refused_not_crashed() -> None:
     for specialize in (None, False):
         with pytest.raises(s2sad.S2SADError, match="arithmetic on a tuple"):
             s2sad.grad(f, specialize=specialize)((0.5, -1.2))
+
+
+def test_constant_item_of_tuples_in_a_list_loop() -> None:
+    """``for v, p in [(x, 2.0), (2 * x, 3.0)]``: p is constant in every tuple (its zero tangent
+    met log of a negative base: a NaN jvp)."""
+    source = ("def f(x):\n    items = [(x, 2.0), (x * 2, 3.0)]\n    s = 0.0\n    for v, p in items:\n"
+              "        s = s + g(v, p)\n    return s\n"
+              "def g(v, p):\n    return np.sum(v ** p)\n")
+    check(source, (X,))
+    f = make_function(source, {"np": np})
+    v = np.array([1.0, -1.0, 0.5])
+    np.testing.assert_allclose(s2sad.hvp(f)(X, v), (2.0 + 8 * 6 * X) * v)
