@@ -79,13 +79,14 @@ def _varied(fn: Function, seeds: set[str], forward: bool = False, unpack: bool =
     names that surely depend on ``seeds`` are varied."""
     varied = set(seeds)
     stmts = list(assigns(fn.body))
+    constant = _constant_items(stmts)
     if not unpack:
         stmts = [s for s in stmts if not (isinstance(s.target, tuple) and isinstance(s.value, Var))]
     while True:
         size = len(varied)
         for stmt in stmts:
             if any(n in varied for n in _flows(stmt, forward)):
-                varied.update(stmt.targets)
+                varied.update(t for t in stmt.targets if t not in constant.get(id(stmt), ()))
         if len(varied) == size:
             break
     cuts = []
@@ -96,6 +97,73 @@ def _varied(fn: Function, seeds: set[str], forward: bool = False, unpack: bool =
                 kind = stmt.value.kind if isinstance(stmt.value, Opaque) else "nondiff"
                 cuts.append((stmt.loc, kind, blocked))
     return varied, cuts
+
+
+def _constant_items(stmts: list[Assign]) -> dict[int, frozenset[str]]:
+    """The targets a statement reading a tuple, list or dict display assigned once gives a
+    constant element of it (by id of the statement): ``t = c[k]``, or ``a, p = c``, with
+    ``c = (x, 2.0)`` or ``{"v": x, "p": 2.0}``, or ``c = items[i]`` of a list of such tuples
+    (``for v, p in [(x, 2.0), (y, 3.0)]``).  They are not varied by the display's other
+    elements (``g(*args)`` passes ``args[1]``, a constant: its tangent, a zero, is no symbolic
+    zero, and a rule's local derivative there may be NaN, as ``x ** p``'s in ``p`` for a
+    negative ``x``)."""
+    counts: dict[str, int] = {}
+    for stmt in stmts:
+        for t in stmt.targets:
+            counts[t] = counts.get(t, 0) + 1
+    positions: dict[str, frozenset[Any]] = {}  # name -> the keys of its constant elements
+    sizes: dict[str, int] = {}  # a tuple or list display -> its length
+    elements: dict[str, list[Operand]] = {}  # a list or tuple display -> its elements
+    for stmt in stmts:
+        v = stmt.value
+        if not (isinstance(stmt.target, str) and counts[stmt.target] == 1 and isinstance(v, Call)
+                and v.rule is not None):
+            continue
+        if v.rule.fun is None and v.rule.name == "display":
+            items = list(v.node.elements) if isinstance(v.node, (cst.Tuple, cst.List, cst.Dict)) else []
+            if len(items) != len(v.args) or any(
+                    isinstance(e, (cst.StarredElement, cst.StarredDictElement)) for e in items):
+                continue
+            keys = [getattr(e.key, "evaluated_value", None) if isinstance(e, cst.DictElement) else i
+                    for i, e in enumerate(items)]
+            positions[stmt.target] = frozenset(k for k, e in zip(keys, v.args.values()) if isinstance(e, Const))
+            if not isinstance(v.node, cst.Dict):
+                sizes[stmt.target] = len(items)
+                elements[stmt.target] = list(v.args.values())
+        elif v.rule.fun is operator.getitem and isinstance(x := v.args.get("x"), Var) and x.name in elements and (
+                isinstance(v.args.get("index"), Var) or _integer(v.args.get("index"))):
+            inner = elements[x.name]  # any item of a list of tuple displays: their common constants
+            if inner and all(isinstance(e, Var) and e.name in sizes for e in inner) and len(
+                    {sizes[e.name] for e in inner}) == 1:
+                positions[stmt.target] = frozenset.intersection(*(positions[e.name] for e in inner))
+                sizes[stmt.target] = sizes[inner[0].name]
+    found: dict[int, frozenset[str]] = {}
+    for stmt in stmts:
+        v = stmt.value
+        if isinstance(stmt.target, tuple) and isinstance(v, Var) and sizes.get(v.name) == len(stmt.target):
+            found[id(stmt)] = frozenset(t for i, t in enumerate(stmt.target) if i in positions[v.name])
+        elif isinstance(v, Call) and v.rule is not None and v.rule.fun is operator.getitem and isinstance(
+                v.args.get("x"), Var) and v.args["x"].name in positions and isinstance(v.args.get("index"), Const):
+            name = v.args["x"].name
+            try:
+                key = ast.literal_eval(v.args["index"].code)
+            except (ValueError, SyntaxError):
+                continue
+            if isinstance(key, int) and key < 0 and name in sizes:
+                key += sizes[name]
+            if isinstance(key, (int, str)) and not isinstance(key, bool) and key in positions[name]:
+                found[id(stmt)] = frozenset(stmt.targets)
+    return found
+
+
+def _integer(index: object) -> bool:
+    """Whether ``index`` is a name or an integer literal (not a slice)."""
+    if not isinstance(index, Const) or index.code.isidentifier():
+        return isinstance(index, Const)
+    try:
+        return type(ast.literal_eval(index.code)) is int
+    except (ValueError, SyntaxError):
+        return False
 
 
 def analyze(fn: Function, wrt: tuple[str, ...], forward: bool = False) -> Activity:

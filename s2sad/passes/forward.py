@@ -23,7 +23,7 @@ from .activity import Activity
 from .callees import Build, tangent_parameter
 from .adjoint import Adjoint
 from .reverse import callee_args
-from .values import converts, is_number, scalars
+from .values import as_arrays, bound_before, converts, is_number, scalars, sequences
 from .simplify import simplify
 from .specialize import specialize_tangents
 from .source import FunctionSource
@@ -55,6 +55,9 @@ class Forward:
         self.names: dict[str, str] = {}
         self.defined: set[str] = set()
         self.scalars = scalars(adj.forward, adj.fn.params)
+        self.sequences = sequences(adj.forward)
+        self.bound: dict[int, frozenset[str]] = {}
+        bound_before(adj.forward, set(adj.fn.params), self.bound)
 
     def tname(self, var: str) -> str:
         if var not in self.names:
@@ -113,7 +116,9 @@ class Forward:
         pre: list[Stmt] = []
         for c, last in s.carried:
             if c in self.active and self.tname(c) not in self.defined:
-                pre.append(self.set(c, self.zero(c), {c}, s.loc))
+                # (a name only an earlier loop's iterations bind may be unbound: its tangent is 0.0)
+                bound = c in self.bound.get(id(s), (c,))
+                pre.append(self.set(c, self.zero(c if bound else "None"), {c} if bound else set(), s.loc))
         s.body = self.block(s.body)
         tangents = []
         for c, last in s.carried:
@@ -156,6 +161,8 @@ class Forward:
     def rule_tangent(self, s: Assign, v: Call) -> tuple[str, set[str]]:
         rule = v.rule
         values = {p: operand_code(op) for p, op in v.args.items()}
+        arrays = as_arrays(v, self.sequences, self.adj.use)
+        values.update(arrays)
         values["ans"] = s.target
         reads: set[str] = set()
         terms: list[str] = []
@@ -179,6 +186,8 @@ class Forward:
             reads |= {n for op in v.args.values() for n in operand_reads(op)} | set(active.values())
         else:
             for p, tan in active.items():
+                if p in arrays:  # a list's tangent is a list: as an array, as NumPy reads it
+                    tan = f"{self.adj.use('np')}.asarray({tan})"
                 if p in rule.jvps:
                     template = rule.jvps[p]
                     code = template.render({**values, "t": tan},

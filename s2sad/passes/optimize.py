@@ -210,6 +210,8 @@ def _description(value: object) -> tuple[object, list, dict] | None:
         if any(not isinstance(args.get(k), Const) or args[k].code != "None" for k in ("dtype", "out")):
             return None
         return _REDUCTIONS[id(fun)], [args["a"]], {k: args[k] for k in ("axis", "keepdims")}
+    if isinstance(fun, np.ufunc) and fun in OPERATORS:  # np.multiply(a, b) of lists: not a * b
+        return None
     fun = _DESCRIBED.get(id(fun), fun)
     if (not isinstance(fun, np.ufunc) or fun.signature is not None or fun.nout != 1
             or fun.nin != len(value.args) or getattr(np, fun.__name__, None) is not fun):  # SciPy's

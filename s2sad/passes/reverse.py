@@ -45,8 +45,8 @@ from .loop_tapes import finish_loops
 from .simplify import simplify
 from .specialize import specialize
 from .source import FunctionSource
-from .values import (FULL_REDUCTIONS, bound_before, complex_values, converts, is_number, scalars,
-                     shape_classes, structural)
+from .values import (FULL_REDUCTIONS, bound_before, complex_values, converts, is_number, as_arrays,
+                     scalars, sequences, shape_classes, structural)
 
 _EMPTY = cst.Module(body=[])
 
@@ -72,6 +72,7 @@ class Reverser:
         self.depth = 0  # loops around the statement being reversed
         self.owned: set[str] = set()  # adjoints holding a fresh array that may be updated in place
         self.structural = structural(adj.forward, adj.fn.params)
+        self.sequences = sequences(adj.forward)
         self.scalars = scalars(adj.forward, adj.fn.params)
         self.shapes = shape_classes(adj.forward, adj.fn.params, self.scalars)
         self.bound: dict[int, frozenset[str]] = {}
@@ -205,7 +206,7 @@ class Reverser:
 
     def rule_call(self, stmt: Assign, v: Call, g: str, support: Support | None, out: list[Out]) -> None:
         """``y = f(a, b)`` by f's rule, ``g`` y's adjoint: each active operand's adjoint gets its vjp."""
-        values = {p: operand_code(op) for p, op in v.args.items()}
+        values = {p: operand_code(op) for p, op in v.args.items()} | as_arrays(v, self.sequences, self.adj.use)
         values["g"], values["ans"] = g, stmt.target
         converting = converts(stmt, v, self.fn)
         if converting:  # dtype=...: to an integer dtype, an error rather than a gradient
@@ -226,7 +227,7 @@ class Reverser:
             if p in v.rule.broadcast and not all(
                     self.is_scalar(v.args[q]) for q in v.rule.broadcast if q != p and q in v.args
             ) and not self.same_shape(op.name, stmt.target):
-                code, reads, reduced_from = self.reduce_to(op.name, code, reads, g, chained, out)
+                code, reads, reduced_from = self.reduce_to(op.name, code, reads, g, chained, out, values[p])
                 passes_support = passes_support and "reduced"
             if REGISTRY.key(v.rule.fun) in REAL_ONLY:
                 code = f"{self.adj.use('real_input')}({code}, {op.name}, {v.callee!r})"
@@ -266,8 +267,9 @@ class Reverser:
         return code, reads
 
     def reduce_to(self, operand: str, code: str, reads: set[str | None], g: str,
-                  chained: tuple[Line, str] | None, out: list[Out]) -> tuple[str, set[str | None], str | None]:
-        """``code`` reduced to the shape of ``operand``; what it reads; the adjoint name it reduces (or None)."""
+                  chained: tuple[Line, str] | None, out: list[Out],
+                  like: str) -> tuple[str, set[str | None], str | None]:
+        """``code`` reduced to ``operand``'s shape (``like``: np.asarray(ys) for a list); its reads; the adjoint reduced."""
         negated = code.startswith("-") and code[1:].isidentifier()
         reduced = code[1:] if negated else code
         if chained is not None and reduced == g:
@@ -276,7 +278,7 @@ class Reverser:
             out[:] = [x for x in out if x is not chained[0]]
             reduced = chained[1]
             reads = {reduced}
-        code = f"{self.adj.use('unbroadcast')}({reduced}, {operand})"
+        code = f"{self.adj.use('unbroadcast')}({reduced}, {like})"
         code = f"-{code}" if negated else code  # negate after reducing: a smaller array
         reads.add(operand)
         return code, reads, reduced if not negated and reduced.isidentifier() else None

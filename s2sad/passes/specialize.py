@@ -105,7 +105,9 @@ def _seed_for_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
 
 def _seed_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
     v = ev.value(args[0]) if len(args) == 1 else None
-    return v if v is not None and not v.shape and v.kind in (float, np.float64, FloatScalar) else None
+    if v is not None and v.kind is np.float64 and not v.shape:
+        return Known((), np.dtype(np.float64), float)  # written 1.0: a float (a np.float64 x's gradient was one)
+    return v if v is not None and not v.shape and v.kind in (float, FloatScalar) else None
 
 
 def _grad_like_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:

@@ -215,7 +215,7 @@ def structural(stmts: list[Stmt], params: tuple[str, ...]) -> set[str]:
 
 
 def bound_before(stmts: list[Stmt], bound: set[str], found: dict[int, frozenset[str]]) -> set[str]:
-    """Record in ``found`` the names surely bound before each if; return those bound after ``stmts``."""
+    """Record in ``found`` the names surely bound before each if and loop; return those bound after ``stmts``."""
     for s in stmts:
         if isinstance(s, Assign):
             bound |= set(s.targets)
@@ -223,5 +223,50 @@ def bound_before(stmts: list[Stmt], bound: set[str], found: dict[int, frozenset[
             found[id(s)] = frozenset(bound)
             bound |= bound_before(s.body, set(bound), found) & bound_before(s.orelse, set(bound), found)
         elif isinstance(s, Loop):
+            found[id(s)] = frozenset(bound)
             bound_before(s.body, bound | set(s.targets), found)
     return bound
+
+
+def sequences(stmts: list[Stmt]) -> set[str]:
+    """Variables that hold a tuple or list display (``ys = [a, 2 * b]``), and their copies.
+
+    A NumPy function reads such a value as the array NumPy makes of it, and so do the
+    templates of its rule (``balanced_eq(ys, ans, 0.1)`` for ``np.maximum(ys, 0.1)``), which
+    get ``np.asarray(ys)``: the runtime helpers they call take arrays.
+    """
+    found: set[str] = set()
+    copies: list[tuple[str, str]] = []
+    for s in assigns(stmts):
+        v = s.value
+        if not isinstance(s.target, str):
+            continue
+        if isinstance(v, Call) and v.rule is not None and v.rule.fun is None and v.rule.name == "display" \
+                and isinstance(v.node, (cst.List, cst.Tuple)):
+            found.add(s.target)
+        elif isinstance(v, Const) and v.code[:1] in "([":
+            found.add(s.target)
+        elif isinstance(v, Var):
+            copies.append((s.target, v.name))
+    while True:
+        size = len(found)
+        found |= {a for a, b in copies if b in found}
+        if len(found) == size:
+            return found
+
+
+def reads_arrays(fun: Any) -> bool:
+    """Whether ``fun`` (a rule's function) is NumPy's or SciPy's, which read a list argument as an array."""
+    if isinstance(fun, np.ufunc):
+        return True
+    module = getattr(fun, "__module__", None) or getattr(getattr(fun, "__objclass__", None), "__module__", "") or ""
+    return module.split(".")[0] in ("numpy", "scipy")
+
+
+def as_arrays(v: Call, seqs: set[str], use: Any) -> dict[str, str]:
+    """The operands of NumPy's or SciPy's ``v`` that are tuple or list displays, as its rule's
+    templates read them: ``np.asarray(ys)`` (the helpers they call take arrays)."""
+    if not seqs or v.rule is None or not reads_arrays(v.rule.fun):
+        return {}
+    return {p: f"{use('np')}.asarray({op.name})" for p, op in v.args.items()
+            if isinstance(op, Var) and op.name in seqs and p not in v.rule.containers}

@@ -407,9 +407,9 @@ binary(math.fmod, "g", "-g * np.trunc(x / y)")
 binary(math.remainder, "g", "-g * np.round(x / y)")
 for copysign in (math.copysign, np.copysign):
     binary(copysign, "g * np.sign(x) * np.copysign(1.0, y)", None)
-defvjp(math.fsum, "seq", linear="joint", seq="sum_items_grad(g, seq)")
+defvjp(math.fsum, "seq", containers=("seq",), linear="joint", seq="sum_items_grad(g, seq)")
 for choose in (builtins.max, builtins.min):  # max(items) and max(a, b): ties share equally
-    defvjp(choose, "a, b=None", a="choice_grad(g, a, ans, b)", b="g * balanced_eq(b, ans, a)",
+    defvjp(choose, "a, b=None", containers=("a",), a="choice_grad(g, a, ans, b)", b="g * balanced_eq(b, ans, a)",
            jvp={"a": "choice_jvp(t, a, ans, b)", "b": "t * balanced_eq(b, ans, a)"})
 
 # --- no gradient ---------------------------------------------------------------

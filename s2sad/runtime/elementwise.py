@@ -8,6 +8,7 @@ import numpy as np
 
 from .broadcast import unbroadcast
 from .dtypes import as_dtype
+from .reductions import list_as_array
 from .stepping import real_only
 
 
@@ -40,6 +41,7 @@ def log_or_zero(x: Any, y: Any = None) -> Any:
 def balanced_eq(x: Any, ans: Any, y: Any) -> Any:
     """Where ``x`` produced ``ans``: 1, or 1/2 where ``x`` and ``y`` tie."""
     real_only("a maximum or minimum", x, y)
+    x, y = list_as_array(x), list_as_array(y)  # np.maximum([a, b], c): the list as NumPy reads it
     dtype = np.result_type(x, y)
     return as_dtype(x == ans, dtype) / as_dtype(1 + (x == y), dtype)
 
@@ -117,7 +119,7 @@ def interp_slope_grad(g: Any, x: Any, xp: Any, fp: Any) -> Any:
     i, _, below, above = _interp_cells(x, xp)
     xp = np.asarray(xp)
     h = np.where(below | above, 0.0, np.broadcast_to(g, np.shape(i)) / (xp[i + 1] - xp[i]))
-    out = np.zeros(np.shape(fp), dtype=np.result_type(g, fp, 1.0))
+    out = np.zeros(np.shape(fp), dtype=np.result_type(g, list_as_array(fp), 1.0))
     np.add.at(out, i, -h)
     np.add.at(out, i + 1, h)
     return out
@@ -128,7 +130,7 @@ def interp_grad_fp(g: Any, x: Any, xp: Any, fp: Any, left: Any = None, right: An
     ends of x's cell (all of it to an end value outside the range, unless left/right given)."""
     i, w, below, above = _interp_cells(x, xp)
     g = np.broadcast_to(g, np.shape(i))
-    out = np.zeros(np.shape(fp), dtype=np.result_type(g, fp, 1.0))
+    out = np.zeros(np.shape(fp), dtype=np.result_type(g, list_as_array(fp), 1.0))
     inside = ~(below | above)
     np.add.at(out, i, np.where(inside, g * (1 - w), 0.0))
     np.add.at(out, i + 1, np.where(inside, g * w, 0.0))

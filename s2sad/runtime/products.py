@@ -7,11 +7,13 @@ from typing import Any
 import numpy as np
 
 from .broadcast import unbroadcast
+from .reductions import list_as_array
 from .shapes import reshape_grad
 
 
 def matmul_grad_lhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``a @ b`` with respect to ``a``."""
+    a, b = list_as_array(a), list_as_array(b)  # np.matmul([x, y], v)
     if type(a) is np.ndarray and type(b) is np.ndarray and type(g) is np.ndarray and a.ndim == 2:
         # ndarray.dot is matmul for these ranks, with less per-call overhead on small arrays
         if b.ndim == 1 and g.ndim == 1:  # matrix times vector: the outer product
@@ -31,6 +33,7 @@ def matmul_grad_lhs(g: Any, a: Any, b: Any) -> Any:
 
 def matmul_grad_rhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``a @ b`` with respect to ``b``."""
+    a, b = list_as_array(a), list_as_array(b)  # np.matmul([x, y], v)
     if type(a) is np.ndarray and type(b) is np.ndarray and type(g) is np.ndarray and a.ndim == 2:
         if b.ndim == 1 and g.ndim == 1:
             return g.dot(a)
@@ -49,6 +52,7 @@ def matmul_grad_rhs(g: Any, a: Any, b: Any) -> Any:
 
 def dot_grad_lhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``np.dot(a, b)`` with respect to ``a``."""
+    a, b = list_as_array(a), list_as_array(b)  # np.dot([x, y], [x, y])
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return unbroadcast(g * b, a)
     if np.ndim(b) <= 2 and np.ndim(a) <= 2:
@@ -61,6 +65,7 @@ def dot_grad_lhs(g: Any, a: Any, b: Any) -> Any:
 
 def dot_grad_rhs(g: Any, a: Any, b: Any) -> Any:
     """Gradient of ``np.dot(a, b)`` with respect to ``b``."""
+    a, b = list_as_array(a), list_as_array(b)  # np.dot([x, y], [x, y])
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return unbroadcast(g * a, b)
     if np.ndim(b) <= 2 and np.ndim(a) <= 2:
@@ -243,6 +248,7 @@ def convolve_full(a: Any, v: Any, mode: str = "full") -> Any:
 def convolve_grad(g: Any, x: Any, other: Any, mode: str = "full") -> Any:
     """Gradient for ``x`` of ``convolve(x, other, mode)``: ``g`` placed in the full output,
     correlated with ``other``."""
+    x, other = list_as_array(x), list_as_array(other)  # np.convolve([a, b], v)
     shape = tuple(np.add(np.shape(x), np.shape(other)) - 1)
     full = np.zeros(shape, dtype=np.result_type(g, x, other))
     start = [(n - m) // 2 for n, m in zip(shape, np.shape(g))]

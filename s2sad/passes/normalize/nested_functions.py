@@ -62,6 +62,14 @@ class NestedFunctionLowering:
                                          "the function at module level")
         if name in self.version or name in self.local_functions:
             raise self.unsupported(node, f"'{name}' is defined twice; use another name")
+        params = node.params
+        defaults = [p.default for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+                    if p.default is not None]
+        local = sorted({n.value for d in defaults for n in walk(d) if isinstance(n, cst.Name)} & self.res.locals)
+        if local:  # a default is evaluated where the def runs, but s2sad compiles the def on its own
+            raise self.unsupported(defaults[0], f"a default value of the nested function '{name}' reads "
+                                                f"{', '.join(local)} from the enclosing function; pass "
+                                                f"{'it' if len(local) == 1 else 'them'} as an argument")
         declared = [n for n in walk(node.body) if isinstance(n, (cst.Nonlocal, cst.Global))]
         if declared:  # the nested function is compiled on its own: it has no enclosing scope
             raise self.unsupported(declared[0], UNSUPPORTED[type(declared[0])])
