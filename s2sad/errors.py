@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import linecache
 import sys
+import types
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -58,7 +59,7 @@ class S2SADError(Exception):
 
 
 def _running_generated_line() -> Location | None:
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
         origins = GENERATED_LINES.get(frame.f_code.co_filename)
         if origins is not None:

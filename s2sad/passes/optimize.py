@@ -200,13 +200,11 @@ _REDUCTIONS = {id(f): to for f, to in (
 
 
 def _description(value: object) -> tuple[object, list, dict] | None:
-    """How :func:`stand_in_for` describes a call: the NumPy function, its operands and
-    options; None for a call it cannot describe."""
+    """How :func:`stand_in_for` describes a call (its NumPy function, operands, options), or None."""
     if not isinstance(value, Call) or value.rule is None or value.function is not None:
         return None
-    fun = value.rule.fun
+    fun, args = value.rule.fun, value.args
     if id(fun) in _REDUCTIONS:
-        args = value.args
         if any(not isinstance(args.get(k), Const) or args[k].code != "None" for k in ("dtype", "out")):
             return None
         return _REDUCTIONS[id(fun)], [args["a"]], {k: args[k] for k in ("axis", "keepdims")}

@@ -267,8 +267,7 @@ class Reverser:
         return code, reads
 
     def reduce_to(self, operand: str, code: str, reads: set[str | None], g: str,
-                  chained: tuple[Line, str] | None, out: list[Out],
-                  like: str) -> tuple[str, set[str | None], str | None]:
+                  chained: tuple[Line, str] | None, out: list[Out], like: str) -> tuple[str, set[str | None], str | None]:
         """``code`` reduced to ``operand``'s shape (``like``: np.asarray(ys) for a list); its reads; the adjoint reduced."""
         negated = code.startswith("-") and code[1:].isidentifier()
         reduced = code[1:] if negated else code
@@ -596,7 +595,6 @@ def finish(adj: Adjoint, arguments: dict[str, Known | None] | None) -> Adjoint:
         specialize(adj, arguments)
     finish_loops(adj)
     restored = {n for b in lines(adj.backward) if isinstance(b, Block) and b.loop for n in b.loop.saved}
-    if isinstance(adj.value, Var) and adj.value.name in restored:
-        adj.value_copy = adj.fn.fresh("value_out")
+    adj.value_copy = adj.fn.fresh("value_out") if isinstance(adj.value, Var) and adj.value.name in restored else None
     return adj
 
