@@ -10,7 +10,7 @@ from dataclasses import replace
 from ..rules.shapes import Known
 from .adjoint import Adjoint, Block, Line, Out, lines
 from .parsed_lines import Spans, line_names, rename
-from .shapes import Shapes, code_statements, loop_header, statements_of
+from .shapes import Shapes, assignment_targets, code_statements, loop_header
 
 
 def atomic(code: str) -> bool:
@@ -32,12 +32,21 @@ def fold_constants(adj: Adjoint, shapes: Shapes) -> bool:
     if adj.seed and count.get(adj.seed.partition(" = ")[0]) == 1 and _float_literal(adj.seed.partition(" = ")[2]):
         target, _, value = adj.seed.partition(" = ")
         found.insert(0, (None, target, value))
-    for line, target, value in found:
-        adj.backward = [x for x in _constant_written(adj.backward, target, value, shapes) if x is not line]
-        adj.results = [_with_constant(r, target, value, shapes) if target in line_names(r) else r for r in adj.results]
-        if line is None:
-            adj.seed = None
+    constants = {target: value for _, target, value in found}  # (in the order found)
+    dropped = {id(line) for line, _, _ in found}
+    adj.backward = [x for x in _constants_written(adj.backward, constants, shapes) if id(x) not in dropped]
+    adj.results = [_with_constants(r, constants, shapes) for r in adj.results]
+    if found and found[0][0] is None:
+        adj.seed = None
     return bool(found)
+
+
+def _with_constants(code: str, constants: dict[str, str], shapes: Shapes) -> str:
+    """``code`` with each constant it reads written as its value, one after the other."""
+    for target, value in constants.items():
+        if target in line_names(code):
+            code = _with_constant(code, target, value, shapes)
+    return code
 
 
 def _float_literal(code: str) -> bool:
@@ -51,22 +60,27 @@ def _float_literal(code: str) -> bool:
 
 def _assignment_counts(adj: Adjoint) -> dict[str, int]:
     count: dict[str, int] = {p: 1 for p in adj.fn.params}
-    for targets, _, _ in statements_of(adj):
+    for targets in assignment_targets(adj):
         for name in targets:
             count[name] = count.get(name, 0) + 1
     return count
 
 
-def _constant_written(outs: list[Out], name: str, value: str, shapes: Shapes) -> list[Out]:
+def _constants_written(outs: list[Out], constants: dict[str, str], shapes: Shapes) -> list[Out]:
     out: list[Out] = []
     for x in outs:
         if isinstance(x, Block):
-            x.body, x.orelse = (_constant_written(x.body, name, value, shapes),
-                                _constant_written(x.orelse, name, value, shapes))
-        elif name in x.reads:
-            code = _with_constant(x.code, name, value, shapes)
-            names = line_names(code)
-            x = replace(x, code=code, reads=frozenset(n for n in x.reads if n in names))
+            x.body, x.orelse = (_constants_written(x.body, constants, shapes),
+                                _constants_written(x.orelse, constants, shapes))
+        elif not x.reads.isdisjoint(constants):
+            reads = x.reads
+            code = x.code
+            for target, value in constants.items():
+                if target in reads:
+                    code = _with_constant(code, target, value, shapes)
+                    names = line_names(code)
+                    reads = frozenset(n for n in reads if n in names)
+            x = replace(x, code=code, reads=reads)
         out.append(x)
     return out
 

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
-from ..ir import Assign, If, Loop, Raw, Stmt
+from ..ir import Assign, Call, Const, If, Loop, Opaque, Raw, Stmt
 from ..rules.registry import REGISTRY
 from ..rules.shapes import VIEW_FUNCTIONS, VIEW_METHODS, Known, KnownTree, join, of_value
 from .adjoint import Adjoint, Block, Out, runtime_object
@@ -429,6 +429,40 @@ def statements_of(adj: Adjoint) -> Iterator[Statement]:
     yield from _backward(adj.backward)
 
 
+def assignment_targets(adj: Adjoint) -> Iterator[tuple[str, ...]]:
+    """The targets of ``statements_of(adj)``, in its order (the forward code's not written out
+    as code, where they are its assignments' own)."""
+    yield from _forward_targets(adj.forward)
+    for targets, _, _ in code_statements(adj.seed) if adj.seed else ():
+        yield targets
+    for targets, _, _ in _backward(adj.backward):
+        yield targets
+
+
+def _forward_targets(stmts: list[Stmt]) -> Iterator[tuple[str, ...]]:
+    for s in stmts:
+        if isinstance(s, Assign) and s.target is not None and not _may_comprehend(s):
+            yield s.targets
+        elif isinstance(s, (Assign, Raw)):
+            yield from (targets for targets, _, _ in _forward([s]))
+        elif isinstance(s, If):
+            yield from _forward_targets(s.body)
+            yield from _forward_targets(s.orelse)
+        elif isinstance(s, Loop):
+            yield from (targets for targets, _, _ in loop_header(s.header))
+            yield from _forward_targets(s.body)
+            yield from ((name,) for name, _ in s.carried)
+
+
+def _may_comprehend(s: Assign) -> bool:
+    """Whether the code of ``s`` may hold a comprehension (whose targets count as assigned)."""
+    value = s.value
+    if isinstance(value, Opaque):
+        return True
+    operands = value.args.values() if isinstance(value, Call) else (value,)
+    return any(isinstance(o, Const) and "for" in o.code for o in operands)
+
+
 def _forward(stmts: list[Stmt]) -> Iterator[Statement]:
     for s in stmts:
         if isinstance(s, Assign):
@@ -470,13 +504,19 @@ def loop_header(header: str) -> tuple[Statement, ...]:
     return ((names, _COUNTER if counted else None, False),)
 
 
+_SIMPLE = (ast.Assign, ast.AugAssign, ast.Expr, ast.Return, ast.Pass)
+
+
 @functools.lru_cache(maxsize=1 << 14)
 def code_statements(code: str) -> tuple[Statement, ...]:
     return tuple(_code_statements(code))
 
 
 def _code_statements(code: str) -> Iterator[Statement]:
-    for node in ast.walk(parsed_line(code)):
+    tree = parsed_line(code)
+    flat = "for" not in code and all(isinstance(s, _SIMPLE) for s in tree.body)
+    # (an assignment sits at the top, unless in a compound statement or a comprehension)
+    for node in tree.body if flat else ast.walk(tree):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):

@@ -30,6 +30,9 @@ def _number(node: ast.AST) -> numbers.Number | None:
 class _Simplifier(ast.NodeTransformer):
     changed = False
 
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        return node  # (ast's own looks up the visitors of the old node types, by exception)
+
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         self.generic_visit(node)
         if isinstance(node.op, ast.Mult) and _literal_slope(node.right):

@@ -25,7 +25,7 @@ from .batch import batch_loops
 from .fold import atomic, drop_copies, fold_constants
 from .number_sums import sum_numbers
 from .parsed_lines import Spans, line_names, parsed_line, rename
-from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, code_statements, origins, statements_of
+from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, assignment_targets, code_statements, origins
 from .specialize_rules import axes_text, balanced_eq, balanced_eq_known, stacked_grad, stacked_product, summed_axes
 from .unstop import unstop
 from .specialize_callees import CalleeSpecializer
@@ -511,7 +511,7 @@ def _without_tangent_copies(adj: Adjoint) -> None:
     loop go, where each name is assigned once: ``b_dot``'s statement assigns ``a_dot``
     instead (the first copy's name, the user's where the copied value is a temporary), and the
     code after reads it."""
-    count = Counter(name for targets, _, _ in statements_of(adj) for name in targets)
+    count = Counter(name for targets in assignment_targets(adj) for name in targets)
     params = set(adj.fn.params)
     same: dict[str, str] = {}  # name -> the one name its value keeps
     copies: list[Stmt] = []

@@ -283,6 +283,8 @@ def split_trees(adj: Adjoint, ev: Evaluator) -> dict[int, KnownTree]:
     """Split the gradients of the known containers of ``adj``'s backward code into one
     variable per leaf; the results that return one, with its argument's tree (none: nothing
     was changed)."""
+    if not any(isinstance(v, KnownTree) for v in ev.env.values()):
+        return {}  # (no container is known: nothing to split)
     names = {adj.runtime[h]: h for h in (*TREE_HELPERS, "grad_like") if h in adj.runtime}
     mutating: dict[str, str] = {adj.runtime[h]: h for h in ("add_at", "mul_into") if h in adj.runtime}
     where = _places(adj.backward)

@@ -219,10 +219,21 @@ def join(a: Known | KnownTree | None, b: Known | KnownTree | None) -> Known | Kn
 def broadcast(operands: Operands) -> tuple[int, ...] | None:
     if any(o is None for o in operands):
         return None
-    try:
-        return np.broadcast_shapes(*[o.shape for o in operands if o is not None])
-    except ValueError:
-        return None
+    return broadcast_shapes([o.shape for o in operands if o is not None])
+
+
+def broadcast_shapes(shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
+    """``np.broadcast_shapes(*shapes)``, None where they do not broadcast (without NumPy's
+    arrays: the analysis asks it for every elementwise operation)."""
+    out = [1] * max(map(len, shapes), default=0)
+    for shape in shapes:
+        for i, d in enumerate(shape, len(out) - len(shape)):
+            if d != out[i]:
+                if out[i] != 1 and d != 1:
+                    return None
+                if out[i] == 1:
+                    out[i] = d
+    return tuple(out)
 
 
 def elementwise(fun: Callable[..., Any]) -> ShapeFunction:
