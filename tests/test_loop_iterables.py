@@ -63,3 +63,26 @@ def test_the_keys_of_a_dict_with_integer_keys_are_what_the_loop_reads():
     value, grad = s2sad.value_and_grad(keys_then, 0)(X, counts)
     assert value == keys_then(X, counts) == 7.0
     np.testing.assert_allclose(grad, [7.0, 0.0])
+
+
+def rows_times(x, rows):
+    s = 0.0
+    for r in rows:
+        s = s + np.sum(r * x)
+    return s
+
+
+def _sources(made):
+    """The generated sources behind a dispatcher's table (containers' dispatchers too)."""
+    for code in made.__s2sad_specialized__.values():
+        yield from _sources(code) if hasattr(code, "__s2sad_specialized__") else [code.__s2sad_source__]
+
+
+@pytest.mark.parametrize("rows", [[np.ones(2), np.arange(2.0)], (np.ones(2),), np.ones((3, 2))],
+                         ids=["list", "tuple", "array"])
+def test_code_specialised_to_a_sequence_does_not_check_it(rows):
+    g = s2sad.grad(rows_times, 0)
+    assert "check_sequence(rows)" in g.__s2sad_source__  # (the generic code checks)
+    np.testing.assert_allclose(g(X, rows), numerical_grad(rows_times, (X, rows), 0))
+    sources = list(_sources(g))  # (g is the one dispatcher of rows_times: it holds every test's)
+    assert sources and all("rows[i]" in source and "check_sequence" not in source for source in sources)

@@ -29,7 +29,8 @@ from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, assignment_ta
 from .specialize_rules import axes_text, balanced_eq, balanced_eq_known, stacked_grad, stacked_product, summed_axes
 from .unstop import unstop
 from .specialize_callees import CalleeSpecializer
-from .specialize_containers import checked, describe, split_trees, tree_known, tree_result, tree_sum, tree_zeros
+from .specialize_containers import (checked, describe, split_trees, tree_known, tree_result, tree_sum, tree_zeros,
+                                    without_passing_sequence_checks)
 
 Rewrite = Callable[["_Writer", list[ast.expr], list[str]], Optional[str]]
 
@@ -361,6 +362,7 @@ def specialize(adj: Adjoint, arguments: dict[str, Known | None]) -> None:
     writer = _Writer(adj, shapes)
     if adj.split:  # (code made to be differentiated again keeps its stop_gradient calls)
         unstop(adj.forward, adj.fn)
+    adj.forward = without_passing_sequence_checks(adj.forward, adj.fn, shapes.evaluator)
     trees = split_trees(adj, shapes.evaluator)  # (a dict's gradient: one variable per key)
     adj.backward = _lines(adj.backward, writer)
     if adj.seed:
@@ -496,7 +498,8 @@ def specialize_tangents(adj: Adjoint, arguments: dict[str, Known | None]) -> Non
     adj.specialized_to = _described(arguments)
     writer = _Writer(adj, shapes, TANGENT_REWRITES)
     unstop(adj.forward, adj.fn)
-    adj.forward = [s for s in adj.forward if not _passing_check(writer, s)]
+    adj.forward = [s for s in without_passing_sequence_checks(adj.forward, adj.fn, shapes.evaluator)
+                   if not _passing_check(writer, s)]
     for s in statements(adj.forward):
         if isinstance(s, Raw):
             code = writer.code(s.code)

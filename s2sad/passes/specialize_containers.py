@@ -16,10 +16,14 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
+import libcst as cst
 import numpy as np
 
+from ..ir import Assign, Function, If, Loop, Opaque, Stmt
+from ..runtime import check_sequence
 from ..rules.shapes import FloatScalar, Known, KnownTree
 from .adjoint import Adjoint, Block, Line, Out, lines
+from .codegen import expression_code
 from .fold import atomic
 from .parsed_lines import line_names, parsed_line
 from .shapes import READ_ONLY, Evaluator
@@ -393,3 +397,30 @@ def tree_known(ev: Evaluator, args: list[ast.expr]) -> KnownTree | None:
     """What ``add_grads(a, b)`` of two such gradients is: the tree."""
     a, b = (ev.known(x) for x in args) if len(args) == 2 else (None, None)
     return a if isinstance(a, KnownTree) and a == b else None
+
+
+
+def without_passing_sequence_checks(stmts: list[Stmt], fn: Function, ev: Evaluator) -> list[Stmt]:
+    """``stmts`` without the ``check_sequence(xs)`` calls of loops over a value known to be
+    a list, a tuple or an array (nested statements too): the check passes."""
+    kept: list[Stmt] = []
+    for s in stmts:
+        if isinstance(s, If):
+            s.body, s.orelse = (without_passing_sequence_checks(s.body, fn, ev),
+                                without_passing_sequence_checks(s.orelse, fn, ev))
+        elif isinstance(s, Loop):
+            s.body = without_passing_sequence_checks(s.body, fn, ev)
+        elif isinstance(s, Assign) and isinstance(s.value, Opaque) and _sequence_known(s.value.node, fn, ev):
+            continue
+        kept.append(s)
+    return kept
+
+
+def _sequence_known(node: cst.BaseExpression, fn: Function, ev: Evaluator) -> bool:
+    """Whether ``node`` is ``check_sequence(xs)`` of an ``xs`` known to be a list, a tuple or an array."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and len(node.args) == 1
+            and fn.free.get(node.func.value) is check_sequence):
+        return False
+    known = ev.known(ast.parse(expression_code(node.args[0].value), mode="eval").body)
+    return isinstance(known, KnownTree) and known.kind is not dict or isinstance(known, Known) and (
+        known.array or known.kind is tuple)
