@@ -292,7 +292,7 @@ def _compile(fn: types.FunctionType, key: tuple[Any, ...], shapes: tuple[Any, ..
 def _instantiate(fn: types.FunctionType, entry: _Compiled, signature: inspect.Signature | None,
                  wrt: Wrt, kind: str) -> tuple[types.FunctionType, Callable[[], bool]]:
     """``entry``'s code as a function for ``fn``, holding the checks it is valid under (and,
-    when it splits callees, how to build its replayable form); and whether they hold."""
+    when it is differentiated as another build, how to make that build); and whether they hold."""
     out = instantiate(entry.generated, fn)
     if signature is not None:  # a wrapper compiled with the wrapped function's parameters
         params = signature.parameters.values()
@@ -303,7 +303,7 @@ def _instantiate(fn: types.FunctionType, entry: _Compiled, signature: inspect.Si
     checks = merge(own_checks(fn), bind(fn, entry.relative), entry.absolute)
     out.__s2sad_checks__ = checks
     valid = holds(checks)
-    if entry.generated.splits:
+    if entry.generated.replayed_unsplit:
         out.__s2sad_replay__ = functools.partial(build, fn, wrt, kind, None, False)
     return out, valid
 

@@ -299,7 +299,7 @@ def _header(digest: str, generated: Generated, relative: Relative,
         if place is None or described is None or not isinstance(attr, str):
             return None
         ab.append([place, attr, described, how])
-    return {"key": digest, "name": generated.name, "filename": generated.filename, "splits": generated.splits,
+    return {"key": digest, "name": generated.name, "filename": generated.filename, "replayed_unsplit": generated.replayed_unsplit,
             "runtime": runtime, "relative": rel, "absolute": ab}
 
 
@@ -366,7 +366,7 @@ def load(digest: str, fn: types.FunctionType) -> Entry | None:
         own = set(fn.__code__.co_freevars)
         if not isinstance(code, types.CodeType) or not all(n in runtime or n in own for n in code.co_freevars):
             return None
-        generated = Generated(header["name"], text, header["filename"], code, runtime, bool(header["splits"]))
+        generated = Generated(header["name"], text, header["filename"], code, runtime, bool(header["replayed_unsplit"]))
         register(generated.filename, text, _Origins(rest[text_size + code_size:]))
         return generated, relative, absolute
     except Exception:  # noqa: BLE001 - whatever is wrong with the file, it is a miss

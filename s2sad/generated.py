@@ -23,7 +23,7 @@ class Generated:
     runtime: dict[str, Any]  # spelled runtime name -> object, for the function's cells
     # differentiated, it is read as built with split off: it calls a split callee (which keeps
     # its forward values), or shares a call on stop_gradient(x) with the same call on x
-    splits: bool = False
+    replayed_unsplit: bool = False
     # specialised code of a split callee: (what is known of its value, whether its gradients
     # are arrays it made), for the specialised caller (passes/specialize_callees.py)
     known: Any = None

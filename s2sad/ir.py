@@ -256,6 +256,15 @@ def reads(value: Call | Opaque | Var | Const) -> tuple[str, ...]:
     return value.reads
 
 
+def display_node(value: Call | Opaque | Var | Const) -> cst.Tuple | cst.List | cst.Dict | None:
+    """The tuple, list or dict display that ``value`` applies as one primitive (``ys = [a, 2 * b]``,
+    whose elements are its operands); None for any other value."""
+    if isinstance(value, Call) and value.rule is not None and value.rule.fun is None \
+            and value.rule.name == "display" and isinstance(value.node, (cst.Tuple, cst.List, cst.Dict)):
+        return value.node
+    return None
+
+
 def operand_code(op: Operand) -> str:
     return op.name if isinstance(op, Var) else op.code
 

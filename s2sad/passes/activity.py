@@ -19,6 +19,7 @@ import ast
 import builtins
 import operator
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ import libcst as cst
 import numpy as np
 
 from ..errors import Location, NoGradientRuleError, ZeroGradientWarning
-from ..ir import (Assign, Call, Const, Function, Opaque, Operand, Return, Var, assigns, operand_reads,
+from ..ir import (Assign, Call, Const, Function, Opaque, Operand, Return, Var, assigns, display_node, operand_reads,
                   reads)
 from ..rules.registry import SETITEM, Rule
 from ..tracebacks import user_stacklevel
@@ -107,36 +108,7 @@ def _constant_items(stmts: list[Assign]) -> dict[int, frozenset[str]]:
     elements (``g(*args)`` passes ``args[1]``, a constant: its tangent, a zero, is no symbolic
     zero, and a rule's local derivative there may be NaN, as ``x ** p``'s in ``p`` for a
     negative ``x``)."""
-    counts: dict[str, int] = {}
-    for stmt in stmts:
-        for t in stmt.targets:
-            counts[t] = counts.get(t, 0) + 1
-    positions: dict[str, frozenset[Any]] = {}  # name -> the keys of its constant elements
-    sizes: dict[str, int] = {}  # a tuple or list display -> its length
-    elements: dict[str, list[Operand]] = {}  # a list or tuple display -> its elements
-    for stmt in stmts:
-        v = stmt.value
-        if not (isinstance(stmt.target, str) and counts[stmt.target] == 1 and isinstance(v, Call)
-                and v.rule is not None):
-            continue
-        if v.rule.fun is None and v.rule.name == "display":
-            items = list(v.node.elements) if isinstance(v.node, (cst.Tuple, cst.List, cst.Dict)) else []
-            if len(items) != len(v.args) or any(
-                    isinstance(e, (cst.StarredElement, cst.StarredDictElement)) for e in items):
-                continue
-            keys = [getattr(e.key, "evaluated_value", None) if isinstance(e, cst.DictElement) else i
-                    for i, e in enumerate(items)]
-            positions[stmt.target] = frozenset(k for k, e in zip(keys, v.args.values()) if isinstance(e, Const))
-            if not isinstance(v.node, cst.Dict):
-                sizes[stmt.target] = len(items)
-                elements[stmt.target] = list(v.args.values())
-        elif v.rule.fun is operator.getitem and isinstance(x := v.args.get("x"), Var) and x.name in elements and (
-                isinstance(v.args.get("index"), Var) or _integer(v.args.get("index"))):
-            inner = elements[x.name]  # any item of a list of tuple displays: their common constants
-            if inner and all(isinstance(e, Var) and e.name in sizes for e in inner) and len(
-                    {sizes[e.name] for e in inner}) == 1:
-                positions[stmt.target] = frozenset.intersection(*(positions[e.name] for e in inner))
-                sizes[stmt.target] = sizes[inner[0].name]
+    positions, sizes = _constant_positions(stmts)
     found: dict[int, frozenset[str]] = {}
     for stmt in stmts:
         v = stmt.value
@@ -154,6 +126,39 @@ def _constant_items(stmts: list[Assign]) -> dict[int, frozenset[str]]:
             if isinstance(key, (int, str)) and not isinstance(key, bool) and key in positions[name]:
                 found[id(stmt)] = frozenset(stmt.targets)
     return found
+
+
+def _constant_positions(stmts: list[Assign]) -> tuple[dict[str, frozenset[Any]], dict[str, int]]:
+    """For each display assigned once (and each item of a list of tuple displays of one
+    length), the keys of its constant elements; and each tuple or list display's length."""
+    counts = Counter(t for stmt in stmts for t in stmt.targets)
+    positions: dict[str, frozenset[Any]] = {}  # name -> the keys of its constant elements
+    sizes: dict[str, int] = {}  # a tuple or list display -> its length
+    elements: dict[str, list[Operand]] = {}  # a list or tuple display -> its elements
+    for stmt in stmts:
+        v = stmt.value
+        if not (isinstance(stmt.target, str) and counts[stmt.target] == 1 and isinstance(v, Call)):
+            continue
+        node = display_node(v)
+        if node is not None:
+            items = list(node.elements)
+            if len(items) != len(v.args) or any(
+                    isinstance(e, (cst.StarredElement, cst.StarredDictElement)) for e in items):
+                continue
+            keys = [getattr(e.key, "evaluated_value", None) if isinstance(e, cst.DictElement) else i
+                    for i, e in enumerate(items)]
+            positions[stmt.target] = frozenset(k for k, e in zip(keys, v.args.values()) if isinstance(e, Const))
+            if not isinstance(node, cst.Dict):
+                sizes[stmt.target] = len(items)
+                elements[stmt.target] = list(v.args.values())
+        elif v.rule is not None and v.rule.fun is operator.getitem and isinstance(x := v.args.get("x"), Var) \
+                and x.name in elements and (isinstance(v.args.get("index"), Var) or _integer(v.args.get("index"))):
+            inner = elements[x.name]  # any item of a list of tuple displays: their common constants
+            if inner and all(isinstance(e, Var) and e.name in sizes for e in inner) and len(
+                    {sizes[e.name] for e in inner}) == 1:
+                positions[stmt.target] = frozenset.intersection(*(positions[e.name] for e in inner))
+                sizes[stmt.target] = sizes[inner[0].name]
+    return positions, sizes
 
 
 def _integer(index: object) -> bool:

@@ -13,7 +13,8 @@ import libcst as cst
 import numpy as np
 
 from ..errors import S2SADError
-from ..ir import Assign, Call, Const, Function, If, Loop, Opaque, Operand, Stmt, Var, assigns
+from ..ir import (Assign, Call, Const, Function, If, Loop, Opaque, Operand, Stmt, Var, assigns,
+                  display_node)
 from ..rules.complex_rules import COMPLEX_RESULTS, REAL_RESULTS
 from ..rules.registry import REGISTRY
 
@@ -241,8 +242,7 @@ def sequences(stmts: list[Stmt]) -> set[str]:
         v = s.value
         if not isinstance(s.target, str):
             continue
-        if isinstance(v, Call) and v.rule is not None and v.rule.fun is None and v.rule.name == "display" \
-                and isinstance(v.node, (cst.List, cst.Tuple)):
+        if isinstance(display_node(v), (cst.List, cst.Tuple)):
             found.add(s.target)
         elif isinstance(v, Const) and v.code[:1] in "([":
             found.add(s.target)

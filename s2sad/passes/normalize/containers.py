@@ -128,11 +128,9 @@ class ContainerLowering:
         parameter): ``d[k] if has_key(d, k, where) else default``, which refuses a ``d``
         that is no dict, as it runs."""
         key = cst.parse_expression(self.held(node.args[0].value))
-        helper = cst.Name(self.helper(runtime.has_key))
-        self.res.objects[helper] = runtime.has_key
         loc = self.location(node)
         where = cst.SimpleString(repr(f"{loc.filename}:{loc.line}:{loc.column}"))
-        test = cst.Call(helper, [cst.Arg(mapping), cst.Arg(key), cst.Arg(where)])
+        test = self.helper_call(runtime.has_key, [cst.Arg(mapping), cst.Arg(key), cst.Arg(where)])
         return cst.IfExp(test, item_of(mapping, key), default)
 
     def keyword_dict(self, node: cst.Call) -> cst.Dict | None:

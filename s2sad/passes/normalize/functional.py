@@ -65,8 +65,7 @@ class FunctionalLowering:
     def listed(self, node: cst.BaseExpression) -> cst.Name:
         """A variable holding ``items_in_order(xs)``: the items a loop over ``xs`` sees, as a
         list (a dict's keys, which a loop by index could not read)."""
-        call = cst.Call(cst.Name(self.helper(runtime.items_in_order)), [cst.Arg(node)])
-        self.res.objects[call.func] = runtime.items_in_order
+        call = self.helper_call(runtime.items_in_order, [cst.Arg(node)])
         held = self.temporary(f"{self.hint(node)}_items" if isinstance(node, cst.Name) else "listed")
         self.lower(call, held, held)
         return cst.Name(held)
@@ -119,15 +118,12 @@ class FunctionalLowering:
         if len(positional) != 1 or set(keywords) - {"key", "reverse"}:
             raise self.unsupported(node, "sorted takes a sequence, and key= and reverse= by keyword")
         items = self.held(positional[0].value)
-        helper = cst.Name(self.helper(runtime.sort_order))
-        self.res.objects[helper] = runtime.sort_order
-        order_call = cst.Call(helper, [cst.Arg(cst.parse_expression(items)), *(
+        order_call = self.helper_call(runtime.sort_order, [cst.Arg(cst.parse_expression(items)), *(
             cst.Arg(keywords[k], keyword=cst.Name(k), equal=_EQUAL) for k in ("key", "reverse") if k in keywords)])
         order = self.temporary("order")
         self.lower(order_call, order, order)
-        picked = cst.Call(cst.Name(self.helper(runtime.items_in_order)), [
-            cst.Arg(cst.parse_expression(items)), cst.Arg(cst.Name(order))])
-        self.res.objects[picked.func] = runtime.items_in_order
+        picked = self.helper_call(runtime.items_in_order, [cst.Arg(cst.parse_expression(items)),
+                                                           cst.Arg(cst.Name(order))])
         return self.lower(picked, target, "ordered")
 
 

@@ -31,6 +31,13 @@ class Naming:
             self.fn.free[name] = function
         return self.helpers[function]
 
+    def helper_call(self, function: Any, args: list[cst.Arg]) -> cst.Call:
+        """``function(args)``, called by its name in generated code and known as ``function``
+        by identity (the passes after normalization look its rule up by the object)."""
+        call = cst.Call(cst.Name(self.helper(function)), args)
+        self.res.objects[call.func] = function
+        return call
+
     def rename(self, node: cst.CSTNode) -> Any:
         """``node`` with local names replaced by their current versions."""
         return renamed(node, {n: self.version[n] for n in variable_names(node)
