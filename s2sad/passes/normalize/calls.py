@@ -287,6 +287,10 @@ class CallLowering:
         else:
             bound = _positional(args, kwargs)
             problem = _no_rule_message(key, callee, self.registry)
+            if isinstance(key, _LocalCallee) and isinstance(node, cst.Call) and self.local_reads(node.func):
+                # what the callee is made from (``p = Poly(c)``, then ``p(x)``): a gradient
+                # reaching it is refused at the call, never a silent zero
+                bound["<callee>"] = Const(key.code, self.local_reads(node.func))
         call = Call(rule if problem is None else None, callee, bound, primal, problem, slots=slots)
         result = self.emit(call, target, _name_hint(word, args, isinstance(node, cst.BinaryOperation)), node)
         if rule is not None and rule.fun in VIEWING_FUNCTIONS:
@@ -382,6 +386,10 @@ def _no_rule_message(key: Any, callee: str, registry: Any) -> str:
     if isinstance(key, _LocalCallee) and key.partial:
         return (f"'{callee}' is a functools.partial made in the differentiated function: call the "
                 f"function it wraps, with the arguments it binds written out")
+    if isinstance(key, _LocalCallee) and key.maker is not None:
+        return (f"'{callee}' calls what a call returns, so s2sad cannot know which function it "
+                f"calls; call a function by its name (a method of your own class is followed when "
+                f"called on self, or on an object bound at module level)")
     if isinstance(key, _LocalCallee):
         return (f"'{callee}' is a local variable (or an unknown name), so s2sad cannot know which "
                 f"function it calls; call the function by its global name, or bind the name once, "

@@ -1,0 +1,79 @@
+"""Defects found by probing s2sad with functions written as the test suites of autograd, Tangent
+and JAX write them (probe 7), as small functions checked against central finite differences."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import s2sad
+
+from gradcheck import make_function, numerical_grad
+
+X = np.array([0.7, -1.2, 0.4])
+
+
+def check(source: str, args: tuple, wrt: int = 0) -> None:
+    """s2sad's gradient against finite differences, twice (the second call runs the code
+    specialised to the shapes), value_and_grad's too, and the jvp along a direction."""
+    f = make_function(source, {"np": np})
+    expected = numerical_grad(f, args, wrt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", s2sad.ZeroGradientWarning)
+        for _ in range(2):
+            g = s2sad.grad(f, wrt)(*args)
+            np.testing.assert_allclose(g, expected, rtol=1e-6, atol=1e-8)
+            _, g = s2sad.value_and_grad(f, wrt)(*args)
+            np.testing.assert_allclose(g, expected, rtol=1e-6, atol=1e-8)
+        t = np.linspace(-1.0, 1.0, np.size(args[wrt])).reshape(np.shape(args[wrt]))
+        t = float(t) if isinstance(args[wrt], float) else t
+        _, slope = s2sad.jvp(f, wrt)(*args, t)
+        np.testing.assert_allclose(slope, np.sum(expected * t), rtol=1e-6, atol=1e-8)
+
+
+ENDS_WITH_IF = {
+    # an if whose every branch returns, as the function's last statement: refused as a
+    # function that does not end with a return
+    "if_else": "def f(a):\n    if a < 0:\n        return a * a\n    else:\n        return a ** 3\n",
+    "elif_chain": ("def f(a):\n    if a < -1:\n        return a\n    elif a < 0:\n        return a * a\n"
+                   "    elif a < 1:\n        return np.sin(a) * a\n    else:\n        return a ** 3\n"),
+    "array_branches": ("def f(x):\n    y = x * 2\n    if np.sum(x) < 0:\n        return np.sum(y * x)\n"
+                       "    else:\n        return np.sum(np.tanh(y))\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENDS_WITH_IF))
+def test_if_whose_branches_all_return_ends_the_function(name: str) -> None:
+    args = (X,) if "array" in name else (0.7,)
+    check(ENDS_WITH_IF[name], args)
+    if "array" not in name:
+        check(ENDS_WITH_IF[name], (-0.4,))
+
+
+class Poly:
+    """A callable object built in the differentiated function from what carries a gradient."""
+
+    def __init__(self, coeffs: list) -> None:
+        self.coeffs = coeffs
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return sum(c * x ** i for i, c in enumerate(self.coeffs))
+
+
+def poly_called_inline(c, x):
+    return np.sum(Poly(c)(x))
+
+
+def poly_bound_then_called(c, x):
+    p = Poly(c)
+    return np.sum(p(x))
+
+
+@pytest.mark.parametrize("f, where", [(poly_called_inline, "calls what a call returns"),
+                                      (poly_bound_then_called, "no gradient rule for 'Poly'")])
+def test_object_made_from_an_active_value_and_called_is_refused(f, where: str) -> None:
+    # what the callee was made from was not read by the call: a zero gradient, with a warning
+    with pytest.raises(s2sad.NoGradientRuleError, match=where) as info:
+        s2sad.grad(f)([1.0, -2.0, 0.5], X)
+    assert info.value.location.line == f.__code__.co_firstlineno + 1
