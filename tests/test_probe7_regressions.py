@@ -77,3 +77,18 @@ def test_object_made_from_an_active_value_and_called_is_refused(f, where: str) -
     with pytest.raises(s2sad.NoGradientRuleError, match=where) as info:
         s2sad.grad(f)([1.0, -2.0, 0.5], X)
     assert info.value.location.line == f.__code__.co_firstlineno + 1
+
+
+ZERO_D = {
+    # x[()] of a 0-d array, its gradient then added to another: the specialised getitem_grad
+    # was g.reshape(()).copy(), a number (no .reshape for a float, no item assignment after)
+    "literal_seed": "def f(x):\n    return np.sum(x[None] * 3) + x[()]\n",
+    "added_at": "def f(x):\n    return np.sum(x.reshape(1) ** 2) + np.sum(x[None] * 3) + x[()] ** 3\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_D))
+def test_item_of_a_zero_d_array_gets_an_array_gradient(name: str) -> None:
+    check(ZERO_D[name], (np.array(0.7),))
+    g = s2sad.grad(make_function(ZERO_D[name], {"np": np}))(np.array(0.7))
+    assert isinstance(g, np.ndarray) and g.shape == ()
