@@ -84,6 +84,9 @@ ZERO_D = {
     # was g.reshape(()).copy(), a number (no .reshape for a float, no item assignment after)
     "literal_seed": "def f(x):\n    return np.sum(x[None] * 3) + x[()]\n",
     "added_at": "def f(x):\n    return np.sum(x.reshape(1) ** 2) + np.sum(x[None] * 3) + x[()] ** 3\n",
+    # in a loop: the gradient summed with + became a NumPy number, then add_at wrote into it
+    "in_a_loop": ("def f(x):\n    s = 0.0\n    for i in range(3):\n        s = s + x * i + x[()] ** 2\n"
+                  "    return s\n"),
 }
 
 
@@ -92,3 +95,18 @@ def test_item_of_a_zero_d_array_gets_an_array_gradient(name: str) -> None:
     check(ZERO_D[name], (np.array(0.7),))
     g = s2sad.grad(make_function(ZERO_D[name], {"np": np}))(np.array(0.7))
     assert isinstance(g, np.ndarray) and g.shape == ()
+
+
+ENUMERATE_FROM = {
+    # enumerate's start was refused (use 'for i, item in enumerate(sequence)')
+    "generator": "def f(x):\n    return sum(i * v for i, v in enumerate(x, start=1))\n",
+    "loop": ("def f(x):\n    s = 0.0\n    for i, v in enumerate(x, 2):\n        s = s + i * v ** 2\n"
+             "    return s\n"),
+    "zip": ("def f(x):\n    s = 0.0\n    for i, (a, b) in enumerate(zip(x, x[::-1]), start=1):\n"
+            "        s = s + i * a * b\n    return s\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENUMERATE_FROM))
+def test_enumerate_with_a_start(name: str) -> None:
+    check(ENUMERATE_FROM[name], (X,))

@@ -27,6 +27,7 @@ class LoopLowering:
         if has_walrus(node.iter):
             node = node.with_changes(iter=self.hoist(node.iter))
         self.check_expression(node.iter)
+        node = self.enumerate_from(node)
         iterable = self.spread_rows(node.iter, node.target)
         func = iterable.func if isinstance(iterable, cst.Call) else None
         kind = self.iteration_kind(iterable)
@@ -52,6 +53,28 @@ class LoopLowering:
             header, reads, prefix = self.indexed_header(index, sequences, kind, names, body)
             targets = [index]
         self.loop(node, header, reads, targets, prefix, body)
+
+    def enumerate_from(self, node: cst.For) -> cst.For:
+        """``for i, v in enumerate(xs, start)`` as ``for k, v in enumerate(xs)`` with
+        ``i = k + start`` first in the body, ``start`` computed once, before the loop."""
+        iterable, target = node.iter, node.target
+        if not (isinstance(iterable, cst.Call) and self.res.object(iterable.func) is enumerate
+                and len(iterable.args) == 2 and not any(a.star for a in iterable.args)
+                and iterable.args[0].keyword is None
+                and getattr(iterable.args[1].keyword, "value", "start") == "start" and isinstance(target, (cst.Tuple, cst.List))
+                and len(target.elements) == 2 and isinstance(target.elements[0].value, cst.Name)):
+            return node
+        start, counter = self.temporary("start"), self.temporary("k")
+        self.block([cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(start))],
+                                                        iterable.args[1].value)])])
+        shifted = cst.SimpleStatementLine([cst.Assign(
+            [cst.AssignTarget(target.elements[0].value)],
+            cst.BinaryOperation(cst.Name(counter), cst.Add(), cst.Name(start)))])
+        return node.with_changes(
+            iter=iterable.with_changes(args=[iterable.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)]),
+            target=target.with_changes(elements=[target.elements[0].with_changes(value=cst.Name(counter)),
+                                                 *target.elements[1:]]),
+            body=cst.IndentedBlock([shifted, *statements_of(node.body)]))
 
     def spread_rows(self, iterable: cst.BaseExpression, target: cst.BaseExpression) -> cst.BaseExpression:
         """``zip(*rows)`` with the rows passed one by one, ``zip(rows[0], rows[1])``: as many as
