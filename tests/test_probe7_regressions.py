@@ -110,3 +110,25 @@ ENUMERATE_FROM = {
 @pytest.mark.parametrize("name", sorted(ENUMERATE_FROM))
 def test_enumerate_with_a_start(name: str) -> None:
     check(ENUMERATE_FROM[name], (X,))
+
+
+SORTED_KEYS = {
+    # the keys sorted(d) gives were values carrying a gradient (the dict's), refused as an index
+    "keys": "def f(p):\n    s = 0.0\n    for k in sorted(p):\n        s = s * 2 + np.sum(p[k] ** 2)\n    return s\n",
+    "keys_method": ("def f(p):\n    s = 0.0\n    for k in sorted(p.keys()):\n        s = s * 3 + np.sum(p[k] ** 3)\n"
+                    "    return s\n"),
+    "items": ("def f(p):\n    s = 0.0\n    for k, v in sorted(p.items()):\n        s = s * 3 + np.sum(v ** 3)\n"
+              "    return s\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SORTED_KEYS))
+def test_loop_over_the_sorted_keys_of_a_dict(name: str) -> None:
+    f = make_function(SORTED_KEYS[name], {"np": np})
+    p = {"y": X * 2, "x": X}
+    g = s2sad.grad(f)(p)
+    for key in p:
+        expected = numerical_grad(lambda v: f({**p, key: v}), (p[key],), 0)
+        np.testing.assert_allclose(g[key], expected, rtol=1e-6, atol=1e-8)
+    _, slope = s2sad.jvp(f)(p, p)
+    np.testing.assert_allclose(slope, sum(np.sum(g[k] * p[k]) for k in p), rtol=1e-6)
