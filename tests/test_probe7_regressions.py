@@ -70,7 +70,7 @@ def poly_bound_then_called(c, x):
     return np.sum(p(x))
 
 
-@pytest.mark.parametrize("f, where", [(poly_called_inline, "calls what a call returns"),
+@pytest.mark.parametrize("f, where", [(poly_called_inline, "calls an instance of Poly made in the function"),
                                       (poly_bound_then_called, "no gradient rule for 'Poly'")])
 def test_object_made_from_an_active_value_and_called_is_refused(f, where: str) -> None:
     # what the callee was made from was not read by the call: a zero gradient, with a warning
@@ -132,3 +132,55 @@ def test_loop_over_the_sorted_keys_of_a_dict(name: str) -> None:
         np.testing.assert_allclose(g[key], expected, rtol=1e-6, atol=1e-8)
     _, slope = s2sad.jvp(f)(p, p)
     np.testing.assert_allclose(slope, sum(np.sum(g[k] * p[k]) for k in p), rtol=1e-6)
+
+
+class Layer:
+    """A layer whose method a model calls on an object it holds."""
+
+    def __init__(self, W: np.ndarray) -> None:
+        self.W = W
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        return np.tanh(self.W @ x)
+
+
+class Stack:
+    """Layers held as attributes and in a list, as PyTorch-style models hold them."""
+
+    def __init__(self) -> None:
+        self.first = Layer(np.eye(3) * 0.5 + 0.1)
+        self.layers = [Layer(np.eye(3) * 0.3), Layer(np.ones((3, 3)) * 0.2)]
+
+    def through_attribute(self, x: np.ndarray) -> float:
+        return np.sum(self.first.forward(x) ** 2)
+
+    def through_list(self, x: np.ndarray) -> float:
+        for layer in self.layers:
+            x = layer.forward(x)
+        return np.sum(x ** 2)
+
+    def through_index(self, x: np.ndarray) -> float:
+        return np.sum(self.layers[1].forward(self.first.forward(x)) ** 2)
+
+
+@pytest.mark.parametrize("method", ["through_attribute", "through_list", "through_index"])
+def test_method_of_an_object_the_function_holds(method: str) -> None:
+    # a method called on anything but self (self.first.forward(x), layer.forward(x)) was
+    # refused: '.forward' is not a NumPy array method
+    f = getattr(Stack(), method)
+    expected = numerical_grad(f, (X,), 0)
+    for _ in range(2):
+        np.testing.assert_allclose(s2sad.grad(f)(X), expected, rtol=1e-6, atol=1e-8)
+    _, slope = s2sad.jvp(f)(X, X)
+    np.testing.assert_allclose(slope, np.dot(expected, X), rtol=1e-6)
+
+
+def unknown_method_of_an_array(x):
+    y = x * 2
+    return np.sum(y.foo())
+
+
+def test_unknown_method_of_an_array_is_refused_at_the_call() -> None:
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="y.foo is not a method defined with 'def' in ndarray") as info:
+        s2sad.grad(unknown_method_of_an_array)(X)
+    assert info.value.location.line == unknown_method_of_an_array.__code__.co_firstlineno + 2

@@ -72,11 +72,13 @@ class MethodOfSelf:
     (wrt, kind, split) applied in turn: code that calls a dispatcher can be differentiated
     again, and its dispatcher then transforms the generated code once more."""
 
-    def __init__(self, name: str, where: Location, chain: Chain = (), after: type | None = None) -> None:
+    def __init__(self, name: str, where: Location, chain: Chain = (), after: type | None = None,
+                 spelled: str = "self") -> None:
         self.__name__ = name
         self.where = where
         self.chain = chain
         self.after = after  # super().name(...) in a method of this class: looked up after it
+        self.spelled = spelled  # the receiver as written (a local variable holding an object)
 
     def adjoint(self, wrt: tuple[str, ...], kind: str, split: bool, build: Build) -> Dispatch:
         # the callee's parameters, by name or by position in the call ("1": the first after self)
@@ -85,7 +87,8 @@ class MethodOfSelf:
         key = (self.__name__, str(self.where), chain, self.after)
         known = _dispatchers.get(key)
         if known is None:
-            known = _dispatchers[key] = Dispatch(MethodOfSelf(self.__name__, self.where, chain, self.after), build)
+            known = _dispatchers[key] = Dispatch(
+                MethodOfSelf(self.__name__, self.where, chain, self.after, self.spelled), build)
         return known
 
     def generated_for(self, receiver: Any, build: Build) -> Callable[..., Any]:
@@ -97,11 +100,12 @@ class MethodOfSelf:
             out = next((vars(c)[self.__name__] for c in mro[mro.index(self.after) + 1:]
                         if self.__name__ in vars(c)), None)
         if not isinstance(out, types.FunctionType):
-            spelled = "self" if self.after is None else "super()"
+            spelled = self.spelled if self.after is None else "super()"
+            what = "it has no such attribute" if out is None else f"it is {type(out).__name__}"
             raise UnsupportedSyntaxError(
                 f"{spelled}.{self.__name__} is not a method defined with 'def' in "
-                f"{type(receiver).__qualname__} (it is {type(out).__name__}); call a module-level "
-                f"function instead", self.where)
+                f"{type(receiver).__qualname__} ({what}); call a module-level function instead",
+                self.where)
         for wrt, kind, split in self.chain:
             out = build(out, wrt, kind, split=split)
         return out

@@ -103,8 +103,12 @@ class CallLowering:
             return _Callee(key, func.with_changes(value=rnode), [Var(instance)], [cst.Name(instance)])
         receiver, rnode = self.operand(func.value)
         key = _array_method(func.attr.value)
-        if isinstance(key, UnknownMethod) and self.is_self(func.value):
-            key = MethodOfSelf(func.attr.value, self.location(node))
+        if isinstance(key, UnknownMethod) and (self.is_self(func.value) or isinstance(receiver, Var)):
+            # a method of self, or of an object computed here (``self.l1.forward(h)``, ``for
+            # layer in self.layers: h = layer.forward(h)``): the code generated for its class's
+            # method, chosen when the call runs
+            key = MethodOfSelf(func.attr.value, self.location(node),
+                               spelled=EMPTY_MODULE.code_for_node(func.value).strip())
         return _Callee(key, func.with_changes(value=rnode), [receiver], [rnode])
 
     def super_receiver(self, value: cst.BaseExpression) -> tuple[type, str, cst.BaseExpression | None] | None:
@@ -386,10 +390,10 @@ def _no_rule_message(key: Any, callee: str, registry: Any) -> str:
     if isinstance(key, _LocalCallee) and key.partial:
         return (f"'{callee}' is a functools.partial made in the differentiated function: call the "
                 f"function it wraps, with the arguments it binds written out")
-    if isinstance(key, _LocalCallee) and key.maker is not None:
-        return (f"'{callee}' calls what a call returns, so s2sad cannot know which function it "
-                f"calls; call a function by its name (a method of your own class is followed when "
-                f"called on self, or on an object bound at module level)")
+    if isinstance(key, _LocalCallee) and isinstance(key.maker, type):
+        return (f"'{callee}' calls an instance of {key.maker.__qualname__} made in the function, "
+                f"whose __call__ s2sad does not follow there; call a function by its name, or a "
+                f"method of the object (obj.method(x))")
     if isinstance(key, _LocalCallee):
         return (f"'{callee}' is a local variable (or an unknown name), so s2sad cannot know which "
                 f"function it calls; call the function by its global name, or bind the name once, "
