@@ -184,3 +184,31 @@ def test_unknown_method_of_an_array_is_refused_at_the_call() -> None:
     with pytest.raises(s2sad.UnsupportedSyntaxError, match="y.foo is not a method defined with 'def' in ndarray") as info:
         s2sad.grad(unknown_method_of_an_array)(X)
     assert info.value.location.line == unknown_method_of_an_array.__code__.co_firstlineno + 2
+
+
+class Quad:
+    """A class whose instance the differentiated function makes and calls a method of."""
+
+    def __init__(self, a: float) -> None:
+        self.a = a
+
+    def value(self, x: np.ndarray) -> float:
+        return self.a * np.sum(x ** 2)
+
+
+def calls_method_of_instance_made_here(x):
+    q = Quad(2.0)
+    return q.value(x) + Quad(0.5).value(x * 2)
+
+
+def test_method_of_an_instance_made_in_the_function() -> None:
+    np.testing.assert_allclose(s2sad.grad(calls_method_of_instance_made_here)(X), 4 * X + 4 * X)
+
+
+def calls_an_attribute(s, x):
+    return np.sum(s.first(x))
+
+
+def test_calling_an_attribute_of_an_object_is_refused_with_advice() -> None:
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match=r"s.first\(...\) calls what an attribute"):
+        s2sad.grad(calls_an_attribute, 1)(Stack(), X)

@@ -101,6 +101,11 @@ class MethodOfSelf:
                         if self.__name__ in vars(c)), None)
         if not isinstance(out, types.FunctionType):
             spelled = self.spelled if self.after is None else "super()"
+            if out is None and self.__name__ in getattr(receiver, "__dict__", {}):
+                raise UnsupportedSyntaxError(
+                    f"{spelled}.{self.__name__}(...) calls what an attribute of the "
+                    f"{type(receiver).__qualname__} holds, which s2sad does not follow; call a method "
+                    f"of it by name ({spelled}.{self.__name__}.forward(...))", self.where)
             what = "it has no such attribute" if out is None else f"it is {type(out).__name__}"
             raise UnsupportedSyntaxError(
                 f"{spelled}.{self.__name__} is not a method defined with 'def' in "

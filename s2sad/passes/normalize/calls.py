@@ -103,10 +103,10 @@ class CallLowering:
             return _Callee(key, func.with_changes(value=rnode), [Var(instance)], [cst.Name(instance)])
         receiver, rnode = self.operand(func.value)
         key = _array_method(func.attr.value)
-        if isinstance(key, UnknownMethod) and (self.is_self(func.value) or isinstance(receiver, Var)):
+        if isinstance(key, UnknownMethod):
             # a method of self, or of an object computed here (``self.l1.forward(h)``, ``for
-            # layer in self.layers: h = layer.forward(h)``): the code generated for its class's
-            # method, chosen when the call runs
+            # layer in self.layers: h = layer.forward(h)``, ``Quad(2.0).value(x)``): the code
+            # generated for its class's method, chosen when the call runs
             key = MethodOfSelf(func.attr.value, self.location(node),
                                spelled=EMPTY_MODULE.code_for_node(func.value).strip())
         return _Callee(key, func.with_changes(value=rnode), [receiver], [rnode])
