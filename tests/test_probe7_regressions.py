@@ -205,10 +205,44 @@ def test_method_of_an_instance_made_in_the_function() -> None:
     np.testing.assert_allclose(s2sad.grad(calls_method_of_instance_made_here)(X), 4 * X + 4 * X)
 
 
-def calls_an_attribute(s, x):
-    return np.sum(s.first(x))
+class Affine:
+    """A layer called as a function, as PyTorch's modules are."""
+
+    def __init__(self, W: np.ndarray) -> None:
+        self.W = W
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return self.forward(x)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        return self.W @ x
 
 
-def test_calling_an_attribute_of_an_object_is_refused_with_advice() -> None:
-    with pytest.raises(s2sad.UnsupportedSyntaxError, match=r"s.first\(...\) calls what an attribute"):
-        s2sad.grad(calls_an_attribute, 1)(Stack(), X)
+class Net:
+    """Layers held as attributes and called: ``self.fc2(np.tanh(self.fc1(x)))``."""
+
+    def __init__(self) -> None:
+        self.fc1 = Affine(np.eye(3) * 0.5 + 0.1)
+        self.fc2 = Affine(np.ones((2, 3)) * 0.3)
+        self.act = np.tanh
+
+    def loss(self, x: np.ndarray) -> float:
+        return np.sum(self.fc2(np.tanh(self.fc1(x))) ** 2)
+
+    def through_act(self, x: np.ndarray) -> float:
+        return np.sum(self.act(x))
+
+
+def test_attribute_holding_a_callable_object_is_called() -> None:
+    # self.fc1(x) was refused: 'self.fc1 is not a method defined with def in Net'
+    f = Net().loss
+    expected = numerical_grad(f, (X,), 0)
+    for _ in range(2):
+        np.testing.assert_allclose(s2sad.grad(f)(X), expected, rtol=1e-6, atol=1e-8)
+    _, slope = s2sad.jvp(f)(X, X)
+    np.testing.assert_allclose(slope, np.dot(expected, X), rtol=1e-6)
+
+
+def test_attribute_holding_a_library_function_is_refused_with_advice() -> None:
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match=r"self.act\(...\) calls what an attribute"):
+        s2sad.grad(Net().through_act)(X)

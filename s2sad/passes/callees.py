@@ -91,10 +91,17 @@ class MethodOfSelf:
                 MethodOfSelf(self.__name__, self.where, chain, self.after, self.spelled), build)
         return known
 
-    def generated_for(self, receiver: Any, build: Build) -> Callable[..., Any]:
-        """The generated code for ``receiver``'s method, transformed by ``chain``."""
+    def generated_for(self, receiver: Any, build: Build) -> tuple[Any, Callable[..., Any]]:
+        """The receiver to pass and the generated code for its method, transformed by ``chain``:
+        ``receiver``'s method, or for an attribute of the instance holding an object whose
+        ``__call__`` is written in Python (``self.fc1(x)``), that object and its ``__call__``."""
+        name = self.__name__
         if self.after is None:
-            out = inspect.getattr_static(type(receiver), self.__name__, None)
+            out = inspect.getattr_static(type(receiver), name, None)
+            held = getattr(receiver, "__dict__", {}).get(name) if out is None else None
+            call = inspect.getattr_static(type(held), "__call__", None)
+            if isinstance(call, types.FunctionType) and not isinstance(held, type):
+                receiver, out = held, call
         else:  # as super() finds it: in the classes after ``after`` in the instance's MRO
             mro = type(receiver).__mro__
             out = next((vars(c)[self.__name__] for c in mro[mro.index(self.after) + 1:]
@@ -104,8 +111,8 @@ class MethodOfSelf:
             if out is None and self.__name__ in getattr(receiver, "__dict__", {}):
                 raise UnsupportedSyntaxError(
                     f"{spelled}.{self.__name__}(...) calls what an attribute of the "
-                    f"{type(receiver).__qualname__} holds, which s2sad does not follow; call a method "
-                    f"of it by name ({spelled}.{self.__name__}.forward(...))", self.where)
+                    f"{type(receiver).__qualname__} holds, which is no object whose __call__ is "
+                    f"written in Python; call a function by its name", self.where)
             what = "it has no such attribute" if out is None else f"it is {type(out).__name__}"
             raise UnsupportedSyntaxError(
                 f"{spelled}.{self.__name__} is not a method defined with 'def' in "
@@ -113,7 +120,7 @@ class MethodOfSelf:
                 self.where)
         for wrt, kind, split in self.chain:
             out = build(out, wrt, kind, split=split)
-        return out
+        return receiver, out
 
 
 class Dispatch:
@@ -133,7 +140,8 @@ class Dispatch:
                                  f"{found}.{method.__name__}, chosen when it is called\n")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        out = self.method.generated_for(args[self.receiver], self.build)
+        receiver, out = self.method.generated_for(args[self.receiver], self.build)
+        args = (*args[:self.receiver], receiver, *args[self.receiver + 1:])
         if self.method.chain[-1][1] == "jvp":  # the tangent, passed by keyword
             kwargs[tangent_parameter(out)] = kwargs.pop("tangent")
         return out(*args, **kwargs)
