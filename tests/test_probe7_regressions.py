@@ -246,3 +246,22 @@ def test_attribute_holding_a_callable_object_is_called() -> None:
 def test_attribute_holding_a_library_function_is_refused_with_advice() -> None:
     with pytest.raises(s2sad.UnsupportedSyntaxError, match=r"self.act\(...\) calls what an attribute"):
         s2sad.grad(Net().through_act)(X)
+
+
+class Shadowed(Layer):
+    """An instance whose own attribute hides its class's method, as Python calls it."""
+
+    def __init__(self, W: np.ndarray) -> None:
+        super().__init__(W)
+        self.forward = Affine(W)
+
+
+def calls_shadowed(x, layer):
+    return np.sum(layer.forward(x) ** 2)
+
+
+def test_instance_attribute_hides_the_class_method() -> None:
+    # the method of the class was differentiated (tanh), not what the instance's attribute holds
+    layer = Shadowed(np.eye(3) * 0.5)
+    expected = numerical_grad(lambda x: calls_shadowed(x, layer), (X,), 0)
+    np.testing.assert_allclose(s2sad.grad(calls_shadowed)(X, layer), expected, rtol=1e-6, atol=1e-8)

@@ -96,19 +96,21 @@ class MethodOfSelf:
         ``receiver``'s method, or for an attribute of the instance holding an object whose
         ``__call__`` is written in Python (``self.fc1(x)``), that object and its ``__call__``."""
         name = self.__name__
+        own = getattr(receiver, "__dict__", {})
         if self.after is None:
             out = inspect.getattr_static(type(receiver), name, None)
-            held = getattr(receiver, "__dict__", {}).get(name) if out is None else None
-            call = inspect.getattr_static(type(held), "__call__", None)
-            if isinstance(call, types.FunctionType) and not isinstance(held, type):
-                receiver, out = held, call
+            if name in own and not hasattr(type(out), "__set__"):  # as Python finds it: the instance's
+                held, out = own[name], None
+                call = inspect.getattr_static(type(held), "__call__", None)
+                if isinstance(call, types.FunctionType) and not isinstance(held, type):
+                    receiver, out = held, call
         else:  # as super() finds it: in the classes after ``after`` in the instance's MRO
             mro = type(receiver).__mro__
             out = next((vars(c)[self.__name__] for c in mro[mro.index(self.after) + 1:]
                         if self.__name__ in vars(c)), None)
         if not isinstance(out, types.FunctionType):
             spelled = self.spelled if self.after is None else "super()"
-            if out is None and self.__name__ in getattr(receiver, "__dict__", {}):
+            if out is None and name in own:
                 raise UnsupportedSyntaxError(
                     f"{spelled}.{self.__name__}(...) calls what an attribute of the "
                     f"{type(receiver).__qualname__} holds, which is no object whose __call__ is "
