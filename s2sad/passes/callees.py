@@ -72,11 +72,13 @@ class MethodOfSelf:
     (wrt, kind, split) applied in turn: code that calls a dispatcher can be differentiated
     again, and its dispatcher then transforms the generated code once more."""
 
-    def __init__(self, name: str, where: Location, chain: Chain = (), after: type | None = None) -> None:
+    def __init__(self, name: str, where: Location, chain: Chain = (), after: type | None = None,
+                 spelled: str = "self") -> None:
         self.__name__ = name
         self.where = where
         self.chain = chain
         self.after = after  # super().name(...) in a method of this class: looked up after it
+        self.spelled = spelled  # the receiver as written (a local variable holding an object)
 
     def adjoint(self, wrt: tuple[str, ...], kind: str, split: bool, build: Build) -> Dispatch:
         # the callee's parameters, by name or by position in the call ("1": the first after self)
@@ -85,26 +87,42 @@ class MethodOfSelf:
         key = (self.__name__, str(self.where), chain, self.after)
         known = _dispatchers.get(key)
         if known is None:
-            known = _dispatchers[key] = Dispatch(MethodOfSelf(self.__name__, self.where, chain, self.after), build)
+            known = _dispatchers[key] = Dispatch(
+                MethodOfSelf(self.__name__, self.where, chain, self.after, self.spelled), build)
         return known
 
-    def generated_for(self, receiver: Any, build: Build) -> Callable[..., Any]:
-        """The generated code for ``receiver``'s method, transformed by ``chain``."""
+    def generated_for(self, receiver: Any, build: Build) -> tuple[Any, Callable[..., Any]]:
+        """The receiver to pass and the generated code for its method, transformed by ``chain``:
+        ``receiver``'s method, or for an attribute of the instance holding an object whose
+        ``__call__`` is written in Python (``self.fc1(x)``), that object and its ``__call__``."""
+        name = self.__name__
+        own = getattr(receiver, "__dict__", {})
         if self.after is None:
-            out = inspect.getattr_static(type(receiver), self.__name__, None)
+            out = inspect.getattr_static(type(receiver), name, None)
+            if name in own and not hasattr(type(out), "__set__"):  # as Python finds it: the instance's
+                held, out = own[name], None
+                call = inspect.getattr_static(type(held), "__call__", None)
+                if isinstance(call, types.FunctionType) and not isinstance(held, type):
+                    receiver, out = held, call
         else:  # as super() finds it: in the classes after ``after`` in the instance's MRO
             mro = type(receiver).__mro__
             out = next((vars(c)[self.__name__] for c in mro[mro.index(self.after) + 1:]
                         if self.__name__ in vars(c)), None)
         if not isinstance(out, types.FunctionType):
-            spelled = "self" if self.after is None else "super()"
+            spelled = self.spelled if self.after is None else "super()"
+            if out is None and name in own:
+                raise UnsupportedSyntaxError(
+                    f"{spelled}.{self.__name__}(...) calls what an attribute of the "
+                    f"{type(receiver).__qualname__} holds, which is no object whose __call__ is "
+                    f"written in Python; call a function by its name", self.where)
+            what = "it has no such attribute" if out is None else f"it is {type(out).__name__}"
             raise UnsupportedSyntaxError(
                 f"{spelled}.{self.__name__} is not a method defined with 'def' in "
-                f"{type(receiver).__qualname__} (it is {type(out).__name__}); call a module-level "
-                f"function instead", self.where)
+                f"{type(receiver).__qualname__} ({what}); call a module-level function instead",
+                self.where)
         for wrt, kind, split in self.chain:
             out = build(out, wrt, kind, split=split)
-        return out
+        return receiver, out
 
 
 class Dispatch:
@@ -124,7 +142,8 @@ class Dispatch:
                                  f"{found}.{method.__name__}, chosen when it is called\n")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        out = self.method.generated_for(args[self.receiver], self.build)
+        receiver, out = self.method.generated_for(args[self.receiver], self.build)
+        args = (*args[:self.receiver], receiver, *args[self.receiver + 1:])
         if self.method.chain[-1][1] == "jvp":  # the tangent, passed by keyword
             kwargs[tangent_parameter(out)] = kwargs.pop("tangent")
         return out(*args, **kwargs)

@@ -293,6 +293,8 @@ def _getitem_grad(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | N
     g, x = w.value(args[0]), w.value(args[1])
     if not whole or g is None or x is None or g.dtype != x.dtype or int(np.prod(g.shape)) != int(np.prod(x.shape)):
         return None
+    if not x.shape:  # a number's .reshape(()) is a number: the gradient of a 0-d array is one
+        return f"{w.np}.array({texts[0]})"
     code = f"{texts[0] if atomic(texts[0]) else '(' + texts[0] + ')'}.reshape({x.shape})"
     return code if isinstance(args[0], (ast.BinOp, ast.UnaryOp)) else code + ".copy()"
 

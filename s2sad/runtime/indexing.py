@@ -64,6 +64,8 @@ def add_at(acc: Any, index: Any, g: Any) -> Any:
         else:
             out[index] = add_grads(out[index], g)
         return rebuild(acc, out)
+    if isinstance(acc, (np.generic, float, complex)):
+        acc = np.array(acc)  # a 0-d gradient that NumPy's arithmetic made a number (dx + dy)
     if type(acc) is not np.ndarray and is_foreign(acc):
         return _foreign_set(acc, index, acc[index] + g, "x[index]")
     if _is_basic_index(index):

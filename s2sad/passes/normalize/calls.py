@@ -103,8 +103,12 @@ class CallLowering:
             return _Callee(key, func.with_changes(value=rnode), [Var(instance)], [cst.Name(instance)])
         receiver, rnode = self.operand(func.value)
         key = _array_method(func.attr.value)
-        if isinstance(key, UnknownMethod) and self.is_self(func.value):
-            key = MethodOfSelf(func.attr.value, self.location(node))
+        if isinstance(key, UnknownMethod):
+            # a method of self, or of an object computed here (``self.l1.forward(h)``, ``for
+            # layer in self.layers: h = layer.forward(h)``, ``Quad(2.0).value(x)``): the code
+            # generated for its class's method, chosen when the call runs
+            key = MethodOfSelf(func.attr.value, self.location(node),
+                               spelled=EMPTY_MODULE.code_for_node(func.value).strip())
         return _Callee(key, func.with_changes(value=rnode), [receiver], [rnode])
 
     def super_receiver(self, value: cst.BaseExpression) -> tuple[type, str, cst.BaseExpression | None] | None:
@@ -287,6 +291,10 @@ class CallLowering:
         else:
             bound = _positional(args, kwargs)
             problem = _no_rule_message(key, callee, self.registry)
+            if isinstance(key, _LocalCallee) and isinstance(node, cst.Call) and self.local_reads(node.func):
+                # what the callee is made from (``p = Poly(c)``, then ``p(x)``): a gradient
+                # reaching it is refused at the call, never a silent zero
+                bound["<callee>"] = Const(key.code, self.local_reads(node.func))
         call = Call(rule if problem is None else None, callee, bound, primal, problem, slots=slots)
         result = self.emit(call, target, _name_hint(word, args, isinstance(node, cst.BinaryOperation)), node)
         if rule is not None and rule.fun in VIEWING_FUNCTIONS:
@@ -382,6 +390,10 @@ def _no_rule_message(key: Any, callee: str, registry: Any) -> str:
     if isinstance(key, _LocalCallee) and key.partial:
         return (f"'{callee}' is a functools.partial made in the differentiated function: call the "
                 f"function it wraps, with the arguments it binds written out")
+    if isinstance(key, _LocalCallee) and isinstance(key.maker, type):
+        return (f"'{callee}' calls an instance of {key.maker.__qualname__} made in the function, "
+                f"whose __call__ s2sad does not follow there; call a function by its name, or a "
+                f"method of the object (obj.method(x))")
     if isinstance(key, _LocalCallee):
         return (f"'{callee}' is a local variable (or an unknown name), so s2sad cannot know which "
                 f"function it calls; call the function by its global name, or bind the name once, "

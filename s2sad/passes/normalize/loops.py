@@ -27,6 +27,7 @@ class LoopLowering:
         if has_walrus(node.iter):
             node = node.with_changes(iter=self.hoist(node.iter))
         self.check_expression(node.iter)
+        node = self.enumerate_from(node)
         iterable = self.spread_rows(node.iter, node.target)
         func = iterable.func if isinstance(iterable, cst.Call) else None
         kind = self.iteration_kind(iterable)
@@ -39,8 +40,12 @@ class LoopLowering:
             # for k, (a, b) in d.items(), for a, b in d.values(): the value unpacked in the body
             names, body = self.loop_target(target, "sequence" if method == "values" else "items", body)
         mapping = _dict_iteration(iterable, names, node.body) if kind == "sequence" else None
+        ordered = mapping is None and kind == "sequence" and isinstance(iterable, cst.Call) and self.res.object(
+            iterable.func) is sorted and len(iterable.args) == 1 and not iterable.args[0].keyword and not iterable.args[0].star
+        if ordered:  # for k in sorted(d), for k, v in sorted(d.items()): in the order of the keys
+            mapping = _dict_iteration(strip_parens(iterable.args[0].value), names, node.body)
         if mapping is not None:  # keys carry no gradient: a loop over them, values by key
-            self.dict_loop(node, *mapping, body)
+            self.dict_loop(node, *mapping, body, ordered)
             return
         zipped = _enumerate_zip(iterable, target, self.res) if kind == "enumerate" else None
         if zipped is None and (names is None or kind in ("sequence", "reversed") and len(names) != 1):
@@ -52,6 +57,28 @@ class LoopLowering:
             header, reads, prefix = self.indexed_header(index, sequences, kind, names, body)
             targets = [index]
         self.loop(node, header, reads, targets, prefix, body)
+
+    def enumerate_from(self, node: cst.For) -> cst.For:
+        """``for i, v in enumerate(xs, start)`` as ``for k, v in enumerate(xs)`` with
+        ``i = k + start`` first in the body, ``start`` computed once, before the loop."""
+        iterable, target = node.iter, node.target
+        if not (isinstance(iterable, cst.Call) and self.res.object(iterable.func) is enumerate
+                and len(iterable.args) == 2 and not any(a.star for a in iterable.args)
+                and iterable.args[0].keyword is None
+                and getattr(iterable.args[1].keyword, "value", "start") == "start" and isinstance(target, (cst.Tuple, cst.List))
+                and len(target.elements) == 2 and isinstance(target.elements[0].value, cst.Name)):
+            return node
+        start, counter = self.temporary("start"), self.temporary("k")
+        self.block([cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(start))],
+                                                        iterable.args[1].value)])])
+        shifted = cst.SimpleStatementLine([cst.Assign(
+            [cst.AssignTarget(target.elements[0].value)],
+            cst.BinaryOperation(cst.Name(counter), cst.Add(), cst.Name(start)))])
+        return node.with_changes(
+            iter=iterable.with_changes(args=[iterable.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)]),
+            target=target.with_changes(elements=[target.elements[0].with_changes(value=cst.Name(counter)),
+                                                 *target.elements[1:]]),
+            body=cst.IndentedBlock([shifted, *statements_of(node.body)]))
 
     def spread_rows(self, iterable: cst.BaseExpression, target: cst.BaseExpression) -> cst.BaseExpression:
         """``zip(*rows)`` with the rows passed one by one, ``zip(rows[0], rows[1])``: as many as
@@ -196,9 +223,10 @@ class LoopLowering:
         return names, unpacks + body
 
     def dict_loop(self, node: cst.For, mapping: cst.BaseExpression, key: str | None,
-                  value: str | None, body: list[cst.BaseStatement]) -> None:
+                  value: str | None, body: list[cst.BaseStatement], ordered: bool = False) -> None:
         """``for k in d``, ``for k in d.keys()``, ``for v in d.values()``, ``for k, v in d.items()``:
-        ``for k in d`` over the keys, and ``v = d[k]`` first in the body."""
+        ``for k in d`` over the keys (``ordered``: ``for k in sorted(d)``), and ``v = d[k]`` first
+        in the body."""
         op, seq_node = self.operand(mapping)
         rebound = assigned_in(body) | changed_in(body) & self.res.locals | {key, value}
         if isinstance(op, Var) and user_name(op.name, self.res.locals) in rebound:
@@ -208,7 +236,8 @@ class LoopLowering:
         index = self.fn.fresh("k") if key is None else self.new_version(key)
         if key is not None:
             self.version[key] = index
-        header = f"for {index} in {EMPTY_MODULE.code_for_node(seq_node).strip()}"
+        keys = EMPTY_MODULE.code_for_node(seq_node).strip()
+        header = f"for {index} in {self.helper(sorted)}({keys})" if ordered else f"for {index} in {keys}"
         prefix = [] if value is None else [(value, op, index)]
         self.loop(node, header, operand_reads(op), [index], prefix, body)
 

@@ -53,7 +53,7 @@ class StatementLowering:
                 self.nested_function(stmt.name.value, stmt)
             elif isinstance(stmt, cst.If):
                 returns, took_rest = self.if_statement(stmt, rest)
-                if took_rest:
+                if took_rest or returns:
                     return returns
             elif isinstance(stmt, (cst.For, cst.While)):
                 if not self.loops and may_return([stmt]):
