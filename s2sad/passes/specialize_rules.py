@@ -1,6 +1,7 @@
-"""Specialised forms of two rules' helpers: the gradients of products of stacked matrices
-(``matmul_grad_lhs``/``_rhs`` of 3-d operands), and where a maximum's or minimum's operand
-won (``balanced_eq``), as the NumPy a person writes (see passes/specialize.py)."""
+"""Specialised forms of three rules' helpers: the gradients of products of stacked matrices
+(``matmul_grad_lhs``/``_rhs`` of 3-d operands), where a maximum's or minimum's operand
+won (``balanced_eq``), and the gradient of ``x.T`` on what may be a record
+(``attribute_grad``) on a real array, as the NumPy a person writes (see passes/specialize.py)."""
 from __future__ import annotations
 
 import ast
@@ -72,3 +73,24 @@ def balanced_eq(ev: Evaluator, args: list[ast.expr], texts: list[str]) -> str | 
         return None
     x, ans, y = (t if atomic(t) else f"({t})" for t in texts)
     return f"({x} == {ans}) / (1.0 + ({x} == {y}))"
+
+
+#: The gradient of ``x.name`` on a real array x, for ``attribute_grad(g, x, name, where)``.
+_ARRAY_ATTRIBUTE_GRADS = {"T": "{np}.transpose({g})", "mT": "{np}.swapaxes({g}, -1, -2)", "real": "{g}"}
+
+
+def attribute_grad_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    if len(args) != 4 or not isinstance(args[2], ast.Constant) or args[2].value not in _ARRAY_ATTRIBUTE_GRADS:
+        return None
+    g, x = ev.value(args[0]), ev.value(args[1])
+    if g is None or x is None or not (x.array and x.real and g.real) or (g.array and len(x.shape) != len(g.shape)):
+        return None
+    return Known(x.shape, g.dtype, np.ndarray) if g.array else g
+
+
+def attribute_grad(ev: Evaluator, args: list[ast.expr], texts: list[str], np_name: str) -> str | None:
+    """``np.transpose(g)`` (the rule of ``.T``) where ``x`` is known to be a real array."""
+    if attribute_grad_known(ev, args) is None:
+        return None
+    assert isinstance(args[2], ast.Constant)
+    return _ARRAY_ATTRIBUTE_GRADS[args[2].value].format(np=np_name, g=texts[0])

@@ -14,6 +14,10 @@ from .foreign import is_foreign
 from .trees import CONTAINERS
 
 
+#: Attributes of arrays that carry no gradient (``x.shape`` and friends).
+NONDIFF_ATTRIBUTES: frozenset[str] = frozenset(["shape", "ndim", "size", "dtype", "itemsize", "nbytes"])
+
+
 def check_wrt(x: Any, name: str) -> None:
     """Refuse a gradient with respect to an integer or boolean value (a complex one has
     autograd's gradient: d/d(real part) - i d/d(imaginary part)).
@@ -26,6 +30,8 @@ def check_wrt(x: Any, name: str) -> None:
         items = x.items() if isinstance(x, dict) else enumerate(x)
         for key, value in items:
             check_wrt(value, f"{name}[{key!r}]")
+        if isinstance(x, tuple) and hasattr(x, "_fields"):
+            _check_fields(x, name)
         return
     kind = np.asarray(x).dtype.kind if isinstance(x, (np.ndarray, np.generic)) else (
         np.dtype(x.dtype).kind if is_foreign(x) else None)
@@ -46,6 +52,17 @@ def check_wrt(x: Any, name: str) -> None:
         f"pass a float or complex value (for example {name}=float(...) or an array with "
         f".astype(float))"
     )
+
+
+def _check_fields(x: Any, name: str) -> None:
+    """Refuse a named tuple (of floating-point values, as checked) with a field named like an
+    array attribute that carries no gradient: generated code reads ``p.shape`` as that attribute."""
+    for i, field in enumerate(x._fields):
+        if field in NONDIFF_ATTRIBUTES:
+            raise NonDifferentiableInputError(
+                f"cannot differentiate with respect to '{name}': s2sad reads '.{field}' as the array "
+                f"attribute, which carries no gradient, not as the field '{field}' of "
+                f"{type(x).__name__}; rename the field, or pass {name}[{i}] as an argument of its own")
 
 
 def refuse_other_library(x: Any, name: str) -> None:
