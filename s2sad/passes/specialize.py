@@ -26,8 +26,8 @@ from .fold import atomic, drop_copies, fold_constants
 from .number_sums import sum_numbers
 from .parsed_lines import Spans, line_names, parsed_line, rename
 from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, code_statements, origins, statements_of
-from .specialize_rules import (attribute_grad, attribute_grad_known, axes_text, balanced_eq, balanced_eq_known,
-                               stacked_grad, stacked_product, summed_axes)
+from .specialize_rules import (attribute_grad, attribute_grad_known, attribute_tangent, attribute_tangent_known,
+                               axes_text, balanced_eq, balanced_eq_known, stacked_grad, stacked_product, summed_axes)
 from .unstop import unstop
 from .specialize_callees import CalleeSpecializer
 from .specialize_containers import checked, describe, split_trees, tree_known, tree_result, tree_sum, tree_zeros
@@ -168,8 +168,10 @@ class _Writer:
         edits: list[tuple[int, int, str]] = []
         for node, whole in self._calls(parsed_line(code)):
             assert isinstance(node.func, ast.Name)
-            new = self.rewrites[node.func.id](self, node.args, [self.code(spans.text(a)) for a in node.args])
+            texts = [self.code(spans.text(a)) for a in node.args]  # (a helper's arguments first)
+            new = self.rewrites[node.func.id](self, node.args, texts)
             if new is None:
+                edits += [(*spans.span(a), t) for a, t in zip(node.args, texts) if t != spans.text(a)]
                 continue
             edits.append((*spans.span(node), new if whole or atomic(new) else f"({new})"))
         return spans.replaced(edits)
@@ -485,8 +487,11 @@ def _broadcast_tangent(w: _Writer, args: list[ast.expr], texts: list[str]) -> st
     return texts[0] if t is not None and t.shape == known.shape else f"{w.np}.broadcast_to({texts[0]}, {known.shape})"
 
 
-TANGENT_HELPERS: dict[str, Helper] = {"broadcast_tangent": _broadcast_tangent_known, "zeros_grad": _zeros_known}
-TANGENT_REWRITES: dict[str, Rewrite] = {"broadcast_tangent": _broadcast_tangent, "zeros_grad": _zeros_grad}
+TANGENT_HELPERS: dict[str, Helper] = {"broadcast_tangent": _broadcast_tangent_known, "zeros_grad": _zeros_known,
+                                      "attribute_tangent": attribute_tangent_known}
+TANGENT_REWRITES: dict[str, Rewrite] = {"broadcast_tangent": _broadcast_tangent, "zeros_grad": _zeros_grad,
+                                        "attribute_tangent": lambda w, args, texts: attribute_tangent(
+                                            w.shapes.evaluator, args, texts)}
 
 
 def specialize_tangents(adj: Adjoint, arguments: dict[str, Known | None]) -> None:

@@ -1,7 +1,8 @@
-"""Specialised forms of three rules' helpers: the gradients of products of stacked matrices
+"""Specialised forms of rules' helpers: the gradients of products of stacked matrices
 (``matmul_grad_lhs``/``_rhs`` of 3-d operands), where a maximum's or minimum's operand
-won (``balanced_eq``), and the gradient of ``x.T`` on what may be a record
-(``attribute_grad``) on a real array, as the NumPy a person writes (see passes/specialize.py)."""
+won (``balanced_eq``), and the gradient and tangent of ``x.T`` on what may be a record
+(``attribute_grad``, ``attribute_tangent``) of a real array, as the NumPy a person writes
+(see passes/specialize.py)."""
 from __future__ import annotations
 
 import ast
@@ -94,3 +95,33 @@ def attribute_grad(ev: Evaluator, args: list[ast.expr], texts: list[str], np_nam
         return None
     assert isinstance(args[2], ast.Constant)
     return _ARRAY_ATTRIBUTE_GRADS[args[2].value].format(np=np_name, g=texts[0])
+
+
+def _attribute_of_array(ev: Evaluator, args: list[ast.expr]) -> tuple[str, Known] | None:
+    """``(name, t)`` for ``attribute_tangent(t, x, name, where)`` of a real array x and a real t
+    shaped like it."""
+    if len(args) != 4 or not isinstance(args[2], ast.Constant) or args[2].value not in _ARRAY_ATTRIBUTE_GRADS:
+        return None
+    t, x = ev.value(args[0]), ev.value(args[1])
+    if t is None or x is None or not (x.array and t.array and x.real and t.real) or t.shape != x.shape:
+        return None
+    return args[2].value, t
+
+
+def attribute_tangent_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    found = _attribute_of_array(ev, args)
+    if found is None:
+        return None
+    name, t = found
+    if name == "mT" and len(t.shape) < 2:
+        return None
+    shape = t.shape[::-1] if name == "T" else (*t.shape[:-2], t.shape[-1], t.shape[-2]) if name == "mT" else t.shape
+    return Known(shape, t.dtype, np.ndarray)
+
+
+def attribute_tangent(ev: Evaluator, args: list[ast.expr], texts: list[str]) -> str | None:
+    """``t.T`` (the tangent of ``x.T``) where ``x`` and ``t`` are known to be real arrays."""
+    if attribute_tangent_known(ev, args) is None:
+        return None
+    name = args[2].value  # type: ignore[attr-defined]
+    return texts[0] if name == "real" else f"{texts[0] if atomic(texts[0]) else '(' + texts[0] + ')'}.{name}"

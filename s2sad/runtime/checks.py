@@ -30,8 +30,7 @@ def check_wrt(x: Any, name: str) -> None:
         items = x.items() if isinstance(x, dict) else enumerate(x)
         for key, value in items:
             check_wrt(value, f"{name}[{key!r}]")
-        if isinstance(x, tuple) and hasattr(x, "_fields"):
-            _check_fields(x, name)
+        _refuse_fields(x, name)
         return
     kind = np.asarray(x).dtype.kind if isinstance(x, (np.ndarray, np.generic)) else (
         np.dtype(x.dtype).kind if is_foreign(x) else None)
@@ -54,10 +53,18 @@ def check_wrt(x: Any, name: str) -> None:
     )
 
 
-def _check_fields(x: Any, name: str) -> None:
-    """Refuse a named tuple (of floating-point values, as checked) with a field named like an
-    array attribute that carries no gradient: generated code reads ``p.shape`` as that attribute."""
-    for i, field in enumerate(x._fields):
+def check_fields(x: Any, name: str) -> None:
+    """Refuse a named tuple to differentiate with respect to (in ``x``, or ``x`` itself) with a
+    field named like an array attribute that carries no gradient (``shape``, ``size``...):
+    generated code reads ``p.shape`` as that attribute."""
+    if isinstance(x, CONTAINERS):
+        for key, value in (x.items() if isinstance(x, dict) else enumerate(x)):
+            check_fields(value, f"{name}[{key!r}]")
+        _refuse_fields(x, name)
+
+
+def _refuse_fields(x: Any, name: str) -> None:
+    for i, field in enumerate(getattr(x, "_fields", ()) if isinstance(x, tuple) else ()):
         if field in NONDIFF_ATTRIBUTES:
             raise NonDifferentiableInputError(
                 f"cannot differentiate with respect to '{name}': s2sad reads '.{field}' as the array "
@@ -83,6 +90,7 @@ def refuse_other_library(x: Any, name: str) -> None:
 def check_tangent(t: Any, x: Any, name: str) -> None:
     """Refuse a tangent not shaped like its argument (a number is the same in every direction)."""
     if isinstance(x, CONTAINERS):  # (a tree's leaves meet their tangents where the code reads them)
+        check_fields(x, name)
         return
     try:
         shape = np.shape(t)
