@@ -174,3 +174,21 @@ def test_array_attributes_and_objects_beside_a_record():
         np.testing.assert_allclose(dy, numerical_grad(f, (x, y, p), 1), rtol=1e-5, atol=1e-7)
         _assert_record_grad(dp, f, (x, y, p), 2)
     np.testing.assert_allclose(s2sad.grad(holder.loss)(y), numerical_grad(holder.loss, (y,), 0), rtol=1e-5)
+
+
+def test_jit_compiles_an_array_parameter_attribute_and_falls_back_for_a_record():
+    pytest.importorskip("numba")
+
+    def f(x, p):
+        return np.sum(x.T @ p.b) + np.sum(x.real ** 2) + np.sum(p.T * p.b)
+
+    def g(x, y):
+        return np.sum(x.T @ y) + np.sum(x.real ** 2) + np.sum(x.imag)
+    x, y = RNG.normal(size=(3, 3)), RNG.normal(size=3)
+    np.testing.assert_allclose(s2sad.grad(g, wrt="x", jit=True)(x, y), numerical_grad(g, (x, y), 0),
+                               rtol=1e-5, atol=1e-7)
+    p = Transposed(RNG.normal(size=3), RNG.normal(size=3))
+    with pytest.warns(s2sad.JitWarning):
+        dx, dp = s2sad.grad(f, wrt=("x", "p"), jit="auto")(x, p)
+    np.testing.assert_allclose(dx, numerical_grad(f, (x, p), 0), rtol=1e-5, atol=1e-7)
+    _assert_record_grad(dp, f, (x, p), 1)
