@@ -94,7 +94,7 @@ def attribute_grad(ev: Evaluator, args: list[ast.expr], texts: list[str], np_nam
     if attribute_grad_known(ev, args) is None:
         return None
     assert isinstance(args[2], ast.Constant)
-    return _ARRAY_ATTRIBUTE_GRADS[args[2].value].format(np=np_name, g=texts[0])
+    return _ARRAY_ATTRIBUTE_GRADS[str(args[2].value)].format(np=np_name, g=texts[0])
 
 
 def _attribute_of_array(ev: Evaluator, args: list[ast.expr]) -> tuple[str, Known] | None:

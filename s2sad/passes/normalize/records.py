@@ -10,7 +10,7 @@ from typing import Any
 import libcst as cst
 
 from ... import runtime
-from ...ir import Assign, Call, Const, Loop, Operand, Var, assigns, statements
+from ...ir import Assign, Call, Const, Loop, Opaque, Operand, Stmt, Var, assigns, statements
 
 
 class RecordAttributes:
@@ -50,10 +50,10 @@ class RecordAttributes:
             self.attribute_reads = [r for r in self.attribute_reads if r[0].value is not r[2]]
 
 
-def _certain_arrays(body: list[Any], params: Any) -> set[str]:
+def _certain_arrays(body: list[Stmt], params: tuple[str, ...]) -> set[str]:
     """The variables that certainly hold an array or a number: every assignment of each is a
     primitive that makes one (its rule's result is no container), or a copy of such a variable."""
-    values: dict[str, list[Any]] = {}
+    values: dict[str, list[Call | Opaque | Var | Const | None]] = {}
     for a in assigns(body):
         for t in a.targets:
             values.setdefault(t, []).append(a.value if isinstance(a.target, str) else None)
