@@ -340,6 +340,19 @@ def _dot_grad_rhs(g, a, b) -> Impl:
     raise not_compiled(f"the gradient of np.dot(a, b) for a {a} and b {b}")
 
 
+@cached_overload(rt.attribute_grad, prefer_literal=True)
+def _attribute_grad(g, x, name, where) -> Impl:
+    """The gradient of ``x.T`` (or ``.real``, ``.imag``) of a real array or number x."""
+    attribute = name.literal_value if isinstance(name, types.StringLiteral) else None
+    if is_float_array(x) and attribute == "T":
+        return lambda g, x, name, where: np.transpose(g)
+    if (is_float(x) or is_float_array(x)) and attribute == "real":
+        return lambda g, x, name, where: g
+    if (is_float(x) or is_float_array(x)) and attribute == "imag":
+        return lambda g, x, name, where: g * 0.0
+    raise not_compiled(f"the gradient of .{attribute} of a {x}")
+
+
 # ---- indexing ----------------------------------------------------------------------------
 
 def _basic_index(index: Any) -> bool:

@@ -43,6 +43,7 @@ from s2sad.pipeline import PIPELINE, State
 from s2sad.rules import BUILTIN_RULES, REGISTRY
 from s2sad.rules.listing import BEGIN, END, rules_markdown
 from s2sad.rules.registry import Primitive
+from s2sad.runtime import attribute_of
 
 from gradcheck import assert_grad_matches, make_function, numerical_grad
 
@@ -238,9 +239,11 @@ SHAPES = [
     Row("x.transpose((2, 0, 1))", ((2, 3, 4),), (np.ndarray.transpose,)),
     Row("x.transpose(tuple([1, 0]))", ((3, 4),), (np.ndarray.transpose,)),
     Row("np.transpose(x, tuple([2, 0, 1]))", ((2, 3, 4),), (np.transpose,)),
-    Row("x.T", ((4,),), (np.ndarray.T,)),
-    Row("x.T", ((3, 4),), (np.ndarray.T,)),
-    Row("x.T", ((2, 3, 4),), (np.ndarray.T,)),
+    # (.T of a parameter, which may be a named tuple with a field T: attribute_of, that picks as it runs)
+    Row("x.T", ((4,),), (attribute_of,)),
+    Row("x.T", ((3, 4),), (attribute_of,)),
+    Row("x.T", ((2, 3, 4),), (attribute_of,)),
+    Row("(x * 2.0).T", ((2, 3, 4),), (np.ndarray.T, operator.mul)),
     Row("np.expand_dims(x, 0)", ((3, 4),), (np.expand_dims,)),
     Row("np.expand_dims(x, -1)", ((3, 4),), (np.expand_dims,)),
     Row("np.expand_dims(x, axis=1)", ((3, 4),), (np.expand_dims,)),
@@ -397,7 +400,8 @@ MORE_LINEAR_ALGEBRA = [
        Row("np.linalg.matmul(x, y)", ((3,), (3, 2)), (np.linalg.matmul,)),
        Row("np.linalg.outer(x, y)", ((3,), (4,)), (np.linalg.outer,)),
        Row("np.matrix_transpose(x)", ((2, 3, 4),), (np.matrix_transpose,)),
-       Row("x.mT", ((3, 4),), (np.ndarray.mT,)),
+       Row("x.mT", ((3, 4),), (attribute_of,)),
+       Row("(x * 2.0).mT", ((2, 3, 4),), (np.ndarray.mT, operator.mul)),
        Row("np.linalg.diagonal(x)", ((2, 3, 4),), (np.linalg.diagonal,)),
        Row("np.linalg.diagonal(x, offset=1)", ((3, 4),), (np.linalg.diagonal,)),
        Row("np.linalg.trace(x)", ((2, 3, 3),), (np.linalg.trace,)),
@@ -431,7 +435,7 @@ MORE_LINEAR_ALGEBRA = [
     Row("np.einsum('...ij,...jk->...ik', x, y)", ((2, 3, 4), (4, 5)), (np.einsum,)),
     Row("np.einsum('...i,...i->...', x, y)", ((2, 1, 4), (3, 4)), (np.einsum,)),
     Row("np.einsum('...i,...i', x, y)", ((2, 3, 4), (4,)), (np.einsum,)),
-    Row("np.einsum('ij,jk,kl->il', x, y, x.T)", ((3, 4), (4, 4)), (np.einsum, np.ndarray.T)),
+    Row("np.einsum('ij,jk,kl->il', x, y, x.T)", ((3, 4), (4, 4)), (np.einsum, attribute_of)),
     Row("np.einsum('i,i,i,i->', x, y, x, y)", ((4,), (4,)), (np.einsum,)),
 ]
 
@@ -450,7 +454,7 @@ LINALG = [
     Row("np.linalg.cholesky(x)", ((2, 3, 3),), (np.linalg.cholesky,), "spd"),
     Row("np.linalg.cholesky(x, upper=True)", ((3, 3),), (np.linalg.cholesky,), "spd"),
     Row("np.linalg.cholesky(x @ x.T + np.eye(3))", ((3, 4),),
-        (np.linalg.cholesky, operator.matmul, np.ndarray.T, operator.add)),
+        (np.linalg.cholesky, operator.matmul, attribute_of, operator.add)),
     Row("np.linalg.eigh(x)[0]", ((3, 3),), (np.linalg.eigh, operator.getitem), "spd"),
     Row("np.linalg.eigh(x)[1] ** 2", ((3, 3),), (np.linalg.eigh, operator.getitem, operator.pow), "spd"),
     Row("np.linalg.eigh(x, 'U')[1] ** 2", ((2, 3, 3),), (np.linalg.eigh, operator.getitem, operator.pow),
@@ -472,7 +476,7 @@ LINALG = [
     *(Row("np.linalg.pinv(x)", (shape,), (np.linalg.pinv,), "wellcond")
       for shape in [(3, 3), (4, 3), (3, 4), (2, 4, 3)]),
     Row("np.linalg.pinv(x @ x.T, hermitian=True)", ((3, 4),),
-        (np.linalg.pinv, operator.matmul, np.ndarray.T)),
+        (np.linalg.pinv, operator.matmul, attribute_of)),
     Row("np.linalg.qr(x)[0]", ((4, 3),), (np.linalg.qr, operator.getitem)),
     Row("np.linalg.qr(x)[1]", ((3, 3),), (np.linalg.qr, operator.getitem)),
     Row("np.linalg.qr(x, mode='complete')[0]", ((3, 3),), (np.linalg.qr, operator.getitem)),

@@ -26,7 +26,8 @@ from .fold import atomic, drop_copies, fold_constants
 from .number_sums import sum_numbers
 from .parsed_lines import Spans, line_names, parsed_line, rename
 from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, assignment_targets, code_statements, origins
-from .specialize_rules import axes_text, balanced_eq, balanced_eq_known, stacked_grad, stacked_product, summed_axes
+from .specialize_rules import (attribute_grad, attribute_grad_known, attribute_tangent, attribute_tangent_known,
+                               axes_text, balanced_eq, balanced_eq_known, stacked_grad, stacked_product, summed_axes)
 from .unstop import unstop
 from .specialize_callees import CalleeSpecializer
 from .specialize_containers import (checked, describe, split_trees, tree_known, tree_result, tree_sum, tree_zeros,
@@ -137,7 +138,7 @@ HELPERS: dict[str, Helper] = {
     "matmul_grad_lhs": _matmul_known(1), "matmul_grad_rhs": _matmul_known(2),
     "zeros_grad": _zeros_known, "seed_for": _seed_for_known, "seed": _seed_known,
     "grad_like": _grad_like_known, "getitem_grad": _getitem_known, "balanced_eq": balanced_eq_known,
-    "add_grads": _add_grads_known, "reshape_back": _reshape_back_known}
+    "add_grads": _add_grads_known, "reshape_back": _reshape_back_known, "attribute_grad": attribute_grad_known}
 
 
 def _plain_product(g: Known | None, a: Known | None, b: Known | None) -> bool:
@@ -168,8 +169,10 @@ class _Writer:
         edits: list[tuple[int, int, str]] = []
         for node, whole in self._calls(parsed_line(code)):
             assert isinstance(node.func, ast.Name)
-            new = self.rewrites[node.func.id](self, node.args, [spans.text(a) for a in node.args])
+            texts = [self.code(spans.text(a)) for a in node.args]  # (a helper's arguments first)
+            new = self.rewrites[node.func.id](self, node.args, texts)
             if new is None:
+                edits += [(*spans.span(a), t) for a, t in zip(node.args, texts) if t != spans.text(a)]
                 continue
             edits.append((*spans.span(node), new if whole or atomic(new) else f"({new})"))
         return spans.replaced(edits)
@@ -343,6 +346,7 @@ REWRITES: dict[str, Rewrite] = {
     "mean_grad": lambda w, args, texts: _reduce_grad(w, args, texts, mean=True),
     "matmul_grad_lhs": _matmul_grad(1), "matmul_grad_rhs": _matmul_grad(2),
     "zeros_grad": _zeros_grad, "getitem_grad": _getitem_grad, "balanced_eq": lambda w, args, texts: balanced_eq(w.shapes.evaluator, args, texts), "reshape_back": _reshape_back,
+    "attribute_grad": lambda w, args, texts: attribute_grad(w.shapes.evaluator, args, texts, w.np),
     "seed_for": lambda w, args, texts: "1.0" if _seed_for_known(w.shapes.evaluator, args) else None,
     "seed": lambda w, args, texts: "1.0" if _seed_known(w.shapes.evaluator, args) else None,
     "add_grads": lambda w, args, texts: tree_sum(w.shapes.evaluator, w.adj, args, texts) or (
@@ -487,8 +491,11 @@ def _broadcast_tangent(w: _Writer, args: list[ast.expr], texts: list[str]) -> st
     return texts[0] if t is not None and t.shape == known.shape else f"{w.np}.broadcast_to({texts[0]}, {known.shape})"
 
 
-TANGENT_HELPERS: dict[str, Helper] = {"broadcast_tangent": _broadcast_tangent_known, "zeros_grad": _zeros_known}
-TANGENT_REWRITES: dict[str, Rewrite] = {"broadcast_tangent": _broadcast_tangent, "zeros_grad": _zeros_grad}
+TANGENT_HELPERS: dict[str, Helper] = {"broadcast_tangent": _broadcast_tangent_known, "zeros_grad": _zeros_known,
+                                      "attribute_tangent": attribute_tangent_known}
+TANGENT_REWRITES: dict[str, Rewrite] = {"broadcast_tangent": _broadcast_tangent, "zeros_grad": _zeros_grad,
+                                        "attribute_tangent": lambda w, args, texts: attribute_tangent(
+                                            w.shapes.evaluator, args, texts)}
 
 
 def specialize_tangents(adj: Adjoint, arguments: dict[str, Known | None]) -> None:

@@ -1,6 +1,8 @@
-"""Specialised forms of two rules' helpers: the gradients of products of stacked matrices
-(``matmul_grad_lhs``/``_rhs`` of 3-d operands), and where a maximum's or minimum's operand
-won (``balanced_eq``), as the NumPy a person writes (see passes/specialize.py)."""
+"""Specialised forms of rules' helpers: the gradients of products of stacked matrices
+(``matmul_grad_lhs``/``_rhs`` of 3-d operands), where a maximum's or minimum's operand
+won (``balanced_eq``), and the gradient and tangent of ``x.T`` on what may be a record
+(``attribute_grad``, ``attribute_tangent``) of a real array, as the NumPy a person writes
+(see passes/specialize.py)."""
 from __future__ import annotations
 
 import ast
@@ -72,3 +74,54 @@ def balanced_eq(ev: Evaluator, args: list[ast.expr], texts: list[str]) -> str | 
         return None
     x, ans, y = (t if atomic(t) else f"({t})" for t in texts)
     return f"({x} == {ans}) / (1.0 + ({x} == {y}))"
+
+
+#: The gradient of ``x.name`` on a real array x, for ``attribute_grad(g, x, name, where)``.
+_ARRAY_ATTRIBUTE_GRADS = {"T": "{np}.transpose({g})", "mT": "{np}.swapaxes({g}, -1, -2)", "real": "{g}"}
+
+
+def attribute_grad_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    if len(args) != 4 or not isinstance(args[2], ast.Constant) or args[2].value not in _ARRAY_ATTRIBUTE_GRADS:
+        return None
+    g, x = ev.value(args[0]), ev.value(args[1])
+    if g is None or x is None or not (x.array and x.real and g.real) or (g.array and len(x.shape) != len(g.shape)):
+        return None
+    return Known(x.shape, g.dtype, np.ndarray) if g.array else g
+
+
+def attribute_grad(ev: Evaluator, args: list[ast.expr], texts: list[str], np_name: str) -> str | None:
+    """``np.transpose(g)`` (the rule of ``.T``) where ``x`` is known to be a real array."""
+    if attribute_grad_known(ev, args) is None:
+        return None
+    assert isinstance(args[2], ast.Constant)
+    return _ARRAY_ATTRIBUTE_GRADS[str(args[2].value)].format(np=np_name, g=texts[0])
+
+
+def _attribute_of_array(ev: Evaluator, args: list[ast.expr]) -> tuple[str, Known] | None:
+    """``(name, t)`` for ``attribute_tangent(t, x, name, where)`` of a real array x and a real t
+    shaped like it."""
+    if len(args) != 4 or not isinstance(args[2], ast.Constant) or args[2].value not in _ARRAY_ATTRIBUTE_GRADS:
+        return None
+    t, x = ev.value(args[0]), ev.value(args[1])
+    if t is None or x is None or not (x.array and t.array and x.real and t.real) or t.shape != x.shape:
+        return None
+    return args[2].value, t
+
+
+def attribute_tangent_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    found = _attribute_of_array(ev, args)
+    if found is None:
+        return None
+    name, t = found
+    if name == "mT" and len(t.shape) < 2:
+        return None
+    shape = t.shape[::-1] if name == "T" else (*t.shape[:-2], t.shape[-1], t.shape[-2]) if name == "mT" else t.shape
+    return Known(shape, t.dtype, np.ndarray)
+
+
+def attribute_tangent(ev: Evaluator, args: list[ast.expr], texts: list[str]) -> str | None:
+    """``t.T`` (the tangent of ``x.T``) where ``x`` and ``t`` are known to be real arrays."""
+    if attribute_tangent_known(ev, args) is None:
+        return None
+    name = args[2].value  # type: ignore[attr-defined]
+    return texts[0] if name == "real" else f"{texts[0] if atomic(texts[0]) else '(' + texts[0] + ')'}.{name}"

@@ -33,6 +33,7 @@ import operator
 import numpy as np
 
 from .. import runtime
+from ..runtime.checks import NONDIFF_ATTRIBUTES
 from . import shapes
 from .registry import APPEND, REGISTRY, SETITEM
 
@@ -449,8 +450,6 @@ for fun in (*shapes.NUMPY_UFUNCS, *shapes.ELEMENTWISE_OPERATORS):
     if REGISTRY.shape(fun) is None:
         REGISTRY.defshape(fun, shapes.elementwise(fun))
 
-#: Attributes of arrays that carry no gradient (``x.shape`` and friends).
-NONDIFF_ATTRIBUTES: frozenset[str] = frozenset(["shape", "ndim", "size", "dtype", "itemsize", "nbytes"])
 
 # --- scalars and lists out of arrays ------------------------------------------------------
 defvjp(np.ndarray.item, "a", name="item", linear="joint", a="np.reshape(g, np.shape(a))")

@@ -71,6 +71,12 @@ defvjp(rt.field_grad, "ct, x, name, where", returns_container=True, linear="join
        ct="field_tangent(g, x, name, where)")
 defvjp(rt.field_tangent, "t, x, name, where", containers=("t",), returns_container=True, linear="joint",
        t="field_grad(g, x, name, where)")
+defvjp(rt.attribute_of, "x, name, where", name=".", containers=("x",), returns_container=True,
+       jvp={"x": "attribute_tangent(t, x, name, where)"}, x="attribute_grad(g, x, name, where)")
+defvjp(rt.attribute_grad, "ct, x, name, where", returns_container=True, linear="joint",
+       ct="attribute_tangent(g, x, name, where)")
+defvjp(rt.attribute_tangent, "t, x, name, where", containers=("t",), returns_container=True, linear="joint",
+       t="attribute_grad(g, x, name, where)")
 defvjp(rt.add_at, "acc, index, ct", linear="joint", acc="g", ct="g[index]")
 defvjp(rt.unpack_grad, "x, grads", linear="joint", grads="tuple(g)")
 defvjp(rt.setitem_grad_x, "ct, index", linear="joint", ct="setitem_grad_x(g, index)")

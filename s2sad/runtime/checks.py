@@ -14,6 +14,10 @@ from .foreign import is_foreign
 from .trees import CONTAINERS
 
 
+#: Attributes of arrays that carry no gradient (``x.shape`` and friends).
+NONDIFF_ATTRIBUTES: frozenset[str] = frozenset(["shape", "ndim", "size", "dtype", "itemsize", "nbytes"])
+
+
 def check_wrt(x: Any, name: str) -> None:
     """Refuse a gradient with respect to an integer or boolean value (a complex one has
     autograd's gradient: d/d(real part) - i d/d(imaginary part)).
@@ -26,6 +30,7 @@ def check_wrt(x: Any, name: str) -> None:
         items = x.items() if isinstance(x, dict) else enumerate(x)
         for key, value in items:
             check_wrt(value, f"{name}[{key!r}]")
+        _refuse_fields(x, name)
         return
     kind = np.asarray(x).dtype.kind if isinstance(x, (np.ndarray, np.generic)) else (
         np.dtype(x.dtype).kind if is_foreign(x) else None)
@@ -48,6 +53,25 @@ def check_wrt(x: Any, name: str) -> None:
     )
 
 
+def check_fields(x: Any, name: str) -> None:
+    """Refuse a named tuple to differentiate with respect to (in ``x``, or ``x`` itself) with a
+    field named like an array attribute that carries no gradient (``shape``, ``size``...):
+    generated code reads ``p.shape`` as that attribute."""
+    if isinstance(x, CONTAINERS):
+        for key, value in (x.items() if isinstance(x, dict) else enumerate(x)):
+            check_fields(value, f"{name}[{key!r}]")
+        _refuse_fields(x, name)
+
+
+def _refuse_fields(x: Any, name: str) -> None:
+    for i, field in enumerate(getattr(x, "_fields", ()) if isinstance(x, tuple) else ()):
+        if field in NONDIFF_ATTRIBUTES:
+            raise NonDifferentiableInputError(
+                f"cannot differentiate with respect to '{name}': s2sad reads '.{field}' as the array "
+                f"attribute, which carries no gradient, not as the field '{field}' of "
+                f"{type(x).__name__}; rename the field, or pass {name}[{i}] as an argument of its own")
+
+
 def refuse_other_library(x: Any, name: str) -> None:
     """Refuse a PyTorch tensor or JAX array in NumPy code: only the specialising dispatcher
     sends them to the code rebound to their library (s2sad.array_api)."""
@@ -66,6 +90,7 @@ def refuse_other_library(x: Any, name: str) -> None:
 def check_tangent(t: Any, x: Any, name: str) -> None:
     """Refuse a tangent not shaped like its argument (a number is the same in every direction)."""
     if isinstance(x, CONTAINERS):  # (a tree's leaves meet their tangents where the code reads them)
+        check_fields(x, name)
         return
     try:
         shape = np.shape(t)

@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import S2SADError
 from .broadcast import unbroadcast
 from .checks import place
+from .complex_fft import imag_grad, real_grad
 from .foreign import is_foreign, zeros
 from .shapes import reshape_grad
 from .trees import CONTAINERS, add_grads, rebuild, zeros_grad
@@ -251,6 +252,41 @@ def field_grad(g: Any, x: Any, name: str, where: str) -> Any:
 def field_tangent(t: Any, x: Any, name: str, where: str) -> Any:
     """Tangent of ``x.name`` from the tangent ``t`` of the named tuple x (a tuple of its items)."""
     return t[_field_index(x, name, where)]
+
+
+#: The gradients of the arrays' attributes a record's field may share a name with (as the
+#: rules of ``np.ndarray.T``, ``.mT``, ``.real`` and ``.imag`` say them).
+_ARRAY_ATTRIBUTE_GRADS: dict[str, Any] = {
+    "T": lambda g, x: np.transpose(g), "mT": lambda g, x: np.swapaxes(g, -1, -2),
+    "real": real_grad, "imag": imag_grad}
+
+
+def is_record(x: Any) -> bool:
+    """Whether ``x`` is neither an array (NumPy's or another library's) nor a number: a named
+    tuple, say, whose fields may be named like the attributes of arrays."""
+    return not isinstance(x, (np.ndarray, np.generic, int, float, complex)) and not is_foreign(x)
+
+
+def attribute_of(x: Any, name: str, where: str) -> Any:
+    """``x.name``, ``name`` an attribute of arrays (``x.T``) that may be a record's field
+    (``p.T`` on a named tuple), as written."""
+    return getattr(x, name)
+
+
+def attribute_grad(g: Any, x: Any, name: str, where: str) -> Any:
+    """Gradient of ``x.name``: that of a field for a record, else that of the arrays' attribute."""
+    if is_record(x):
+        return field_grad(g, x, name, where)
+    grad = _ARRAY_ATTRIBUTE_GRADS.get(name)
+    if grad is None:
+        raise S2SADError(f"'.{name}' of an array carries a gradient here, which s2sad does not "
+                         f"differentiate; wrap it in stop_gradient(...)", place(where))
+    return grad(g, x)
+
+
+def attribute_tangent(t: Any, x: Any, name: str, where: str) -> Any:
+    """Tangent of ``x.name`` from the tangent ``t`` of x: a field's for a record, else ``t.name``."""
+    return field_tangent(t, x, name, where) if is_record(x) else getattr(t, name)
 
 
 def _field_index(x: Any, name: str, where: str) -> int:

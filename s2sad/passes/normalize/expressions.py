@@ -224,14 +224,14 @@ class ExpressionLowering:
         return parts, nodes
 
     def attribute(self, node: cst.Attribute, target: str | None) -> Operand:
-        """``x.T`` (an array's attribute), else ``p.W``: a field of a named tuple, read as
-        written (``s.mean`` too: an array's method is no value its rule could apply to); its
+        """``x.T`` (an array's attribute, or a record's field of that name: records.py), else
+        ``p.W``: a field of a named tuple, read as written (``s.mean`` too: an array's method is no value its rule could apply to); its
         gradient is the named tuple's, refused for other values as it runs."""
         value, vnode = self.operand(node.value)
         key = getattr(np.ndarray, node.attr.value, UnknownMethod(node.attr.value))
         primal = node.with_changes(value=vnode, lpar=[], rpar=[])
         if not isinstance(key, UnknownMethod) and not callable(key):
-            return self.apply(key, [value], {}, primal, node, target, node.attr.value, [vnode])
+            return self.array_attribute(key, value, vnode, primal, node, target)
         loc = self.location(node.attr)
         where = Const(repr(f"{loc.filename}:{loc.line}:{loc.column}"))
         return self.apply(runtime.field_of, [value, Const(repr(node.attr.value)), where], {}, primal,

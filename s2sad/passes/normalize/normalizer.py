@@ -9,7 +9,7 @@ from typing import Any
 import libcst as cst
 
 from ...errors import Location, UnsupportedSyntaxError
-from ...ir import Function, Return, Stmt, Var
+from ...ir import Assign, Call, Function, Return, Stmt, Var
 from ...rules.registry import RUNTIME_NAMES, USER_OBJECTS, Registry
 from ..parse import Parsed
 from ..resolve import Resolution
@@ -24,6 +24,7 @@ from .inplace import InPlaceWriteLowering
 from .loops import LoopLowering
 from .naming import Naming, all_names
 from .nested_functions import NestedFunctionLowering
+from .records import RecordAttributes
 from .statements import StatementLowering
 from .syntax import statements_of
 from .views import ViewFollowing, ViewLink
@@ -32,7 +33,7 @@ from .views import ViewFollowing, ViewLink
 class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
                  Naming, NestedFunctionLowering, FunctionalLowering, ContainerLowering,
                  InPlaceWriteLowering, Aliasing, ViewFollowing,
-                 ExpressionLowering, CallLowering, Classification):
+                 ExpressionLowering, RecordAttributes, CallLowering, Classification):
     """Lowers one function's body to A-normal form (see the package's docstring).
 
     The state of the lowering is set here; each mixin lowers one kind of statement or
@@ -86,6 +87,8 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         # (loop of the function, name) -> whether an iteration may read the name the one before
         # left (keyed by the node itself, which the parsed function keeps unchanged and alive)
         self.loop_carrying: dict[tuple[cst.CSTNode, str], bool] = {}
+        # (assignment, receiver, its call that picks as it runs) of each x.T-like read (records.py)
+        self.attribute_reads: list[tuple[Assign, str, Call]] = []
 
     def run(self) -> Function:
         fdef = self.parsed.function
@@ -99,6 +102,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
                 self.location(last))
         if not (self.fn.body and isinstance(self.fn.body[-1], Return)):
             self.out.append(Return(Var(self.version[self.result]), self.loc))
+        self.settle_attributes()
         return self.fn
 
     def location(self, node: cst.CSTNode) -> Location:
