@@ -142,13 +142,21 @@ def free_energy_like(W, v):
     return np.sum(np.log(1.0 + np.exp(v @ W))) - np.sum(sample)   # ...computed again
 
 
-def test_a_product_repeated_through_stop_gradient_is_computed_once():
-    forward = forward_of(s2sad.adjoint_source(free_energy_like, wrt="W"))
+def free_energy_with_reconstruction(W, v):
+    Wc = stop_gradient(W)
+    h = 1.0 / (1.0 + np.exp(-(v @ Wc)))
+    v_prob = 1.0 / (1.0 + np.exp(-(h @ Wc.T)))  # (Wc.T: as written, .T may be a record's field)
+    return np.sum(np.log(1.0 + np.exp(v @ W))) - np.sum(stop_gradient(v_prob))
+
+
+@pytest.mark.parametrize("fn", [free_energy_like, free_energy_with_reconstruction])
+def test_a_product_repeated_through_stop_gradient_is_computed_once(fn):
+    forward = forward_of(s2sad.adjoint_source(fn, wrt="W"))
     assert forward.count("v @ W") == 1 and "v_matmul_W = v_matmul_Wc" in forward
     rng = np.random.default_rng(1)
     W, v = rng.normal(size=(4, 3)) * 0.3, rng.random((5, 4))
     expected = v.T @ (1.0 / (1.0 + np.exp(-(v @ W))))  # d/dW of the softplus sum; the rest is stopped
-    np.testing.assert_allclose(s2sad.grad(free_energy_like)(W, v), expected, rtol=1e-12)
+    np.testing.assert_allclose(s2sad.grad(fn)(W, v), expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize("specialize", [True, False], ids=["specialised", "generic"])

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..ir import (Assign, Call, Const, If, Loop, Opaque, Raw, Stmt, Var, assigned_names, assigns,
                   operand_reads, reads, statements)
+from ..runtime.indexing import attribute_of
 from ..runtime.memory import OPERATORS
 from .adjoint import Adjoint, Block, Line, lines
 from .parsed_lines import parsed_line
@@ -103,12 +104,11 @@ def optimize(adj: Adjoint, keep_values: bool = False) -> Adjoint:
 
 def _share_repeated(adj: Adjoint) -> None:
     """A top-level NumPy call repeated with the same operands is computed once: the later
-    statement takes the earlier value.  ``stop_gradient(W)`` counts as ``W`` (it is the same
-    array when the code runs), so the forward pass of ``v @ stop_gradient(W)`` and ``v @ W``
-    shares one product while the backward pass still tells them apart (differentiated again,
-    such code is read as built with ``split`` off, sharing none).  Only values that nothing
-    can change in place qualify: each read by NumPy rules, ``stop_gradient``, copies, control
-    flow and tapes alone (an opaque call such as ``np.random.shuffle(a)`` could)."""
+    statement takes the earlier value.  ``stop_gradient(W)`` counts as ``W`` (the same array
+    when the code runs): the forward pass of ``v @ stop_gradient(W)`` and ``v @ W`` shares one
+    product, the backward pass still tells them apart (differentiated again, such code is read
+    as built with ``split`` off).  Only values nothing can change in place qualify: read by NumPy
+    rules, ``stop_gradient``, copies, control flow and tapes alone (not ``np.random.shuffle(a)``)."""
     stmts = list(assigns(adj.forward))  # loop phi copies included
     bound = Counter(t for s in stmts for t in s.targets)
     bound.update(adj.fn.params)
@@ -145,9 +145,9 @@ def _share_repeated(adj: Adjoint) -> None:
 
 
 def _numpy_level(fun: object) -> bool:
-    """Whether ``fun`` is NumPy's, an operator or a math function: deterministic, and free
-    of side effects (a rule a user declared for their own function may be neither)."""
-    if isinstance(fun, np.ufunc):
+    """Whether ``fun`` is NumPy's, an operator, a math function or ``x.T`` that may be a field:
+    deterministic, and free of side effects (a user's own function may be neither)."""
+    if isinstance(fun, np.ufunc) or fun is attribute_of:
         return True
     owner = getattr(fun, "__objclass__", None)
     module = getattr(fun, "__module__", None) or getattr(owner, "__module__", None) or ""
