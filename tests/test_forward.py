@@ -279,3 +279,18 @@ def test_a_tangent_not_shaped_like_its_argument_is_refused():
     value, tangent = s2sad.jvp(weighted, wrt=(0, 1))(a, b, tangent=(b, a))
     assert np.isclose(tangent, np.sum(b * b ** 2) + np.sum(a * 2 * b * a))
     assert np.isclose(s2sad.jvp(weighted)(a, b, 1.0)[1], np.sum(b ** 2))  # a number: every direction
+
+
+def gram(x):
+    return np.sum(np.tanh(x.T @ x))
+
+
+@pytest.mark.parametrize("specialize", [True, False], ids=["specialised", "generic"])
+def test_a_number_as_the_tangent_of_an_array_is_the_same_in_every_direction(specialize):
+    """A number tangent read by a matmul or ``.T`` raised NumPy's ValueError or an
+    AttributeError inside the generated code: it is now an array of the argument's shape."""
+    x = np.arange(6.0).reshape(3, 2) / 10
+    expected = jvp(gram, specialize=specialize)(x, np.full(x.shape, 0.5))[1]
+    np.testing.assert_allclose(expected, (gram(x + 1e-6) - gram(x - 1e-6)) / 4e-6, rtol=1e-7)
+    for _ in range(2):  # (generic, then specialised code)
+        np.testing.assert_allclose(jvp(gram, specialize=specialize)(x, 0.5)[1], expected, rtol=1e-12)

@@ -276,8 +276,8 @@ def generate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], multipl
             items.setdefault(param, []).append((p[len(param) + 1:-1], names[-1]))
     first = [Raw(f"{', '.join(names)} = {tangent}" + ("," if len(names) == 1 and multiple else ""),
                  frozenset({tangent}), ret.loc)]
-    first += [Raw(f"{adj.use('check_tangent')}({name}, {p}, {p!r})", frozenset({name, wrt_parameter(p)}), ret.loc)
-              for p, name in zip(wrt, names)]
+    first += [Raw(f"{name} = {adj.use('check_tangent')}({name}, {p}, {p!r})", frozenset({name, wrt_parameter(p)}),
+                  ret.loc) for p, name in zip(wrt, names)]
     for param, entries in items.items():  # the tangent of args: zero but at the items
         code = f"{adj.use('zeros_grad')}({param})"
         for key, name in entries:

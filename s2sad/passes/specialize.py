@@ -483,6 +483,17 @@ def _broadcast_tangent_known(ev: Evaluator, args: list[ast.expr]) -> Known | Non
     return t if t.shape == ans.shape else Known(ans.shape, t.dtype, np.ndarray)
 
 
+def _checked_tangent_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    """What ``check_tangent(t, x, name)`` returns: t, or a number t spread over array x's shape."""
+    t, x = (ev.value(args[0]), ev.value(args[1])) if len(args) == 3 else (None, None)
+    if t is None or x is None or t.shape == x.shape:
+        return t
+    if t.shape != () or not x.array:
+        return None
+    number = t.kind(0) if t.python else np.zeros((), t.dtype)[()]
+    return Known(x.shape, np.result_type(np.empty(0, x.dtype), number), np.ndarray)
+
+
 def _broadcast_tangent(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | None:
     known = _broadcast_tangent_known(w.shapes.evaluator, args)
     if known is None:
@@ -492,7 +503,8 @@ def _broadcast_tangent(w: _Writer, args: list[ast.expr], texts: list[str]) -> st
 
 
 TANGENT_HELPERS: dict[str, Helper] = {"broadcast_tangent": _broadcast_tangent_known, "zeros_grad": _zeros_known,
-                                      "attribute_tangent": attribute_tangent_known}
+                                      "attribute_tangent": attribute_tangent_known,
+                                      "check_tangent": _checked_tangent_known}
 TANGENT_REWRITES: dict[str, Rewrite] = {"broadcast_tangent": _broadcast_tangent, "zeros_grad": _zeros_grad,
                                         "attribute_tangent": lambda w, args, texts: attribute_tangent(
                                             w.shapes.evaluator, args, texts)}
@@ -554,13 +566,14 @@ def _without_tangent_copies(adj: Adjoint) -> None:
 
 
 def _passing_check(w: _Writer, s: Stmt) -> bool:
-    """Whether ``s`` is a ``check_tangent(t, x, name)`` that the known shapes pass."""
+    """Whether ``s`` is a ``t = check_tangent(t, x, name)`` that the known shapes pass (with
+    ``t`` unchanged: shaped as ``x``)."""
     check = w.adj.runtime.get("check_tangent")
-    if not isinstance(s, Raw) or check is None or not s.code.startswith(f"{check}("):
+    if not isinstance(s, Raw) or check is None or f" = {check}(" not in s.code:
         return False
-    call = ast.parse(s.code, mode="eval").body
+    call = ast.parse(s.code.split(" = ", 1)[1], mode="eval").body
     assert isinstance(call, ast.Call)
     if w.shapes.evaluator.tree(call.args[1]) is not None:
         return True  # (a container's tangents meet its leaves where the code reads them)
     t, x = w.value(call.args[0]), w.value(call.args[1])
-    return t is not None and x is not None and t.shape in (x.shape, ())
+    return t is not None and x is not None and t.shape == x.shape

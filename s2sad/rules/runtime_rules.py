@@ -53,6 +53,7 @@ defvjp(rt.reduce_grad, "ct, x, axis=None, keepdims=False", linear="joint",
 defvjp(rt.mean_grad, "ct, x, axis=None, keepdims=False", linear="joint",
        ct="np.sum(g, axis=axis, keepdims=keepdims) * (np.size(ct) / np.size(x))")
 defvjp(rt.own_grad, "ct", linear="joint", ct="g")
+defvjp(rt.check_tangent, "t, x, name", linear="joint", t="unbroadcast(g, t)")
 defvjp(rt.grad_like, "ct, x", linear="joint", ct="grad_like(g, ct)")
 defvjp(rt.cast_grad, "ct, x, like", linear="joint", ct="cast_grad(g, ct, ct)")
 defvjp(rt.distinct, "a, b=None, c=None, d=None, e=None, f=None, h=None, k=None", linear="joint",
@@ -212,7 +213,7 @@ REGISTRY.declare_nondifferentiable(rt.seed, rt.seed_for, rt.zeros_grad, rt.stand
                                    rt.check_length, rt.check_sequence)
 
 # --- helpers of s2sad/rules/numpy_more_rules.py that are not linear ---------------------------
-REGISTRY.declare_nondifferentiable(rt.check_wrt_item, rt.check_tangent)
+REGISTRY.declare_nondifferentiable(rt.check_wrt_item)
 
 # multi_dot_grad and multi_dot_jvp: linear in ct (tan), multilinear in the arrays (a complex step)
 for _multi in (rt.multi_dot_grad, rt.multi_dot_jvp):

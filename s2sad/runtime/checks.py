@@ -87,19 +87,23 @@ def refuse_other_library(x: Any, name: str) -> None:
             f"*args, or for a method or functools.partial")
 
 
-def check_tangent(t: Any, x: Any, name: str) -> None:
-    """Refuse a tangent not shaped like its argument (a number is the same in every direction)."""
+def check_tangent(t: Any, x: Any, name: str) -> Any:
+    """The tangent ``t`` of argument ``x``, refused unless shaped like it; a number is the same
+    in every direction (made an array of x's shape, which the tangent code reads as one)."""
     if isinstance(x, CONTAINERS):  # (a tree's leaves meet their tangents where the code reads them)
         check_fields(x, name)
-        return
+        return t
     try:
         shape = np.shape(t)
     except ValueError:  # a ragged tuple
         shape = None
-    if shape != np.shape(x) and shape != ():
+    if shape == np.shape(x):
+        return t
+    if shape != ():
         raise WrtError(f"the tangent of '{name}' has shape {shape}, but '{name}' has shape "
                        f"{np.shape(x)}; pass one tangent per wrt argument, shaped like it (a tuple "
                        f"of tangents for several)")
+    return np.full(np.shape(x), t, dtype=np.result_type(x, t))
 
 
 def check_wrt_item(container: Any, key: Any, name: str) -> None:
