@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
+import s2sad
 from s2sad import ZeroGradientWarning, grad, stop_gradient
 
 
@@ -87,3 +88,17 @@ def test_a_second_order_refusal_points_at_the_users_line():
     assert (info.value.location.filename, info.value.location.line) == (__file__, line)
     assert "in the code s2sad generated for this line" in str(info.value)
     assert "return np.sum(_wiggle(y) * x)" in str(info.value)
+
+
+_GRAM_JVP = s2sad.jvp(lambda x: np.sum(np.tanh(x.T @ x)))
+
+
+def through_a_jvp(t, x):
+    return _GRAM_JVP(x, t)[1]
+
+
+def test_a_function_s2sad_returned_is_refused_with_what_to_write():
+    """It raised an InternalRuleError that called itself a bug in s2sad."""
+    with pytest.raises(s2sad.NoGradientRuleError, match=r"a function that s2sad returned .* s2sad.hvp\(f\)") as info:
+        s2sad.grad(through_a_jvp)(0.5, np.ones((3, 2)))
+    assert info.value.location.line == through_a_jvp.__code__.co_firstlineno + 1

@@ -10,7 +10,7 @@ from typing import Any, Iterator, Union
 import numpy as np
 
 from .. import runtime as runtime_module
-from ..errors import InternalRuleError
+from ..errors import InternalRuleError, NoGradientRuleError
 from ..ir import Assign, Call, Function, If, Loop, Opaque, Operand, Stmt
 from ..rules.registry import USER_OBJECTS
 from .callees import Build, MethodOfSelf, RecursiveCall
@@ -110,6 +110,12 @@ class Adjoint:
             raise InternalRuleError(f"no compiler is given to generate the code of callee {function!r}")
         if isinstance(function, (MethodOfSelf, RecursiveCall)):  # code chosen at run time
             vjp = function.adjoint(wrt, kind, self.split, self.build)
+        elif getattr(function, "__module__", None) == "s2sad.api":
+            raise NoGradientRuleError(
+                "this calls a function that s2sad returned (a jvp, vjp, hvp, jacobian or hessian, or a "
+                "gradient with has_aux), which s2sad does not differentiate; differentiate the function "
+                "it was made from: s2sad.hvp(f), s2sad.hessian(f), s2sad.jacobian(s2sad.grad(f)), or "
+                "s2sad.grad of s2sad.grad(f)")
         elif (getattr(function, "__module__", None) or "").split(".")[0] == "s2sad":
             # generated code calls s2sad's helpers as primitives, through their declared rules
             raise InternalRuleError(
