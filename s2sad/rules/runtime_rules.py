@@ -45,6 +45,17 @@ def nonlinear(fun, params: str, linear: dict[str, str], stepped: tuple[str, ...]
     defvjp(fun, params, jvp=jvp, **vjps)
 
 
+def attribute_read(read, grad, tangent) -> None:
+    """``read(x, name, where)``, ``x.name`` of a record (or of an array), with the helpers of its
+    gradient and its tangent, linear and each other's transposes."""
+    g, t = grad.__name__, tangent.__name__
+    defvjp(read, "x, name, where", name=".", containers=("x",), returns_container=True,
+           jvp={"x": f"{t}(t, x, name, where)"}, x=f"{g}(g, x, name, where)")
+    defvjp(grad, "ct, x, name, where", returns_container=True, linear="joint", ct=f"{t}(g, x, name, where)")
+    defvjp(tangent, "t, x, name, where", containers=("t",), returns_container=True, linear="joint",
+           t=f"{g}(g, x, name, where)")
+
+
 # --- linear in the incoming gradient ---------------------------------------------------
 defvjp(rt.unbroadcast, "ct, x", linear="joint", ct="broadcast_tangent(g, ct)")
 defvjp(rt.broadcast_tangent, "tan, like", linear="joint", tan="unbroadcast(g, tan)")
@@ -66,18 +77,8 @@ defvjp(rt.items_in_order_grad, "ct, items, order=None", containers=("ct",), retu
        ct="items_in_order_tangent(g, items, order)")
 defvjp(rt.items_in_order_tangent, "t, items, order=None", containers=("t",), returns_container=True, linear="joint",
        t="items_in_order_grad(g, items, order)")
-defvjp(rt.field_of, "x, name, where", name=".", containers=("x",), returns_container=True,
-       jvp={"x": "field_tangent(t, x, name, where)"}, x="field_grad(g, x, name, where)")
-defvjp(rt.field_grad, "ct, x, name, where", returns_container=True, linear="joint",
-       ct="field_tangent(g, x, name, where)")
-defvjp(rt.field_tangent, "t, x, name, where", containers=("t",), returns_container=True, linear="joint",
-       t="field_grad(g, x, name, where)")
-defvjp(rt.attribute_of, "x, name, where", name=".", containers=("x",), returns_container=True,
-       jvp={"x": "attribute_tangent(t, x, name, where)"}, x="attribute_grad(g, x, name, where)")
-defvjp(rt.attribute_grad, "ct, x, name, where", returns_container=True, linear="joint",
-       ct="attribute_tangent(g, x, name, where)")
-defvjp(rt.attribute_tangent, "t, x, name, where", containers=("t",), returns_container=True, linear="joint",
-       t="attribute_grad(g, x, name, where)")
+attribute_read(rt.field_of, rt.field_grad, rt.field_tangent)
+attribute_read(rt.attribute_of, rt.attribute_grad, rt.attribute_tangent)
 defvjp(rt.add_at, "acc, index, ct", linear="joint", acc="g", ct="g[index]")
 defvjp(rt.unpack_grad, "x, grads", linear="joint", grads="tuple(g)")
 defvjp(rt.setitem_grad_x, "ct, index", linear="joint", ct="setitem_grad_x(g, index)")

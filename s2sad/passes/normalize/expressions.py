@@ -225,8 +225,9 @@ class ExpressionLowering:
 
     def attribute(self, node: cst.Attribute, target: str | None) -> Operand:
         """``x.T`` (an array's attribute, or a record's field of that name: records.py), else
-        ``p.W``: a field of a named tuple, read as written (``s.mean`` too: an array's method is no value its rule could apply to); its
-        gradient is the named tuple's, refused for other values as it runs."""
+        ``p.W``: a field of a named tuple, read as written (``s.mean`` too: an array's method is
+        no value its rule could apply to); its gradient is the named tuple's, refused for other
+        values as it runs."""
         value, vnode = self.operand(node.value)
         key = getattr(np.ndarray, node.attr.value, UnknownMethod(node.attr.value))
         primal = node.with_changes(value=vnode, lpar=[], rpar=[])
