@@ -483,8 +483,11 @@ def _broadcast_tangent_known(ev: Evaluator, args: list[ast.expr]) -> Known | Non
     return t if t.shape == ans.shape else Known(ans.shape, t.dtype, np.ndarray)
 
 
-def _checked_tangent_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
-    """What ``check_tangent(t, x, name)`` returns: t, or a number t spread over array x's shape."""
+def _checked_tangent_known(ev: Evaluator, args: list[ast.expr]) -> Known | KnownTree | None:
+    """What ``check_tangent(t, x, name)`` returns: t (a container's as it is), or a number t
+    spread over array x's shape."""
+    if len(args) == 3 and ev.tree(args[1]) is not None:
+        return ev.known(args[0])
     t, x = (ev.value(args[0]), ev.value(args[1])) if len(args) == 3 else (None, None)
     if t is None or x is None or t.shape == x.shape:
         return t
