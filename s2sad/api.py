@@ -15,7 +15,7 @@ from .passes.callees import Decorated, tangent_parameter, unwrap
 from .passes.source import call_signature
 from .specializing import enabled, signature_of, specialized_for, specializing
 from .runtime import check_wrt, check_wrt_item, seed, zeros_grad
-from .runtime.checks import check_fields, refuse_other_library
+from .runtime.checks import refuse_other_library
 from .tracebacks import user_errors
 
 _FUNCTION = types.FunctionType
@@ -225,9 +225,9 @@ def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequenc
 
     def vjp_call(*args: Any, **kwargs: Any) -> Any:
         given = signature.bind(*args, **kwargs).arguments
-        for name in names:  # (as grad's check_wrt: the split form leaves its checks to its caller)
+        for name in names:  # (grad's check: the split form leaves its checks to its caller)
             if name in given:
-                check_fields(given[name], name)
+                check_wrt(given[name], name)
         try:
             value, backward = forward(*args, **kwargs)
         except Exception:
@@ -316,7 +316,7 @@ def jacobian(f: Callable[..., Any], wrt: Wrt | None = None, mode: str = "auto", 
     def jacobian_call(*args: Any, **kwargs: Any) -> Any:
         out = np.asarray(fn(*args, **kwargs))
         x = args[index]
-        check_fields(x, name)
+        check_wrt(x, name)
         _real_only(x, out)
         forward_mode = mode == "forward" or mode == "auto" and np.size(x) <= out.size
         if forward_mode:

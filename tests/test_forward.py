@@ -294,3 +294,19 @@ def test_a_number_as_the_tangent_of_an_array_is_the_same_in_every_direction(spec
     np.testing.assert_allclose(expected, (gram(x + 1e-6) - gram(x - 1e-6)) / 4e-6, rtol=1e-7)
     for _ in range(2):  # (generic, then specialised code)
         np.testing.assert_allclose(jvp(gram, specialize=specialize)(x, 0.5)[1], expected, rtol=1e-12)
+
+
+
+def sines(x):
+    return np.sin(x) * 2.0
+
+
+@pytest.mark.parametrize("pull", [lambda x: vjp(sines)(x)[1](np.ones(2)), lambda x: jacobian(sines, mode="reverse")(x)],
+                         ids=["vjp", "jacobian"])
+def test_an_integer_argument_is_refused_by_reverse_mode_for_any_output(pull):
+    """vjp and a reverse-mode jacobian of an int array gave the gradient in its dtype: [1 0]
+    for 2 cos([1, 2]), silently truncated (grad refused it already)."""
+    with pytest.raises(s2sad.NonDifferentiableInputError, match="it is ndarray of dtype int64; pass a float"):
+        pull(np.array([1, 2]))
+    got = pull(np.array([1.0, 2.0]))
+    np.testing.assert_allclose(got if got.ndim == 1 else np.diagonal(got), 2.0 * np.cos([1.0, 2.0]))
