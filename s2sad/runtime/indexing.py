@@ -245,13 +245,26 @@ def field_of(x: Any, name: str, where: str) -> Any:
 
 def field_grad(g: Any, x: Any, name: str, where: str) -> Any:
     """Gradient of ``x.name``: for a named tuple, that of its item (the gradient is a named
-    tuple of x's type); refused for anything else."""
+    tuple of x's type); for an object (``self`` of a layer met again when its gradient code
+    is differentiated), none: objects are constants, since no wrt argument may be one and
+    a call that would make one from values carrying a gradient is refused."""
+    if _is_object(x):
+        return zeros_grad(x)
     return getitem_grad(g, x, _field_index(x, name, where))
 
 
 def field_tangent(t: Any, x: Any, name: str, where: str) -> Any:
-    """Tangent of ``x.name`` from the tangent ``t`` of the named tuple x (a tuple of its items)."""
+    """Tangent of ``x.name`` from the tangent ``t`` of the named tuple x (a tuple of its items);
+    zero from the zero tangent of an object."""
+    if _is_object(x) and np.ndim(t) == 0 and not np.any(t):
+        return zeros_grad(getattr(x, name))
     return t[_field_index(x, name, where)]
+
+
+def _is_object(x: Any) -> bool:
+    """Whether ``x`` is an object that carries no gradient: neither an array, a number, nor a
+    tuple, list or dict."""
+    return not isinstance(x, (*CONTAINERS, np.ndarray, np.generic, int, float, complex)) and not is_foreign(x)
 
 
 #: The gradients of the arrays' attributes a record's field may share a name with (as the
