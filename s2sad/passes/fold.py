@@ -4,6 +4,8 @@ a copy ``a = b`` between adjoints is left out, the lines after it reading ``b``.
 from __future__ import annotations
 
 import ast
+import functools
+import re
 from collections import Counter
 from dataclasses import replace
 
@@ -13,7 +15,15 @@ from .parsed_lines import Spans, line_names, rename
 from .shapes import Shapes, assignment_targets, code_statements, loop_header
 
 
+_NAME = re.compile(r"[^\W\d]\w*(\.[^\W\d]\w*)*")
+
+
+@functools.lru_cache(maxsize=1 << 12)
 def atomic(code: str) -> bool:
+    """Whether ``code`` needs no parentheses as an operand: a name, a literal, a call, an
+    attribute or an item."""
+    if _NAME.fullmatch(code):
+        return True
     try:
         node = ast.parse(code, mode="eval").body
     except SyntaxError:

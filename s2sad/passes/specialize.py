@@ -169,13 +169,19 @@ class _Writer:
         edits: list[tuple[int, int, str]] = []
         for node, whole in self._calls(parsed_line(code)):
             assert isinstance(node.func, ast.Name)
-            texts = [self.code(spans.text(a)) for a in node.args]  # (a helper's arguments first)
+            texts = [self.code(spans.text(a)) if self._rewritable(a) else spans.text(a)
+                     for a in node.args]  # (a helper's arguments first)
             new = self.rewrites[node.func.id](self, node.args, texts)
             if new is None:
                 edits += [(*spans.span(a), t) for a, t in zip(node.args, texts) if t != spans.text(a)]
                 continue
             edits.append((*spans.span(node), new if whole or atomic(new) else f"({new})"))
         return spans.replaced(edits)
+
+    def _rewritable(self, node: ast.expr) -> bool:
+        """Whether ``node`` holds a call of a helper this can rewrite, or a rule's branches."""
+        return any(isinstance(n, ast.IfExp) or isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                   and n.func.id in self.rewrites for n in ast.walk(node))
 
     def _branches(self, code: str) -> str:
         """``code`` with each ``a if np.isrealobj(x) else b`` of a rule's, whose ``x`` is known

@@ -155,6 +155,8 @@ class CalleeSpecializer:
         """Rewrite each call to the callee specialised to what is now known of its arguments
         and of the cotangent its closure is called with.  A callee whose calls all take one
         specialisation keeps its name; the generic code no call takes any more goes."""
+        if not self.calls:
+            return
         cotangents = _closure_arguments(self.adj)
         chosen: dict[str, list[tuple[Assign, str, Specialised | None]]] = {}
         for stmt, name, closure, call in self.calls:

@@ -9,7 +9,7 @@ import ast
 
 import numpy as np
 
-from ..rules.shapes import Known, matmul_shape
+from ..rules.shapes import Known, broadcast_shapes, matmul_shape
 from .fold import atomic
 from .shapes import Evaluator
 
@@ -59,9 +59,8 @@ def balanced_eq_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
     x, ans, y = (ev.value(a) for a in args)
     if x is None or ans is None or y is None or not x.array or not x.real or "c" in (ans.dtype.kind + y.dtype.kind):
         return None
-    try:
-        shape = np.broadcast_shapes(x.shape, ans.shape, y.shape)
-    except ValueError:
+    shape = broadcast_shapes([x.shape, ans.shape, y.shape])
+    if shape is None:
         return None
     return Known(shape, np.result_type(x.probe(), y.probe()), np.ndarray)
 

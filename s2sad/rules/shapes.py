@@ -293,9 +293,8 @@ def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | No
     left, right = (a if len(a) > 1 else (1, *a)), (b if len(b) > 1 else (*b, 1))
     if left[-1] != right[-2]:
         return None
-    try:
-        batch = np.broadcast_shapes(left[:-2], right[:-2])
-    except ValueError:
+    batch = broadcast_shapes([left[:-2], right[:-2]])
+    if batch is None:
         return None
     rows = left[-2:-1] if len(a) > 1 else ()
     columns = right[-1:] if len(b) > 1 else ()
