@@ -228,7 +228,7 @@ class AssignmentLowering:
             loc = self.location(node)
             last = self.out[-1]
             assert isinstance(last, Assign) and last.target == new and isinstance(last.value, Call)
-            last.value.number_check = (f"{loc.filename}:{loc.line}:{loc.column}", refusal)
+            last.value.number_check = (str(loc), refusal)
         if linked:
             self.same_array(new, old)
         self.relaid(new, old)

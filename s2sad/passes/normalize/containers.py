@@ -129,7 +129,7 @@ class ContainerLowering:
         that is no dict, as it runs."""
         key = cst.parse_expression(self.held(node.args[0].value))
         loc = self.location(node)
-        where = cst.SimpleString(repr(f"{loc.filename}:{loc.line}:{loc.column}"))
+        where = cst.SimpleString(repr(str(loc)))
         test = self.helper_call(runtime.has_key, [cst.Arg(mapping), cst.Arg(key), cst.Arg(where)])
         return cst.IfExp(test, item_of(mapping, key), default)
 

@@ -234,7 +234,7 @@ class ExpressionLowering:
         if not isinstance(key, UnknownMethod) and not callable(key):
             return self.array_attribute(key, value, vnode, primal, node, target)
         loc = self.location(node.attr)
-        where = Const(repr(f"{loc.filename}:{loc.line}:{loc.column}"))
+        where = Const(repr(str(loc)))
         return self.apply(runtime.field_of, [value, Const(repr(node.attr.value)), where], {}, primal,
                           node, target, node.attr.value, [vnode, None, None])
 

@@ -108,7 +108,7 @@ class LoopLowering:
         """A statement that refuses, as the code runs, ``items`` of a length other than ``n``."""
         helper = cst.Name(self.helper(runtime.check_length))
         loc = self.location(node)
-        where = cst.SimpleString(repr(f"{loc.filename}:{loc.line}:{loc.column}"))
+        where = cst.SimpleString(repr(str(loc)))
         call = cst.Call(helper, [cst.Arg(self.rename(items)), cst.Arg(cst.Integer(str(n))), cst.Arg(where)])
         self.out.append(Assign(None, Opaque(call, self.local_reads(items), "nondiff"), loc))
 

@@ -28,7 +28,7 @@ class RecordAttributes:
                 isinstance(assign, Assign) and assign.target == result.name):
             return result
         loc = self.location(node.attr)
-        where = Const(repr(f"{loc.filename}:{loc.line}:{loc.column}"))
+        where = Const(repr(str(loc)))
         out, self.out = self.out, []
         self.apply(runtime.attribute_of, [value, Const(repr(name)), where], {}, primal, node, result.name,
                    name, [vnode, None, None])
