@@ -55,3 +55,17 @@ def test_a_refusal_found_at_run_time_names_the_users_line(name, specialize):
     assert (loc.filename, loc.line) == (__file__, _line_of(where, text))
     assert str(info.value).startswith(f"{__file__}:{loc.line}:")
 
+
+
+def test_a_check_in_generated_code_is_placed_at_the_users_line():
+    # differentiated again, generated code bakes in checks located in its own file: they are
+    # shown at the user's line that file's line comes from
+    from s2sad.errors import GENERATED_LINES
+    from s2sad.runtime.checks import place
+
+    g = s2sad.grad(wide_qr)
+    g(np.arange(6.0).reshape(3, 2) ** 1.5)
+    filename = next(name for name in GENERATED_LINES if "wide_qr" in name)
+    line, origin = next(iter(GENERATED_LINES[filename].items()))
+    assert place(f"{filename}:{line}:9") == origin
+    assert origin.filename == __file__

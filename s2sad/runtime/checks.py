@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import Location, NonDifferentiableInputError, S2SADError, WrtError
+from ..errors import GENERATED_LINES, Location, NonDifferentiableInputError, S2SADError, WrtError
 from .foreign import is_foreign
 from .trees import CONTAINERS
 
@@ -232,6 +232,11 @@ def _refuse(where: str, message: str) -> None:
 
 
 def place(where: str) -> Location:
-    """The Location that generated code passes a run-time check as ``"file:line:column"``."""
+    """The Location that generated code passes a run-time check as ``"file:line:column"``; in
+    code s2sad generated (met when that code is differentiated again), the user's line it
+    comes from."""
     filename, line, column = where.rsplit(":", 2)
+    origin = GENERATED_LINES.get(filename, {}).get(int(line))
+    if origin is not None:
+        return origin
     return Location(filename, int(line), int(column), linecache.getline(filename, int(line)))
