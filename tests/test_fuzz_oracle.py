@@ -168,9 +168,9 @@ def refuse_in_generated_code(fn, wrt):
     raise s2sad.S2SADError("no rule", Location("<s2sad grad of f wrt x from fuzz.py:3>", 5, 1))
 
 
-# (fuzz, seed 777) x0 -= ... after stop_gradient of a view of x0: replaying the frozen value at
-# the perturbed points gives a NaN gradient there, while s2sad's hvp agrees with differences of
-# s2sad's own gradient to 1e-12.  Differences that are not finite decide nothing: invalid.
+# (fuzz, seeds 777 and 8821) x0 -= ... writes into the argument: the run that checks a perturbed
+# point's control flow moved the point the gradient was then taken at (NaN gradients there for
+# seed 777, a false "hvp mismatch" for seed 8821), unless it runs on a copy.
 MUTATED_AFTER_A_STOPPED_VIEW = '''import numpy as np
 from s2sad import stop_gradient
 
@@ -195,11 +195,11 @@ def f(x0):
 '''
 
 
-def test_finite_differences_that_are_not_finite_are_invalid_not_wrong():
+def test_a_program_that_writes_into_its_argument_passes_at_second_order():
     v = np.array([-0.838351921653625, -0.1951244160128256, 0.20257841247553188, -0.7097995295690449])
     x0 = np.array([1.4554425309821815, 0.9046800706458055, 0.5614602859042921, 0.5247914532927936])
     out = check(program(MUTATED_AFTER_A_STOPPED_VIEW, v, x0=x0))
-    assert out.kind == "passed" and out.second.kind == "invalid", out
+    assert out.kind == "passed" and out.second.kind == "passed", out
 
 
 def test_the_compiled_gradient_is_checked_against_the_numpy_codes():

@@ -382,7 +382,7 @@ def second_order(program: Program, args: list[Any], at: Callable[[list[Any]], fl
         def gradient_at(h: float) -> np.ndarray:
             moved = copies(args)
             moved[k] = moved[k] + h * v
-            at(moved)  # the program's own control flow (raises Unusable)
+            at(copies(moved))  # the program's own control flow (raises Unusable; it may write into its arguments)
             sites.replay()
             try:
                 with np.errstate(all="ignore"):
