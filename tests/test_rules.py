@@ -114,6 +114,7 @@ BINARY = [  # (expression, primitive, domain of x and y)
     ("x % y", operator.mod, ("real", "positive")),
     ("np.mod(x, y)", np.mod, ("real", "positive")),
     ("np.remainder(x, y)", np.remainder, ("real", "positive")),
+    ("np.fmod(x, y)", np.fmod, ("real", "positive")),
     ("np.maximum(x, y)", np.maximum, "real"),
     ("np.minimum(x, y)", np.minimum, "real"),
 ]
@@ -135,6 +136,7 @@ UNARY = [  # (expression, primitive, domain)
     ("-x", operator.neg, "real"),
     ("+x", operator.pos, "real"),
     ("np.negative(x)", np.negative, "real"),
+    ("np.positive(x)", np.positive, "real"),
 ]
 
 WITH_CONSTANTS = [
@@ -145,6 +147,8 @@ WITH_CONSTANTS = [
     Row("3.0 - x", ((3, 4),), (operator.sub,)),
     Row("x % 0.7", ((3, 4),), (operator.mod,)),
     Row("np.power(x, 3)", ((3, 4),), (np.power,)),
+    Row("np.ldexp(x, 3)", ((3, 4),), (np.ldexp,)),
+    Row("np.ldexp(x, np.arange(4))", ((3, 4),), (np.ldexp,)),
     Row("float(x)", (F,), (builtins.float,)),
     Row("float(x[1, 2])", ((3, 4),), (builtins.float, operator.getitem)),
     Row("float(np.sum(x))", ((3, 4),), (builtins.float, np.sum)),
@@ -387,6 +391,9 @@ MORE_REDUCTIONS = [
     Row("np.diag(x, 1)", ((3, 4),), (np.diag,)),
     Row("np.diag(x)", ((4,),), (np.diag,)),
     Row("np.diag(x, -1)", ((3,),), (np.diag,)),
+    Row("np.diagflat(x)", ((3,),), (np.diagflat,)),
+    Row("np.diagflat(x, 1)", ((2, 2),), (np.diagflat,)),
+    Row("np.diagflat(x, -2)", ((3,),), (np.diagflat,)),
 ]
 
 MORE_LINEAR_ALGEBRA = [

@@ -73,9 +73,12 @@ for power in (operator.pow, np.power, builtins.pow, np.float_power):
            name="**" if power is operator.pow else None)
 for neg in (operator.neg, np.negative):
     unary(neg, "-g", name="unary -" if neg is operator.neg else None)
-unary(operator.pos, "g", name="unary +")
+for pos in (operator.pos, np.positive):
+    unary(pos, "g", name="unary +" if pos is operator.pos else None)
 for mod in (operator.mod, np.mod, np.remainder):
     binary(mod, "g", "-g * np.floor_divide(x, y)", name="%" if mod is operator.mod else None)
+binary(np.fmod, "g", "-g * np.trunc(x / y)")  # x - trunc(x / y) * y: the quotient rounded toward 0
+binary(np.ldexp, "g * np.ldexp(1.0, y)", None)  # x * 2 ** y, y an integer
 for matmul in (operator.matmul, np.matmul):
     defvjp(matmul, "x, y", name="@" if matmul is operator.matmul else None, linear="each", shape=shapes.matmul,
            x="matmul_grad_lhs(g, x, y)", y="matmul_grad_rhs(g, x, y)")
@@ -315,6 +318,7 @@ for diagonal in (np.diagonal, np.ndarray.diagonal):
            a="diagonal_grad(g, a, offset, axis1, axis2)")
 defvjp(np.diag, "v, k=0", linear="joint",
        v="np.diag(g, k) if np.ndim(v) == 1 else diagonal_grad(g, v, k)")
+defvjp(np.diagflat, "v, k=0", linear="joint", v="np.reshape(np.diagonal(g, k), np.shape(v))")
 defvjp(np.tril, "m, k=0", linear="joint", m="np.tril(g, k)")
 defvjp(np.triu, "m, k=0", linear="joint", m="np.triu(g, k)")
 defvjp(np.pad, "array, pad_width, mode='constant', constant_values=0, end_values=0, "
