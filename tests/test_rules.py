@@ -149,6 +149,8 @@ WITH_CONSTANTS = [
     Row("np.power(x, 3)", ((3, 4),), (np.power,)),
     Row("np.ldexp(x, 3)", ((3, 4),), (np.ldexp,)),
     Row("np.ldexp(x, np.arange(4))", ((3, 4),), (np.ldexp,)),
+    Row("frac * whole + frac ** 2", ((3, 4),), (np.modf, operator.mul, operator.add, operator.pow), "offgrid",
+        pre="frac, whole = np.modf(3.0 * x)"),
     Row("float(x)", (F,), (builtins.float,)),
     Row("float(x[1, 2])", ((3, 4),), (builtins.float, operator.getitem)),
     Row("float(np.sum(x))", ((3, 4),), (builtins.float, np.sum)),

@@ -79,6 +79,7 @@ for mod in (operator.mod, np.mod, np.remainder):
     binary(mod, "g", "-g * np.floor_divide(x, y)", name="%" if mod is operator.mod else None)
 binary(np.fmod, "g", "-g * np.trunc(x / y)")  # x - trunc(x / y) * y: the quotient rounded toward 0
 binary(np.ldexp, "g * np.ldexp(1.0, y)", None)  # x * 2 ** y, y an integer
+defvjp(np.modf, "x", returns_container=True, x="g[0]", jvp={"x": "(t, np.zeros_like(t))"})  # (x - trunc(x), trunc(x))
 for matmul in (operator.matmul, np.matmul):
     defvjp(matmul, "x, y", name="@" if matmul is operator.matmul else None, linear="each", shape=shapes.matmul,
            x="matmul_grad_lhs(g, x, y)", y="matmul_grad_rhs(g, x, y)")
