@@ -37,7 +37,8 @@ UNARY = [  # (function, domain): each on an array and a float
     (special.entr, "positive"), (special.i0, "real"), (special.i1, "real"), (special.i0e, "nonzero"),
     (special.i1e, "nonzero"), (special.j0, "real"), (special.j1, "real"), (special.y0, "positive"),
     (special.y1, "positive"), (special.ndtr, "real"), (special.log_ndtr, "real"), (special.ndtri, "prob"),
-    (special.rgamma, "positive"),
+    (special.rgamma, "positive"), (special.loggamma, "positive"), (special.expm1, "real"),
+    (special.log1p, "positive"),
 ]
 BINARY = [  # (expression, function, domains)
     ("special.polygamma(1, x)", special.polygamma, ("positive",)),
@@ -52,6 +53,9 @@ BINARY = [  # (expression, function, domains)
     ("special.xlog1py(x, y)", special.xlog1py, ("real", "positive")),
     ("special.rel_entr(x, y)", special.rel_entr, ("positive", "positive")),
     ("special.kl_div(x, y)", special.kl_div, ("positive", "positive")),
+    ("special.huber(1.0, x)", special.huber, ("offgrid",)),
+    ("special.huber(x + 1.0, y)", special.huber, ("positive", "offgrid")),
+    ("special.pseudo_huber(x + 0.5, y)", special.pseudo_huber, ("positive", "real")),
 ]
 
 SPECIAL = [
@@ -130,6 +134,12 @@ STATS = [
 LINALG = [
     Row("linalg.det(x)", ((3, 3),), (linalg.det,), "wellcond"),
     Row("linalg.inv(x)", ((3, 3),), (linalg.inv,), "wellcond"),
+    Row("linalg.norm(x)", ((3, 4),), (linalg.norm,)),
+    Row("linalg.norm(x, axis=1, keepdims=True)", ((3, 4),), (linalg.norm,)),
+    Row("linalg.norm(x, 1)", ((4,),), (linalg.norm,), "offgrid"),
+    Row("linalg.norm(x, 'nuc')", ((3, 4),), (linalg.norm,)),
+    Row("linalg.pinv(x)", ((4, 3),), (linalg.pinv,), "wellcond"),
+    Row("linalg.pinv(x, check_finite=False)", ((3, 3),), (linalg.pinv,), "wellcond"),
     Row("linalg.cholesky(x)", ((3, 3),), (linalg.cholesky,), "spd"),
     Row("linalg.cholesky(x, lower=True)", ((3, 3),), (linalg.cholesky,), "spd"),
     *(Row(f"linalg.solve_triangular(x, y{args})", ((3, 3), shape), (linalg.solve_triangular,), "wellcond")

@@ -72,6 +72,9 @@ unary(special.ndtr, "g * np.exp(-0.5 * x ** 2) / (2.0 * np.pi) ** 0.5")
 unary(special.log_ndtr, "g * np.exp(-0.5 * x ** 2 - ans) / (2.0 * np.pi) ** 0.5")
 unary(special.ndtri, "g * (2.0 * np.pi) ** 0.5 * np.exp(0.5 * ans ** 2)")
 unary(special.rgamma, "-g * ans * digamma(x)")
+unary(special.loggamma, "g * digamma(x)")  # (real x > 0: gammaln)
+unary(special.expm1, "g * (ans + 1.0)")
+unary(special.log1p, "g / (1.0 + x)")
 unary(special.i0, "g * i1(x)")
 unary(special.i1, "g * 0.5 * (i0(x) + iv(2, x))")
 unary(special.i0e, "g * (i1e(x) - np.sign(x) * ans)")
@@ -93,6 +96,11 @@ binary(special.xlogy, "x, y", x="g * np.log(y)", y="g * np.where(x == 0, 0.0, x 
 binary(special.xlog1py, "x, y", x="g * np.log1p(y)", y="g * np.where(x == 0, 0.0, x / (1.0 + y))")
 binary(special.rel_entr, "x, y", x="g * (np.log(x / y) + 1.0)", y="-g * x / y")
 binary(special.kl_div, "x, y", x="g * np.log(x / y)", y="g * (1.0 - x / y)")
+binary(special.huber, "delta, r", delta="g * np.where(np.abs(r) <= delta, 0.0, np.abs(r) - delta)",
+       r="g * np.clip(r, -delta, delta)")
+_PH = "np.sqrt(1.0 + (r / delta) ** 2)"  # pseudo_huber = delta ** 2 (_PH - 1)
+binary(special.pseudo_huber, "delta, r", delta=f"g * (2.0 * ans / delta - r ** 2 / (delta * {_PH}))",
+       r=f"g * r / {_PH}")
 defvjp(special.multigammaln, "a, d", elementwise=True,
        a="g * np.sum(digamma(np.expand_dims(a, -1) - np.arange(d) / 2.0), axis=-1)")
 defvjp(special.softmax, "x, axis=None", jvp={"x": "ans * (t - np.sum(t * ans, axis=axis, keepdims=True))"},
@@ -207,6 +215,13 @@ defvjp(linalg.det, "a, overwrite_a=False, check_finite=True", unsupported=_in_pl
 defvjp(linalg.inv, "a, overwrite_a=False, check_finite=True", unsupported=_in_place("overwrite_a"),
        jvp={"a": "-ans @ t @ ans"},
        a="-np.swapaxes(ans, -1, -2) @ g @ np.swapaxes(ans, -1, -2)")
+# norm and pinv: as NumPy's
+defvjp(linalg.norm, "a, ord=None, axis=None, keepdims=False, check_finite=True",
+       jvp={"a": "np.sum(norm_grad(np.ones_like(ans), a, ans, ord, axis, keepdims) * t, axis=axis, keepdims=keepdims)"},
+       a="norm_grad(g, a, ans, ord, axis, keepdims)")
+defvjp(linalg.pinv, "a, atol=None, rtol=None, return_rank=False, check_finite=True",
+       unsupported={"return_rank": "s2sad differentiates scipy.linalg.pinv without its rank; leave return_rank=False"},
+       jvp={"a": "pinv_jvp(t, a, ans)"}, a="pinv_grad(g, a, ans)")
 # scipy's cholesky is upper triangular unless lower=True, and reads that triangle of a
 defvjp(linalg.cholesky, "a, lower=False, overwrite_a=False, check_finite=True", unsupported=_in_place("overwrite_a"),
        jvp={"a": "cholesky_jvp(t, ans, not lower)"}, a="cholesky_grad(g, ans, not lower)")
