@@ -83,7 +83,8 @@ SPECIAL = [
 LOCATION_SCALE = [  # (name, its shape parameters with their domains, the domain of x)
     ("norm", [], "real"), ("logistic", [], "real"), ("laplace", [], "offgrid"), ("expon", [], "positive"),
     ("t", [("df", "above1")], "real"), ("gamma", [("a", "above1")], "positive"),
-    ("beta", [("a", "above1"), ("b", "above1")], "prob"),
+    ("beta", [("a", "above1"), ("b", "above1")], "prob"), ("cauchy", [], "real"),
+    ("lognorm", [("s", "above1")], "positive"),
 ]
 
 
@@ -93,7 +94,7 @@ def location_scale_rows() -> list[Row]:
     rows = []
     for name, shapes, domain in LOCATION_SCALE:
         dist = getattr(stats, name)
-        constants = {"df": "3.0", "a": "2.5", "b": "1.5"}
+        constants = {"df": "3.0", "a": "2.5", "b": "1.5", "s": "0.8"}
         for method in ("logpdf", "pdf", "cdf", "sf", "logcdf"):
             fun = getattr(dist, method)
             shape_args = "".join(f", {constants[s]}" for s, _ in shapes)
@@ -102,6 +103,12 @@ def location_scale_rows() -> list[Row]:
             # loc below the data, scale above their range: inside every family's support
             rows.append(Row(f"stats.{name}.{method}(np.array([0.15, 0.45]){shape_args}, x, y)",
                             ((2,), F), (fun,), ("negative", "above1")))
+            if method == "logpdf":  # (the quantile function of the same family)
+                ppf = getattr(dist, "ppf")
+                rows.append(Row(f"stats.{name}.ppf(x{shape_args}, loc=0.1, scale=y)", ((3, 4), (4,)),
+                                (ppf,), ("prob", "positive")))
+                rows.append(Row(f"stats.{name}.ppf(np.array([0.15, 0.45]){shape_args}, x, y)",
+                                ((2,), F), (ppf,), ("negative", "above1")))
             if method in ("logpdf", "pdf"):
                 for s, sdomain in shapes:
                     args = "".join(f", {'y' if t == s else constants[t]}" for t, _ in shapes)

@@ -153,12 +153,18 @@ def location_scale(name: str, shapes: str, score: str, **shape_scores: str) -> N
         defvjp(getattr(dist, method), params, name=f"scipy.stats.{name}.{method}", broadcast=broadcast,
                elementwise=True, refuse=refuse, x=f"{sign}g * {density}", loc=f"{'' if sign else '-'}g * {density}",
                scale=f"{'' if sign else '-'}g * {density} * {_Z}")
+    # ppf(q) = loc + scale z(q): its slope in q is 1 / pdf at the answer
+    defvjp(dist.ppf, f"q{params[1:]}", name=f"scipy.stats.{name}.ppf", broadcast=("q", *broadcast[1:]),
+           elementwise=True, refuse=refuse, q=f"g / {name}_pdf({', '.join(('ans', *broadcast[1:]))})",
+           loc="g", scale="g * (ans - loc) / scale")
 
 
 location_scale("norm", "", "(-{z})")
 location_scale("logistic", "", "(-np.tanh({z} / 2.0))")
 location_scale("laplace", "", "(-np.sign({z}))")
 location_scale("expon", "", "(-1.0)")
+location_scale("cauchy", "", "(-2.0 * {z} / (1.0 + {z} ** 2))")
+location_scale("lognorm", "s", "(-(1.0 + np.log({z}) / s ** 2) / {z})", s="np.log({z}) ** 2 / s ** 3 - 1.0 / s")
 location_scale("t", "df", "(-(df + 1.0) * {z} / (df + {z} ** 2))",
                df="0.5 * (digamma((df + 1.0) / 2.0) - digamma(df / 2.0) - 1.0 / df - np.log1p({z} ** 2 / df)"
                   " + (df + 1.0) * {z} ** 2 / (df * (df + {z} ** 2)))")
