@@ -70,6 +70,20 @@ ROWS: list[Row] = [
     Row("np.append(x, y, axis=0)", ((3, 4), (2, 4)), (np.append,)),
     Row("np.append(x, y, axis=1)", ((3, 4), (3, 1)), (np.append,)),
     *([Row("np.row_stack([x, y])", ((4,), (2, 4)), (np.row_stack,))] if hasattr(np, "row_stack") else []),
+    Row("np.ediff1d(x)", ((5,),), (np.ediff1d,)),
+    Row("np.ediff1d(x)", ((2, 3),), (np.ediff1d,)),
+    Row("np.ediff1d(x, to_end=y)", ((2, 3), (2,)), (np.ediff1d,)),
+    Row("np.ediff1d(x, to_begin=y)", ((4,), F), (np.ediff1d,)),
+    Row("np.ediff1d(x, y[0], y[1:])", ((4,), (3,)), (np.ediff1d, operator.getitem)),
+    Row("np.ediff1d(x, to_begin=[1.0, 2.0], to_end=y)", ((4,), (1, 2)), (np.ediff1d,)),
+    Row("np.ediff1d(x, y)", ((1,), F), (np.ediff1d,)),
+    # broadcast_arrays: each result's gradient summed back to its input
+    Row("bx * by", ((3, 1), (4,)), (np.broadcast_arrays,), pre="bx, by = np.broadcast_arrays(x, y)"),
+    Row("np.broadcast_arrays(x, y)[1]", ((3, 4), F), (np.broadcast_arrays, operator.getitem)),
+    Row("np.broadcast_arrays(x)[0] * np.broadcast_arrays(y, x, 2.0 * y)[2]", ((2, 3), (3,)),
+        (np.broadcast_arrays, operator.getitem)),
+    Row("np.stack(np.broadcast_arrays(x[:, None], y, x[:1], y[0]))", ((3,), (2, 1, 4)),
+        (np.broadcast_arrays, np.stack)),
     Row("np.block([[x, y], [y, x]])", ((2, 2), (2, 2)), (np.block,)),
     Row("np.block([x, y])", ((3,), (2,)), (np.block,)),
     Row("np.block([[x], [y]])", ((2, 3), (1, 3)), (np.block,)),
@@ -102,6 +116,21 @@ ROWS: list[Row] = [
     Row("np.convolve(x, y, 'same')", ((2,), (5,)), (np.convolve,)),
     Row("np.convolve(x, y, mode='valid')", ((3,), (5,)), (np.convolve,)),
     Row("np.convolve(x, y, 'valid')", ((6,), (4,)), (np.convolve,)),
+    # correlate: every mode, either input the longer ('same' centres differently then)
+    Row("np.correlate(x, y)", ((5,), (3,)), (np.correlate,)),
+    Row("np.correlate(x, y)", ((3,), (5,)), (np.correlate,)),
+    Row("np.correlate(x, y, 'same')", ((5,), (3,)), (np.correlate,)),
+    Row("np.correlate(x, y, 'same')", ((4,), (6,)), (np.correlate,)),
+    Row("np.correlate(x, y, mode='same')", ((2,), (5,)), (np.correlate,)),
+    Row("np.correlate(x, y, mode='full')", ((3,), (5,)), (np.correlate,)),
+    Row("np.correlate(x, y, 'full')", ((4,), (4,)), (np.correlate,)),
+    Row("np.real(np.correlate(x * (1.0 + 2.0j), y - 0.5j * y[::-1], 'same'))", ((5,), (4,)),
+        (np.correlate, np.real)),
+    Row("np.vander(x)", ((4,),), (np.vander,)),
+    Row("np.vander(x, 3, increasing=True)", ((4,),), (np.vander,)),
+    Row("np.vander(x, N=5)", ((3,),), (np.vander,)),
+    Row("np.vander(x, 2, True)", ((3,),), (np.vander,)),
+    Row("np.vander(x, 1)", ((3,),), (np.vander,)),
     Row("np.linalg.matrix_power(x, 3)", ((3, 3),), (np.linalg.matrix_power,), "wellcond"),
     Row("np.linalg.matrix_power(x, 1)", ((3, 3),), (np.linalg.matrix_power,)),
     Row("np.linalg.matrix_power(x, 0)", ((3, 3),), (np.linalg.matrix_power,)),
@@ -203,6 +232,12 @@ ROWS: list[Row] = [
     Row("np.cov(x, y, False, False, 0)", ((4, 2), (4, 3)), (np.cov,)),
     Row("np.cov(x, ddof=2)", ((2, 5),), (np.cov,)),
     Row("np.cov(x)", ((5,),), (np.cov,)),
+    # correlation coefficients: as np.cov's rows
+    Row("np.corrcoef(x)", ((3, 5),), (np.corrcoef,)),
+    Row("np.corrcoef(x, rowvar=False)", ((5, 3),), (np.corrcoef,)),
+    Row("np.corrcoef(x, y)", ((5,), (5,)), (np.corrcoef,)),
+    Row("np.corrcoef(x, y, False)", ((5, 2), (5,)), (np.corrcoef,)),
+    Row("np.corrcoef(x, y)", ((2, 4), (3, 4)), (np.corrcoef,)),
     # quantiles: q a number or a list, axes, keepdims, other methods, the NaN-ignoring ones
     Row("np.quantile(x, 0.3)", ((3, 4),), (np.quantile,), "distinct"),
     Row("np.quantile(x, [0.2, 0.75], axis=1)", ((3, 5),), (np.quantile,), "distinct"),
@@ -398,6 +433,16 @@ def test_refused_at_the_call(expr: str, complaint: str) -> None:
                      np.array([0.25, 1.5, 0.75]))
     assert re.search(complaint, error.message), error.message
     assert (error.location.line, error.location.column) == (3, 19)
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp"])
+def test_corrcoef_of_complex_values_is_refused(mode: str) -> None:
+    """np.corrcoef is differentiated for real values: complex ones are an error naming it (not
+    np.cov, which it calls), not a gradient that forgets NumPy's conjugates."""
+    f = make_function("def f(x):\n    return np.sum(np.abs(np.corrcoef(x * (1.0 + 0.5j))))\n", {"np": np})
+    x = np.array([[0.5, 1.5, -1.0], [2.0, 0.25, 1.0]])
+    with pytest.raises(S2SADError, match="reaches np.corrcoef of complex values"):
+        s2sad.grad(f)(x) if mode == "grad" else s2sad.jvp(f)(x, x)
 
 
 def test_a_cast_of_complex_values_to_real_ones_is_their_real_part() -> None:
