@@ -255,6 +255,30 @@ ROWS: list[Row] = [
     Row("np.linalg.tensorsolve(x + 3.0 * I6, y)", ((2, 3, 6), (2, 3)), (np.linalg.tensorsolve,)),
     Row("np.linalg.tensorsolve(x + 3.0 * I6A, y, axes=(0,))", ((3, 6, 2), (6,)), (np.linalg.tensorsolve,)),
     Row("np.linalg.tensorsolve(x + 3.0 * np.eye(4), y)", ((4, 4), (4,)), (np.linalg.tensorsolve,)),
+    # methods of ufuncs: reductions along axis 0 unless told, accumulations, outer products
+    Row("np.add.reduce(x)", ((3, 4),), (np.add.reduce,)),
+    Row("np.add.reduce(x, axis=1, keepdims=True)", ((3, 4),), (np.add.reduce,)),
+    Row("np.add.reduce(x, None)", ((2, 3, 2),), (np.add.reduce,)),
+    Row("np.add.reduce(x, (0, 2))", ((2, 3, 2),), (np.add.reduce,)),
+    Row("np.multiply.reduce(x, 1)", ((3, 4),), (np.multiply.reduce,)),
+    Row("np.multiply.reduce(x)", ((5,),), (np.multiply.reduce,)),
+    Row("np.maximum.reduce(x)", ((3, 4),), (np.maximum.reduce,), "distinct"),
+    Row("np.maximum.reduce(x, axis=1, keepdims=True)", ((3, 4),), (np.maximum.reduce,), "distinct"),
+    Row("np.minimum.reduce(x, axis=-1)", ((3, 4),), (np.minimum.reduce,), "distinct"),
+    Row("np.minimum.reduce(x, None)", ((3, 4),), (np.minimum.reduce,), "distinct"),
+    Row("np.logaddexp.reduce(x)", ((5,),), (np.logaddexp.reduce,)),
+    Row("np.logaddexp.reduce(x, 1, keepdims=True)", ((3, 4),), (np.logaddexp.reduce,)),
+    Row("np.add.accumulate(x)", ((3, 4),), (np.add.accumulate,)),
+    Row("np.add.accumulate(x, axis=1)", ((3, 4),), (np.add.accumulate,)),
+    Row("np.multiply.accumulate(x)", ((5,),), (np.multiply.accumulate,)),
+    Row("np.multiply.accumulate(x, 1)", ((3, 4),), (np.multiply.accumulate,)),
+    Row("np.multiply.outer(x, y)", ((3,), (2, 4)), (np.multiply.outer,)),
+    Row("np.multiply.outer(x, y)", ((2, 3), F), (np.multiply.outer,)),
+    Row("np.multiply.outer(x, x)", ((3,),), (np.multiply.outer,)),
+    Row("np.add.outer(x, y)", ((2, 3), (4,)), (np.add.outer,)),
+    Row("np.add.outer(x, y)", (F, (4,)), (np.add.outer,)),
+    Row("np.subtract.outer(x, y)", ((3,), (4,)), (np.subtract.outer,)),
+    Row("np.subtract.outer(x, y)", ((2, 2), (3, 1)), (np.subtract.outer,)),
     # NumPy's scalar types as casts
     Row("np.float64(x)", ((3, 4),), (np.float64,)),
     Row("np.float64(x) * y", (F, (3,)), (np.float64,)),
@@ -422,6 +446,9 @@ REFUSED = [  # (expression of y, a value that carries a gradient, what the error
     ("np.frompyfunc(np.sin, 1, 1)(y)", "given to np.frompyfunc"),
     ("np.apply_along_axis(np.sum, 0, y)", r"given to np\.apply_along_axis.*np\.stack"),
     ("np.piecewise(y, [y < 0.5], [np.sin, np.cos])", r"given to np\.piecewise.*np\.where"),
+    ("np.add.reduce(y, initial=1.0)", "np.add.reduce with argument 'initial'"),
+    ("np.maximum.accumulate(y)", "no gradient rule for 'np.maximum.accumulate'"),
+    ("np.broadcast_arrays(y, y, y, y, y)[0]", "takes at most 4 positional arguments"),
 ]
 
 
@@ -433,6 +460,17 @@ def test_refused_at_the_call(expr: str, complaint: str) -> None:
                      np.array([0.25, 1.5, 0.75]))
     assert re.search(complaint, error.message), error.message
     assert (error.location.line, error.location.column) == (3, 19)
+
+
+def test_a_method_of_a_ufunc_has_its_rule_however_it_is_reached() -> None:
+    """``np.add.reduce`` is a new bound method at each access: its rule is found by its ufunc and
+    name (through a global bound to it too), and the same method of another ufunc has none."""
+    assert REGISTRY.rule(np.add.reduce) is REGISTRY.rule(np.add.reduce) is not None
+    assert REGISTRY.rule(np.subtract.reduce) is None and REGISTRY.rule(np.add.reduceat) is None
+    f = make_function("def f(x):\n    return np.sum(TOTAL(x * x, 1) * np.array([1.0, 2.0]))\n",
+                      {"np": np, "TOTAL": np.add.reduce})
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+    np.testing.assert_allclose(s2sad.grad(f)(x), 2.0 * x * np.array([[1.0], [2.0]]), rtol=1e-12)
 
 
 @pytest.mark.parametrize("mode", ["grad", "jvp"])
