@@ -411,15 +411,17 @@ for scalar in (np.float32, np.float64, np.complex64, np.complex128):
 _UREDUCE = "array, axis=0, dtype=None, out=None, keepdims=False"
 _UT = "np.sum({} * t, axis=axis, keepdims=keepdims)"
 _LSE = "np.exp(array - reduce_grad(ans, array, axis, keepdims))"
-defvjp(np.add.reduce, _UREDUCE, name="np.add.reduce", linear="joint", array="reduce_grad(g, array, axis, keepdims)")
-defvjp(np.multiply.reduce, _UREDUCE, name="np.multiply.reduce",
+defvjp(np.add.reduce, _UREDUCE, name="np.add.reduce", linear="joint", shape=shapes.reduction(np.add.reduce, 0),
+       array="reduce_grad(g, array, axis, keepdims)")
+defvjp(np.multiply.reduce, _UREDUCE, name="np.multiply.reduce", shape=shapes.reduction(np.multiply.reduce, 0),
        jvp={"array": _UT.format("prod_grad(np.ones_like(ans), array, axis, keepdims)")},
        array="prod_grad(g, array, axis, keepdims)")
 for extremum in (np.maximum.reduce, np.minimum.reduce):
-    defvjp(extremum, _UREDUCE, name=f"np.{extremum.__self__.__name__}.reduce",
+    defvjp(extremum, _UREDUCE, name=f"np.{extremum.__self__.__name__}.reduce", shape=shapes.reduction(extremum, 0),
            jvp={"array": "extremum_jvp(t, array, ans, axis, keepdims)"},
            array="extremum_grad(g, array, ans, axis, keepdims)")
-defvjp(np.logaddexp.reduce, _UREDUCE, name="np.logaddexp.reduce", jvp={"array": _UT.format(_LSE)},
+defvjp(np.logaddexp.reduce, _UREDUCE, name="np.logaddexp.reduce", shape=shapes.reduction(np.logaddexp.reduce, 0),
+       jvp={"array": _UT.format(_LSE)},
        array=f"reduce_grad(g, array, axis, keepdims) * {_LSE}")
 defvjp(np.add.accumulate, "array, axis=0, dtype=None, out=None", name="np.add.accumulate", linear="joint",
        array="cumsum_grad(g, array, axis)")
@@ -431,9 +433,11 @@ defvjp(np.multiply.outer, "A, B", name="np.multiply.outer", linear="each",
        A="np.reshape(np.tensordot(g, B, np.ndim(B)), np.shape(A))",
        B="np.reshape(np.tensordot(A, g, np.ndim(A)), np.shape(B))")
 defvjp(np.add.outer, "A, B", name="np.add.outer", linear="joint",
-       A=f"np.reshape(np.sum(g, axis={_OVER_B}), np.shape(A))", B=f"np.reshape(np.sum(g, axis={_OVER_A}), np.shape(B))")
+       A=f"np.reshape(np.sum(g, axis={_OVER_B}), np.shape(A))",
+       B=f"np.reshape(np.sum(g, axis={_OVER_A}), np.shape(B))")
 defvjp(np.subtract.outer, "A, B", name="np.subtract.outer", linear="joint",
-       A=f"np.reshape(np.sum(g, axis={_OVER_B}), np.shape(A))", B=f"-np.reshape(np.sum(g, axis={_OVER_A}), np.shape(B))")
+       A=f"np.reshape(np.sum(g, axis={_OVER_B}), np.shape(A))",
+       B=f"-np.reshape(np.sum(g, axis={_OVER_A}), np.shape(B))")
 
 # --- refused: functions that call Python code NumPy loops over, with what to write instead -----------
 _PYTHON_LOOP = ("NumPy calls the Python function given to {name} from its own loop, which s2sad does not "
