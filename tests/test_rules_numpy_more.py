@@ -272,6 +272,10 @@ ROWS: list[Row] = [
     Row("np.add.accumulate(x, axis=1)", ((3, 4),), (np.add.accumulate,)),
     Row("np.multiply.accumulate(x)", ((5,),), (np.multiply.accumulate,)),
     Row("np.multiply.accumulate(x, 1)", ((3, 4),), (np.multiply.accumulate,)),
+    Row("np.maximum.accumulate(x)", ((5,),), (np.maximum.accumulate,), "distinct"),
+    Row("np.maximum.accumulate(x, axis=1)", ((3, 4),), (np.maximum.accumulate,), "distinct"),
+    Row("np.minimum.accumulate(x)", ((4, 3),), (np.minimum.accumulate,), "distinct"),
+    Row("np.minimum.accumulate(x, -1)", ((2, 5),), (np.minimum.accumulate,), "distinct"),
     Row("np.multiply.outer(x, y)", ((3,), (2, 4)), (np.multiply.outer,)),
     Row("np.multiply.outer(x, y)", ((2, 3), F), (np.multiply.outer,)),
     Row("np.multiply.outer(x, x)", ((3,),), (np.multiply.outer,)),
@@ -447,7 +451,8 @@ REFUSED = [  # (expression of y, a value that carries a gradient, what the error
     ("np.apply_along_axis(np.sum, 0, y)", r"given to np\.apply_along_axis.*np\.stack"),
     ("np.piecewise(y, [y < 0.5], [np.sin, np.cos])", r"given to np\.piecewise.*np\.where"),
     ("np.add.reduce(y, initial=1.0)", "np.add.reduce with argument 'initial'"),
-    ("np.maximum.accumulate(y)", "no gradient rule for 'np.maximum.accumulate'"),
+    ("np.maximum.outer(y, y)", "no gradient rule for 'np.maximum.outer'"),
+    ("np.add.reduceat(y, [0, 2])", "no gradient rule for 'np.add.reduceat'"),
     ("np.broadcast_arrays(y, y, y, y, y)[0]", "takes at most 4 positional arguments"),
 ]
 
@@ -471,6 +476,12 @@ def test_a_method_of_a_ufunc_has_its_rule_however_it_is_reached() -> None:
                       {"np": np, "TOTAL": np.add.reduce})
     x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
     np.testing.assert_allclose(s2sad.grad(f)(x), 2.0 * x * np.array([[1.0], [2.0]]), rtol=1e-12)
+
+
+def test_a_running_maximum_reads_the_last_entry_that_reaches_it() -> None:
+    """np.maximum.accumulate's gradient at a tie goes to the latest of the tied entries so far."""
+    f = make_function("def f(x):\n    return np.sum(np.maximum.accumulate(x))\n", {"np": np})
+    np.testing.assert_array_equal(s2sad.grad(f)(np.array([1.0, 3.0, 3.0, 2.0, 0.5])), [1.0, 1.0, 3.0, 0.0, 0.0])
 
 
 @pytest.mark.parametrize("mode", ["grad", "jvp"])

@@ -427,6 +427,13 @@ defvjp(np.add.accumulate, "array, axis=0, dtype=None, out=None", name="np.add.ac
        array="cumsum_grad(g, array, axis)")
 defvjp(np.multiply.accumulate, "array, axis=0, dtype=None, out=None", name="np.multiply.accumulate",
        jvp={"array": "cumprod_jvp(t, array, axis)"}, array="cumprod_grad(g, array, axis)")
+# a running maximum (minimum) reads, at each place, the last entry so far that reaches it
+_RUNNING = "accumulate_indices(array, ans, axis)"
+for running in (np.maximum.accumulate, np.minimum.accumulate):
+    defvjp(running, "array, axis=0, dtype=None, out=None", name=f"np.{running.__self__.__name__}.accumulate",
+           jvp={"array": f"np.take_along_axis(t, {_RUNNING}, axis)"},
+           array=f"take_along_axis_grad(g, array, {_RUNNING}, axis)")
+REGISTRY.declare_nondifferentiable(rt.accumulate_indices)
 # outer(A, B)[i..., j...] = A[i...] op B[j...]: A's gradient sums over B's axes, B's over A's
 _OVER_A, _OVER_B = "tuple(range(np.ndim(A)))", "tuple(range(np.ndim(A), np.ndim(g)))"
 defvjp(np.multiply.outer, "A, B", name="np.multiply.outer", linear="each",
