@@ -137,6 +137,10 @@ COMPLEX = [  # (expression of complex z and w, shapes of z and w)
     ("np.real_if_close(z)", ((3,),)),
     ("np.real(np.vdot(z, w))", ((2, 3), (6,))),
     ("np.imag(np.vdot(z, w * 1j))", ((4,), (4,))),
+    # np.correlate conjugates its second input
+    ("np.real(np.correlate(z, w, 'same'))", ((5,), (3,))),
+    ("np.abs(np.correlate(z, w, 'full'))", ((3,), (4,))),
+    ("np.imag(np.correlate(z, w))", ((2,), (4,))),
 ]
 ROW_IDS = [f"{expr} [{', '.join('x'.join(map(str, s)) for s in shapes)}]" for expr, shapes in COMPLEX]
 
@@ -191,7 +195,8 @@ def test_complex_input_forward_mode(expr: str, shapes: tuple) -> None:
 
 
 SECOND = ["np.abs(np.fft.fft(z, 6, norm='ortho'))", "np.fft.irfft(z, 7)", "np.real(np.fft.ifft2(z * w))",
-          "np.abs(z) ** 2", "np.angle(z) * np.real(w)", "np.abs(np.fft.ihfft(np.real(z)))"]
+          "np.abs(z) ** 2", "np.angle(z) * np.real(w)", "np.abs(np.fft.ihfft(np.real(z)))",
+          "np.abs(np.correlate(z, w, 'full'))"]
 
 
 @pytest.mark.parametrize("expr, shapes", [c for c in COMPLEX if c[0] in SECOND],

@@ -70,6 +70,20 @@ ROWS: list[Row] = [
     Row("np.append(x, y, axis=0)", ((3, 4), (2, 4)), (np.append,)),
     Row("np.append(x, y, axis=1)", ((3, 4), (3, 1)), (np.append,)),
     *([Row("np.row_stack([x, y])", ((4,), (2, 4)), (np.row_stack,))] if hasattr(np, "row_stack") else []),
+    Row("np.ediff1d(x)", ((5,),), (np.ediff1d,)),
+    Row("np.ediff1d(x)", ((2, 3),), (np.ediff1d,)),
+    Row("np.ediff1d(x, to_end=y)", ((2, 3), (2,)), (np.ediff1d,)),
+    Row("np.ediff1d(x, to_begin=y)", ((4,), F), (np.ediff1d,)),
+    Row("np.ediff1d(x, y[0], y[1:])", ((4,), (3,)), (np.ediff1d, operator.getitem)),
+    Row("np.ediff1d(x, to_begin=[1.0, 2.0], to_end=y)", ((4,), (1, 2)), (np.ediff1d,)),
+    Row("np.ediff1d(x, y)", ((1,), F), (np.ediff1d,)),
+    # broadcast_arrays: each result's gradient summed back to its input
+    Row("bx * by", ((3, 1), (4,)), (np.broadcast_arrays,), pre="bx, by = np.broadcast_arrays(x, y)"),
+    Row("np.broadcast_arrays(x, y)[1]", ((3, 4), F), (np.broadcast_arrays, operator.getitem)),
+    Row("np.broadcast_arrays(x)[0] * np.broadcast_arrays(y, x, 2.0 * y)[2]", ((2, 3), (3,)),
+        (np.broadcast_arrays, operator.getitem)),
+    Row("np.stack(np.broadcast_arrays(x[:, None], y, x[:1], y[0]))", ((3,), (2, 1, 4)),
+        (np.broadcast_arrays, np.stack)),
     Row("np.block([[x, y], [y, x]])", ((2, 2), (2, 2)), (np.block,)),
     Row("np.block([x, y])", ((3,), (2,)), (np.block,)),
     Row("np.block([[x], [y]])", ((2, 3), (1, 3)), (np.block,)),
@@ -102,6 +116,21 @@ ROWS: list[Row] = [
     Row("np.convolve(x, y, 'same')", ((2,), (5,)), (np.convolve,)),
     Row("np.convolve(x, y, mode='valid')", ((3,), (5,)), (np.convolve,)),
     Row("np.convolve(x, y, 'valid')", ((6,), (4,)), (np.convolve,)),
+    # correlate: every mode, either input the longer ('same' centres differently then)
+    Row("np.correlate(x, y)", ((5,), (3,)), (np.correlate,)),
+    Row("np.correlate(x, y)", ((3,), (5,)), (np.correlate,)),
+    Row("np.correlate(x, y, 'same')", ((5,), (3,)), (np.correlate,)),
+    Row("np.correlate(x, y, 'same')", ((4,), (6,)), (np.correlate,)),
+    Row("np.correlate(x, y, mode='same')", ((2,), (5,)), (np.correlate,)),
+    Row("np.correlate(x, y, mode='full')", ((3,), (5,)), (np.correlate,)),
+    Row("np.correlate(x, y, 'full')", ((4,), (4,)), (np.correlate,)),
+    Row("np.real(np.correlate(x * (1.0 + 2.0j), y - 0.5j * y[::-1], 'same'))", ((5,), (4,)),
+        (np.correlate, np.real)),
+    Row("np.vander(x)", ((4,),), (np.vander,)),
+    Row("np.vander(x, 3, increasing=True)", ((4,),), (np.vander,)),
+    Row("np.vander(x, N=5)", ((3,),), (np.vander,)),
+    Row("np.vander(x, 2, True)", ((3,),), (np.vander,)),
+    Row("np.vander(x, 1)", ((3,),), (np.vander,)),
     Row("np.linalg.matrix_power(x, 3)", ((3, 3),), (np.linalg.matrix_power,), "wellcond"),
     Row("np.linalg.matrix_power(x, 1)", ((3, 3),), (np.linalg.matrix_power,)),
     Row("np.linalg.matrix_power(x, 0)", ((3, 3),), (np.linalg.matrix_power,)),
@@ -203,6 +232,12 @@ ROWS: list[Row] = [
     Row("np.cov(x, y, False, False, 0)", ((4, 2), (4, 3)), (np.cov,)),
     Row("np.cov(x, ddof=2)", ((2, 5),), (np.cov,)),
     Row("np.cov(x)", ((5,),), (np.cov,)),
+    # correlation coefficients: as np.cov's rows
+    Row("np.corrcoef(x)", ((3, 5),), (np.corrcoef,)),
+    Row("np.corrcoef(x, rowvar=False)", ((5, 3),), (np.corrcoef,)),
+    Row("np.corrcoef(x, y)", ((5,), (5,)), (np.corrcoef,)),
+    Row("np.corrcoef(x, y, False)", ((5, 2), (5,)), (np.corrcoef,)),
+    Row("np.corrcoef(x, y)", ((2, 4), (3, 4)), (np.corrcoef,)),
     # quantiles: q a number or a list, axes, keepdims, other methods, the NaN-ignoring ones
     Row("np.quantile(x, 0.3)", ((3, 4),), (np.quantile,), "distinct"),
     Row("np.quantile(x, [0.2, 0.75], axis=1)", ((3, 5),), (np.quantile,), "distinct"),
@@ -220,6 +255,34 @@ ROWS: list[Row] = [
     Row("np.linalg.tensorsolve(x + 3.0 * I6, y)", ((2, 3, 6), (2, 3)), (np.linalg.tensorsolve,)),
     Row("np.linalg.tensorsolve(x + 3.0 * I6A, y, axes=(0,))", ((3, 6, 2), (6,)), (np.linalg.tensorsolve,)),
     Row("np.linalg.tensorsolve(x + 3.0 * np.eye(4), y)", ((4, 4), (4,)), (np.linalg.tensorsolve,)),
+    # methods of ufuncs: reductions along axis 0 unless told, accumulations, outer products
+    Row("np.add.reduce(x)", ((3, 4),), (np.add.reduce,)),
+    Row("np.add.reduce(x, axis=1, keepdims=True)", ((3, 4),), (np.add.reduce,)),
+    Row("np.add.reduce(x, None)", ((2, 3, 2),), (np.add.reduce,)),
+    Row("np.add.reduce(x, (0, 2))", ((2, 3, 2),), (np.add.reduce,)),
+    Row("np.multiply.reduce(x, 1)", ((3, 4),), (np.multiply.reduce,)),
+    Row("np.multiply.reduce(x)", ((5,),), (np.multiply.reduce,)),
+    Row("np.maximum.reduce(x)", ((3, 4),), (np.maximum.reduce,), "distinct"),
+    Row("np.maximum.reduce(x, axis=1, keepdims=True)", ((3, 4),), (np.maximum.reduce,), "distinct"),
+    Row("np.minimum.reduce(x, axis=-1)", ((3, 4),), (np.minimum.reduce,), "distinct"),
+    Row("np.minimum.reduce(x, None)", ((3, 4),), (np.minimum.reduce,), "distinct"),
+    Row("np.logaddexp.reduce(x)", ((5,),), (np.logaddexp.reduce,)),
+    Row("np.logaddexp.reduce(x, 1, keepdims=True)", ((3, 4),), (np.logaddexp.reduce,)),
+    Row("np.add.accumulate(x)", ((3, 4),), (np.add.accumulate,)),
+    Row("np.add.accumulate(x, axis=1)", ((3, 4),), (np.add.accumulate,)),
+    Row("np.multiply.accumulate(x)", ((5,),), (np.multiply.accumulate,)),
+    Row("np.multiply.accumulate(x, 1)", ((3, 4),), (np.multiply.accumulate,)),
+    Row("np.maximum.accumulate(x)", ((5,),), (np.maximum.accumulate,), "distinct"),
+    Row("np.maximum.accumulate(x, axis=1)", ((3, 4),), (np.maximum.accumulate,), "distinct"),
+    Row("np.minimum.accumulate(x)", ((4, 3),), (np.minimum.accumulate,), "distinct"),
+    Row("np.minimum.accumulate(x, -1)", ((2, 5),), (np.minimum.accumulate,), "distinct"),
+    Row("np.multiply.outer(x, y)", ((3,), (2, 4)), (np.multiply.outer,)),
+    Row("np.multiply.outer(x, y)", ((2, 3), F), (np.multiply.outer,)),
+    Row("np.multiply.outer(x, x)", ((3,),), (np.multiply.outer,)),
+    Row("np.add.outer(x, y)", ((2, 3), (4,)), (np.add.outer,)),
+    Row("np.add.outer(x, y)", (F, (4,)), (np.add.outer,)),
+    Row("np.subtract.outer(x, y)", ((3,), (4,)), (np.subtract.outer,)),
+    Row("np.subtract.outer(x, y)", ((2, 2), (3, 1)), (np.subtract.outer,)),
     # NumPy's scalar types as casts
     Row("np.float64(x)", ((3, 4),), (np.float64,)),
     Row("np.float64(x) * y", (F, (3,)), (np.float64,)),
@@ -387,6 +450,10 @@ REFUSED = [  # (expression of y, a value that carries a gradient, what the error
     ("np.frompyfunc(np.sin, 1, 1)(y)", "given to np.frompyfunc"),
     ("np.apply_along_axis(np.sum, 0, y)", r"given to np\.apply_along_axis.*np\.stack"),
     ("np.piecewise(y, [y < 0.5], [np.sin, np.cos])", r"given to np\.piecewise.*np\.where"),
+    ("np.add.reduce(y, initial=1.0)", "np.add.reduce with argument 'initial'"),
+    ("np.maximum.outer(y, y)", "no gradient rule for 'np.maximum.outer'"),
+    ("np.add.reduceat(y, [0, 2])", "no gradient rule for 'np.add.reduceat'"),
+    ("np.broadcast_arrays(y, y, y, y, y)[0]", "takes at most 4 positional arguments"),
 ]
 
 
@@ -398,6 +465,33 @@ def test_refused_at_the_call(expr: str, complaint: str) -> None:
                      np.array([0.25, 1.5, 0.75]))
     assert re.search(complaint, error.message), error.message
     assert (error.location.line, error.location.column) == (3, 19)
+
+
+def test_a_method_of_a_ufunc_has_its_rule_however_it_is_reached() -> None:
+    """``np.add.reduce`` is a new bound method at each access: its rule is found by its ufunc and
+    name (through a global bound to it too), and the same method of another ufunc has none."""
+    assert REGISTRY.rule(np.add.reduce) is REGISTRY.rule(np.add.reduce) is not None
+    assert REGISTRY.rule(np.subtract.reduce) is None and REGISTRY.rule(np.add.reduceat) is None
+    f = make_function("def f(x):\n    return np.sum(TOTAL(x * x, 1) * np.array([1.0, 2.0]))\n",
+                      {"np": np, "TOTAL": np.add.reduce})
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+    np.testing.assert_allclose(s2sad.grad(f)(x), 2.0 * x * np.array([[1.0], [2.0]]), rtol=1e-12)
+
+
+def test_a_running_maximum_reads_the_last_entry_that_reaches_it() -> None:
+    """np.maximum.accumulate's gradient at a tie goes to the latest of the tied entries so far."""
+    f = make_function("def f(x):\n    return np.sum(np.maximum.accumulate(x))\n", {"np": np})
+    np.testing.assert_array_equal(s2sad.grad(f)(np.array([1.0, 3.0, 3.0, 2.0, 0.5])), [1.0, 1.0, 3.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp"])
+def test_corrcoef_of_complex_values_is_refused(mode: str) -> None:
+    """np.corrcoef is differentiated for real values: complex ones are an error naming it (not
+    np.cov, which it calls), not a gradient that forgets NumPy's conjugates."""
+    f = make_function("def f(x):\n    return np.sum(np.abs(np.corrcoef(x * (1.0 + 0.5j))))\n", {"np": np})
+    x = np.array([[0.5, 1.5, -1.0], [2.0, 0.25, 1.0]])
+    with pytest.raises(S2SADError, match="reaches np.corrcoef of complex values"):
+        s2sad.grad(f)(x) if mode == "grad" else s2sad.jvp(f)(x, x)
 
 
 def test_a_cast_of_complex_values_to_real_ones_is_their_real_part() -> None:

@@ -68,8 +68,9 @@ def _names(fun: Any) -> tuple[str, list[str]]:
             continue
         names = [name for name, value in vars(namespace).items()
                  if value is fun and not name.startswith("_")]
-        if not names and isinstance(fun, types.MethodType):  # scipy.stats.norm.logpdf: norm's logpdf
-            names = [f"{name}.{fun.__func__.__name__}" for name, value in vars(namespace).items()
+        if not names and isinstance(fun, (types.MethodType, types.BuiltinMethodType)):
+            # scipy.stats.norm.logpdf: norm's logpdf; np.add.reduce: np.add's reduce
+            names = [f"{name}.{fun.__name__}" for name, value in vars(namespace).items()
                      if value is fun.__self__ and not name.startswith("_")]
         if namespace is np.ndarray:
             names = [f"{n}()" if callable(fun) else n for n in names]

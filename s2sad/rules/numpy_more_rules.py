@@ -1,5 +1,5 @@
 """Gradient rules for more of NumPy: NaN-ignoring reductions, order statistics, joins,
-polynomials, convolution, more of np.linalg, and ``tuple``/``list``/``dict`` of values.
+polynomials, convolution and correlation, more of np.linalg, and ``tuple``/``list``/``dict`` of values.
 
 Conventions as in :mod:`s2sad.rules.numpy_rules`: the NaN-ignoring reductions give
 NaN entries no gradient; ``median`` gives the middle entry ``g`` (half to each of the
@@ -10,8 +10,9 @@ only (complex ones are an error when a gradient reaches them), eigenvectors for 
 eigenvalues; ``lstsq`` for a matrix of full rank (else an error when a gradient reaches it);
 ``quantile`` and ``percentile`` (and their NaN-ignoring forms, every method) give ``g`` to
 the sorted entries the result interpolates, with their weights (``q`` is refused); ``cov``
-is differentiated for real values, without weights; NumPy's scalar types (``np.float64(x)``)
-are casts, as ``x.astype``.
+is differentiated for real values, without weights, and ``corrcoef`` for real values;
+``correlate`` conjugates its second input for complex values, as NumPy does; NumPy's scalar
+types (``np.float64(x)``) are casts, as ``x.astype``.
 """
 from __future__ import annotations
 
@@ -89,6 +90,16 @@ defvjp(np.append, "arr, values, axis=None", linear="joint",
 if hasattr(np, "row_stack"):  # removed in NumPy 2.5? an alias of vstack until then
     defvjp(np.row_stack, "tup, dtype=None, casting='same_kind'", containers=("tup",), linear="joint",
            tup="join_grad(g, tup, 0, np.atleast_2d)")
+# ediff1d: to_begin, the differences of ary flattened, to_end (each flattened)
+_NB = "(0 if isinstance(to_begin, type(None)) else np.size(to_begin))"
+_NE = "(0 if isinstance(to_end, type(None)) else np.size(to_end))"
+defvjp(np.ediff1d, "ary, to_end=None, to_begin=None", linear="joint",
+       ary=f"np.reshape(diff_grad(g[{_NB}:np.size(g) - {_NE}], np.ravel(ary)), np.shape(ary))",
+       to_end="unbroadcast(np.reshape(g[np.size(g) - np.size(to_end):], np.shape(to_end)), to_end)",
+       to_begin="unbroadcast(np.reshape(g[:np.size(to_begin)], np.shape(to_begin)), to_begin)")
+# broadcast_arrays(a, b, c, d): up to four inputs, so that each can carry a gradient
+defvjp(np.broadcast_arrays, "a, b=None, c=None, d=None, *, subok=False", returns_container=True, linear="joint",
+       **{name: f"unbroadcast(g[{k}], {name})" for k, name in enumerate("abcd")})
 defvjp(np.block, "arrays", containers=("arrays",), linear="joint", arrays="block_grad(g, arrays)")
 # meshgrid(x1, x2, x3): up to three inputs, so that each can carry a gradient
 defvjp(np.meshgrid, "x1, x2=None, x3=None, *, copy=True, sparse=False, indexing='xy'",
@@ -114,6 +125,14 @@ defvjp(np.polyval, "p, x",
 for conv in (np.convolve, rt.convolve_full):
     defvjp(conv, "a, v, mode='full'", linear="each",
            a="convolve_grad(g, a, v, mode)", v="convolve_grad(g, v, a, mode)")
+# correlate(a, v) is a convolved with v reversed and conjugated
+defvjp(np.correlate, "a, v, mode='valid'", linear="each",
+       a="correlate_grad_a(g, a, v, mode)", v="correlate_grad_v(g, a, v, mode)")
+# vander(x)[i, j] = x[i] ** p[j], p the columns' powers
+_VN = "(np.shape(x)[0] if isinstance(N, type(None)) else N)"
+_VSLOPE = f"pow_slope(np.expand_dims(x, -1), np.arange({_VN}) if increasing else np.arange({_VN} - 1, -1, -1))"
+defvjp(np.vander, "x, N=None, increasing=False", jvp={"x": f"np.expand_dims(t, -1) * {_VSLOPE}"},
+       x=f"np.sum(g * {_VSLOPE}, axis=-1)")
 
 # --- np.linalg ----------------------------------------------------------------------
 # the derivative of a matrix function at a in direction e is the upper right block of the
@@ -164,6 +183,10 @@ defvjp(rt.meshgrid_grad_transpose, "h, k, indexing, x1, x2=None, x3=None", retur
        linear="joint", h="meshgrid_grad(g, k, indexing, x1, x2, x3)")
 defvjp(rt.convolve_grad, "ct, x, other, mode='full'", linear="each",
        ct="convolve_full(g, other, mode)", other="convolve_grad(ct, other, g, mode)")
+defvjp(rt.correlate_grad_a, "ct, a, v, mode='valid'", linear="each",
+       ct="np.correlate(g, v, mode)", v="correlate_grad_v(ct, g, v, mode)")
+defvjp(rt.correlate_grad_v, "ct, a, v, mode='valid'", linear="each",
+       ct="np.correlate(a, g, mode)", a="correlate_grad_a(ct, a, g, mode)")
 defvjp(rt.select_grad, "ct, condlist, choicelist", returns_container=True, linear="joint",
        ct="np.select(condlist, g, 0)")
 defvjp(rt.read_triangle, "t, lower", linear="joint",
@@ -324,11 +347,31 @@ defvjp(np.cov, "m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aw
        jvp={"m": _CT.format(x="cov_rows(t, None if isinstance(y, type(None)) else np.zeros_like(y), rowvar)"),
             "y": _CT.format(x="cov_rows(np.zeros_like(m), t, rowvar)")},
        m=f"cov_rows_grad({_GX}, m, y, rowvar, 0)", y=f"cov_rows_grad({_GX}, m, y, rowvar, 1)")
-defvjp(rt.cov_rows, "m, y=None, rowvar=True", linear="joint",
+defvjp(rt.cov_rows, "m, y=None, rowvar=True, name='np.cov'", linear="joint",
        m="cov_rows_grad(g, m, y, rowvar, 0)", y="cov_rows_grad(g, m, y, rowvar, 1)")
 defvjp(rt.cov_rows_grad, "ct, m, y=None, rowvar=True, part=0", linear="joint",
        ct="cov_rows(g, None if isinstance(y, type(None)) else np.zeros_like(y), rowvar) if part == 0 else "
           "cov_rows(np.zeros_like(m), g, rowvar)")
+# np.corrcoef: R = C / (s s^T), s = sqrt(diag C), C = Xc Xc^T (the covariance's scale cancels); C's
+# gradient is G / (s s^T) less, on the diagonal, the sums of R * G along its row and column over 2 diag C
+_RX = "cov_rows(x, y, rowvar, 'np.corrcoef')"
+_RXC = f"({_RX} - np.mean({_RX}, axis=1, keepdims=True))"
+_RC = f"({_RXC} @ np.swapaxes({_RXC}, -1, -2))"
+_RSS = f"np.outer(np.sqrt(np.diagonal({_RC})), np.sqrt(np.diagonal({_RC})))"
+_RR = f"np.reshape(ans, np.shape({_RC}))"
+_RG = f"np.reshape(g, np.shape({_RC}))"
+_RGC = (f"({_RG} / {_RSS} - np.diag((np.sum({_RG} * {_RR}, axis=0) + np.sum({_RG} * {_RR}, axis=1)) "
+        f"/ (2.0 * np.diagonal({_RC}))))")
+_RGX = f"(({_RGC} + np.swapaxes({_RGC}, -1, -2)) @ {_RXC})"
+_RDC = f"({{x}} @ np.swapaxes({_RXC}, -1, -2) + {_RXC} @ np.swapaxes({{x}}, -1, -2))"
+_RU = f"(np.diagonal({_RDC}) / (2.0 * np.diagonal({_RC})))"
+_RT = (f"np.reshape({_RDC} / {_RSS} - {_RR} * (np.expand_dims({_RU}, -1) + np.expand_dims({_RU}, -2)), "
+       f"np.shape(ans))")
+defvjp(np.corrcoef, "x, y=None, rowvar=True, *, dtype=None",
+       jvp={"x": _RT.format(x="cov_rows(t, None if isinstance(y, type(None)) else np.zeros_like(y), rowvar, "
+                              "'np.corrcoef')"),
+            "y": _RT.format(x="cov_rows(np.zeros_like(x), t, rowvar, 'np.corrcoef')")},
+       x=f"cov_rows_grad({_RGX}, x, y, rowvar, 0)", y=f"cov_rows_grad({_RGX}, x, y, rowvar, 1)")
 # quantiles (every method): the gradient goes to the sorted entries the result interpolates
 _QUANTILE = "a, q, axis=None, out=None, overwrite_input=False, method='linear', keepdims=False"
 _QARGS = "a, q, axis, keepdims, method, percent, skipnan"
@@ -363,6 +406,45 @@ defvjp(np.linalg.tensorsolve, "a, b, axes=None",
 # real part, whose gradient is g) -----------------------------------------------------------------
 for scalar in (np.float32, np.float64, np.complex64, np.complex128):
     defvjp(scalar, "x", name=f"np.{scalar.__name__}", jvp={"x": "cast_grad(t, ans, ans)"}, x="cast_grad(g, x, ans)")
+
+# --- methods of ufuncs (np.add.reduce: a new bound method at each access, keyed by its ufunc and name) ---
+_UREDUCE = "array, axis=0, dtype=None, out=None, keepdims=False"
+_UT = "np.sum({} * t, axis=axis, keepdims=keepdims)"
+_LSE = "np.exp(array - reduce_grad(ans, array, axis, keepdims))"
+defvjp(np.add.reduce, _UREDUCE, name="np.add.reduce", linear="joint", shape=shapes.reduction(np.add.reduce, 0),
+       array="reduce_grad(g, array, axis, keepdims)")
+defvjp(np.multiply.reduce, _UREDUCE, name="np.multiply.reduce", shape=shapes.reduction(np.multiply.reduce, 0),
+       jvp={"array": _UT.format("prod_grad(np.ones_like(ans), array, axis, keepdims)")},
+       array="prod_grad(g, array, axis, keepdims)")
+for extremum in (np.maximum.reduce, np.minimum.reduce):
+    defvjp(extremum, _UREDUCE, name=f"np.{extremum.__self__.__name__}.reduce", shape=shapes.reduction(extremum, 0),
+           jvp={"array": "extremum_jvp(t, array, ans, axis, keepdims)"},
+           array="extremum_grad(g, array, ans, axis, keepdims)")
+defvjp(np.logaddexp.reduce, _UREDUCE, name="np.logaddexp.reduce", shape=shapes.reduction(np.logaddexp.reduce, 0),
+       jvp={"array": _UT.format(_LSE)},
+       array=f"reduce_grad(g, array, axis, keepdims) * {_LSE}")
+defvjp(np.add.accumulate, "array, axis=0, dtype=None, out=None", name="np.add.accumulate", linear="joint",
+       array="cumsum_grad(g, array, axis)")
+defvjp(np.multiply.accumulate, "array, axis=0, dtype=None, out=None", name="np.multiply.accumulate",
+       jvp={"array": "cumprod_jvp(t, array, axis)"}, array="cumprod_grad(g, array, axis)")
+# a running maximum (minimum) reads, at each place, the last entry so far that reaches it
+_RUNNING = "accumulate_indices(array, ans, axis)"
+for running in (np.maximum.accumulate, np.minimum.accumulate):
+    defvjp(running, "array, axis=0, dtype=None, out=None", name=f"np.{running.__self__.__name__}.accumulate",
+           jvp={"array": f"np.take_along_axis(t, {_RUNNING}, axis)"},
+           array=f"take_along_axis_grad(g, array, {_RUNNING}, axis)")
+REGISTRY.declare_nondifferentiable(rt.accumulate_indices)
+# outer(A, B)[i..., j...] = A[i...] op B[j...]: A's gradient sums over B's axes, B's over A's
+_OVER_A, _OVER_B = "tuple(range(np.ndim(A)))", "tuple(range(np.ndim(A), np.ndim(g)))"
+defvjp(np.multiply.outer, "A, B", name="np.multiply.outer", linear="each",
+       A="np.reshape(np.tensordot(g, B, np.ndim(B)), np.shape(A))",
+       B="np.reshape(np.tensordot(A, g, np.ndim(A)), np.shape(B))")
+defvjp(np.add.outer, "A, B", name="np.add.outer", linear="joint",
+       A=f"np.reshape(np.sum(g, axis={_OVER_B}), np.shape(A))",
+       B=f"np.reshape(np.sum(g, axis={_OVER_A}), np.shape(B))")
+defvjp(np.subtract.outer, "A, B", name="np.subtract.outer", linear="joint",
+       A=f"np.reshape(np.sum(g, axis={_OVER_B}), np.shape(A))",
+       B=f"-np.reshape(np.sum(g, axis={_OVER_A}), np.shape(B))")
 
 # --- refused: functions that call Python code NumPy loops over, with what to write instead -----------
 _PYTHON_LOOP = ("NumPy calls the Python function given to {name} from its own loop, which s2sad does not "

@@ -50,6 +50,7 @@ class Param:
     name: str
     default: str | None = None  # source code of the default; None: required
     star: bool = False  # a ``*args`` parameter
+    keyword_only: bool = False  # after ``*`` or ``*args``
 
 
 class Template:
@@ -150,17 +151,17 @@ def _compile(text: str, placeholders: frozenset[str]) -> tuple[tuple[Any, ...], 
 
 def parse_params(spec: str) -> tuple[Param, ...]:
     """Parse ``"a, axis=None, *, keepdims=False"`` into parameters."""
-    params = []
+    params, keyword_only = [], False
     for part in (p.strip() for p in _top_level_split(spec) if p.strip()):
-        if part == "*":
-            continue
         if part.startswith("*"):
-            params.append(Param(part[1:], "()", star=True))
+            if part != "*":
+                params.append(Param(part[1:], "()", star=True))
+            keyword_only = True
         elif "=" in part:
             name, default = (s.strip() for s in part.split("=", 1))
-            params.append(Param(name, default))
+            params.append(Param(name, default, keyword_only=keyword_only))
         else:
-            params.append(Param(part))
+            params.append(Param(part, keyword_only=keyword_only))
     return tuple(params)
 
 
@@ -241,10 +242,11 @@ class Rule:
             if p.star:
                 bound[p.name] = pack(positional)
                 positional = []
-            elif positional:
+            elif positional and not p.keyword_only:
                 bound[p.name] = positional.pop(0)
         if positional:
-            raise ValueError(f"{self.name} takes at most {len(self.params)} positional arguments")
+            count = sum(not p.keyword_only for p in self.params)
+            raise ValueError(f"{self.name} takes at most {count} positional arguments")
         for key, value in kwargs.items():
             if key in bound or not any(p.name == key and not p.star for p in self.params):
                 raise ValueError(f"s2sad does not differentiate {self.name} with argument '{key}'")
@@ -261,9 +263,10 @@ class Registry:
     """Rules keyed by function object, plus the declared non-differentiable functions and
     the shape functions of functions without a rule.
 
-    A bound method (``scipy.stats.norm.logpdf``: a new object at each attribute access) is
-    keyed by its object and function.  Rule modules for optional libraries are imported on
-    the first lookup that misses once that library has been imported (``lazy``).
+    A bound method (``scipy.stats.norm.logpdf``, ``np.add.reduce``: a new object at each
+    attribute access) is keyed by its object and function.  Rule modules for optional
+    libraries are imported on the first lookup that misses once that library has been
+    imported (``lazy``).
     """
 
     def __init__(self) -> None:
@@ -284,8 +287,9 @@ class Registry:
 
     def key(self, fun: Any) -> int:
         """The key of ``fun``: its id, or for a bound method the id of the one declared."""
-        if isinstance(fun, types.MethodType):
-            return self.methods.get((id(fun.__self__), id(fun.__func__)), id(fun))
+        method = _bound_method(fun)
+        if method is not None:
+            return self.methods.get((id(method[0]), id(method[1])), id(fun))
         return id(fun)
 
     def load_lazy(self) -> None:
@@ -394,12 +398,26 @@ class Registry:
                 self.shapes[key] = (fun, rule.shape)
 
     def _declare(self, fun: Any) -> int:
-        if isinstance(fun, types.MethodType):
-            self.methods.setdefault((id(fun.__self__), id(fun.__func__)), id(fun))
+        method = _bound_method(fun)
+        if method is not None:
+            self.methods.setdefault((id(method[0]), id(method[1])), id(fun))
         return self.key(fun)
 
     def differentiable(self) -> list[Rule]:
         return list(self.rules.values())
+
+
+def _bound_method(fun: Any) -> tuple[Any, Any] | None:
+    """The object and the function of a bound method: of a Python method, its ``__func__``; of a
+    built-in one (``np.add.reduce``, a new object at each attribute access), its class's
+    method of that name.  None for anything else (a built-in function's ``__self__`` is its module)."""
+    if isinstance(fun, types.MethodType):
+        return fun.__self__, fun.__func__
+    owner = getattr(fun, "__self__", None)
+    if isinstance(fun, types.BuiltinMethodType) and owner is not None and not isinstance(owner, types.ModuleType):
+        method = getattr(type(owner), fun.__name__, None)
+        return (owner, method) if method is not None else None
+    return None
 
 
 def _display_name(fun: Any) -> str:

@@ -269,15 +269,16 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...] | None:
     return tuple(sorted({a % ndim for a in items}))
 
 
-def reduction(fun: Callable[..., Any]) -> ShapeFunction:
-    """A reduction's rule (``sum``, ``max``): the array less its ``axis`` (kept as 1 with
-    ``keepdims``), of the dtype ``fun`` gives."""
+def reduction(fun: Callable[..., Any], axis: int | None = None) -> ShapeFunction:
+    """A reduction's rule (``sum``, ``max``): the array less its ``axis`` (``axis`` where the
+    call gives none: 0 for a ufunc's ``reduce``; kept as 1 with ``keepdims``), of the dtype
+    ``fun`` gives."""
     def shape(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
         if len(operands) != 1 or operands[0] is None or set(kwargs) - {"axis", "keepdims"}:
             return None
         x = operands[0]
         keepdims = kwargs.get("keepdims", False)
-        axes = _axes(kwargs.get("axis"), len(x.shape))
+        axes = _axes(kwargs.get("axis", axis), len(x.shape))
         if axes is None or type(keepdims) is not bool or not x.array and x.python:
             return None
         shaped = tuple(1 if i in axes else n for i, n in enumerate(x.shape)) if keepdims else tuple(

@@ -363,9 +363,10 @@ def solve_matrix_grad(ct: Any, assume_a: Any = None, lower: bool = False, transp
     return g
 
 
-def cov_rows(m: Any, y: Any = None, rowvar: bool = True) -> Any:
-    """The variables of ``np.cov(m, y, rowvar)`` as the rows of one matrix, as NumPy lays them out."""
-    real_only("np.cov", m, y)
+def cov_rows(m: Any, y: Any = None, rowvar: bool = True, name: str = "np.cov") -> Any:
+    """The variables of ``np.cov(m, y, rowvar)`` (or of ``name``, which reads them so) as the rows
+    of one matrix, as NumPy lays them out."""
+    real_only(name, m, y)
     rows = _cov_part(m, rowvar, True)
     return rows if y is None else np.concatenate((rows, _cov_part(y, rowvar, False)), axis=0)
 

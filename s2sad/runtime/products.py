@@ -1,5 +1,5 @@
 """Gradients of products of arrays: matmul, dot, tensordot, kron, einsum,
-np.linalg.multi_dot and convolution."""
+np.linalg.multi_dot, convolution and correlation."""
 from __future__ import annotations
 
 from typing import Any
@@ -255,3 +255,27 @@ def convolve_grad(g: Any, x: Any, other: Any, mode: str = "full") -> Any:
     full[tuple(slice(s, s + m) for s, m in zip(start, np.shape(g)))] = g
     flipped = np.flip(other) if np.ndim(other) else other
     return convolve_full(full, flipped, "valid").astype(full.dtype, copy=False)
+
+
+def _full_correlation_grad(g: Any, a: Any, v: Any) -> Any:
+    """``g``, the gradient of ``np.correlate(a, v, mode)``, placed where that result lies in the
+    full correlation (NumPy centres ``'same'`` to the right when ``v`` is the longer)."""
+    n = np.size(a) + np.size(v) - 1
+    full = np.zeros(n, dtype=np.result_type(g, a, v))
+    start = (n - np.shape(g)[0] + int(np.size(a) < np.size(v))) // 2
+    full[start:start + np.shape(g)[0]] = g
+    return full
+
+
+def correlate_grad_a(g: Any, a: Any, v: Any, mode: str = "valid") -> Any:
+    """Gradient for ``a`` of ``np.correlate(a, v, mode)``, which is ``a`` convolved with ``v``
+    reversed and conjugated (where it lies in the full result)."""
+    a, v = list_as_array(a), list_as_array(v)
+    return convolve_grad(_full_correlation_grad(g, a, v), a, np.conj(np.flip(v)), "full")
+
+
+def correlate_grad_v(g: Any, a: Any, v: Any, mode: str = "valid") -> Any:
+    """Gradient for ``v`` of ``np.correlate(a, v, mode)``: that of the reversed, conjugated
+    kernel, reversed and conjugated."""
+    a, v = list_as_array(a), list_as_array(v)
+    return np.conj(np.flip(convolve_grad(_full_correlation_grad(g, a, v), np.conj(np.flip(v)), a, "full")))

@@ -296,6 +296,16 @@ def partition_indices(a: Any, ans: Any, axis: Any = -1) -> Any:
     return np.take_along_axis(order, rank, axis=axis)
 
 
+def accumulate_indices(a: Any, ans: Any, axis: int = 0) -> Any:
+    """Where each entry of ``np.maximum.accumulate(a, axis)`` (or of minimum's: ``ans``) was read:
+    the last index along ``axis`` up to it where ``a`` reaches the running extremum."""
+    a = np.asarray(a)
+    shape = [1] * a.ndim
+    shape[axis] = a.shape[axis]
+    positions = np.reshape(np.arange(a.shape[axis]), shape)
+    return np.maximum.accumulate(np.where(a == ans, positions, 0), axis=axis)
+
+
 def _quantile_weights(q: Any, n: int, method: str, percent: bool) -> Any:
     """The weights of the ``n`` sorted entries whose sum np.quantile (np.percentile) returns,
     for each q (shape ``q.shape + (n,)``).  Every method reads one sorted entry or interpolates
