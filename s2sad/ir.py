@@ -225,6 +225,9 @@ class Function:
     user_names: set[str] = field(default_factory=set)  # names that appear in the user's source
     free: dict[str, object] = field(default_factory=dict)  # free names -> the objects they denote
     closure: set[str] = field(default_factory=set)  # free names that are closure cells
+    # free names bound to an attribute of a module, with the module's name in the function
+    # (np_add_reduce: numpy, "np", "add.reduce"), which a module written out binds the same way
+    module_paths: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     # base -> n: base, base_2 .. base_n are in names (which only grows), so fresh starts there
     numbered: dict[str, int] = field(default_factory=dict)
 

@@ -16,6 +16,7 @@ from s2sad.cli import main
 
 USER_MODULE = textwrap.dedent('''
     import numpy as np
+    import scipy.stats
     import s2sad
 
     SCALE = 0.5
@@ -39,6 +40,11 @@ USER_MODULE = textwrap.dedent('''
 
     def smooth(x):
         return np.sum(np.tanh(helper(x)) ** 2) * SCALE
+
+
+    def through_objects(x):
+        # rules of methods reached through objects: bound in the written module by their path
+        return np.add.reduce(x ** 3) + np.sum(scipy.stats.norm.logpdf(x, 0.2, 1.5))
 ''')
 
 X = [0.3, -0.5, 0.7]
@@ -48,6 +54,8 @@ CASES = [  # (function, mode, how the written function is called, the s2sad call
     ("loss", "reverse", "fn(x)", "s2sad.grad(user.loss)(x)"),
     ("smooth", "forward", "fn(x, v)", "s2sad.jvp(user.smooth)(x, v)"),
     ("smooth", "hvp", "fn(x, v)[1]", "s2sad.hvp(user.smooth)(x, v)"),  # (gradient, hvp)
+    ("through_objects", "reverse", "fn(x)", "s2sad.grad(user.through_objects)(x)"),
+    ("through_objects", "forward", "fn(x, v)", "s2sad.jvp(user.through_objects)(x, v)"),
 ]
 
 

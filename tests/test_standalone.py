@@ -195,3 +195,19 @@ def test_helpers_are_copied_with_what_they_use_from_other_runtime_modules(tmp_pa
     assert run.returncode == 0, run.stderr
     written = pickle.loads(data.read_bytes())
     np.testing.assert_allclose(flatten(written), flatten(grad(loss, ("x", "w"))(*args)), rtol=1e-12, atol=1e-12)
+
+
+def test_a_ufunc_method_is_bound_by_its_path(tmp_path):
+    loss = user_function(tmp_path, "user_reduce", '''
+        import numpy as np
+
+
+        def loss(x):
+            return np.add.reduce(np.multiply.outer(x, x) ** 2, axis=None)
+    ''')
+    text = adjoint_source(loss, standalone=True)
+    assert "np_add_reduce = np.add.reduce" in text
+    namespace: dict = {}
+    exec(compile(text, "written", "exec"), namespace)
+    x = np.array([0.5, -1.5, 2.0])
+    np.testing.assert_allclose(namespace["grad_loss"](x), 4 * x * np.sum(x ** 2), rtol=1e-12)  # (sum x^2)^2

@@ -326,6 +326,7 @@ def _header(adj: Adjoint, kind: str, used: set[str]) -> str:
     froms: dict[str, list[str]] = {}
     loose: dict[str, list[str]] = {}
     rule_functions: list[str] = []
+    bound: list[str] = []
     spelled = {spelling: rt for rt, spelling in adj.runtime.items()}
     home = adj.source.fn.__globals__.get("__name__")  # the user's module, if it can be imported
     home_module = sys.modules.get(home) if home and home != "__main__" else None
@@ -347,6 +348,11 @@ def _header(adj: Adjoint, kind: str, used: set[str]) -> str:
         if isinstance(obj, types.ModuleType):
             imports.add(f"import {obj.__name__}" + ("" if obj.__name__ == name else f" as {name}"))
             continue
+        if name in fn.module_paths:  # a rule's function reached through an object (np.add.reduce)
+            imports |= _path_imports(*fn.module_paths[name])
+            module, alias, path = fn.module_paths[name]
+            bound.append(f"{name} = {alias}.{path}")
+            continue
         origin = _importable(obj)
         if origin is None and name not in fn.closure and home_module is not None and \
                 getattr(home_module, name, MISSING) is obj:
@@ -361,9 +367,22 @@ def _header(adj: Adjoint, kind: str, used: set[str]) -> str:
     lines += sorted(imports)
     lines += [f"from {m} import {', '.join(sorted(names))}" for m, names in sorted(froms.items())]
     lines += [f'{name} = rule_function("{name}")' for name in rule_functions]
+    lines += bound
     for where, names in sorted(loose.items()):
         lines.append(f"# reads from {fn.name}'s {where}: {', '.join(names)}")
     return "\n".join(lines) + "\n"
+
+
+def _path_imports(module: str, alias: str, path: str) -> set[str]:
+    """The imports that make ``alias.path`` readable: ``module`` as ``alias``, and the deepest
+    module the path passes through (``scipy.stats`` for ``scipy``'s ``stats.norm.logpdf``),
+    which ``import module`` may not load (``import scipy.stats`` binds ``scipy`` too)."""
+    parts = path.split(".")
+    below = [n for n in (".".join([module, *parts[:k]]) for k in range(1, len(parts)))
+             if isinstance(sys.modules.get(n), types.ModuleType)]
+    if module == alias and below:
+        return {f"import {below[-1]}"}
+    return {f"import {module}" + ("" if module == alias else f" as {alias}"), *(f"import {m}" for m in below[-1:])}
 
 
 def _importable(obj: Any) -> tuple[str, str] | None:

@@ -139,8 +139,15 @@ class CallLowering:
         if self.registry.rule(key) is not None and _through_an_instance(func, self.res):
             # ``config.act(x)``: the generated code calls the function whose rule it
             # applies, bound by name, even if the attribute is rebound later
-            fnode = cst.Name(self.fn.fresh("_".join(attribute_path(func))))
+            path = attribute_path(func)
+            fnode = cst.Name(self.fn.fresh("_".join(path)))
             self.fn.free[fnode.value] = key
+            base = func
+            while isinstance(base, cst.Attribute):
+                base = base.value
+            root = self.res.object(base)
+            if path and isinstance(root, types.ModuleType):
+                self.fn.module_paths[fnode.value] = (root.__name__, path[0], ".".join(path[1:]))
         if isinstance(func, cst.Name) and func.value in self.local_functions:
             key = self.local_functions[func.value]
             node = node.with_changes(args=[*node.args, *(
