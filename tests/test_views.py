@@ -399,6 +399,21 @@ def out_of_a_global(x):
     return np.sum(W3)
 
 
+def piece_of_a_split(x):
+    z = x * 2.0
+    a, b = np.array_split(z, 2)
+    a[0] = 5.0
+    return np.sum(z ** 2) + np.sum(b)
+
+
+def unpacked_split_pieces(x):
+    z = np.concatenate([x, x])
+    pieces = np.split(z, 2)
+    first, second = pieces
+    second *= 3.0
+    return np.sum(z) + np.sum(first)
+
+
 def _line(f, text):
     lines, first = inspect.getsourcelines(f)
     return first + next(i for i, line in enumerate(lines) if text in line)
@@ -412,6 +427,8 @@ def _line(f, text):
     (multiply_at, "np.multiply.at", 5, "write the update as a loop"),
     (out_of_another_dtype, "np.multiply(x, x, out=z)", 5, "write the result to a new name (z = np.multiply(...))"),
     (out_of_a_global, "np.multiply(x, x, out=W3)", 23, "write z = np.multiply(...) instead, with z a new name"),
+    (piece_of_a_split, "a[0] = 5.0", 5, "write a = a.copy() before changing it"),  # (the pieces are views)
+    (unpacked_split_pieces, "second *= 3.0", 5, "write second = second * ..."),
 ], ids=lambda p: getattr(p, "__name__", None))
 def test_refusals_are_located_with_advice(f, text, column, advice):
     with pytest.raises(s2sad.UnsupportedSyntaxError) as info:

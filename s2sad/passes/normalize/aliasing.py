@@ -23,7 +23,9 @@ from .syntax import (LOOP_NODES, flat_targets, nodes_under, read_before_assigned
 #: Functions whose result may share memory with their argument.
 VIEWING_FUNCTIONS = (operator.getitem, np.reshape, np.ndarray.reshape, np.ravel, np.ndarray.ravel,
                      np.transpose, np.ndarray.transpose, np.ndarray.T, np.squeeze, np.ndarray.squeeze,
-                     np.expand_dims, np.swapaxes, np.ndarray.swapaxes)
+                     np.expand_dims, np.swapaxes, np.ndarray.swapaxes,
+                     # lists or tuples of views
+                     np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.broadcast_arrays)
 
 
 VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "flat"})

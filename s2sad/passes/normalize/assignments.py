@@ -131,6 +131,9 @@ class AssignmentLowering:
                      for t in targets)
         self.out.append(Assign(news, source, self.loc))
         for t, new in zip(targets, news):
+            if isinstance(source, Var) and source.name in self.views:  # a, b = np.split(z, 2): views of z
+                self.views.add(new)
+                self.share(new, [source.name])
             self.store(t, Var(new))
         return Const(self.parsed.code(value), ())
 
