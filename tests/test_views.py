@@ -13,7 +13,7 @@ import pytest
 import s2sad
 from s2sad import grad, hessian, hvp, value_and_grad
 
-from gradcheck import numerical_grad
+from gradcheck import assert_grad_matches, numerical_grad
 
 rng = np.random.default_rng(18)
 W3 = rng.normal(size=3)
@@ -414,6 +414,24 @@ def unpacked_split_pieces(x):
     return np.sum(z) + np.sum(first)
 
 
+def meshgrid_without_copies(x):
+    z = x * 2.0
+    a, b = np.meshgrid(z, z, copy=False)
+    a[0, 0] = 1.0
+    return np.sum(z ** 2) + np.sum(a * b)
+
+
+def meshgrid_with_copies(x):
+    z = x * 2.0
+    a, b = np.meshgrid(z, z)
+    a[0, 0] = 1.0
+    return np.sum(z ** 2) + np.sum(a * b)
+
+
+def test_a_write_into_meshgrids_copies_is_differentiated():
+    assert_grad_matches(meshgrid_with_copies, (X.copy(),), 0)
+
+
 def _line(f, text):
     lines, first = inspect.getsourcelines(f)
     return first + next(i for i, line in enumerate(lines) if text in line)
@@ -429,6 +447,7 @@ def _line(f, text):
     (out_of_a_global, "np.multiply(x, x, out=W3)", 23, "write z = np.multiply(...) instead, with z a new name"),
     (piece_of_a_split, "a[0] = 5.0", 5, "write a = a.copy() before changing it"),  # (the pieces are views)
     (unpacked_split_pieces, "second *= 3.0", 5, "write second = second * ..."),
+    (meshgrid_without_copies, "a[0, 0] = 1.0", 5, "write a = a.copy() before changing it"),
 ], ids=lambda p: getattr(p, "__name__", None))
 def test_refusals_are_located_with_advice(f, text, column, advice):
     with pytest.raises(s2sad.UnsupportedSyntaxError) as info:

@@ -304,7 +304,8 @@ class CallLowering:
                 bound["<callee>"] = Const(key.code, self.local_reads(node.func))
         call = Call(rule if problem is None else None, callee, bound, primal, problem, slots=slots)
         result = self.emit(call, target, _name_hint(word, args, isinstance(node, cst.BinaryOperation)), node)
-        if rule is not None and rule.fun in VIEWING_FUNCTIONS:
+        if rule is not None and (rule.fun in VIEWING_FUNCTIONS or rule.fun is np.meshgrid and not (
+                isinstance(bound.get("copy"), Const) and bound["copy"].code == "True")):
             self.views.add(result.name)
             self.share(result.name, [op.name for op in bound.values() if isinstance(op, Var)])
         return result
