@@ -41,3 +41,30 @@ def comprehension_over_data(x: np.ndarray) -> float:
 def test_comprehension_variable_shadowing_a_global_reads_the_data() -> None:
     expected = 2 * X + 3 * X ** 2
     np.testing.assert_allclose(s2sad.grad(comprehension_over_data)(X), expected)
+
+
+
+SCALE = np.array([10.0, 20.0, 30.0])
+
+
+def global_read_after_comprehension(x: np.ndarray) -> float:
+    s = sum(SCALE * 2 for SCALE in x)
+    return s + np.sum(SCALE * x ** 2)
+
+
+def global_read_after_dict_comprehension(x: np.ndarray) -> float:
+    d = {SCALE: x[SCALE] ** 2 for SCALE in range(3)}
+    return d[0] + d[2] * np.sum(SCALE * x)
+
+
+@pytest.mark.parametrize("f, expected", [
+    (global_read_after_comprehension, 2 + 2 * SCALE * X),
+    (global_read_after_dict_comprehension, 2 * X * (np.arange(3) == 0)
+     + 2 * X * (np.arange(3) == 2) * np.sum(SCALE * X) + X[2] ** 2 * SCALE)])
+def test_global_read_beside_a_comprehension_variable_of_its_name(f, expected: np.ndarray) -> None:
+    # after the comprehension, SCALE is the global again; the generated code read the
+    # comprehension's last item there (value and gradient both wrong, silently)
+    value, gradient = s2sad.value_and_grad(f)(X)
+    np.testing.assert_allclose(value, f(X))
+    np.testing.assert_allclose(gradient, expected)
+    np.testing.assert_allclose(s2sad.grad(f, specialize=False)(X), expected)
