@@ -179,6 +179,7 @@ def _with_tangent(generated: Callable[..., Any], what: str, word: str) -> Callab
             if not args:
                 raise TypeError(f"{what}: pass the arguments, then the {word}")
             args, kwargs = args[:-1], {**kwargs, name: args[-1]}
+        kwargs[name] = _float_tangent(kwargs[name])
         try:
             return generated(*args, **kwargs)
         except Exception as error:
@@ -195,6 +196,22 @@ def _with_tangent(generated: Callable[..., Any], what: str, word: str) -> Callab
     tangent_call.__s2sad_source__ = generated.__s2sad_source__  # type: ignore[attr-defined]
     tangent_call.__wrapped__ = generated  # type: ignore[attr-defined]
     return tangent_call
+
+
+def _float_tangent(t: Any) -> Any:
+    """An integer or boolean tangent (``np.array([0, 1, 0])``) as floats, leaf by leaf: the
+    tangent code copies it and writes fractions into the copies."""
+    if isinstance(t, (np.ndarray, np.generic)) and t.dtype.kind in "biu":
+        return t.astype(float)
+    if isinstance(t, int):
+        return float(t)
+    if isinstance(t, dict):
+        return {key: _float_tangent(value) for key, value in t.items()}
+    if isinstance(t, tuple) and hasattr(t, "_fields"):
+        return type(t)(*map(_float_tangent, t))
+    if isinstance(t, (tuple, list)):
+        return type(t)(map(_float_tangent, t))
+    return t
 
 
 def _refuse_libraries(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

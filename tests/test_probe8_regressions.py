@@ -68,3 +68,33 @@ def test_global_read_beside_a_comprehension_variable_of_its_name(f, expected: np
     np.testing.assert_allclose(value, f(X))
     np.testing.assert_allclose(gradient, expected)
     np.testing.assert_allclose(s2sad.grad(f, specialize=False)(X), expected)
+
+
+def half_of_second_into_first(v: np.ndarray) -> float:
+    y = v.copy()
+    y[0] = v[1] * 0.5
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("tangent", [np.array([0, 1, 0]), np.array([False, True, False])])
+@pytest.mark.parametrize("specialize", [True, False])
+def test_integer_tangent_is_a_float_direction(tangent, specialize: bool) -> None:
+    # the tangent code copies the tangent and writes v_dot[1] * 0.5 into the copy: an integer
+    # tangent truncated it (jvp gave 1, a boolean one 2, instead of 1.5)
+    x = np.array([0.1, 1.1, 2.1])
+    _, slope = s2sad.jvp(half_of_second_into_first, specialize=specialize)(x, tangent)
+    assert slope == pytest.approx(1.5)
+    _, slope = s2sad.jvp(half_of_second_into_first, specialize=specialize)(x, tangent=tangent)
+    assert slope == pytest.approx(1.5)
+
+
+def test_integer_tangent_of_several_arguments() -> None:
+    def f(a: np.ndarray, b: np.ndarray) -> float:
+        y = a.copy()
+        y[0] = b[1] * 0.5
+        return np.sum(y * b)
+
+    a, b = np.array([0.1, 1.1, 2.1]), np.array([1.0, 2.0, 3.0])
+    _, slope = s2sad.jvp(f, wrt=(0, 1))(a, b, (np.array([0, 1, 0]), np.array([0, 1, 0])))
+    expected = s2sad.jvp(f, wrt=(0, 1))(a, b, (np.array([0.0, 1, 0]), np.array([0.0, 1, 0])))[1]
+    assert slope == pytest.approx(expected)
