@@ -310,9 +310,29 @@ def _real_only(*values: Any) -> None:
                        "its real and imaginary parts")
 
 
+def _wrt_argument(args: tuple[Any, ...], kwargs: dict[str, Any], index: int, name: str) -> Any:
+    """The wrt argument of a call, passed by position or by keyword."""
+    if index < len(args):
+        return args[index]
+    if name not in kwargs:
+        raise WrtError(f"the wrt argument '{name}' was not passed")
+    return kwargs[name]
+
+
+def _one_array(x: Any) -> np.ndarray:
+    """``x`` as one array of numbers; a dict or a ragged list (a tree of arrays) is refused."""
+    if isinstance(x, np.ndarray):
+        return x
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise WrtError(f"jacobian and hessian take one array or number, not a {type(x).__name__} of "
+                       f"arrays; call them once per array, or pass the arrays joined into one") from None
+
+
 def _basis(x: Any) -> Any:
     """Unit vectors shaped like ``x``, one per entry."""
-    x = np.asarray(x, dtype=float) if not isinstance(x, np.ndarray) else x
+    x = _one_array(x)
     eye = np.eye(x.size, dtype=x.dtype)
     return [row.reshape(x.shape) if x.shape else row[0] for row in eye]
 
@@ -332,8 +352,9 @@ def jacobian(f: Callable[..., Any], wrt: Wrt | None = None, mode: str = "auto", 
 
     def jacobian_call(*args: Any, **kwargs: Any) -> Any:
         out = np.asarray(fn(*args, **kwargs))
-        x = args[index]
+        x = _wrt_argument(args, kwargs, index, name)
         check_wrt(x, name)
+        _one_array(x)
         _real_only(x, out)
         forward_mode = mode == "forward" or mode == "auto" and np.size(x) <= out.size
         if forward_mode:
@@ -355,7 +376,8 @@ def hessian(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Non
     product = hvp(f, name)
 
     def hessian_call(*args: Any, **kwargs: Any) -> Any:
-        x = args[index]
+        x = _wrt_argument(args, kwargs, index, name)
+        _one_array(x)
         _real_only(x)
         columns = [np.asarray(product(*args, v, **kwargs)) for v in _basis(x)]
         return np.moveaxis(np.stack(columns), 0, -1).reshape(np.shape(x) + np.shape(x))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import s2sad
-from s2sad.errors import NoGradientRuleError
+from s2sad.errors import NoGradientRuleError, WrtError
 
 X = np.array([0.7, -1.2, 0.4])
 
@@ -98,3 +98,31 @@ def test_integer_tangent_of_several_arguments() -> None:
     _, slope = s2sad.jvp(f, wrt=(0, 1))(a, b, (np.array([0, 1, 0]), np.array([0, 1, 0])))
     expected = s2sad.jvp(f, wrt=(0, 1))(a, b, (np.array([0.0, 1, 0]), np.array([0.0, 1, 0])))[1]
     assert slope == pytest.approx(expected)
+
+
+def cubes(v: np.ndarray, s: float = 2.0) -> float:
+    return np.sum(v ** 3) * s
+
+
+def squares(v: np.ndarray, s: float = 2.0) -> np.ndarray:
+    return v ** 2 * s
+
+
+def test_hessian_and_jacobian_of_an_argument_passed_by_keyword() -> None:
+    # the wrt argument was read as args[index]: an IndexError when it was passed by keyword
+    np.testing.assert_allclose(s2sad.hessian(cubes)(v=X), np.diag(12 * X))
+    np.testing.assert_allclose(s2sad.hessian(cubes)(v=X, s=1.0), np.diag(6 * X))
+    for mode in ("forward", "reverse"):
+        np.testing.assert_allclose(s2sad.jacobian(squares, mode=mode)(v=X), np.diag(4 * X))
+    np.testing.assert_allclose(s2sad.jacobian(squares, "s")(X, s=3.0), X ** 2)
+
+
+@pytest.mark.parametrize("what, f, x", [
+    ("hessian", lambda d: d["a"] * d["b"], {"a": 1.0, "b": 2.0}),
+    ("jacobian", lambda d: d["a"] * np.ones(2), {"a": 1.0}),
+    ("hessian", lambda v: np.sum(v[0] ** 2) * v[1][0], [np.ones(2), np.ones(1)]),
+    ("jacobian", lambda v: v[0] * v[1][0], [np.ones(2), np.ones(1)])])
+def test_hessian_and_jacobian_refuse_a_tree_of_arrays(what: str, f, x) -> None:
+    # a TypeError or ValueError from np.asarray before
+    with pytest.raises(WrtError, match="one array or number"):
+        getattr(s2sad, what)(f)(x)
