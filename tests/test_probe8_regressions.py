@@ -126,3 +126,13 @@ def test_hessian_and_jacobian_refuse_a_tree_of_arrays(what: str, f, x) -> None:
     # a TypeError or ValueError from np.asarray before
     with pytest.raises(WrtError, match="one array or number"):
         getattr(s2sad, what)(f)(x)
+
+
+@pytest.mark.parametrize("tangent", [(0, 1, 0), [0.0, 1.0, 0.0]])
+@pytest.mark.parametrize("specialize", [True, False])
+def test_tangent_spelled_as_a_tuple_of_numbers(tangent, specialize: bool) -> None:
+    # the tuple was the tangent as it was: v_dot.copy() raised an AttributeError
+    x = np.array([0.1, 1.1, 2.1])
+    _, slope = s2sad.jvp(half_of_second_into_first, specialize=specialize)(x, tangent)
+    assert slope == pytest.approx(1.5)
+    np.testing.assert_allclose(s2sad.hvp(cubes, specialize=specialize)(x, tangent), [0.0, 12 * 1.1, 0.0])
