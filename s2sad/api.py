@@ -256,6 +256,7 @@ def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequenc
         fresh = [backward]  # runs once: its backward pass consumes what it kept
 
         def pullback(cotangent: Any) -> Any:
+            cotangent = _checked_cotangent(cotangent, value)
             if has_aux:
                 cotangent = (cotangent, zeros_grad(aux))
             if fresh:
@@ -265,6 +266,20 @@ def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequenc
         return (value, pullback, aux) if has_aux else (value, pullback)
 
     return vjp_call
+
+
+def _checked_cotangent(cotangent: Any, value: Any) -> Any:
+    """The cotangent of an array or number ``value`` as floats, a list or tuple of numbers as
+    the array it spells; refused unless shaped like ``value`` (NumPy would broadcast it, or
+    fail inside the pullback)."""
+    if not isinstance(value, (np.ndarray, np.generic, float)):
+        return _float_tangent(cotangent)
+    if np.shape(cotangent) not in ((), np.shape(value)):
+        raise WrtError(f"the cotangent has shape {np.shape(cotangent)}, but the output has shape "
+                       f"{np.shape(value)}; pass a cotangent shaped like the output")
+    if isinstance(cotangent, (list, tuple)):
+        return np.asarray(cotangent, dtype=np.result_type(value, float))
+    return _float_tangent(cotangent)
 
 
 @user_errors

@@ -136,3 +136,14 @@ def test_tangent_spelled_as_a_tuple_of_numbers(tangent, specialize: bool) -> Non
     _, slope = s2sad.jvp(half_of_second_into_first, specialize=specialize)(x, tangent)
     assert slope == pytest.approx(1.5)
     np.testing.assert_allclose(s2sad.hvp(cubes, specialize=specialize)(x, tangent), [0.0, 12 * 1.1, 0.0])
+
+
+def test_vjp_cotangent_is_checked_against_the_output() -> None:
+    # a list cotangent was multiplied as a list (a ValueError, or a list repeated); one of
+    # another shape failed in the pullback with NumPy's broadcasting error
+    _, pullback = s2sad.vjp(squares)(X)
+    np.testing.assert_allclose(pullback([1.0, 0.0, 2.0]), [4 * X[0], 0.0, 8 * X[2]])
+    _, pullback = s2sad.vjp(squares)(X)
+    np.testing.assert_allclose(pullback((1, 0, 2)), [4 * X[0], 0.0, 8 * X[2]])
+    with pytest.raises(WrtError, match=r"cotangent has shape \(4,\)"):
+        pullback(np.ones(4))
