@@ -23,7 +23,12 @@ from .syntax import (LOOP_NODES, flat_targets, nodes_under, read_before_assigned
 #: Functions whose result may share memory with their argument.
 VIEWING_FUNCTIONS = (operator.getitem, np.reshape, np.ndarray.reshape, np.ravel, np.ndarray.ravel,
                      np.transpose, np.ndarray.transpose, np.ndarray.T, np.squeeze, np.ndarray.squeeze,
-                     np.expand_dims, np.swapaxes, np.ndarray.swapaxes)
+                     np.expand_dims, np.swapaxes, np.ndarray.swapaxes, np.moveaxis, np.rollaxis, np.flip,
+                     np.fliplr, np.flipud, np.rot90, np.real, np.imag, np.ndarray.view, np.diagonal,
+                     np.ndarray.diagonal)
+#: Functions that return an array argument itself (a list or tuple they copy).
+SAME_ARRAY_FUNCTIONS = (np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.atleast_1d,
+                        np.atleast_2d, np.atleast_3d)
 
 
 VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "flat"})
@@ -170,7 +175,7 @@ def may_alias(node: cst.BaseExpression, res: Resolution) -> bool:
         return may_alias(node.body, res) or may_alias(node.orelse, res)
     if isinstance(node, cst.Call):
         func, obj = node.func, res.object(node.func)
-        if obj is runtime.stop_gradient or obj in VIEWING_FUNCTIONS or obj in (np.asarray, np.asanyarray):
+        if obj is runtime.stop_gradient or obj in VIEWING_FUNCTIONS or obj in SAME_ARRAY_FUNCTIONS:
             return bool(node.args) and may_alias(node.args[0].value, res)
         if obj is MISSING and isinstance(func, cst.Attribute) and func.attr.value in VIEW_METHODS:
             return may_alias(func.value, res)
@@ -189,3 +194,15 @@ def returns_alias(function: types.FunctionType) -> bool:
     returns = [n for n in nodes_under(list(statements_of(parsed.function.body)), into_loops=True)
                if isinstance(n, cst.Return) and n.value is not None]
     return any(may_alias(r.value, res) for r in returns)
+
+
+def returns_same(fun: object, node: cst.CSTNode) -> bool:
+    """Whether the call ``node`` of ``fun`` may return its first argument itself
+    (``np.asarray(y)``, ``y.astype(t, copy=False)``; not ``np.asarray([a, b])``)."""
+    if not isinstance(node, cst.Call):
+        return False
+    if fun is np.ndarray.astype:
+        return any(a.keyword is not None and a.keyword.value == "copy" and isinstance(a.value, cst.Name)
+                   and a.value.value == "False" for a in node.args)
+    return fun in SAME_ARRAY_FUNCTIONS and bool(node.args) and not isinstance(
+        strip_parens(node.args[0].value), (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp))

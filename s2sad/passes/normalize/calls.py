@@ -17,7 +17,7 @@ from ... import runtime
 from ...ir import Call, Const, Operand, Var
 from ..resolve import MISSING, Resolution
 from ..source import call_signature, library_function, wrapping
-from .aliasing import VIEWING_FUNCTIONS, returns_alias
+from .aliasing import VIEWING_FUNCTIONS, returns_alias, returns_same
 from ..callees import MethodOfSelf, RecursiveCall
 from .library import callable_object, python_function
 from .naming import join_words
@@ -297,8 +297,10 @@ class CallLowering:
                 bound["<callee>"] = Const(key.code, self.local_reads(node.func))
         call = Call(rule if problem is None else None, callee, bound, primal, problem, slots=slots)
         result = self.emit(call, target, _name_hint(word, args, isinstance(node, cst.BinaryOperation)), node)
-        if rule is not None and rule.fun in VIEWING_FUNCTIONS:
+        fun = rule.fun if rule is not None else key
+        if fun in VIEWING_FUNCTIONS:
             self.views.add(result.name)
+        if fun in VIEWING_FUNCTIONS or returns_same(fun, node):  # (the same array: as y = x)
             self.share(result.name, [op.name for op in bound.values() if isinstance(op, Var)])
         return result
 
