@@ -190,3 +190,33 @@ def asarray_of_a_list_then_written(x: np.ndarray) -> float:
 def test_writes_into_fresh_arrays_from_asarray_stay_allowed() -> None:
     expected = np.array([2 * X[0] + 3 * X[1], 6 * X[1] + 3 * X[0], 4 * X[2] ** 3 + 4 * X[2]])
     np.testing.assert_allclose(s2sad.grad(asarray_of_a_list_then_written)(X), expected)
+
+
+def history_of_one_array(x: np.ndarray) -> float:
+    acc = np.zeros(3)
+    history = []
+    for i in range(3):
+        acc[i] = x[i] ** 2
+        history.append(acc)
+    return np.sum(history[0] * x)
+
+
+def history_of_copies(x: np.ndarray) -> float:
+    acc = np.zeros(3)
+    history = []
+    rows = np.zeros((3, 3))
+    for i in range(3):
+        acc[i] = x[i] ** 2
+        history.append(acc.copy())
+        rows[i] = acc
+    return np.sum(history[0] * x) + np.sum(rows)
+
+
+def test_write_into_an_array_an_earlier_iteration_appended() -> None:
+    # every item of history is acc itself, which later iterations change: s2sad read the
+    # first item as it was when appended (value and gradient wrong, silently)
+    with pytest.raises(UnsupportedSyntaxError, match="'acc' is also stored") as info:
+        s2sad.value_and_grad(history_of_one_array)(X)
+    assert info.value.location.line == history_of_one_array.__code__.co_firstlineno + 4
+    expected = np.array([3 * X[0] ** 2 + 6 * X[0], 4 * X[1], 2 * X[2]])
+    np.testing.assert_allclose(s2sad.grad(history_of_copies)(X), expected)

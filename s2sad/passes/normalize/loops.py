@@ -11,7 +11,7 @@ from ... import runtime
 from ...errors import Location
 from ...ir import Assign, Const, If, Loop, Opaque, Operand, Stmt, Var, operand_code, operand_reads
 from ..resolve import Resolution
-from .flow import assigned_in, changed_in, jumps, may_return, view_bases
+from .flow import assigned_in, changed_in, jumps, may_return, stored_in, view_bases
 from .naming import renamed, target_hint, user_name
 from .syntax import (EMPTY_MODULE, has_walrus, item_of, read_before_assigned, statements_of, strip_parens, walk,
                      walrus_places)
@@ -275,6 +275,8 @@ class LoopLowering:
             self.sizes.pop(before[name], None)
         for name in live_out & set(view_bases(body)):  # a view taken by an earlier iteration
             self.views.add(before[name])
+        for name in live_out & stored_in(body):  # put into a container by an earlier iteration
+            self.stored.add(before[name])
         has_break, has_continue = jumps(body)
         breaking = self.fn.fresh("breaking") if has_break else None
         skipping = self.fn.fresh("skipping") if has_continue else None
