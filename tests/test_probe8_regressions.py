@@ -220,3 +220,42 @@ def test_write_into_an_array_an_earlier_iteration_appended() -> None:
     assert info.value.location.line == history_of_one_array.__code__.co_firstlineno + 4
     expected = np.array([3 * X[0] ** 2 + 6 * X[0], 4 * X[1], 2 * X[2]])
     np.testing.assert_allclose(s2sad.grad(history_of_copies)(X), expected)
+
+
+def write_into_an_unpacked_row(A: np.ndarray) -> float:
+    B = A * 1.0
+    a, b = B
+    a[0] = b[1] * 3.0
+    return np.sum(B * A)
+
+
+def write_into_real_part(x: np.ndarray) -> float:
+    y = x * 1.0
+    r = y.real
+    r[0] = x[1] ** 2
+    return np.sum(y * x)
+
+
+@pytest.mark.parametrize("f, x", [(write_into_an_unpacked_row, np.array([[0.3, -0.7], [1.1, 0.5]])),
+                                  (write_into_real_part, X)])
+def test_write_into_a_view_from_unpacking_or_real(f, x: np.ndarray) -> None:
+    # a and b are rows of B, y.real is y: the write changed the array read later, which s2sad
+    # read as unchanged (value and gradient wrong, silently)
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        s2sad.value_and_grad(f)(x)
+    assert info.value.location.line == f.__code__.co_firstlineno + 3
+
+
+def unpack_returned_pair_then_write(x: np.ndarray) -> float:
+    a, b = helper_pair(x)
+    a[0] = b[1] * 3.0
+    return np.sum(a * x)
+
+
+def helper_pair(x: np.ndarray) -> tuple:
+    return x * 2.0, x ** 2
+
+
+def test_write_into_an_array_unpacked_from_a_call_stays_allowed() -> None:
+    expected = np.array([3 * X[1] ** 2, 6 * X[1] * X[0] + 4 * X[1], 4 * X[2]])
+    np.testing.assert_allclose(s2sad.grad(unpack_returned_pair_then_write)(X), expected)

@@ -24,8 +24,8 @@ from .syntax import (LOOP_NODES, flat_targets, nodes_under, read_before_assigned
 VIEWING_FUNCTIONS = (operator.getitem, np.reshape, np.ndarray.reshape, np.ravel, np.ndarray.ravel,
                      np.transpose, np.ndarray.transpose, np.ndarray.T, np.squeeze, np.ndarray.squeeze,
                      np.expand_dims, np.swapaxes, np.ndarray.swapaxes, np.moveaxis, np.rollaxis, np.flip,
-                     np.fliplr, np.flipud, np.rot90, np.real, np.imag, np.ndarray.view, np.diagonal,
-                     np.ndarray.diagonal)
+                     np.fliplr, np.flipud, np.rot90, np.real, np.imag, np.ndarray.real, np.ndarray.imag,
+                     np.ndarray.view, np.diagonal, np.ndarray.diagonal)
 #: Functions that return an array argument itself (a list or tuple they copy).
 SAME_ARRAY_FUNCTIONS = (np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.atleast_1d,
                         np.atleast_2d, np.atleast_3d)

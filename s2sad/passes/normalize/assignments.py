@@ -131,6 +131,8 @@ class AssignmentLowering:
                      for t in targets)
         self.out.append(Assign(news, source, self.loc))
         for t, new in zip(targets, news):
+            if isinstance(source, Var):  # an array's rows are views of it, a list's items what it holds
+                self.share(new, [source.name])
             self.store(t, Var(new))
         return Const(self.parsed.code(value), ())
 
