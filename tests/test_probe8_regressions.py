@@ -259,3 +259,39 @@ def helper_pair(x: np.ndarray) -> tuple:
 def test_write_into_an_array_unpacked_from_a_call_stays_allowed() -> None:
     expected = np.array([3 * X[1] ** 2, 6 * X[1] * X[0] + 4 * X[1], 4 * X[2]])
     np.testing.assert_allclose(s2sad.grad(unpack_returned_pair_then_write)(X), expected)
+
+
+def augmented_item_of_a_dict(x: np.ndarray) -> float:
+    y = x * 1.0
+    d = {"a": y}
+    d["a"] += 1.0
+    return np.sum(y * x)
+
+
+def write_into_what_max_chose(x: np.ndarray) -> float:
+    y = x * 1.0
+    w = x * 0.5
+    z = max(y, w, key=lambda a: a[0])
+    z[0] = x[1] ** 2
+    return np.sum(y * x)
+
+
+@pytest.mark.parametrize("f, line", [(augmented_item_of_a_dict, 3), (write_into_what_max_chose, 4)])
+def test_in_place_change_of_an_array_a_container_or_max_holds(f, line: int) -> None:
+    # d["a"] is y, and += changes it in place; max returns y itself: s2sad read y as
+    # unchanged (value and gradient wrong, silently)
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        s2sad.value_and_grad(f)(X)
+    assert info.value.location.line == f.__code__.co_firstlineno + line
+
+
+def augmented_items_of_fresh_containers(x: np.ndarray) -> float:
+    d = {"a": x * 1.0}
+    d["a"] += x ** 2
+    totals = [0.0, 0.0]
+    totals[1] += np.sum(x)
+    return np.sum(d["a"]) + totals[1]
+
+
+def test_augmented_items_of_containers_holding_fresh_values_stay_allowed() -> None:
+    np.testing.assert_allclose(s2sad.grad(augmented_items_of_fresh_containers)(X), 2 + 2 * X)

@@ -4,6 +4,7 @@ s2sad lowers an in-place write as a new value; that is faithful only when nothin
 else that is read later holds the old object."""
 from __future__ import annotations
 
+import builtins
 import operator
 import types
 
@@ -83,6 +84,22 @@ class Aliasing:
         if at_run_time:
             return message
         raise self.unsupported(node, message)
+
+    def check_item_in_place(self, target: cst.Subscript, node: cst.CSTNode, operator_code: str) -> None:
+        """Refuse ``c[k] += v`` on a list or dict that may hold an array another name reads
+        later: on an array item, ``+=`` changes that array in place."""
+        if not isinstance(target.value, cst.Name):
+            return
+        name = target.value.value
+        held = self.holders.get(self.version.get(name, name), frozenset())
+        readers = sorted(u for u in {user_name(h, self.res.locals) for h in held} & self.res.locals - {name}
+                         if self.read_later(node, u))
+        if readers:
+            code = self.parsed.code(target).strip()
+            raise self.unsupported(node, f"'{name}' holds '{readers[0]}', which is read later: '{code} "
+                                         f"{operator_code} ...' would change an array it holds in place, "
+                                         f"which s2sad does not follow; write {code} = {code} "
+                                         f"{operator_code[:-1]} ...")
 
     def read_on_line_after(self, node: cst.CSTNode, name: str) -> bool:
         """Whether ``name`` is read on the line of ``node``, after its start (``x[0] = v; s = y``)."""
@@ -197,10 +214,13 @@ def returns_alias(function: types.FunctionType) -> bool:
 
 
 def returns_same(fun: object, node: cst.CSTNode) -> bool:
-    """Whether the call ``node`` of ``fun`` may return its first argument itself
-    (``np.asarray(y)``, ``y.astype(t, copy=False)``; not ``np.asarray([a, b])``)."""
+    """Whether the call ``node`` of ``fun`` may return one of its arguments itself
+    (``np.asarray(y)``, ``y.astype(t, copy=False)``, ``max(y, w, key=...)``; not
+    ``np.asarray([a, b])``)."""
     if not isinstance(node, cst.Call):
         return False
+    if fun is builtins.max or fun is builtins.min:
+        return True
     if fun is np.ndarray.astype:
         return any(a.keyword is not None and a.keyword.value == "copy" and isinstance(a.value, cst.Name)
                    and a.value.value == "False" for a in node.args)

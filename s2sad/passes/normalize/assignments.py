@@ -207,11 +207,12 @@ class AssignmentLowering:
                                                  cst.IfExp, cst.UnaryOperation, cst.Lambda)):
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         expr = cst.BinaryOperation(left=node.target, operator=op_type(), right=value)
+        operator_code = self.parsed.code(node.operator).strip()
         if isinstance(node.target, cst.Subscript):
+            self.check_item_in_place(node.target, node, operator_code)
             self.setitem(node.target, expr)
             return
         name = node.target.value
-        operator_code = self.parsed.code(node.operator).strip()
         linked = self.linked(name)
         refusal = self.check_in_place(name, node, f"'{name} {operator_code} ...'",
                                       f"{name} = {name} {operator_code[:-1]} ...", at_run_time=True,
