@@ -295,3 +295,21 @@ def augmented_items_of_fresh_containers(x: np.ndarray) -> float:
 
 def test_augmented_items_of_containers_holding_fresh_values_stay_allowed() -> None:
     np.testing.assert_allclose(s2sad.grad(augmented_items_of_fresh_containers)(X), 2 + 2 * X)
+
+
+def trajectory_of_one_array(v0: np.ndarray, x0: np.ndarray) -> float:
+    x, v = x0.copy(), v0.copy()
+    trajectory = []
+    for _ in range(5):
+        v -= 0.1 * x
+        x += 0.1 * v
+        trajectory.append(x)
+    return np.sum(np.array(trajectory) ** 2)
+
+
+def test_augmented_update_of_an_array_an_earlier_iteration_appended() -> None:
+    # every item of trajectory is x itself, which x += changes: the value and the gradient
+    # were those of the trajectory of copies, silently
+    with pytest.raises(UnsupportedSyntaxError, match="'x' is also stored") as info:
+        s2sad.value_and_grad(trajectory_of_one_array, 1)(0.5 * X, X)
+    assert info.value.location.line == trajectory_of_one_array.__code__.co_firstlineno + 5
