@@ -179,6 +179,7 @@ def _with_tangent(generated: Callable[..., Any], what: str, word: str) -> Callab
             if not args:
                 raise TypeError(f"{what}: pass the arguments, then the {word}")
             args, kwargs = args[:-1], {**kwargs, name: args[-1]}
+        kwargs[name] = _float_tangent(kwargs[name])
         try:
             return generated(*args, **kwargs)
         except Exception as error:
@@ -195,6 +196,22 @@ def _with_tangent(generated: Callable[..., Any], what: str, word: str) -> Callab
     tangent_call.__s2sad_source__ = generated.__s2sad_source__  # type: ignore[attr-defined]
     tangent_call.__wrapped__ = generated  # type: ignore[attr-defined]
     return tangent_call
+
+
+def _float_tangent(t: Any) -> Any:
+    """An integer or boolean tangent (``np.array([0, 1, 0])``) as floats, leaf by leaf: the
+    tangent code copies it and writes fractions into the copies."""
+    if isinstance(t, (np.ndarray, np.generic)) and t.dtype.kind in "biu":
+        return t.astype(float)
+    if isinstance(t, int):
+        return float(t)
+    if isinstance(t, dict):
+        return {key: _float_tangent(value) for key, value in t.items()}
+    if isinstance(t, tuple) and hasattr(t, "_fields"):
+        return type(t)(*map(_float_tangent, t))
+    if isinstance(t, (tuple, list)):
+        return type(t)(map(_float_tangent, t))
+    return t
 
 
 def _refuse_libraries(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -239,6 +256,7 @@ def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequenc
         fresh = [backward]  # runs once: its backward pass consumes what it kept
 
         def pullback(cotangent: Any) -> Any:
+            cotangent = _checked_cotangent(cotangent, value)
             if has_aux:
                 cotangent = (cotangent, zeros_grad(aux))
             if fresh:
@@ -248,6 +266,20 @@ def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequenc
         return (value, pullback, aux) if has_aux else (value, pullback)
 
     return vjp_call
+
+
+def _checked_cotangent(cotangent: Any, value: Any) -> Any:
+    """The cotangent of an array or number ``value`` as floats, a list or tuple of numbers as
+    the array it spells; refused unless shaped like ``value`` (NumPy would broadcast it, or
+    fail inside the pullback)."""
+    if not isinstance(value, (np.ndarray, np.generic, float)):
+        return _float_tangent(cotangent)
+    if np.shape(cotangent) not in ((), np.shape(value)):
+        raise WrtError(f"the cotangent has shape {np.shape(cotangent)}, but the output has shape "
+                       f"{np.shape(value)}; pass a cotangent shaped like the output")
+    if isinstance(cotangent, (list, tuple)):
+        return np.asarray(cotangent, dtype=np.result_type(value, float))
+    return _float_tangent(cotangent)
 
 
 @user_errors
@@ -293,9 +325,29 @@ def _real_only(*values: Any) -> None:
                        "its real and imaginary parts")
 
 
+def _wrt_argument(args: tuple[Any, ...], kwargs: dict[str, Any], index: int, name: str) -> Any:
+    """The wrt argument of a call, passed by position or by keyword."""
+    if index < len(args):
+        return args[index]
+    if name not in kwargs:
+        raise WrtError(f"the wrt argument '{name}' was not passed")
+    return kwargs[name]
+
+
+def _one_array(x: Any) -> np.ndarray:
+    """``x`` as one array of numbers; a dict or a ragged list (a tree of arrays) is refused."""
+    if isinstance(x, np.ndarray):
+        return x
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise WrtError(f"jacobian and hessian take one array or number, not a {type(x).__name__} of "
+                       f"arrays; call them once per array, or pass the arrays joined into one") from None
+
+
 def _basis(x: Any) -> Any:
     """Unit vectors shaped like ``x``, one per entry."""
-    x = np.asarray(x, dtype=float) if not isinstance(x, np.ndarray) else x
+    x = _one_array(x)
     eye = np.eye(x.size, dtype=x.dtype)
     return [row.reshape(x.shape) if x.shape else row[0] for row in eye]
 
@@ -315,8 +367,9 @@ def jacobian(f: Callable[..., Any], wrt: Wrt | None = None, mode: str = "auto", 
 
     def jacobian_call(*args: Any, **kwargs: Any) -> Any:
         out = np.asarray(fn(*args, **kwargs))
-        x = args[index]
+        x = _wrt_argument(args, kwargs, index, name)
         check_wrt(x, name)
+        _one_array(x)
         _real_only(x, out)
         forward_mode = mode == "forward" or mode == "auto" and np.size(x) <= out.size
         if forward_mode:
@@ -338,7 +391,8 @@ def hessian(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Non
     product = hvp(f, name)
 
     def hessian_call(*args: Any, **kwargs: Any) -> Any:
-        x = args[index]
+        x = _wrt_argument(args, kwargs, index, name)
+        _one_array(x)
         _real_only(x)
         columns = [np.asarray(product(*args, v, **kwargs)) for v in _basis(x)]
         return np.moveaxis(np.stack(columns), 0, -1).reshape(np.shape(x) + np.shape(x))

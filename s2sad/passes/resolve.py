@@ -103,11 +103,12 @@ def _visitor(res: Resolution, lookup: Callable[[str], FreeName]) -> Callable[[cs
     """A walk that records in ``res`` what each free name and attribute chain under a node
     denotes (and each attribute it follows, once)."""
     seen: set[tuple[int, str]] = set()
+    hidden: Counter[str] = Counter()  # the variables of the comprehensions being walked
 
     def visit(node: cst.CSTNode) -> None:
         kind = type(node)  # (libcst's classes are ABCs: isinstance is slow, and walks are hot)
         if kind is cst.Name:
-            if node.value not in res.locals:
+            if node.value not in res.locals and not hidden[node.value]:
                 free = res.free.get(node.value) or lookup(node.value)
                 res.free.setdefault(node.value, free)
                 res.objects[node] = free.value
@@ -124,9 +125,27 @@ def _visitor(res: Resolution, lookup: Callable[[str], FreeName]) -> Callable[[cs
                     res.attributes.append((base, node.attr.value, value))
         elif kind is cst.Arg:
             visit(node.value)
+        elif kind in _COMPREHENSIONS:
+            visit_comprehension(node)
         elif kind is not cst.Param:
             for child in children(node):
                 visit(child)
+
+    def visit_comprehension(node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp) -> None:
+        """A comprehension's variables are its own: a global of the same name is not what
+        its body reads (its first iterable is read in the enclosing scope)."""
+        visit(node.for_in.iter)
+        names = []
+        clause: cst.CompFor | None = node.for_in
+        while clause is not None:
+            names += _target_names(clause.target)
+            clause = clause.inner_for_in
+        hidden.update(names)
+        try:
+            for child in children(node):
+                visit(child)
+        finally:
+            hidden.subtract(names)
     return visit
 
 
@@ -231,7 +250,8 @@ def _bound_names(node: cst.CSTNode) -> Counter[str]:
     return names
 
 
-_SCOPES = frozenset([cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp])
+_COMPREHENSIONS = frozenset([cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp])
+_SCOPES = _COMPREHENSIONS | {cst.Lambda}
 _BINDERS = frozenset([cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr])
 
 

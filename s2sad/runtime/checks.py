@@ -97,8 +97,9 @@ def check_tangent(t: Any, x: Any, name: str) -> Any:
         shape = np.shape(t)
     except ValueError:  # a ragged tuple
         shape = None
-    if shape == np.shape(x):
-        return t
+    if shape == np.shape(x):  # (a list or tuple of numbers for an array: the array it spells)
+        return np.asarray(t, dtype=np.result_type(x, float)) if isinstance(x, np.ndarray) and isinstance(
+            t, (list, tuple)) else t
     if shape != ():
         raise WrtError(f"the tangent of '{name}' has shape {shape}, but '{name}' has shape "
                        f"{np.shape(x)}; pass one tangent per wrt argument, shaped like it (a tuple "

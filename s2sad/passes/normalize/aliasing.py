@@ -4,6 +4,7 @@ s2sad lowers an in-place write as a new value; that is faithful only when nothin
 else that is read later holds the old object."""
 from __future__ import annotations
 
+import builtins
 import operator
 import types
 
@@ -23,9 +24,14 @@ from .syntax import (LOOP_NODES, flat_targets, nodes_under, read_before_assigned
 #: Functions whose result may share memory with their argument.
 VIEWING_FUNCTIONS = (operator.getitem, np.reshape, np.ndarray.reshape, np.ravel, np.ndarray.ravel,
                      np.transpose, np.ndarray.transpose, np.ndarray.T, np.squeeze, np.ndarray.squeeze,
-                     np.expand_dims, np.swapaxes, np.ndarray.swapaxes,
+                     np.expand_dims, np.swapaxes, np.ndarray.swapaxes, np.moveaxis, np.rollaxis, np.flip,
+                     np.fliplr, np.flipud, np.rot90, np.real, np.imag, np.ndarray.real, np.ndarray.imag,
+                     np.ndarray.view, np.diagonal, np.ndarray.diagonal,
                      # lists or tuples of views
                      np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.broadcast_arrays)
+#: Functions that return an array argument itself (a list or tuple they copy).
+SAME_ARRAY_FUNCTIONS = (np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.atleast_1d,
+                        np.atleast_2d, np.atleast_3d)
 
 
 VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "flat"})
@@ -80,6 +86,22 @@ class Aliasing:
         if at_run_time:
             return message
         raise self.unsupported(node, message)
+
+    def check_item_in_place(self, target: cst.Subscript, node: cst.CSTNode, operator_code: str) -> None:
+        """Refuse ``c[k] += v`` on a list or dict that may hold an array another name reads
+        later: on an array item, ``+=`` changes that array in place."""
+        if not isinstance(target.value, cst.Name):
+            return
+        name = target.value.value
+        held = self.holders.get(self.version.get(name, name), frozenset())
+        readers = sorted(u for u in {user_name(h, self.res.locals) for h in held} & self.res.locals - {name}
+                         if self.read_later(node, u))
+        if readers:
+            code = self.parsed.code(target).strip()
+            raise self.unsupported(node, f"'{name}' holds '{readers[0]}', which is read later: '{code} "
+                                         f"{operator_code} ...' would change an array it holds in place, "
+                                         f"which s2sad does not follow; write {code} = {code} "
+                                         f"{operator_code[:-1]} ...")
 
     def read_on_line_after(self, node: cst.CSTNode, name: str) -> bool:
         """Whether ``name`` is read on the line of ``node``, after its start (``x[0] = v; s = y``)."""
@@ -172,7 +194,7 @@ def may_alias(node: cst.BaseExpression, res: Resolution) -> bool:
         return may_alias(node.body, res) or may_alias(node.orelse, res)
     if isinstance(node, cst.Call):
         func, obj = node.func, res.object(node.func)
-        if obj is runtime.stop_gradient or obj in VIEWING_FUNCTIONS or obj in (np.asarray, np.asanyarray):
+        if obj is runtime.stop_gradient or obj in VIEWING_FUNCTIONS or obj in SAME_ARRAY_FUNCTIONS:
             return bool(node.args) and may_alias(node.args[0].value, res)
         if obj is MISSING and isinstance(func, cst.Attribute) and func.attr.value in VIEW_METHODS:
             return may_alias(func.value, res)
@@ -191,3 +213,18 @@ def returns_alias(function: types.FunctionType) -> bool:
     returns = [n for n in nodes_under(list(statements_of(parsed.function.body)), into_loops=True)
                if isinstance(n, cst.Return) and n.value is not None]
     return any(may_alias(r.value, res) for r in returns)
+
+
+def returns_same(fun: object, node: cst.CSTNode) -> bool:
+    """Whether the call ``node`` of ``fun`` may return one of its arguments itself
+    (``np.asarray(y)``, ``y.astype(t, copy=False)``, ``max(y, w, key=...)``; not
+    ``np.asarray([a, b])``)."""
+    if not isinstance(node, cst.Call):
+        return False
+    if fun is builtins.max or fun is builtins.min:
+        return True
+    if fun is np.ndarray.astype:
+        return any(a.keyword is not None and a.keyword.value == "copy" and isinstance(a.value, cst.Name)
+                   and a.value.value == "False" for a in node.args)
+    return fun in SAME_ARRAY_FUNCTIONS and bool(node.args) and not isinstance(
+        strip_parens(node.args[0].value), (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp))

@@ -131,8 +131,9 @@ class AssignmentLowering:
                      for t in targets)
         self.out.append(Assign(news, source, self.loc))
         for t, new in zip(targets, news):
-            if isinstance(source, Var) and source.name in self.views:  # a, b = np.split(z, 2): views of z
-                self.views.add(new)
+            if isinstance(source, Var):  # an array's rows are views of it, a list's items what it holds
+                if source.name in self.views:  # a, b = np.split(z, 2): views of z
+                    self.views.add(new)
                 self.share(new, [source.name])
             self.store(t, Var(new))
         return Const(self.parsed.code(value), ())
@@ -208,11 +209,12 @@ class AssignmentLowering:
                                                  cst.IfExp, cst.UnaryOperation, cst.Lambda)):
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         expr = cst.BinaryOperation(left=node.target, operator=op_type(), right=value)
+        operator_code = self.parsed.code(node.operator).strip()
         if isinstance(node.target, cst.Subscript):
+            self.check_item_in_place(node.target, node, operator_code)
             self.setitem(node.target, expr)
             return
         name = node.target.value
-        operator_code = self.parsed.code(node.operator).strip()
         linked = self.linked(name)
         refusal = self.check_in_place(name, node, f"'{name} {operator_code} ...'",
                                       f"{name} = {name} {operator_code[:-1]} ...", at_run_time=True,

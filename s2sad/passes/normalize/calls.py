@@ -17,7 +17,7 @@ from ... import runtime
 from ...ir import Call, Const, Operand, Var
 from ..resolve import MISSING, Resolution
 from ..source import call_signature, library_function, wrapping
-from .aliasing import VIEWING_FUNCTIONS, returns_alias
+from .aliasing import VIEWING_FUNCTIONS, returns_alias, returns_same
 from ..callees import MethodOfSelf, RecursiveCall
 from .library import callable_object, python_function
 from .naming import join_words
@@ -304,9 +304,12 @@ class CallLowering:
                 bound["<callee>"] = Const(key.code, self.local_reads(node.func))
         call = Call(rule if problem is None else None, callee, bound, primal, problem, slots=slots)
         result = self.emit(call, target, _name_hint(word, args, isinstance(node, cst.BinaryOperation)), node)
-        if rule is not None and (rule.fun in VIEWING_FUNCTIONS or rule.fun is np.meshgrid and not (
-                isinstance(bound.get("copy"), Const) and bound["copy"].code == "True")):
+        fun = rule.fun if rule is not None else key
+        viewing = fun in VIEWING_FUNCTIONS or fun is np.meshgrid and not (  # (copy=False: views)
+            isinstance(bound.get("copy"), Const) and bound["copy"].code == "True")
+        if viewing:
             self.views.add(result.name)
+        if viewing or returns_same(fun, node):  # (the same array: as y = x)
             self.share(result.name, [op.name for op in bound.values() if isinstance(op, Var)])
         return result
 

@@ -87,6 +87,24 @@ def view_bases(body: list[cst.BaseStatement]) -> dict[str, set[str]]:
     return bases
 
 
+def stored_in(body: list[cst.BaseStatement]) -> set[str]:
+    """Names a loop body puts into a list or dict as they are (``xs.append(x)``, ``[x, y]``):
+    an in-place write in a later iteration changes what the container holds."""
+    held: list[cst.BaseExpression] = []
+    for n in nodes_under(body, into_loops=True):
+        if isinstance(n, (cst.List, cst.Set)):
+            held += [e.value for e in n.elements]
+        elif isinstance(n, cst.Dict):
+            held += [e.value for e in n.elements if isinstance(e, cst.DictElement)]
+        elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in (
+                "append", "insert") and n.args:
+            held.append(n.args[-1].value)
+    for value in list(held):
+        if isinstance(strip_parens(value), cst.Tuple):
+            held += [e.value for e in strip_parens(value).elements]
+    return {strip_parens(v).value for v in held if isinstance(strip_parens(v), cst.Name)}
+
+
 def changed_in(body: list[cst.BaseStatement]) -> set[str]:
     """User names a loop body may change in place without assigning them: the array of
     ``np.add.at(z, ...)`` or ``f(..., out=z)``, and the base of a view written there

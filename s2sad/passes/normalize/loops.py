@@ -11,10 +11,13 @@ from ... import runtime
 from ...errors import Location
 from ...ir import Assign, Const, If, Loop, Opaque, Operand, Stmt, Var, operand_code, operand_reads
 from ..resolve import Resolution
-from .flow import assigned_in, changed_in, jumps, may_return, view_bases
-from .naming import target_hint, user_name
+from .flow import assigned_in, changed_in, jumps, may_return, stored_in, view_bases
+from .naming import renamed, target_hint, user_name
 from .syntax import (EMPTY_MODULE, has_walrus, item_of, read_before_assigned, statements_of, strip_parens, walk,
                      walrus_places)
+
+
+CompNode = cst.ListComp | cst.GeneratorExp | cst.DictComp
 
 
 class LoopLowering:
@@ -272,6 +275,8 @@ class LoopLowering:
             self.sizes.pop(before[name], None)
         for name in live_out & set(view_bases(body)):  # a view taken by an earlier iteration
             self.views.add(before[name])
+        for name in live_out & stored_in(body):  # put into a container by an earlier iteration
+            self.stored.add(before[name])
         has_break, has_continue = jumps(body)
         breaking = self.fn.fresh("breaking") if has_break else None
         skipping = self.fn.fresh("skipping") if has_continue else None
@@ -365,7 +370,7 @@ class LoopLowering:
         return {n.value for n in walk(self.parsed.function.body)
                 if isinstance(n, cst.Name) and n not in inside and n.value in self.res.locals}
 
-    def comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.DictComp, target: str | None) -> Operand:
+    def comprehension(self, node: CompNode, target: str | None) -> Operand:
         """``[e for v in xs if c]`` as a loop that appends to a new list; ``{k: e for ...}``
         as one that assigns ``d[k] = e`` into a new dict."""
         items = target or self.fn.fresh("items")
@@ -383,6 +388,7 @@ class LoopLowering:
                                                       f"also a variable of the function; rename it")
             comp_names += names
             clause = clause.inner_for_in
+        node, comp_names = self.apart_from_globals(node, comp_names)
         self.res.locals = self.res.locals | set(comp_names) | {items}
         self.fn.names.update(comp_names)
         statement: cst.BaseStatement = cst.SimpleStatementLine([cst.Expr(cst.Call(
@@ -407,6 +413,21 @@ class LoopLowering:
         finally:
             self.comprehensions.pop()
         return Var(self.version[items])
+
+    def apart_from_globals(self, node: CompNode, names: list[str]) -> tuple[CompNode, list[str]]:
+        """The comprehension with its variables renamed where the function also reads a
+        global or builtin of that name (after it, say): the generated code reads that by its
+        name, so the loop must not assign it.  Its first iterable is read outside it."""
+        renames = {}
+        for name in dict.fromkeys(names):
+            if name in self.res.free:
+                self.fn.names.add(name)
+                renames[name] = self.fn.fresh(name)
+        if not renames:
+            return node, names
+        moved = renamed(node, renames)
+        return moved.with_changes(for_in=moved.for_in.with_changes(iter=node.for_in.iter)), [
+            renames.get(n, n) for n in names]
 
 
 def _enumerate_zip(iterable: cst.Call, target: cst.BaseExpression, res: Resolution
