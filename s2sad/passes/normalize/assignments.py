@@ -131,7 +131,8 @@ class AssignmentLowering:
                      for t in targets)
         self.out.append(Assign(news, source, self.loc))
         for t, new in zip(targets, news):
-            if isinstance(source, Var):  # an array's rows are views of it, a list's items what it holds
+            if isinstance(source, Var) and source.name not in self.fresh_items:
+                # an array's rows are views of it, a list's items what it holds
                 if source.name in self.views:  # a, b = np.split(z, 2): views of z
                     self.views.add(new)
                 self.share(new, [source.name])

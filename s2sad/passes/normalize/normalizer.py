@@ -64,6 +64,8 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         # the function's straight-line top level, where a version is assigned once
         self.sizes: dict[str, int | tuple[str, ...]] = {}  # a length, or a dict's keys
         self.views: set[str] = set()  # versions that may be views into another array
+        # results of rules that return a tuple or list of new arrays (np.linalg.qr, np.meshgrid)
+        self.fresh_items: set[str] = set()
         self.partners: dict[str, set[str]] = {}  # version -> user names bound to the same object
         self.bases: dict[str, frozenset[str]] = {}  # version -> earlier versions it may share memory with
         self.holders: dict[str, frozenset[str]] = {}  # container version -> what its items may share
