@@ -58,12 +58,23 @@ class S2SADError(Exception):
         return text
 
 
+def user_line(loc: Location | None) -> Location | None:
+    """The user's line that ``loc``, a line of generated code, comes from: through each code
+    generated from generated code (the jvp of a gradient's code, for an hvp) to the user's."""
+    for _ in range(16):  # (a chain of transformations, each code made from the one before)
+        origin = GENERATED_LINES.get(loc.filename, {}).get(loc.line) if loc is not None else None
+        if origin is None:
+            return loc
+        loc = origin
+    return loc
+
+
 def _running_generated_line() -> Location | None:
     frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
         origins = GENERATED_LINES.get(frame.f_code.co_filename)
         if origins is not None:
-            return origins.get(frame.f_lineno)
+            return user_line(origins.get(frame.f_lineno))
         frame = frame.f_back
     return None
 

@@ -69,3 +69,16 @@ def test_a_check_in_generated_code_is_placed_at_the_users_line():
     line, origin = next(iter(GENERATED_LINES[filename].items()))
     assert place(f"{filename}:{line}:9") == origin
     assert origin.filename == __file__
+
+
+def nuclear_norm(a):
+    return np.linalg.norm(a, "nuc")
+
+
+def test_a_refusal_in_code_made_from_generated_code_is_at_the_users_line():
+    # hvp runs the jvp of the gradient's code: the refusal raised there is shown at the user's
+    # line, through both generated files
+    with pytest.raises(s2sad.S2SADError, match="once, not twice") as info:
+        s2sad.hvp(nuclear_norm)(np.eye(3) + 0.1, np.ones((3, 3)))
+    lines, first = inspect.getsourcelines(nuclear_norm)
+    assert (info.value.location.filename, info.value.location.line) == (__file__, first + 1)

@@ -19,7 +19,7 @@ import tokenize
 import types
 from dataclasses import dataclass
 
-from ..errors import GENERATED_LINES, Location, S2SADError, SourceError
+from ..errors import GENERATED_LINES, Location, S2SADError, SourceError, user_line
 
 
 #: Where the standard library and installed packages live: code there is never traced into.
@@ -48,8 +48,8 @@ def own_function(key: object) -> bool:
 def relocate(exc: S2SADError) -> None:
     """Show an error found in generated code at the user's line that code comes from."""
     loc = exc.location
-    origin = GENERATED_LINES.get(loc.filename, {}).get(loc.line) if loc is not None else None
-    if origin is None:
+    origin = user_line(loc)
+    if origin is None or origin is loc:
         return
     exc.message = (f"{exc.message} (in the code s2sad generated for this line, at {loc}: "
                    f"{loc.source_line.strip()})")

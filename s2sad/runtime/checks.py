@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import GENERATED_LINES, Location, NonDifferentiableInputError, S2SADError, WrtError
+from ..errors import Location, NonDifferentiableInputError, S2SADError, WrtError, user_line
 from .foreign import is_foreign
 from .trees import CONTAINERS
 
@@ -237,7 +237,5 @@ def place(where: str) -> Location:
     code s2sad generated (met when that code is differentiated again), the user's line it
     comes from."""
     filename, line, column = where.rsplit(":", 2)
-    origin = GENERATED_LINES.get(filename, {}).get(int(line))
-    if origin is not None:
-        return origin
-    return Location(filename, int(line), int(column), linecache.getline(filename, int(line)))
+    loc = Location(filename, int(line), int(column), linecache.getline(filename, int(line)))
+    return user_line(loc) or loc
