@@ -177,7 +177,7 @@ def _with_tangent(generated: Callable[..., Any], what: str, word: str) -> Callab
     def tangent_call(*args: Any, **kwargs: Any) -> Any:
         if name not in kwargs:
             if not args:
-                raise TypeError(f"{what}: pass the arguments, then the {word}")
+                raise WrtError(f"{what}: pass the arguments, then the {word}")
             args, kwargs = args[:-1], {**kwargs, name: args[-1]}
         kwargs[name] = _float_tangent(kwargs[name])
         try:
@@ -361,7 +361,7 @@ def jacobian(f: Callable[..., Any], wrt: Wrt | None = None, mode: str = "auto", 
     row with :func:`vjp`; ``"auto"`` picks the one with fewer passes.  For small problems.
     """
     if mode not in ("auto", "forward", "reverse"):
-        raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}")
+        raise WrtError(f"jacobian: mode must be 'auto', 'forward' or 'reverse', not {mode!r}")
     fn = unwrap(f)
     name, index = _single_position(fn, _argnums(wrt, argnums), "jacobian")
 

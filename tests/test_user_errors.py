@@ -102,3 +102,13 @@ def test_a_function_s2sad_returned_is_refused_with_what_to_write():
     with pytest.raises(s2sad.NoGradientRuleError, match=r"a function that s2sad returned .* s2sad.hvp\(f\)") as info:
         s2sad.grad(through_a_jvp)(0.5, np.ones((3, 2)))
     assert info.value.location.line == through_a_jvp.__code__.co_firstlineno + 1
+
+
+def test_a_jvp_called_without_its_tangent_is_an_s2sad_error():
+    with pytest.raises(s2sad.WrtError, match="pass the arguments, then the tangent"):
+        s2sad.jvp(lambda x: np.sum(x ** 2))()
+
+
+def test_an_unknown_jacobian_mode_is_an_s2sad_error():
+    with pytest.raises(s2sad.WrtError, match="mode must be 'auto', 'forward' or 'reverse'"):
+        s2sad.jacobian(lambda x: x ** 2, mode="sideways")
