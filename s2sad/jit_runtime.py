@@ -50,6 +50,13 @@ def _check_sequence(items) -> Impl:
     raise not_compiled(f"a loop over a {items}")
 
 
+@cached_overload(rt.check_stored_array)
+def _check_stored_array(container, value, message, where) -> Impl:
+    if isinstance(container, types.Array) or not isinstance(value, types.Array):
+        return lambda container, value, message, where: None  # (an array's item is a copy)
+    raise not_compiled(f"an array stored into a {container}")
+
+
 @cached_overload(rt.seed)
 def _seed(ans) -> Impl:
     if is_float(ans):

@@ -3,12 +3,15 @@ s2sad writes a new value, which is what Python does when x is a number; when x t
 be an array at run time, the generated code refuses it at the user's line (issue 18)."""
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
+import s2sad
 from s2sad import UnsupportedSyntaxError, grad, hvp
 
-from gradcheck import numerical_grad
+from gradcheck import assert_grad_matches, numerical_grad
 
 
 def newton_scalar(x):
@@ -106,3 +109,55 @@ def alias_read_by_the_next_iteration(x):
 def test_an_alias_the_next_iteration_reads_is_still_refused():
     with pytest.raises(UnsupportedSyntaxError, match="'y' and 'z' are the same object, and 'z' is read later"):
         grad(alias_read_by_the_next_iteration)(np.array([0.3, -0.7]))
+
+
+# ---- an array stored into a list or dict, then changed in place --------------------------------
+
+def stored_in_a_dict_then_scaled(x):
+    d = {}
+    y = x * 1.0
+    d["a"] = y
+    y *= 2.0
+    return np.sum(d["a"] * x)
+
+
+def stored_in_a_dict_each_iteration(x):
+    d = {}
+    y = x * 1.0
+    for i in range(3):
+        d[i] = y
+        y *= 2.0
+    return np.sum(d[0] * x) + np.sum(d[2])
+
+
+def stored_in_an_array_each_iteration(x):
+    rows = np.zeros((3, x.size))
+    y = x * 1.0
+    for t in range(3):
+        rows[t] = y  # (an array's row is a copy)
+        y *= 0.5
+    return np.sum(rows * x)
+
+
+def a_number_stored_in_a_dict(x):
+    d = {}
+    y = x[0] * 1.0
+    d["a"] = y
+    y *= 2.0
+    return np.sum(d["a"] * x) + y
+
+
+@pytest.mark.parametrize("f, line", [(stored_in_a_dict_then_scaled, 'd["a"] = y'),
+                                     (stored_in_a_dict_each_iteration, "d[i] = y")])
+def test_an_array_a_dict_holds_changed_in_place_is_refused(f, line):
+    # the dict holds y itself: the in-place change reached what the function reads from it
+    # (value and gradient wrong, silently)
+    with pytest.raises(s2sad.S2SADError, match=r"holds the array 'y' itself") as info:
+        s2sad.grad(f)(np.array([0.5, -1.0, 1.5]))
+    lines, first = inspect.getsourcelines(f)
+    assert info.value.location.line == first + next(i for i, s in enumerate(lines) if line in s)
+
+
+@pytest.mark.parametrize("f", [stored_in_an_array_each_iteration, a_number_stored_in_a_dict])
+def test_a_copy_stored_then_changed_in_place_is_differentiated(f):
+    assert_grad_matches(f, (np.array([0.5, -1.0, 1.5]),), 0)

@@ -164,6 +164,14 @@ def check_sequence(items: Any) -> None:
                          f"list(...) of it")
 
 
+def check_stored_array(container: Any, value: Any, message: str, where: str) -> None:
+    """``container[key] = value``, with ``value`` an array the function changes in place
+    afterwards: refused when the container is a list or dict, which then holds that very array
+    (an array's item is a copy)."""
+    if isinstance(container, (list, dict)) and isinstance(value, np.ndarray):
+        raise S2SADError(message, place(where))
+
+
 def check_length(items: Any, n: int, where: str) -> None:
     """``zip(*rows)`` in a loop that unpacks each item into ``n`` names, lowered as
     ``zip(rows[0], ..., rows[n - 1])``: refused unless rows has n items, as Python would."""

@@ -9,7 +9,7 @@ import libcst as cst
 import numpy as np
 
 from ... import runtime
-from ...ir import Assign, Call, Opaque, Var
+from ...ir import Assign, Call, Opaque, Operand, Var
 from ...rules.registry import SETITEM
 from ..resolve import MISSING
 from .syntax import EMPTY_MODULE, strip_parens
@@ -35,6 +35,7 @@ class InPlaceWriteLowering:
         self.check_in_place(name, target, f"'{self.parsed.code(target).strip()} = ...'",
                             f"{name} = {name}.copy() before changing it", linked=linked_names(linked))
         v = self.lower(value, None, "value")
+        self.stored_array_check(target, value, v)
         index_op, slice_nodes = self.index(target)
         new = self.new_version(name)
         node = target.with_changes(value=cst.Name(new), slice=slice_nodes)
@@ -50,6 +51,23 @@ class InPlaceWriteLowering:
         self.same_array(new, current)
         self.relaid(new, current)
         self.follow_views(name, target, linked)
+
+    def stored_array_check(self, target: cst.Subscript, value: cst.BaseExpression, v: Operand) -> None:
+        """``d[k] = y`` with ``y`` changed in place elsewhere in the function: refused as the code
+        runs when d is a list or dict (it then holds y itself, which s2sad reads as stored)."""
+        value = strip_parens(value)
+        if not (isinstance(v, Var) and isinstance(value, cst.Name) and value.value in self.changed_in_place):
+            return
+        container, name = target.value.value, value.value
+        message = (f"'{container}' holds the array '{name}' itself, which the function changes in place "
+                   f"later, and s2sad reads '{container}' as it was stored; store a copy "
+                   f"({self.parsed.code(target).strip()} = {name}.copy())")
+        loc = self.location(target)
+        call = cst.Call(cst.Name(self.helper(runtime.check_stored_array)), [
+            cst.Arg(cst.Name(self.version.get(container, container))), cst.Arg(cst.Name(v.name)),
+            cst.Arg(cst.SimpleString(repr(message))), cst.Arg(cst.SimpleString(repr(str(loc))))])
+        reads = (self.version.get(container, container), v.name)
+        self.out.append(Assign(None, Opaque(call, reads, "nondiff"), loc))
 
     def ufunc_at(self, call: cst.Call) -> None:
         """``np.add.at(z, i, v)`` as ``z = ufunc_add_at(z, i, v)``: z changes in place (a new version,

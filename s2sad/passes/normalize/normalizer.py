@@ -18,6 +18,7 @@ from .assignments import AssignmentLowering
 from .calls import CallLowering
 from .classify import Classification
 from .containers import ContainerLowering
+from .flow import written_in_place
 from .expressions import ExpressionLowering
 from .functional import FunctionalLowering
 from .inplace import InPlaceWriteLowering
@@ -66,6 +67,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.views: set[str] = set()  # versions that may be views into another array
         # results of rules that return a tuple or list of new arrays (np.linalg.qr, np.meshgrid)
         self.fresh_items: set[str] = set()
+        self.changed_in_place = written_in_place(list(statements_of(fdef.body)))  # user names
         self.partners: dict[str, set[str]] = {}  # version -> user names bound to the same object
         self.bases: dict[str, frozenset[str]] = {}  # version -> earlier versions it may share memory with
         self.holders: dict[str, frozenset[str]] = {}  # container version -> what its items may share
