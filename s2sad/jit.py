@@ -360,8 +360,9 @@ class Compiled:
             self._refuse(exc.what, exc.line)
             return
         path, module = _write(self.plan, self.__s2sad_source__)
-        # boundscheck: an index out of range raises IndexError, as in the NumPy code
-        self.dispatcher = numba.njit(cache=True, boundscheck=True)(_load(self.plan, path, module))
+        # as in the NumPy code: an index out of range raises IndexError, and x / 0 is inf or nan
+        compile_ = numba.njit(cache=True, boundscheck=True, error_model="numpy")
+        self.dispatcher = compile_(_load(self.plan, path, module))
         self._call = self._compiled_call()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -56,14 +56,14 @@ def not_compiled(what: str) -> TypingError:
 
 # ---- kernels over an array viewed as (before, along, after) the axis ----------------------
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _normal_axis(axis: int, ndim: int) -> int:
     if axis < -ndim or axis >= ndim:
         raise ValueError("axis is out of bounds for the array (compiled by s2sad.jit)")
     return axis % ndim
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _around(shape: Any, axis: int) -> tuple[int, int]:
     """The numbers of entries before and after ``axis`` in an array of ``shape``."""
     before, after = 1, 1
@@ -74,7 +74,7 @@ def _around(shape: Any, axis: int) -> tuple[int, int]:
     return before, after
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _block(a: Any, lo: int, n: int) -> Any:
     """The sum of ``a[lo:lo + n]``, ``n <= 128``, as NumPy adds it (eight partial sums)."""
     if n < 8:
@@ -100,7 +100,7 @@ def _block(a: Any, lo: int, n: int) -> Any:
     return res
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _pairwise(a: Any, n: int, starts: Any, sizes: Any, values: Any) -> Any:
     """The sum of the contiguous row ``a[:n]`` as NumPy computes it (halves summed apart down
     to blocks of 128), so that compiled sums equal NumPy's.  (A stack, not recursion: numba
@@ -128,7 +128,7 @@ def _pairwise(a: Any, n: int, starts: Any, sizes: Any, values: Any) -> Any:
     return values[0]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _sum3(a: Any) -> Any:
     """``a.sum(axis=1)`` of a C-contiguous 3-d array."""
     before, n, after = a.shape
@@ -147,7 +147,7 @@ def _sum3(a: Any) -> Any:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _extreme3(a: Any, largest: bool) -> Any:
     """``a.max(axis=1)`` (``largest``) or ``a.min(axis=1)`` of a C-contiguous 3-d array (a NaN
     wins, as in NumPy)."""
@@ -175,12 +175,12 @@ def _extreme3(a: Any, largest: bool) -> Any:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _max3(a: Any) -> Any:
     return _extreme3(a, True)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _min3(a: Any) -> Any:
     return _extreme3(a, False)
     for i in range(before):
@@ -260,14 +260,14 @@ def _reduction(what: str, kernel: Any, floats_only: bool) -> Impl:
     return typer
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _view3(x: Any, axis: int) -> Any:
     """``x`` as a C-contiguous (before, along, after) array around ``axis``."""
     before, after = _around(x.shape, axis)
     return np.ascontiguousarray(x).reshape((before, x.shape[axis], after))
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _mean3(a: Any) -> Any:
     """``a.mean(axis=1)`` of a C-contiguous 3-d array."""
     out = _sum3(a)
@@ -283,7 +283,7 @@ cached_overload(min_axis, prefer_literal=True)(_reduction("min", _min3, False))
 
 # ---- their gradients ----------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _spread(g: Any, shape: Any, axis: int) -> Any:
     """The (reduced) ``g`` repeated along ``axis`` of an array of ``shape``."""
     before, after = _around(shape, axis)
@@ -334,7 +334,7 @@ def _mean_grad(g, x, axis=None, keepdims=False) -> Impl:
     raise not_compiled(f"the gradient of a mean over a value of type {x}")
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _sum_to(g: Any, target: Any) -> Any:
     """``g`` summed over the axes along which an array of shape ``target`` was broadcast to
     g's shape (C-contiguous)."""

@@ -445,6 +445,24 @@ def test_index_and_shape_errors_raise_as_in_numpy():
         s2sad.grad(matvec, jit=True)(np.ones((2, 3)), np.ones(4))
 
 
+def divides_by_zero(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        v = x[i] - x[i]
+        s = s + x[i] / v + 1.0 / v
+    return s
+
+
+@needs_numba
+def test_division_by_zero_gives_inf_and_nan_as_in_numpy():
+    x = np.array([1.0, 2.0])
+    expected = s2sad.grad(divides_by_zero)(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.testing.assert_array_equal(s2sad.grad(divides_by_zero, jit=True)(x), expected)
+        np.testing.assert_array_equal(s2sad.grad(divides_by_zero, jit="auto")(x), expected)
+    assert np.isnan(expected).all()
+
+
 @needs_numba
 def test_partial_and_value_and_grad_of_several_arguments():
     import functools
