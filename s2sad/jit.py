@@ -361,8 +361,7 @@ class Compiled:
             return
         path, module = _write(self.plan, self.__s2sad_source__)
         # as in the NumPy code: an index out of range raises IndexError, and x / 0 is inf or nan
-        compile_ = numba.njit(cache=True, boundscheck=True, error_model="numpy")
-        self.dispatcher = compile_(_load(self.plan, path, module))
+        self.dispatcher = numba.njit(cache=True, boundscheck=True, error_model="numpy")(_load(self.plan, path, module))
         self._call = self._compiled_call()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
