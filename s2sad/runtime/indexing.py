@@ -264,7 +264,7 @@ def field_tangent(t: Any, x: Any, name: str, where: str) -> Any:
 def _is_object(x: Any) -> bool:
     """Whether ``x`` is an object that carries no gradient: neither an array, a number, nor a
     tuple, list or dict."""
-    return not isinstance(x, (*CONTAINERS, np.ndarray, np.generic, int, float, complex)) and not is_foreign(x)
+    return is_record(x) and not isinstance(x, CONTAINERS)
 
 
 #: The gradients of the arrays' attributes a record's field may share a name with (as the
