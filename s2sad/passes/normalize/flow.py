@@ -132,21 +132,3 @@ def changed_in(body: list[cst.BaseStatement]) -> set[str]:
                 changed.add(base)
                 todo.append(base)
     return changed
-
-
-def written_in_place(body: list[cst.BaseStatement]) -> set[str]:
-    """Names whose value ``body`` changes in place (at any depth): ``x op= v`` (in place for an
-    array), ``x[i] = v``, ``f(..., out=x)`` and ``np.add.at(x, ...)``."""
-    written: set[str] = set()
-    for n in nodes_under(body, into_loops=True):
-        targets: list[cst.CSTNode] = []
-        if isinstance(n, cst.AugAssign):
-            targets = [n.target]
-        elif isinstance(n, cst.Assign):
-            targets = [t.target.value for t in n.targets if isinstance(t.target, cst.Subscript)]
-        elif isinstance(n, cst.Call):
-            targets = [a.value for a in n.args if a.keyword is not None and a.keyword.value == "out"]
-            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "at" and n.args:
-                targets.append(n.args[0].value)
-        written |= {t.value for t in targets if isinstance(t, cst.Name)}
-    return written

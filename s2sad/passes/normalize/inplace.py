@@ -53,10 +53,10 @@ class InPlaceWriteLowering:
         self.follow_views(name, target, linked)
 
     def stored_array_check(self, target: cst.Subscript, value: cst.BaseExpression, v: Operand) -> None:
-        """``d[k] = y`` with ``y`` changed in place elsewhere in the function: refused as the code
+        """``d[k] = y`` with the array ``y`` holds changed in place afterwards: refused as the code
         runs when d is a list or dict (it then holds y itself, which s2sad reads as stored)."""
         value = strip_parens(value)
-        if not (isinstance(v, Var) and isinstance(value, cst.Name) and value.value in self.changed_in_place):
+        if not (isinstance(v, Var) and isinstance(value, cst.Name) and id(target) in self.changed_after_store):
             return
         container, name = target.value.value, value.value
         message = (f"'{container}' holds the array '{name}' itself, which the function changes in place "

@@ -18,7 +18,6 @@ from .assignments import AssignmentLowering
 from .calls import CallLowering
 from .classify import Classification
 from .containers import ContainerLowering
-from .flow import written_in_place
 from .expressions import ExpressionLowering
 from .functional import FunctionalLowering
 from .inplace import InPlaceWriteLowering
@@ -27,6 +26,7 @@ from .naming import Naming, all_names
 from .nested_functions import NestedFunctionLowering
 from .records import RecordAttributes
 from .statements import StatementLowering
+from .stores import stores_changed_later
 from .syntax import statements_of
 from .views import ViewFollowing, ViewLink
 
@@ -67,7 +67,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.views: set[str] = set()  # versions that may be views into another array
         # results of rules that return a tuple or list of new arrays (np.linalg.qr, np.meshgrid)
         self.fresh_items: set[str] = set()
-        self.changed_in_place = written_in_place(list(statements_of(fdef.body)))  # user names
+        self.changed_after_store = stores_changed_later(list(statements_of(fdef.body)))  # ids of d[k] in d[k] = y
         self.partners: dict[str, set[str]] = {}  # version -> user names bound to the same object
         self.bases: dict[str, frozenset[str]] = {}  # version -> earlier versions it may share memory with
         self.holders: dict[str, frozenset[str]] = {}  # container version -> what its items may share

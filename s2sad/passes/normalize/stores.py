@@ -1,0 +1,171 @@
+"""Which stores ``d[k] = y`` may leave ``d`` holding an array the function changes in place
+afterwards, as far as the syntax tells: s2sad reads ``d`` as it was stored, so those stores
+get a run-time check (``check_stored_array``), which refuses them when ``d`` is a list or
+dict (an array's item is a copy)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from .flow import view_bases
+from .syntax import attribute_path, statements_of, strip_parens, walk
+
+#: calls that return a new array, whose result no other name holds
+FRESH_CALLS = frozenset({
+    "array", "copy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
+    "full_like", "eye", "identity", "arange", "linspace", "concatenate", "stack", "vstack", "hstack",
+    "column_stack", "tile", "repeat", "outer", "dot", "matmul", "einsum", "exp", "log", "sqrt", "tanh",
+    "where", "clip", "cumsum", "cumprod", "diff", "sort", "pad", "roll", "kron", "cross"})
+
+
+@dataclass(frozen=True)
+class _Event:
+    kind: str  # "write" (in place), "store" (d[k] = name), "fresh" (name = a new array), "jump"
+    name: str
+    path: tuple[int, ...]  # the blocks around it, outermost first: ids of loops and branches
+    node: cst.CSTNode | None = None  # a store's target, d[k]
+
+
+def in_place_targets(node: cst.CSTNode) -> list[str]:
+    """The names ``node`` changes in place: ``x op= v`` (in place for an array), ``x[i] = v``,
+    ``f(..., out=x)`` and ``np.add.at(x, ...)``."""
+    targets: list[cst.CSTNode] = []
+    if isinstance(node, cst.AugAssign):
+        targets = [node.target]
+    elif isinstance(node, cst.Assign):
+        targets = [t.target.value for t in node.targets if isinstance(t.target, cst.Subscript)]
+    elif isinstance(node, cst.Call):
+        targets = [a.value for a in node.args if a.keyword is not None and a.keyword.value == "out"]
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "at" and node.args:
+            targets.append(node.args[0].value)
+    targets = [t.value if isinstance(t, cst.Subscript) else t for t in targets]
+    return [t.value for t in targets if isinstance(t, cst.Name)]
+
+
+def _is_fresh(value: cst.BaseExpression) -> bool:
+    """Whether ``value`` is certainly a new array (or number), held by no other name."""
+    value = strip_parens(value)
+    if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
+        return True
+    return isinstance(value, cst.Call) and (attribute_path(value.func) or [""])[-1] in FRESH_CALLS
+
+
+class _Recorder:
+    """The events of a function body, in source order, and where its loops' bodies start."""
+
+    def __init__(self) -> None:
+        self.events: list[_Event] = []
+        self.loops: dict[int, int] = {}  # a loop's id -> where the events of its body start
+
+    def block(self, stmts: list[cst.BaseStatement], path: tuple[int, ...]) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    self.small(small, path)
+            elif isinstance(stmt, (cst.For, cst.While)):
+                self.writes(stmt.iter if isinstance(stmt, cst.For) else stmt.test, path)
+                self.loops[id(stmt)] = len(self.events)
+                self.block(statements_of(stmt.body), path + (id(stmt),))
+                if stmt.orelse is not None:
+                    self.block(statements_of(stmt.orelse.body), path + (id(stmt.orelse),))
+            elif isinstance(stmt, cst.If):
+                self.writes(stmt.test, path)
+                self.block(statements_of(stmt.body), path + (id(stmt.body),))
+                if isinstance(stmt.orelse, cst.If):
+                    self.block([stmt.orelse], path + (id(stmt.orelse),))
+                elif stmt.orelse is not None:
+                    self.block(statements_of(stmt.orelse.body), path + (id(stmt.orelse),))
+            else:  # with, try, a nested def...: its writes, with no store or fresh value counted
+                self.writes(stmt, path + (id(stmt),))
+
+    def writes(self, node: cst.CSTNode, path: tuple[int, ...]) -> None:
+        for n in walk(node):
+            self.events += [_Event("write", name, path) for name in in_place_targets(n)]
+            if isinstance(n, (cst.Break, cst.Continue)):
+                self.events.append(_Event("jump", "", path))
+
+    def small(self, node: cst.BaseSmallStatement, path: tuple[int, ...]) -> None:
+        self.writes(node, path)
+        if not isinstance(node, cst.Assign):
+            return
+        value = strip_parens(node.value)
+        for t in node.targets:
+            if isinstance(t.target, cst.Subscript) and isinstance(value, cst.Name):
+                self.events.append(_Event("store", value.value, path, t.target))
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and _is_fresh(value):
+            self.events.append(_Event("fresh", node.targets[0].target.value, path))
+
+
+def stores_changed_later(body: list[cst.BaseStatement]) -> set[int]:
+    """The stores ``d[k] = y`` (ids of their ``d[k]`` nodes) after which the array ``y`` holds
+    may change in place: by a write into y (or a view of it, or what it views) later in the
+    function, unless y is first bound to a new array on every path; or by one earlier in an
+    enclosing loop's body, which its next iteration runs, unless that body first binds y to
+    a new array."""
+    recorder = _Recorder()
+    recorder.block(body, ())
+    events, shared = recorder.events, _sharing(body)
+    found: set[int] = set()
+    for i, store in enumerate(events):
+        if store.kind != "store":
+            continue
+        names = shared.get(store.name, set()) | {store.name}
+        later = any(e.kind == "write" and e.name in names and not _rebound_between(events, i, j, store)
+                    for j, e in enumerate(events[i + 1:], i + 1))
+        again = any(_written_next_iteration(events, recorder.loops[loop], i, store, store.path[:n + 1], names)
+                    for n, loop in enumerate(store.path) if loop in recorder.loops)
+        if later or again:
+            found.add(id(store.node))
+    return found
+
+
+def _rebound_between(events: list[_Event], i: int, j: int, store: _Event) -> bool:
+    """Whether, after the store ``events[i]``, every path to the write ``events[j]`` of the
+    stored name first binds it to a new array: a binding in the store's block or one around
+    it, with no break or continue between."""
+    if events[j].name != store.name:
+        return False
+    for k in range(i + 1, j):
+        e = events[k]
+        if e.kind == "jump":
+            return False
+        if e.kind == "fresh" and e.name == store.name and store.path[:len(e.path)] == e.path:
+            return True
+    return False
+
+
+def _written_next_iteration(events: list[_Event], start: int, i: int, store: _Event, top: tuple[int, ...],
+                            names: set[str]) -> bool:
+    """Whether the body of the loop around the store ``events[i]`` (its events from ``start``,
+    its top-level blocks' path ``top``) writes into the stored array before the store, which
+    its next iteration runs, without first binding the stored name to a new array at the
+    body's top level."""
+    rebound = False
+    for e in events[start:i]:
+        if e.kind == "fresh" and e.name == store.name and e.path == top:
+            rebound = True
+        if e.kind == "write" and e.name in names and not (rebound and e.name == store.name):
+            return True
+    return False
+
+
+def _sharing(body: list[cst.BaseStatement]) -> dict[str, set[str]]:
+    """For each name, the names that may share its memory as far as the syntax tells: the
+    views taken of it and the arrays it views, transitively."""
+    bases = view_bases(body)
+    linked: dict[str, set[str]] = {}
+    for view, of in bases.items():
+        for base in of:
+            linked.setdefault(view, set()).add(base)
+            linked.setdefault(base, set()).add(view)
+    shared: dict[str, set[str]] = {}
+    for name in linked:
+        seen, todo = {name}, [name]
+        while todo:
+            for other in linked.get(todo.pop(), ()):
+                if other not in seen:
+                    seen.add(other)
+                    todo.append(other)
+        shared[name] = seen - {name}
+    return shared
