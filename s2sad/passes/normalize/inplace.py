@@ -62,12 +62,9 @@ class InPlaceWriteLowering:
         message = (f"'{container}' holds the array '{name}' itself, which the function changes in place "
                    f"later, and s2sad reads '{container}' as it was stored; store a copy "
                    f"({self.parsed.code(target).strip()} = {name}.copy())")
-        loc = self.location(target)
-        call = cst.Call(cst.Name(self.helper(runtime.check_stored_array)), [
-            cst.Arg(cst.Name(self.version.get(container, container))), cst.Arg(cst.Name(v.name)),
-            cst.Arg(cst.SimpleString(repr(message))), cst.Arg(cst.SimpleString(repr(str(loc))))])
-        reads = (self.version.get(container, container), v.name)
-        self.out.append(Assign(None, Opaque(call, reads, "nondiff"), loc))
+        loc, held = self.location(target), self.version.get(container, container)
+        self.run_time_check(runtime.check_stored_array, [cst.Name(held), cst.Name(v.name), cst.SimpleString(
+            repr(message)), cst.SimpleString(repr(str(loc)))], (held, v.name), loc)
 
     def ufunc_at(self, call: cst.Call) -> None:
         """``np.add.at(z, i, v)`` as ``z = ufunc_add_at(z, i, v)``: z changes in place (a new version,

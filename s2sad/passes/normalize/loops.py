@@ -109,17 +109,14 @@ class LoopLowering:
 
     def length_check(self, items: cst.BaseExpression, n: int, node: cst.CSTNode) -> None:
         """A statement that refuses, as the code runs, ``items`` of a length other than ``n``."""
-        helper = cst.Name(self.helper(runtime.check_length))
         loc = self.location(node)
-        where = cst.SimpleString(repr(str(loc)))
-        call = cst.Call(helper, [cst.Arg(self.rename(items)), cst.Arg(cst.Integer(str(n))), cst.Arg(where)])
-        self.out.append(Assign(None, Opaque(call, self.local_reads(items), "nondiff"), loc))
+        self.run_time_check(runtime.check_length, [self.rename(items), cst.Integer(str(n)),
+                                                   cst.SimpleString(repr(str(loc)))], self.local_reads(items), loc)
 
     def sequence_check(self, items: cst.BaseExpression) -> None:
         """A statement that refuses, as the code runs, ``items`` that a loop by position would
         not iterate as Python does (a dict, a set, an iterator)."""
-        call = cst.Call(cst.Name(self.helper(runtime.check_sequence)), [cst.Arg(items)])
-        self.out.append(Assign(None, Opaque(call, self.local_reads(items), "nondiff"), self.loc))
+        self.run_time_check(runtime.check_sequence, [items], self.local_reads(items), self.loc)
 
     def iteration_kind(self, iterable: cst.BaseExpression) -> str:
         """How a ``for`` iterates: "plain" (as written: over a range, or over what carries no

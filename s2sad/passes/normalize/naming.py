@@ -7,6 +7,8 @@ from typing import Any
 import libcst as cst
 
 from ... import runtime
+from ...errors import Location
+from ...ir import Assign, Opaque
 from .constructs import BINARY_OPS, UNARY_OPS
 from .syntax import flat_targets, variable_names
 
@@ -37,6 +39,13 @@ class Naming:
         call = cst.Call(cst.Name(self.helper(function)), args)
         self.res.objects[call.func] = function
         return call
+
+    def run_time_check(self, function: Any, args: list[cst.BaseExpression], reads: tuple[str, ...],
+                       loc: Location) -> None:
+        """The statement ``function(args)``: a check that refuses, as the code runs, what the
+        syntax could not tell apart (it carries no gradient)."""
+        call = self.helper_call(function, [cst.Arg(a) for a in args])
+        self.out.append(Assign(None, Opaque(call, reads, "nondiff"), loc))
 
     def rename(self, node: cst.CSTNode) -> Any:
         """``node`` with local names replaced by their current versions."""
