@@ -310,6 +310,90 @@ def test_transpose_with_axes() -> None:
     check_lazy_and_equal(g, grad(f)(x, Y))
 
 
+# --- functions Dask does not implement, or computes otherwise ------------------------------------
+
+def sorted_smallest(w, X):
+    z = X @ w
+    return np.sum(np.sort(z)[:3]) + np.max(z)
+
+
+def median_of_columns(w, X):
+    return np.sum(np.median(X * w, axis=0))
+
+
+def quantile_of_rows(w, X):
+    return np.sum(np.quantile(X * w, 0.7, axis=1))
+
+
+def smallest_partitioned(w, X):
+    z = X @ w
+    return np.sum(np.partition(z, 2)[:2]) + np.sum(z)
+
+
+def taken_along_rows(w, X):
+    return np.sum(np.take_along_axis(X * w, np.argsort(np.arange(24.0).reshape(6, 4) % 5, axis=1), axis=1)[:, 0])
+
+
+def outer_squared(w, X):
+    return np.sum(np.outer(X @ w, w) ** 2)
+
+
+def masked_read(w, X):
+    z = X @ w
+    return np.sum(z[z > 0] ** 2) + np.var(z)
+
+
+@pytest.mark.parametrize("loss", [sorted_smallest, median_of_columns, quantile_of_rows, smallest_partitioned,
+                                  taken_along_rows, outer_squared])
+@pytest.mark.parametrize("mode", ["grad", "hvp"])
+def test_functions_numpy_computes_for_dask_differentiate_as_numpys(loss, mode) -> None:
+    """Dask runs np.sort, np.argsort, np.take_along_axis... in NumPy, and its reshape takes no
+    order: their gradients and tangents raised from inside s2sad's helpers."""
+    import warnings
+
+    Xn, w, v = RNG.normal(size=(6, 4)), RNG.normal(size=4), RNG.normal(size=4)
+    X = da.from_array(Xn, chunks=(3, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if mode == "grad":
+            got, expected = grad(loss)(w, X), grad(loss)(w, Xn)
+        else:
+            got, expected = s2sad.hvp(loss)(w, X, v), s2sad.hvp(loss)(w, Xn, v)
+        np.testing.assert_allclose(np.asarray(dask.compute(got, scheduler="sync")[0]), expected, rtol=1e-10)
+
+
+def test_a_tangent_of_unknown_length_is_not_broadcast() -> None:
+    # a boolean index leaves a Dask array's length unknown (NaN); the hvp compared the shapes
+    # (nan,) == (nan,), False, and broadcast the tangent, which Dask refused with a ValueError:
+    # it now reaches the refusal grad gives
+    Xn, w, v = RNG.normal(size=(6, 4)), RNG.normal(size=4), RNG.normal(size=4)
+    with pytest.raises(s2sad.S2SADError, match="an index of integer or boolean arrays") as info:
+        s2sad.hvp(masked_read)(w, da.from_array(Xn, chunks=(3, 4)), v)
+    assert info.value.location.line == masked_read.__code__.co_firstlineno + 2
+
+
+def percentile_1d(w, X):
+    return np.percentile(X @ w, 30)
+
+
+def cholesky_sum(w, X):
+    return np.sum(np.linalg.cholesky(X.T @ X + np.diag(w ** 2 + 1.0)))
+
+
+@pytest.mark.parametrize("loss, what", [(percentile_1d, "approximate percentiles"),
+                                        (cholesky_sum, "upper triangular factor")])
+def test_what_dask_computes_otherwise_than_numpy_is_refused(loss, what) -> None:
+    # the gradients were NumPy's function's, silently wrong for what Dask computed
+    import warnings
+
+    X = da.from_array(RNG.normal(size=(6, 4)), chunks=(3, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(s2sad.S2SADError, match=what) as info:
+            dask.compute(grad(loss)(RNG.normal(size=4), X), scheduler="sync")
+    assert info.value.location.line == loss.__code__.co_firstlineno + 1
+
+
 # --- the corpus --------------------------------------------------------------------------------
 
 def test_corpus_on_dask_arrays_is_never_wrong() -> None:

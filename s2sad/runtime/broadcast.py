@@ -63,5 +63,7 @@ def reduce_to(g: Any, x: Any) -> Any:
 
 def broadcast_tangent(t: Any, ans: Any) -> Any:
     """A tangent in the output's shape: ``t`` broadcast against ``ans`` (forward mode)."""
-    shape = np.shape(ans)
-    return t if np.shape(t) == shape else np.broadcast_to(t, shape)
+    shape, given = np.shape(ans), np.shape(t)
+    if given == shape or len(given) == len(shape) and all(a == b or a != a and b != b for a, b in zip(given, shape)):
+        return t  # (a Dask array's unknown lengths are NaN, each unequal to itself)
+    return np.broadcast_to(t, shape)

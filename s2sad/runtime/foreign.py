@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import S2SADError
+
 
 #: Types whose values are never another library's array (decided without a call).
 _NATIVE = frozenset({np.ndarray, float, int, complex, bool, type(None), str, list, tuple, dict,
@@ -36,6 +38,33 @@ def first_foreign(*values: Any) -> Any:
         if type(v) is not np.ndarray and is_foreign(v):
             return v
     return None
+
+
+def in_numpy(*values: Any) -> tuple[Any, ...]:
+    """``values`` with another library's arrays as NumPy's: for a gradient computed where NumPy
+    computed the function itself, since that library does not implement it (Dask's np.sort,
+    np.argsort and np.take_along_axis run in NumPy, on the computed array)."""
+    return tuple(np.asarray(v) if type(v) is not np.ndarray and is_foreign(v) else v for v in values)
+
+
+#: NumPy functions that another library computes otherwise when they dispatch to it:
+#: (the library's module, the function as written) -> how it differs
+DIFFERENT: dict[tuple[str, str], str] = {
+    ("dask", "np.percentile"): "of a 1-d array, Dask computes approximate percentiles (merged from "
+                               "each chunk's)",
+    ("dask", "np.linalg.cholesky"): "Dask returns the upper triangular factor, NumPy the lower one",
+}
+
+
+def refuse_different(name: str, x: Any) -> None:
+    """Refuse ``name`` on ``x`` when x's library computes it otherwise than NumPy (DIFFERENT):
+    the gradient s2sad computes would be NumPy's function's, not the library's."""
+    library = type(x).__module__.split(".")[0]
+    how = DIFFERENT.get((library, name))
+    if how is not None and is_foreign(x):
+        raise S2SADError(f"{name} of a {library} array differs from NumPy's: {how}; s2sad does not "
+                         f"differentiate it. Apply {name} to a NumPy array (np.asarray(...)), or "
+                         f"write what the library computes with NumPy's functions")
 
 
 def zeros(shape: Any, dtype: Any, like: Any = None) -> Any:

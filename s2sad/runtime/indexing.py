@@ -10,7 +10,7 @@ from ..errors import S2SADError
 from .broadcast import unbroadcast
 from .checks import place
 from .complex_fft import imag_grad, real_grad
-from .foreign import is_foreign, zeros
+from .foreign import in_numpy, is_foreign, zeros
 from .shapes import reshape_grad
 from .trees import CONTAINERS, add_grads, rebuild, zeros_grad
 
@@ -155,7 +155,7 @@ def take_grad(g: Any, x: Any, indices: Any, axis: Any = None, mode: str = "raise
 
 def take_along_axis_grad(g: Any, arr: Any, indices: Any, axis: Any = -1) -> Any:
     """Gradient of ``np.take_along_axis(arr, indices, axis)``: g added back where it was taken."""
-    arr = np.asarray(arr)
+    arr, g = in_numpy(np.asarray(arr), g)
     out = np.zeros(arr.size if axis is None else arr.shape, dtype=np.result_type(g, arr))
     axis = 0 if axis is None else axis % arr.ndim
     index = list(np.ix_(*(np.arange(n) for n in np.shape(indices))))

@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import S2SADError
 from .broadcast import reduce_to
 from .elementwise import safe_divide
+from .foreign import refuse_different
 from .reductions import expand_reduced, list_as_array
 from .stepping import real_only
 
@@ -89,6 +90,8 @@ def _read_symmetric(t: Any, lower: bool) -> Any:
 def cholesky_grad(g: Any, ans: Any, upper: bool = False) -> Any:
     """Gradient of ``np.linalg.cholesky`` (Murray 2016), on the triangle of the input NumPy reads."""
     real_only("np.linalg.cholesky", ans)
+    if not upper:
+        refuse_different("np.linalg.cholesky", ans)
     low, g = (_t(ans), _t(g)) if upper else (ans, g)
     phi = np.tril(_t(low) @ g)
     phi = phi - 0.5 * np.triu(phi)  # the diagonal halved
@@ -99,6 +102,8 @@ def cholesky_grad(g: Any, ans: Any, upper: bool = False) -> Any:
 def cholesky_jvp(t: Any, ans: Any, upper: bool = False) -> Any:
     """Tangent of ``np.linalg.cholesky``, from the triangle of t NumPy reads: L phi(L^-1 S L^-T)."""
     real_only("np.linalg.cholesky", ans)
+    if not upper:
+        refuse_different("np.linalg.cholesky", ans)
     low = _t(ans) if upper else ans
     inner = np.linalg.solve(low, _t(np.linalg.solve(low, _read_symmetric(t, not upper))))
     phi = np.tril(inner) - 0.5 * np.triu(np.tril(inner))  # the lower triangle, diagonal halved

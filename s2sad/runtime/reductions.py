@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .dtypes import as_dtype, dtype_kind
-from .foreign import is_foreign, size
+from .foreign import in_numpy, is_foreign, refuse_different, size
 from .stepping import real_only
 
 
@@ -220,7 +220,7 @@ def median_grad(g: Any, a: Any, axis: Any = None, keepdims: bool = False, skipna
     """Gradient of ``np.median(a, axis)``: ``g`` to the middle entry, or half to each of the
     two middle entries (their positions in sorted order); with ``skipnan``, of
     ``np.nanmedian``: the middle of the entries that are not NaN (which sort last)."""
-    a = np.asarray(a)
+    a, g = in_numpy(np.asarray(a), g)
     flat = axis is None
     x = np.ravel(a) if flat else _last(a, (axis,) if np.ndim(axis) == 0 else tuple(axis))
     n = x.shape[-1]
@@ -256,6 +256,8 @@ def sort_grad(g: Any, x: Any, axis: Any = -1) -> Any:
         x, axis = np.ravel(x), 0
     x, g = np.moveaxis(x, axis, -1), np.moveaxis(g, axis, -1)
     order = np.argsort(x, axis=-1, kind="stable")
+    if type(order) is np.ndarray:  # (NumPy sorted: x's library does not)
+        x, g = in_numpy(x, g)
     mean = _tie_means(np.take_along_axis(x, order, axis=-1), g)
     out = np.empty_like(g)
     np.put_along_axis(out, order, mean.astype(out.dtype), axis=-1)
@@ -269,6 +271,8 @@ def sort_jvp(t: Any, x: Any, axis: Any = -1) -> Any:
         x, t, axis = np.ravel(x), np.ravel(t), 0
     x, t = np.moveaxis(x, axis, -1), np.moveaxis(t, axis, -1)
     order = np.argsort(x, axis=-1, kind="stable")
+    if type(order) is np.ndarray:  # (NumPy sorted: x's library does not)
+        x, t = in_numpy(x, t)
     moved = np.take_along_axis(np.broadcast_to(t, np.shape(x)), order, axis=-1)
     mean = _tie_means(np.take_along_axis(x, order, axis=-1), moved)
     return np.moveaxis(mean.astype(moved.dtype), -1, axis)
@@ -321,6 +325,8 @@ def _quantile_weights(q: Any, n: int, method: str, percent: bool) -> Any:
 def _quantile_setup(a: Any, q: Any, axis: Any, method: str, percent: bool, skipnan: bool) -> tuple[Any, ...]:
     """The entries of ``a`` as rows to reduce (the axes of ``axis`` merged last), each row's
     sort order, and the weights of its sorted entries (shape ``q.shape + (rows, n)``)."""
+    if percent and axis is None and np.ndim(a) == 1:
+        refuse_different("np.percentile", a)
     a = np.asarray(a)
     axes = tuple(range(a.ndim)) if axis is None else tuple(int(ax) % a.ndim for ax in np.atleast_1d(axis))
     moved = _last(a, axes)
@@ -344,7 +350,7 @@ def quantile_grad(g: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = Fal
     real_only("np.quantile", a)
     a, axes, shape, rows, order, weights = _quantile_setup(a, q, axis, method, percent, skipnan)
     qs = np.shape(q)
-    g = np.reshape(g, qs + (rows.shape[0], 1))
+    g = np.reshape(in_numpy(g)[0], qs + (rows.shape[0], 1))
     in_order = np.sum(g * weights, axis=tuple(range(len(qs)))).astype(np.result_type(a, g, 1.0))
     out = np.zeros_like(in_order)
     np.put_along_axis(out, order, in_order, axis=-1)
@@ -359,7 +365,7 @@ def quantile_jvp(t: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = Fals
     the entries of ``t`` at the sorted entries of ``a`` the result interpolates."""
     real_only("np.quantile", a)
     a, axes, shape, rows, order, weights = _quantile_setup(a, q, axis, method, percent, skipnan)
-    t = np.reshape(_last(np.broadcast_to(t, a.shape), axes), rows.shape)
+    t = np.reshape(_last(np.broadcast_to(in_numpy(t)[0], a.shape), axes), rows.shape)
     if skipnan:
         t = np.where(np.isnan(rows), 0.0, t)
     out = np.sum(weights * np.take_along_axis(t, order, axis=-1), axis=-1)

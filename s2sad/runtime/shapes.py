@@ -25,6 +25,8 @@ def reshape_back(g: Any, like: Any, order: str = "C", source: Any = None) -> Any
     if order == "A":
         flags = np.asarray(like if source is None else source).flags
         order = "F" if flags.f_contiguous and not flags.c_contiguous else "C"
+    if order == "C":  # (Dask's reshape takes no order)
+        return np.reshape(g, np.shape(like))
     return np.reshape(g, np.shape(like), order=order)
 
 
