@@ -334,6 +334,10 @@ def taken_along_rows(w, X):
     return np.sum(np.take_along_axis(X * w, np.argsort(np.arange(24.0).reshape(6, 4) % 5, axis=1), axis=1)[:, 0])
 
 
+def tensordot_squared(w, X):
+    return np.sum(np.tensordot(X, np.outer(w, w), axes=1) ** 2)
+
+
 def outer_squared(w, X):
     return np.sum(np.outer(X @ w, w) ** 2)
 
@@ -344,11 +348,12 @@ def masked_read(w, X):
 
 
 @pytest.mark.parametrize("loss", [sorted_smallest, median_of_columns, quantile_of_rows, smallest_partitioned,
-                                  taken_along_rows, outer_squared])
+                                  taken_along_rows, outer_squared, tensordot_squared])
 @pytest.mark.parametrize("mode", ["grad", "hvp"])
 def test_functions_numpy_computes_for_dask_differentiate_as_numpys(loss, mode) -> None:
-    """Dask runs np.sort, np.argsort, np.take_along_axis... in NumPy, and its reshape takes no
-    order: their gradients and tangents raised from inside s2sad's helpers."""
+    """Dask runs np.sort, np.argsort, np.take_along_axis... in NumPy, its reshape takes no order
+    and its transpose no array of axes: their gradients and tangents raised from inside
+    s2sad's helpers."""
     import warnings
 
     Xn, w, v = RNG.normal(size=(6, 4)), RNG.normal(size=4), RNG.normal(size=4)

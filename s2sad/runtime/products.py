@@ -8,7 +8,7 @@ import numpy as np
 
 from .broadcast import unbroadcast
 from .reductions import list_as_array
-from .shapes import reshape_grad
+from .shapes import reshape_grad, undo_permutation
 
 
 def matmul_grad_lhs(g: Any, a: Any, b: Any) -> Any:
@@ -88,7 +88,7 @@ def tensordot_grad_lhs(g: Any, a: Any, b: Any, axes: Any = 2) -> Any:
     b_free = [i for i in range(np.ndim(b)) if i not in b_sum]
     grad = np.tensordot(g, b, (list(range(len(a_free), np.ndim(g))), b_free))
     order = a_free + [a_sum[b_sum.index(i)] for i in sorted(b_sum)]  # grad's axes, as axes of a
-    return np.transpose(grad, np.argsort(order))
+    return np.transpose(grad, undo_permutation(order))
 
 
 def tensordot_grad_rhs(g: Any, a: Any, b: Any, axes: Any = 2) -> Any:
@@ -98,7 +98,7 @@ def tensordot_grad_rhs(g: Any, a: Any, b: Any, axes: Any = 2) -> Any:
     b_free = [i for i in range(np.ndim(b)) if i not in b_sum]
     grad = np.tensordot(a, g, (a_free, list(range(len(a_free)))))
     order = [b_sum[a_sum.index(i)] for i in sorted(a_sum)] + b_free  # grad's axes, as axes of b
-    return np.transpose(grad, np.argsort(order))
+    return np.transpose(grad, undo_permutation(order))
 
 
 def _tensordot_axes(a: Any, b: Any, axes: Any) -> tuple[list[int], list[int]]:

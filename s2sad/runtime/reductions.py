@@ -8,6 +8,7 @@ import numpy as np
 
 from .dtypes import as_dtype, dtype_kind
 from .foreign import in_numpy, is_foreign, refuse_different, size
+from .shapes import undo_permutation
 from .stepping import real_only
 
 
@@ -173,7 +174,7 @@ def prod_grad(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     ones = np.ones_like(rows[..., :1])
     before = np.cumprod(np.concatenate([ones, rows[..., :-1]], axis=-1), axis=-1)
     after = np.flip(np.cumprod(np.concatenate([ones, np.flip(rows[..., 1:], -1)], axis=-1), axis=-1), -1)
-    others = np.transpose(np.reshape(before * after, np.shape(moved)), np.argsort(kept + reduced))
+    others = np.transpose(np.reshape(before * after, np.shape(moved)), undo_permutation(kept + reduced))
     return expand_reduced(g, ndim, axis, keepdims) * others
 
 
@@ -237,7 +238,7 @@ def median_grad(g: Any, a: Any, axis: Any = None, keepdims: bool = False, skipna
     axes = tuple(ax % a.ndim for ax in axes)
     rest = [i for i in range(a.ndim) if i not in axes]
     out = np.reshape(out, tuple(a.shape[i] for i in rest) + tuple(a.shape[i] for i in axes))
-    return np.transpose(out, np.argsort(rest + list(axes)))
+    return np.transpose(out, undo_permutation(rest + list(axes)))
 
 
 def _last(a: np.ndarray, axis: Any) -> np.ndarray:
@@ -356,7 +357,7 @@ def quantile_grad(g: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = Fal
     np.put_along_axis(out, order, in_order, axis=-1)
     rest = [i for i in range(a.ndim) if i not in axes]
     out = np.reshape(out, tuple(a.shape[i] for i in rest) + tuple(a.shape[i] for i in axes))
-    return np.transpose(out, np.argsort(rest + list(axes)))
+    return np.transpose(out, undo_permutation(rest + list(axes)))
 
 
 def quantile_jvp(t: Any, a: Any, q: Any, axis: Any = None, keepdims: bool = False, method: str = "linear",

@@ -8,7 +8,6 @@ import numpy as np
 
 from ..errors import S2SADError
 from .broadcast import unbroadcast
-from .foreign import is_foreign
 
 
 def reshape_grad(g: Any, x: Any) -> Any:
@@ -36,9 +35,13 @@ def transpose_grad(g: Any, axes: Any = None) -> Any:
         return np.transpose(g)
     if len(axes) == 1 and (axes[0] is None or np.ndim(axes[0]) == 1):  # x.transpose((1, 0))
         return transpose_grad(g, axes[0])
-    if type(g) is not np.ndarray and is_foreign(g):  # (Dask takes axes as a tuple, not an array)
-        return np.transpose(g, tuple(int(a) for a in np.argsort(axes)))
-    return np.transpose(g, np.argsort(axes))
+    return np.transpose(g, undo_permutation(axes))
+
+
+def undo_permutation(axes: Any) -> tuple[int, ...]:
+    """The axes that undo the transposition ``axes``, as a tuple of ints (Dask takes no array)."""
+    axes = [int(a) for a in np.ravel(axes)]
+    return tuple(sorted(range(len(axes)), key=axes.__getitem__))
 
 
 def invert_axes(axes: Any) -> Any:
