@@ -78,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--shapes", nargs="+", action="extend", metavar="NAME=DIMS",
                    help="print the gradient specialised to arguments of these shapes (W=64x10 "
                         "b=10; a float scalar as x=), as grad runs it for such a call")
-    p.add_argument("--dtype", default="float64", help="the dtype of the --shapes arrays (default: float64)")
+    p.add_argument("--dtype", help="the dtype of the --shapes arrays (default: float64)")
     p.add_argument("--stages", action="store_true", help="print the code after every compiler pass")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
     return p
@@ -269,12 +269,15 @@ def _generated(fn: Any, wrt: Any, args: argparse.Namespace, stages: Callable[[st
         gradient = build(fn, wrt, "grad")
         names = wrt_names(unwrap(fn), wrt)[0]
         return build(gradient, names if len(names) > 1 else names[0], "jvp", stages).__s2sad_source__
+    if args.dtype is not None and not args.shapes:
+        raise UsageError(f"--dtype {args.dtype} is the dtype of the --shapes arrays: give --shapes too "
+                         f"(--shapes x=64x10 --dtype {args.dtype})")
     if args.shapes:
         if args.mode != "reverse" or args.jit:
             raise UsageError("--shapes specialises the gradient: it takes neither --mode "
                              "forward/hvp nor --jit")
         t = target(fn, wrt)
-        signature = _signature(t.fn, args.shapes, args.dtype)
+        signature = _signature(t.fn, args.shapes, args.dtype or "float64")
         if stages is not None:
             return build(t.fn, t.wrt, "grad", stages, shapes=signature).__s2sad_source__
         generic = build(t.fn, t.wrt, "grad")

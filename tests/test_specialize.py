@@ -241,6 +241,8 @@ def test_the_cli_prints_specialised_code_for_shapes_and_refuses_bad_ones(tmp_pat
     assert "dtype=np.float32" in out32.stdout
     bad = subprocess.run([*cli, "--shapes", "Q=3"], env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "--shapes Q=3: write NAME=DIMS for a positional parameter of mlp" in bad.stderr
+    alone = subprocess.run([*cli, "--dtype", "float32"], env=env, capture_output=True, text=True)
+    assert alone.returncode == 2 and "--dtype float32 is the dtype of the --shapes arrays" in alone.stderr
 
 
 def rnn_reading_its_weight_gradient_target(W, xs, h0):
