@@ -59,7 +59,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Print the gradient code s2sad generates for a Python function.")
     p.add_argument("--version", action="version", version=_version())
     p.add_argument("target", metavar="FILE.py:FUNCTION",
-                   help="a Python file (or an importable module path) and a function in it")
+                   help="a Python file (or an importable module path) and a function in it "
+                        "(Class.method for a method: --wrt a parameter after self)")
     p.add_argument("--wrt", nargs="+", action="extend", metavar="NAME_OR_INDEX",
                    help="the parameters to differentiate with respect to (default: the first); "
                         "several names, or --wrt repeated")
@@ -115,7 +116,9 @@ def load_function(target: str) -> Any:
             raise S2SADError(f"invalid syntax: {exc.msg}", _syntax_location(exc)) from None
         except ImportError as exc:
             raise CLIError(f"cannot import module '{where}': {exc}") from exc
-    fn = getattr(module, name, None)
+    fn: Any = module
+    for part in name.split("."):  # Model.loss: a class's function (self is then its first parameter)
+        fn = getattr(fn, part, None)
     if fn is None:
         raise CLIError(f"{where} has no function '{name}'")
     return fn

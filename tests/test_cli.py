@@ -37,6 +37,16 @@ def test_wrt_by_index_and_default(capsys):
     assert by_name == by_index == default
 
 
+def test_a_method_named_through_its_class(capsys, tmp_path):
+    path = tmp_path / "model.py"
+    path.write_text("import numpy as np\n\n\nclass Model:\n    scale = 2.0\n\n"
+                    "    def loss(self, w):\n        return self.scale * np.sum(np.sin(w))\n")
+    code, out, _ = run(capsys, f"{path}:Model.loss", "--wrt", "w")
+    assert code == 0 and "def grad_loss(self, w):" in out and "np.cos(w)" in out
+    code, _, err = run(capsys, f"{path}:Model.fit")
+    assert code != 0 and "has no function 'Model.fit'" in err
+
+
 def test_output_file(capsys, tmp_path):
     out_file = tmp_path / "dloss.py"
     code, out, err = run(capsys, f"{EXAMPLE}:loss", "--output", str(out_file))
