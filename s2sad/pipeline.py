@@ -17,7 +17,7 @@ import types
 from dataclasses import dataclass
 from typing import Callable
 
-from .errors import S2SADError
+from .errors import GENERATED_LINES, S2SADError
 from .ir import CALLEE_KINDS, Assign, Function, If, Loop, Opaque, Return, Var, wrt_parameter
 from .passes import activity as activity_pass
 from .passes import callees, codegen, forward, normalize, optimize, parse, resolve, reverse, source
@@ -106,7 +106,7 @@ def _activity_label(stmt: Assign, act: activity_pass.Activity) -> str:
 def _run_activity(s: State) -> None:
     params = tuple(dict.fromkeys(wrt_parameter(p) for p in s.wrt))  # args for args[0], args[1]
     s.activity = activity_pass.analyze(s.ir, params, forward=s.kind == "jvp")
-    s.warned = activity_pass.warn_zero_gradients(s.ir, params, s.activity)
+    s.warned = activity_pass.warn_zero_gradients(s.ir, params, s.activity, s.source.filename in GENERATED_LINES)
 
 
 def _run_reverse(s: State) -> None:

@@ -305,3 +305,26 @@ def test_dict_get_on_a_dict_built_here():
 
     assert grad(parameter)({"a": 3.0}, 2.0) == {"a": pytest.approx(6.0)}
     assert grad(parameter, wrt=1)({"b": 3.0}, 2.0) == pytest.approx(4.0)
+
+
+def reads_only_a_constant_item(a):
+    x = [1.0, a, 3.0]
+    return x[0] * 2.0
+
+
+def reads_a_constant_item_and_the_argument(a):
+    x = [1.0, a, 3.0]
+    return x[0] * x[1]
+
+
+def test_a_wrt_argument_whose_list_gives_only_constants_gets_a_zero_gradient():
+    # a reached the list, so it counted as active, but no gradient reached it: the code
+    # returned grad_like(da, a) with da never assigned (NameError), at first order for the
+    # first function and at second order for the second
+    import s2sad
+
+    assert grad(reads_only_a_constant_item)(1.7) == 0.0
+    with pytest.warns(s2sad.ZeroGradientWarning, match="the derivative of grad_reads_only_a_constant_item"):
+        assert s2sad.hessian(reads_only_a_constant_item)(1.7) == 0.0
+    assert grad(reads_a_constant_item_and_the_argument)(1.7) == 1.0
+    assert grad(grad(reads_a_constant_item_and_the_argument))(1.7) == 0.0

@@ -247,3 +247,12 @@ def test_hvp_of_a_gradient_that_is_zero() -> None:
     with pytest.warns(s2sad.ZeroGradientWarning):
         got = s2sad.hvp(f)(X3, X3)
     np.testing.assert_array_equal(got, np.zeros(3))
+
+
+def test_the_zero_hessian_of_a_linear_function_is_explained_without_generated_lines() -> None:
+    # the warning listed lines of the gradient's generated code (check_wrt, seed(value), ...)
+    f = make_function("def f(x):\n    return np.sum(3.0 * x)\n", {"np": np})
+    with pytest.warns(s2sad.ZeroGradientWarning) as caught:
+        np.testing.assert_array_equal(s2sad.hessian(f)(X3), np.zeros((3, 3)))
+    message = str(caught[0].message)
+    assert "at most linear in 'x'" in message and "line " not in message and "check_wrt" not in message

@@ -358,11 +358,19 @@ class _StaticDtype:
         return None
 
 
-def warn_zero_gradients(fn: Function, wrt: tuple[str, ...], activity: Activity) -> bool:
-    """Warn, once per ``wrt`` argument, when the output cannot depend on it; whether it warned."""
+def warn_zero_gradients(fn: Function, wrt: tuple[str, ...], activity: Activity, generated: bool = False) -> bool:
+    """Warn, once per ``wrt`` argument, when the output cannot depend on it; whether it warned.
+    For ``generated`` code (a gradient's, differentiated again) the warning names no line of it."""
     warned = False
     for name in wrt:
         if name in activity.active:
+            continue
+        if generated:
+            warnings.warn(ZeroGradientWarning(
+                f"the derivative of {fn.name}, the code s2sad generated, is zero in '{name}': it does not "
+                f"depend on '{name}' through differentiable operations (the function it differentiates is "
+                f"at most linear in '{name}', or a stop_gradient cuts the path)"), stacklevel=user_stacklevel())
+            warned = True
             continue
         _, cuts = _varied(fn, {name}, activity.forward)
         where = "; ".join(

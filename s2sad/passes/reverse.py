@@ -580,7 +580,7 @@ def differentiate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], mu
         stmt.target = (stmt.target, saved)
     for p in wrt:  # each gradient in its argument's type, shape and dtype, owned by the caller
         param = wrt_parameter(p)  # args[0]: the gradient of args, at [0]
-        if param not in activity.active:
+        if param not in activity.active or rev.names.get(param) not in rev.defined:  # (none reached it)
             adj.results.append(f"{adj.use('zeros_grad')}({p})")
         else:
             adj.results.append(f"{adj.use('grad_like')}({rev.dname(param)}{p[len(param):]}, {p})")
