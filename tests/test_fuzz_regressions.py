@@ -107,7 +107,7 @@ def f(x):
     return stop_gradient(x * 2.0).dot(x)
 """, {"np": np, "stop_gradient": s2sad.stop_gradient})
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", s2sad.ZeroGradientWarning)  # s2sad wrongly warns here
+        warnings.simplefilter("error", s2sad.ZeroGradientWarning)  # (x reaches the output: no warning)
         got = s2sad.grad(f)(X)
     np.testing.assert_allclose(got, 2.0 * X)
 
