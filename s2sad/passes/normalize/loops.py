@@ -47,6 +47,12 @@ class LoopLowering:
             iterable.func) is sorted and len(iterable.args) == 1 and not iterable.args[0].keyword and not iterable.args[0].star
         if ordered:  # for k in sorted(d), for k, v in sorted(d.items()): in the order of the keys
             mapping = _dict_iteration(strip_parens(iterable.args[0].value), names, node.body)
+        if mapping is None and kind == "enumerate" and names is not None and len(names) == 2:
+            # for i, k in enumerate(sorted(d)): the keys, and their count, carry no gradient
+            ordered, mapping = self.counted_keys(iterable, names[1], node.body)
+            if mapping is not None:
+                self.dict_loop(node, mapping, names[1], None, body, ordered, counter=names[0])
+                return
         if mapping is not None:  # keys carry no gradient: a loop over them, values by key
             self.dict_loop(node, *mapping, body, ordered)
             return
@@ -225,13 +231,28 @@ class LoopLowering:
             unpacks.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(part)], cst.Name(names[-1]))]))
         return names, unpacks + body
 
+    def counted_keys(self, iterable: cst.Call, key: str, body: cst.BaseSuite
+                     ) -> tuple[bool, cst.BaseExpression | None]:
+        """For ``enumerate(d)``, ``enumerate(d.keys())`` or ``enumerate(sorted(d))`` (of a dict
+        ``d`` whose items the loop reads by key): whether the keys are sorted, and the dict."""
+        if len(iterable.args) != 1 or iterable.args[0].keyword or iterable.args[0].star:
+            return False, None
+        keys = strip_parens(iterable.args[0].value)
+        ordered = isinstance(keys, cst.Call) and self.res.object(keys.func) is sorted and len(
+            keys.args) == 1 and not keys.args[0].keyword and not keys.args[0].star
+        mapping = _dict_iteration(strip_parens(keys.args[0].value) if ordered else keys, [key], body)
+        if mapping is None or mapping[1] is None:
+            return False, None
+        return ordered, mapping[0]
+
     def dict_loop(self, node: cst.For, mapping: cst.BaseExpression, key: str | None,
-                  value: str | None, body: list[cst.BaseStatement], ordered: bool = False) -> None:
+                  value: str | None, body: list[cst.BaseStatement], ordered: bool = False,
+                  counter: str | None = None) -> None:
         """``for k in d``, ``for k in d.keys()``, ``for v in d.values()``, ``for k, v in d.items()``:
         ``for k in d`` over the keys (``ordered``: ``for k in sorted(d)``), and ``v = d[k]`` first
-        in the body."""
+        in the body; with a ``counter``, ``for i, k in enumerate(d)``."""
         op, seq_node = self.operand(mapping)
-        rebound = assigned_in(body) | changed_in(body) & self.res.locals | {key, value}
+        rebound = assigned_in(body) | changed_in(body) & self.res.locals | {key, value, counter}
         if isinstance(op, Var) and user_name(op.name, self.res.locals) in rebound:
             snapshot = self.fn.fresh(f"{op.name}_items")  # the dict as it was when the loop started
             self.out.append(Assign(snapshot, op, self.loc, temporary=True))
@@ -240,9 +261,14 @@ class LoopLowering:
         if key is not None:
             self.version[key] = index
         keys = EMPTY_MODULE.code_for_node(seq_node).strip()
-        header = f"for {index} in {self.helper(sorted)}({keys})" if ordered else f"for {index} in {keys}"
+        keys = f"{self.helper(sorted)}({keys})" if ordered else keys
+        targets = [index]
+        if counter is not None:
+            targets.insert(0, self.new_version(counter))
+            self.version[counter] = targets[0]
+            keys = f"{self.helper(enumerate)}({keys})"
         prefix = [] if value is None else [(value, op, index)]
-        self.loop(node, header, operand_reads(op), [index], prefix, body)
+        self.loop(node, f"for {', '.join(targets)} in {keys}", operand_reads(op), targets, prefix, body)
 
     def while_loop(self, node: cst.While) -> None:
         body, test = statements_of(node.body), node.test
