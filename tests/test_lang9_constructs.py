@@ -145,3 +145,190 @@ def test_loop_over_the_keys_of_a_dict_of_arrays(name: str, wrt: int) -> None:
     arrays read by key do (with the dict differentiated, the keys were refused as computed from
     values that carry a gradient)."""
     check(function(KEYED[name]), (PARAMS, W), wrt)
+
+
+# ---- a function held by an attribute, called through self -----------------------------------
+
+def softplus(z):
+    return np.log1p(np.exp(z))
+
+
+class Layer:
+    def __init__(self, W, act=np.tanh):
+        self.W = W
+        self.act = act
+
+    def __call__(self, x):
+        return self.act(self.W @ x)
+
+    def forward(self, x, power=2):
+        return np.sum(self.act(self.W @ x) ** power)
+
+    def keyword(self, x):
+        return np.sum(self.act(x=self.W @ x))
+
+
+W0 = np.array([[0.5, -0.2, 0.1], [0.3, 0.4, -0.6]])
+HELD = {"ufunc": np.tanh, "rule": np.sinc, "user": softplus, "lambda": lambda z: z ** 3 - np.cos(z)}
+layer = Layer(W0)
+
+
+def called(x):
+    return np.sum(layer(x) ** 2)
+
+
+def through_a_method(x):
+    return layer.forward(x, 3)
+
+
+def made_here(x):
+    return np.sum(Layer(W0)(x) ** 2)
+
+
+def made_here_named(x):
+    net = Layer(W0, np.sin)
+    return np.sum(net(x) ** 2)
+
+
+def made_here_method(x):
+    return Layer(W0, softplus).forward(x)
+
+
+@pytest.mark.parametrize("held", sorted(HELD))
+@pytest.mark.parametrize("f", [called, through_a_method], ids=["call", "method"])
+def test_a_function_held_by_an_attribute(held: str, f: typing.Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``self.act(...)`` with ``self.act`` a ufunc, a function with a rule, a Python function or
+    a lambda (it was refused: what the attribute holds has no ``__call__`` written in Python)."""
+    monkeypatch.setattr(layer, "act", HELD[held])
+    check(f, (X,))
+
+
+@pytest.mark.parametrize("f", [made_here, made_here_named, made_here_method])
+def test_an_instance_made_in_the_function_from_constants_is_called(f: typing.Any) -> None:
+    """``Layer(W0)(x)`` and ``net = Layer(W0); net(x)``: the instance's ``__call__`` (it was
+    refused: an instance made in the function, whose ``__call__`` was not followed)."""
+    check(f, (X,))
+
+
+def test_the_function_held_is_looked_up_at_each_call() -> None:
+    gradient = s2sad.grad(called)
+    before = gradient(X)
+    held = Layer(W0, np.sin)
+    try:
+        layer.act = np.sin
+        np.testing.assert_allclose(gradient(X), numerical(called, (X,), 0)[0], rtol=1e-6, atol=1e-8)
+    finally:
+        layer.act = np.tanh
+    np.testing.assert_allclose(gradient(X), before)
+    assert held.act is np.sin
+
+
+def test_a_held_function_called_by_keyword() -> None:
+    keyword = make_function("def f(x):\n    return net.keyword(x)\n",
+                            {"net": Layer(W0, lambda x: np.sin(x) * x)})
+    check(keyword, (X,))
+
+
+def built_from_what_carries_a_gradient(W, x):
+    return np.sum(Layer(W)(x) ** 2)
+
+
+def test_an_instance_built_from_what_carries_a_gradient_is_refused_at_the_constructor() -> None:
+    with pytest.raises(s2sad.NoGradientRuleError) as info:
+        s2sad.grad(built_from_what_carries_a_gradient)(W0, X)
+    where = info.value.location
+    line = built_from_what_carries_a_gradient.__code__.co_firstlineno + 1
+    assert (where.filename, where.line, where.column) == (__file__, line, 19)
+    assert "builds an instance of Layer from values that carry a gradient" in info.value.message
+    assert "(layer.forward(W, x))" in info.value.message
+
+
+class NoRule:
+    def __init__(self):
+        self.act = np.frexp
+        self.scale = 2.0
+
+    def __call__(self, x):
+        return self.act(x)[0]
+
+    def scaled(self, x):
+        return self.scale(x)
+
+
+def test_a_held_function_without_a_rule_is_refused_at_the_call() -> None:
+    """(the error is found in the function that calls the held one: shown at the user's call)"""
+    holder = NoRule()
+    f = make_function("def f(x):\n    return np.sum(holder(x))\n", {"np": np, "holder": holder})
+    with pytest.raises(s2sad.NoGradientRuleError) as info:
+        s2sad.grad(f)(X)
+    where = info.value.location
+    assert (where.filename, where.line, where.column) == (__file__, NoRule.__call__.__code__.co_firstlineno + 1, 16)
+    assert "no gradient rule for 'self.act'" in info.value.message
+    g = make_function("def g(x):\n    return np.sum(holder.scaled(x))\n", {"np": np, "holder": holder})
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="holds, which is not a function"):
+        s2sad.grad(g)(X)
+
+
+# ---- static and class methods, through self, type(self) or the class -------------------------
+
+class Model:
+    scale = 1.5
+
+    @staticmethod
+    def norm(x):
+        return np.sum(x ** 2)
+
+    @classmethod
+    def f(cls, x):
+        return cls.scale * np.sum(np.sin(x))
+
+    def static_through_self(self, x):
+        return self.norm(x)
+
+    def class_through_self(self, x):
+        return self.f(x) * self.norm(x)
+
+    def class_through_type(self, x):
+        return type(self).f(x) + type(self).norm(np.cos(x))
+
+    def through_the_class(self, x):
+        return Model.f(x) + Model.norm(x)
+
+
+class Scaled(Model):
+    scale = -0.5
+
+    def static_through_super(self, x):
+        return super().norm(x) + super().f(x)
+
+
+MODEL, SCALED = Model(), Scaled()
+METHODS = ["static_through_self", "class_through_self", "class_through_type", "through_the_class"]
+
+
+@pytest.mark.parametrize("instance, name", [(i, n) for i in (MODEL, SCALED) for n in METHODS]
+                         + [(SCALED, "static_through_super")])
+def test_static_and_class_methods(instance: Model, name: str) -> None:
+    """A ``@staticmethod`` or ``@classmethod`` called through ``self``, ``type(self)``, the
+    class or ``super()`` (through ``self`` and ``type(self)`` they were refused: not a method
+    defined with 'def'); a class method gets the instance's class."""
+    f = make_function(f"def f(x):\n    return instance.{name}(x)\n", {"instance": instance})
+    check(f, (X,))
+
+
+class Scale:
+    def __init__(self, c):
+        self.c = c
+
+    def f(self, x):
+        return self.c * np.sum(x ** 2)
+
+
+def test_a_method_of_another_object_held_by_an_attribute_gets_its_own_object() -> None:
+    """``ns.f(x)`` with ``ns.f`` a method of an object other than ``ns``: the method's object is
+    its first argument (the generated code passed ``ns``: a gradient of ``ns.c``'s scale)."""
+    holder = Scale(100.0)
+    holder.f = Scale(3.0).f
+    f = make_function("def f(x):\n    return holder.f(x)\n", {"holder": holder})
+    check(f, (X,))
+
