@@ -332,3 +332,57 @@ def test_a_method_of_another_object_held_by_an_attribute_gets_its_own_object() -
     f = make_function("def f(x):\n    return holder.f(x)\n", {"holder": holder})
     check(f, (X,))
 
+
+# ---- return inside a loop, and in a loop's else ---------------------------------------------
+
+def _norms(x: np.ndarray, steps: int) -> list[float]:
+    """``sum(y ** 2)`` after each step of ``y = 0.8 * sin(y)`` from ``x``."""
+    out, y = [], x
+    for _ in range(steps):
+        y = np.sin(y) * 0.8
+        out.append(float(np.sum(y ** 2)))
+    return out
+
+
+# tolerances: converged at the third of five iterations (strictly between two norms), never, at once
+TOLERANCES = {"third": sum(_norms(X, 5)[2:4]) / 2, "never": 0.0, "first": 10.0}
+RETURNING = {
+    "return_in_body": "def f(x):\n    y = x\n    for i in range(5):\n        y = np.sin(y) * 0.8\n"
+                      "        if np.sum(y ** 2) < TOL:\n            return np.sum(y * x) * (i + 1)\n"
+                      "    return np.sum(y ** 3)\n",
+    "for_else_return": "def f(x):\n    y = x\n    for i in range(5):\n        y = np.sin(y) * 0.8\n"
+                       "        if np.sum(y ** 2) < TOL:\n            return np.sum(y * x)\n"
+                       "    else:\n        return np.sum(y ** 3)\n",
+    "for_else_with_break": "def f(x):\n    y = x\n    for i in range(5):\n        y = np.sin(y) * 0.8\n"
+                           "        if np.sum(y ** 2) < TOL:\n            break\n"
+                           "    else:\n        y = y * x\n        return np.sum(y ** 3)\n"
+                           "    return np.sum(np.cos(y) * x)\n",
+    "while_else_return": "def f(x):\n    y = x\n    k = 0\n    while k < 5:\n        k += 1\n"
+                         "        y = np.sin(y) * 0.8\n        if np.sum(y ** 2) < TOL:\n"
+                         "            return np.sum(y * x)\n    else:\n        return np.sum(y ** 3)\n",
+    "inner_else_continue": "def f(x):\n    total = 0.0\n    for j in range(2):\n        y = x * (j + 1)\n"
+                           "        for i in range(5):\n            y = np.sin(y) * 0.8\n"
+                           "            if np.sum(y ** 2) < TOL:\n                break\n"
+                           "        else:\n            continue\n        total = total + np.sum(y ** 2)\n"
+                           "    return total + np.sum(x ** 3)\n",
+    "inner_else_return": "def f(x):\n    for j in range(2):\n        y = x / (j + 1)\n"
+                         "        for i in range(5):\n            y = np.sin(y) * 0.8\n"
+                         "            if np.sum(y ** 2) < TOL:\n                break\n"
+                         "        else:\n            return np.sum(y * x) * (j + 1)\n"
+                         "    return np.sum(np.tanh(y) * x)\n",
+}
+
+
+@pytest.mark.parametrize("tolerance", sorted(TOLERANCES))
+@pytest.mark.parametrize("name", sorted(RETURNING))
+def test_return_inside_a_loop_and_in_its_else(name: str, tolerance: str) -> None:
+    """``if converged: return value`` in a loop, and ``for ... else: return``: the adjoint runs
+    back from the iteration that returned (the else's return was refused)."""
+    check(function(RETURNING[name], TOL=TOLERANCES[tolerance]), (X,))
+
+
+def test_break_inside_a_loop_else_leaves_the_enclosing_loop() -> None:
+    f = function("def f(x):\n    y = x\n    for j in range(3):\n        for i in range(2):\n"
+                 "            y = np.sin(y) * 1.1\n        else:\n            if j == 1:\n                break\n"
+                 "        y = y * x\n    return np.sum(y ** 2)\n")
+    check(f, (X,))

@@ -324,7 +324,7 @@ class LoopLowering:
         self.hold_links({v for v in held if {v, self.links[v].base} <= live_out})
         self.out.append(Loop(header, tuple(reads), tuple(targets), block, carried, loc, breaking))
         if getattr(node, "orelse", None) is not None:
-            self.loop_else(node.orelse, breaking, "for" if isinstance(node, cst.For) else "while")
+            self.loop_else(node.orelse, breaking)
 
     def carried_names(self, node: cst.CSTNode, prefix: list[Any], body: list[cst.BaseStatement],
                       loc: Location) -> set[str]:
@@ -366,15 +366,10 @@ class LoopLowering:
             self.version[name] = new
         self.block(body)
 
-    def loop_else(self, orelse: cst.Else, breaking: str | None, kind: str) -> None:
+    def loop_else(self, orelse: cst.Else, breaking: str | None) -> None:
         """The ``else`` of a loop runs when no ``break`` (or ``return``) left the loop: under
         ``if not breaking``, the flag the loop already keeps."""
-        stmts = statements_of(orelse.body)
-        jump = next((n for n in walk(orelse) if isinstance(n, (cst.Return, cst.Break, cst.Continue))), None)
-        if jump is not None:
-            word = type(jump).__name__.lower()
-            raise self.unsupported(jump, f"'{word}' in the else of a '{kind} ... else' is not supported; "
-                                         f"move the else's code after the loop, under a flag the loop sets")
+        stmts = statements_of(orelse.body)  # (one that jumps is lowered after the loop: statements.py)
         if breaking is None:  # nothing leaves the loop early: the else always runs
             self.block(stmts)
             return
