@@ -386,3 +386,23 @@ def test_break_inside_a_loop_else_leaves_the_enclosing_loop() -> None:
                  "            y = np.sin(y) * 1.1\n        else:\n            if j == 1:\n                break\n"
                  "        y = y * x\n    return np.sum(y ** 2)\n")
     check(f, (X,))
+
+
+# ---- where an integer argument is refused ---------------------------------------------------
+
+def power_sum(x, n):
+    return np.sum(x ** n)
+
+
+@pytest.mark.parametrize("call", ["hvp", "grad", "value_and_grad", "generic"])
+def test_an_integer_wrt_argument_is_refused_at_the_def_line(call: str) -> None:
+    """hvp's refusal was located at a line of the generated gradient (``check_wrt(x, "x")``)."""
+    run = {"hvp": lambda: s2sad.hvp(power_sum)(3, 2, 1.0),
+           "grad": lambda: s2sad.grad(power_sum)(3, 2),
+           "value_and_grad": lambda: s2sad.value_and_grad(power_sum)(3, 2),
+           "generic": lambda: s2sad.grad(power_sum, specialize=False)(3, 2)}[call]
+    with pytest.raises(s2sad.NonDifferentiableInputError) as info:
+        run()
+    where = info.value.location
+    assert (where.filename, where.line, where.column) == (__file__, power_sum.__code__.co_firstlineno, 1)
+    assert info.value.message.startswith("cannot differentiate with respect to 'x': it is int")
