@@ -406,3 +406,21 @@ def test_an_integer_wrt_argument_is_refused_at_the_def_line(call: str) -> None:
     where = info.value.location
     assert (where.filename, where.line, where.column) == (__file__, power_sum.__code__.co_firstlineno, 1)
     assert info.value.message.startswith("cannot differentiate with respect to 'x': it is int")
+
+
+def scaled_power(z, a1=1.0, receiver=2.0):
+    return a1 * z ** 3 + receiver * z
+
+
+class Named:
+    def __init__(self):
+        self.act = scaled_power
+
+    def __call__(self, x):
+        return np.sum(self.act(x, a1=0.5, receiver=-1.0))
+
+
+def test_a_held_function_called_with_keywords_named_like_the_callers_parameters() -> None:
+    """(the function that calls the held one names its parameters apart from the call's keywords)"""
+    f = make_function("def f(x):\n    return self(x)\n", {"self": Named()})
+    check(f, (X,))

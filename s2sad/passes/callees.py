@@ -10,6 +10,7 @@ compiled as the function it wraps.
 from __future__ import annotations
 
 import inspect
+import keyword
 import linecache
 import re
 import sys
@@ -154,7 +155,9 @@ class MethodOfSelf:
         function or a lambda): s2sad differentiates that call as any other."""
         if self.arity is None:
             return None
-        spelled = self.spelled if self.spelled.isidentifier() else "receiver"
+        count, keywords = self.arity
+        taken = set(keywords) | {self.__name__}
+        spelled = _fresh(self.spelled if self.spelled.isidentifier() else "receiver", taken)
         try:  # (a class method is a new bound method at each lookup, equal to the last)
             key: tuple[Any, ...] = (self.__name__, spelled, self.arity, held)
             known = _callings.get(key)
@@ -164,17 +167,28 @@ class MethodOfSelf:
             known = known if known is not None and known[0] is held else None
         if known is not None:
             return known[1]
-        count, keywords = self.arity
-        params = ["s2sad_receiver", *(f"a{i}" for i in range(1, count + 1))] + (["*", *keywords] if keywords else [])
-        args = [f"a{i}" for i in range(1, count + 1)] + [f"{k}={k}" for k in keywords]
+        positional = [_fresh(f"a{i}", taken | {spelled}) for i in range(1, count + 1)]
+        params = [_fresh("receiver", taken | {spelled, *positional}), *positional] + (
+            ["*", *keywords] if keywords else [])
+        args = positional + [f"{k}={k}" for k in keywords]
         text = f"def {self.__name__}({', '.join(params)}):\n    return {spelled}.{self.__name__}({', '.join(args)})\n"
         filename = f"{_CALLING} {spelled}.{self.__name__} #{len(_callings)}>"
         linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
         scope: dict[str, Any] = {spelled: types.SimpleNamespace(**{self.__name__: held})}
-        exec(compile(text, filename, "exec"), scope)
-        function = scope.pop(self.__name__)
+        defined: dict[str, Any] = {}  # (the def binds its name here: never the receiver's global)
+        exec(compile(text, filename, "exec"), scope, defined)
+        function = defined[self.__name__]
         _callings[key] = (held, function)
         return function
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    """``name``, or ``name_2``, ``name_3``... the first not in ``taken`` (nor a Python keyword)."""
+    out, k = name, 1
+    while out in taken or keyword.iskeyword(out):
+        k += 1
+        out = f"{name}_{k}"
+    return out
 
 
 Arity = tuple[int, tuple[str, ...]]  # a call's positional arguments (how many) and keywords
