@@ -38,7 +38,7 @@ def plus(tree: typing.Any, step: typing.Any) -> typing.Any:
 def scaled(tree: typing.Any, factor: float) -> typing.Any:
     if isinstance(tree, dict):
         return {k: scaled(v, factor) for k, v in tree.items()}
-    return tree * factor
+    return np.array(tree * factor, dtype=float)  # (a 0-d array stays an array)
 
 
 def direction(tree: typing.Any) -> typing.Any:
@@ -145,6 +145,25 @@ def test_loop_over_the_keys_of_a_dict_of_arrays(name: str, wrt: int) -> None:
     arrays read by key do (with the dict differentiated, the keys were refused as computed from
     values that carry a gradient)."""
     check(function(KEYED[name]), (PARAMS, W), wrt)
+
+
+
+SCALARS = {"a": np.array(3.0), "b": np.array(1.0), "c": np.array(2.0)}
+ORDERED = {
+    "sorted_values": "def f(d):\n    total = 0.0\n    for v in sorted(d.values()):\n"
+                     "        total = total * 0.5 + v ** 2\n    return total\n",
+    "sorted_items": "def f(d):\n    total = 0.0\n    for k, v in sorted(d.items()):\n"
+                    "        total = total * 0.5 + v ** 2\n    return total\n",
+    "sorted_keys": "def f(d):\n    total = 0.0\n    for k in sorted(d):\n"
+                   "        total = total * 0.5 + d[k] ** 2\n    return total\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ORDERED))
+def test_a_loop_over_sorted_values_runs_in_the_order_of_the_values(name: str) -> None:
+    """``for v in sorted(d.values())`` ran over the values in the order of their keys (a wrong
+    value and gradient where the order matters); sorted keys and items are in key order."""
+    check(function(ORDERED[name]), (SCALARS,))
 
 
 # ---- a function held by an attribute, called through self -----------------------------------

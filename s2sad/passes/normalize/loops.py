@@ -47,6 +47,13 @@ class LoopLowering:
             iterable.func) is sorted and len(iterable.args) == 1 and not iterable.args[0].keyword and not iterable.args[0].star
         if ordered:  # for k in sorted(d), for k, v in sorted(d.items()): in the order of the keys
             mapping = _dict_iteration(strip_parens(iterable.args[0].value), names, node.body)
+            if mapping is not None and mapping[1] is None:  # sorted(d.values()): by value, not by key
+                key = cst.Name(self.fn.fresh("k"))  # (a comprehension's own variable)
+                values = cst.ListComp(cst.Subscript(mapping[0], [cst.SubscriptElement(cst.Index(key))]),
+                                      cst.CompFor(key, mapping[0]))
+                args = [iterable.args[0].with_changes(value=values)]
+                self.for_loop(node.with_changes(iter=iterable.with_changes(args=args)))
+                return
         if mapping is None and kind == "enumerate" and names is not None and len(names) == 2:
             # for i, k in enumerate(sorted(d)): the keys, and their count, carry no gradient
             ordered, mapping = self.counted_keys(iterable, names[1], node.body)
