@@ -135,15 +135,23 @@ KEYED = {
                             "        total = total + w[i] * np.sum(np.tanh(d[k]) * w)\n    return total\n",
     "sorted_keys": "def f(d, w):\n    total = 0.0\n    for k in sorted(d):\n"
                    "        total = total + np.sum(np.sin(d[k]) * w)\n    return total\n",
+    "sorted_in_reverse": "def f(d, w):\n    total = 0.0\n    for i, k in enumerate(sorted(d, reverse=True)):\n"
+                         "        total = total * w[i] + np.sum(np.sin(d[k]) * w)\n    return total\n",
+    "reversed_sorted": "def f(d, w):\n    total = 0.0\n    for k in reversed(sorted(d)):\n"
+                       "        total = total * 0.5 + np.sum(np.sin(d[k]) * w)\n    return total\n",
+    "list_of_keys": "def f(d, w):\n    total = 0.0\n    for k in list(d):\n"
+                    "        total = total * 0.5 + np.sum(d[k] * w ** 2)\n    return total\n",
+    "reversed_items": "def f(d, w):\n    total = 0.0\n    for k, v in reversed(d.items()):\n"
+                      "        total = total * 0.5 + np.sum(np.cos(v) * w)\n    return total\n",
 }
 
 
 @pytest.mark.parametrize("name", sorted(KEYED))
 @pytest.mark.parametrize("wrt", [0, 1])
 def test_loop_over_the_keys_of_a_dict_of_arrays(name: str, wrt: int) -> None:
-    """``enumerate`` over a dict's (sorted) keys: the keys and their count carry no gradient, the
-    arrays read by key do (with the dict differentiated, the keys were refused as computed from
-    values that carry a gradient)."""
+    """``enumerate`` over a dict's (sorted) keys, ``sorted(d, reverse=True)``, ``reversed(...)``,
+    ``list(d)``: the keys and their count carry no gradient, the arrays read by key do (with the
+    dict differentiated, the keys were refused as computed from values that carry a gradient)."""
     check(function(KEYED[name]), (PARAMS, W), wrt)
 
 

@@ -18,6 +18,7 @@ from .syntax import (EMPTY_MODULE, has_walrus, item_of, read_before_assigned, st
 
 
 CompNode = cst.ListComp | cst.GeneratorExp | cst.DictComp
+_KEY_ORDERS = (sorted, reversed, list, tuple)  # what a loop over a dict's keys may run them through
 
 
 class LoopLowering:
@@ -42,26 +43,7 @@ class LoopLowering:
                 method == "items" and names is None or method == "values"):
             # for k, (a, b) in d.items(), for a, b in d.values(): the value unpacked in the body
             names, body = self.loop_target(target, "sequence" if method == "values" else "items", body)
-        mapping = _dict_iteration(iterable, names, node.body) if kind == "sequence" else None
-        ordered = mapping is None and kind == "sequence" and isinstance(iterable, cst.Call) and self.res.object(
-            iterable.func) is sorted and len(iterable.args) == 1 and not iterable.args[0].keyword and not iterable.args[0].star
-        if ordered:  # for k in sorted(d), for k, v in sorted(d.items()): in the order of the keys
-            mapping = _dict_iteration(strip_parens(iterable.args[0].value), names, node.body)
-            if mapping is not None and mapping[1] is None:  # sorted(d.values()): by value, not by key
-                key = cst.Name(self.fn.fresh("k"))  # (a comprehension's own variable)
-                values = cst.ListComp(cst.Subscript(mapping[0], [cst.SubscriptElement(cst.Index(key))]),
-                                      cst.CompFor(key, mapping[0]))
-                args = [iterable.args[0].with_changes(value=values)]
-                self.for_loop(node.with_changes(iter=iterable.with_changes(args=args)))
-                return
-        if mapping is None and kind == "enumerate" and names is not None and len(names) == 2:
-            # for i, k in enumerate(sorted(d)): the keys, and their count, carry no gradient
-            ordered, mapping = self.counted_keys(iterable, names[1], node.body)
-            if mapping is not None:
-                self.dict_loop(node, mapping, names[1], None, body, ordered, counter=names[0])
-                return
-        if mapping is not None:  # keys carry no gradient: a loop over them, values by key
-            self.dict_loop(node, *mapping, body, ordered)
+        if self.keyed_loop(node, iterable, kind, names, body):
             return
         zipped = _enumerate_zip(iterable, target, self.res) if kind == "enumerate" else None
         if zipped is None and (names is None or kind in ("sequence", "reversed") and len(names) != 1):
@@ -238,26 +220,57 @@ class LoopLowering:
             unpacks.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(part)], cst.Name(names[-1]))]))
         return names, unpacks + body
 
-    def counted_keys(self, iterable: cst.Call, key: str, body: cst.BaseSuite
-                     ) -> tuple[bool, cst.BaseExpression | None]:
-        """For ``enumerate(d)``, ``enumerate(d.keys())`` or ``enumerate(sorted(d))`` (of a dict
-        ``d`` whose items the loop reads by key): whether the keys are sorted, and the dict."""
-        if len(iterable.args) != 1 or iterable.args[0].keyword or iterable.args[0].star:
-            return False, None
-        keys = strip_parens(iterable.args[0].value)
-        ordered = isinstance(keys, cst.Call) and self.res.object(keys.func) is sorted and len(
-            keys.args) == 1 and not keys.args[0].keyword and not keys.args[0].star
-        mapping = _dict_iteration(strip_parens(keys.args[0].value) if ordered else keys, [key], body)
-        if mapping is None or mapping[1] is None:
-            return False, None
-        return ordered, mapping[0]
+    def keyed_loop(self, node: cst.For, iterable: cst.BaseExpression, kind: str, names: list[str] | None,
+                   body: list[cst.BaseStatement]) -> bool:
+        """A loop over a dict's keys, values or items (``for k in d``, ``sorted(d)``, ``reversed(d)``,
+        ``list(d.items())``, ``for i, k in enumerate(sorted(d))``...) as a loop over its keys,
+        which carry no gradient, reading the values by key; True if ``node`` was lowered so."""
+        counter = None
+        if kind == "enumerate":
+            if names is None or len(names) != 2 or len(iterable.args) != 1 or iterable.args[0].keyword or \
+                    iterable.args[0].star:
+                return False
+            counter, names, iterable = names[0], names[1:], strip_parens(iterable.args[0].value)
+        elif kind not in ("sequence", "reversed"):
+            return False
+        inner, order = self.key_order(iterable)
+        mapping = _dict_iteration(inner, names, node.body)
+        if mapping is None or counter is not None and mapping[1] is None:
+            return False
+        if mapping[1] is None and any(fun is sorted for fun, _ in order):  # sorted by value, not by key
+            if len(order) != 1:
+                return False
+            key = cst.Name(self.fn.fresh("k"))  # (a comprehension's own variable)
+            values = cst.ListComp(cst.Subscript(mapping[0], [cst.SubscriptElement(cst.Index(key))]),
+                                  cst.CompFor(key, mapping[0]))  # sorted([d[k] for k in d]), as a list
+            self.for_loop(node.with_changes(iter=iterable.with_changes(
+                args=[iterable.args[0].with_changes(value=values), *iterable.args[1:]])))
+            return True
+        self.dict_loop(node, *mapping, body, order, counter)
+        return True
+
+    def key_order(self, iterable: cst.BaseExpression) -> tuple[cst.BaseExpression, list[tuple[Any, bool]]]:
+        """``sorted(...)`` (``reverse=True`` too), ``reversed(...)``, ``list(...)``, ``tuple(...)``
+        around an iterable: the iterable inside, and the functions, outermost first, each with
+        whether it sorts in reverse."""
+        order: list[tuple[Any, bool]] = []
+        while isinstance(iterable, cst.Call) and self.res.object(iterable.func) in _KEY_ORDERS and \
+                iterable.args and iterable.args[0].keyword is None and not any(a.star for a in iterable.args):
+            fun, extra = self.res.object(iterable.func), iterable.args[1:]
+            reverse = [a.value.value for a in extra if a.keyword is not None and a.keyword.value == "reverse"
+                       and isinstance(a.value, cst.Name) and a.value.value in ("True", "False")]
+            if len(extra) != len(reverse) or reverse and fun is not sorted:
+                break
+            order.append((fun, reverse == ["True"]))
+            iterable = strip_parens(iterable.args[0].value)
+        return iterable, order
 
     def dict_loop(self, node: cst.For, mapping: cst.BaseExpression, key: str | None,
-                  value: str | None, body: list[cst.BaseStatement], ordered: bool = False,
+                  value: str | None, body: list[cst.BaseStatement], order: list[tuple[Any, bool]],
                   counter: str | None = None) -> None:
         """``for k in d``, ``for k in d.keys()``, ``for v in d.values()``, ``for k, v in d.items()``:
-        ``for k in d`` over the keys (``ordered``: ``for k in sorted(d)``), and ``v = d[k]`` first
-        in the body; with a ``counter``, ``for i, k in enumerate(d)``."""
+        ``for k in d`` over the keys (in the ``order`` of :meth:`key_order`: ``for k in sorted(d)``),
+        and ``v = d[k]`` first in the body; with a ``counter``, ``for i, k in enumerate(d)``."""
         op, seq_node = self.operand(mapping)
         rebound = assigned_in(body) | changed_in(body) & self.res.locals | {key, value, counter}
         if isinstance(op, Var) and user_name(op.name, self.res.locals) in rebound:
@@ -268,7 +281,8 @@ class LoopLowering:
         if key is not None:
             self.version[key] = index
         keys = EMPTY_MODULE.code_for_node(seq_node).strip()
-        keys = f"{self.helper(sorted)}({keys})" if ordered else keys
+        for fun, reverse in reversed(order):  # (innermost first)
+            keys = f"{self.helper(fun)}({keys}{', reverse=True' if reverse else ''})"
         targets = [index]
         if counter is not None:
             targets.insert(0, self.new_version(counter))
