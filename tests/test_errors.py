@@ -137,7 +137,8 @@ def helper_sum(a, b):
 
 CASES = [
     (star_of_an_argument, "*parts", s2sad.UnsupportedSyntaxError, "needs a tuple or list whose length"),
-    (for_else, "return np.sum(s * 2)", s2sad.UnsupportedSyntaxError, "'for ... else'"),
+    # (a loop whose else returns was refused; the loop never breaks: its else always returns)
+    (for_else, "return np.sum(s)", s2sad.UnsupportedSyntaxError, "code after 'return' is never run"),
     (uses_try, "try:", s2sad.UnsupportedSyntaxError, "'try'"),
     (uses_with, "with np.errstate", s2sad.UnsupportedSyntaxError, "'with'"),
     (uses_yield, "yield x", s2sad.UnsupportedSyntaxError, "generators"),

@@ -10,6 +10,7 @@ compiled as the function it wraps.
 from __future__ import annotations
 
 import inspect
+import keyword
 import linecache
 import re
 import sys
@@ -18,7 +19,7 @@ import types
 import weakref
 from typing import Any, Callable, Collection, Protocol
 
-from ..errors import Location, RecursionDepthError, UnsupportedSyntaxError
+from ..errors import Location, RecursionDepthError, S2SADError, UnsupportedSyntaxError
 from .source import call_signature, read_source
 
 Chain = tuple[tuple[Any, str, bool], ...]  # the (wrt, kind, split) transformations, in turn
@@ -73,12 +74,13 @@ class MethodOfSelf:
     again, and its dispatcher then transforms the generated code once more."""
 
     def __init__(self, name: str, where: Location, chain: Chain = (), after: type | None = None,
-                 spelled: str = "self") -> None:
+                 spelled: str = "self", arity: Arity | None = None) -> None:
         self.__name__ = name
         self.where = where
         self.chain = chain
         self.after = after  # super().name(...) in a method of this class: looked up after it
         self.spelled = spelled  # the receiver as written (a local variable holding an object)
+        self.arity = arity  # the call's arguments after the receiver (None: with * or **)
 
     def adjoint(self, wrt: tuple[str, ...], kind: str, split: bool, build: Build) -> Dispatch:
         # the callee's parameters, by name or by position in the call ("1": the first after self)
@@ -88,41 +90,110 @@ class MethodOfSelf:
         known = _dispatchers.get(key)
         if known is None:
             known = _dispatchers[key] = Dispatch(
-                MethodOfSelf(self.__name__, self.where, chain, self.after, self.spelled), build)
+                MethodOfSelf(self.__name__, self.where, chain, self.after, self.spelled, self.arity), build)
         return known
 
     def generated_for(self, receiver: Any, build: Build) -> tuple[Any, Callable[..., Any]]:
         """The receiver to pass and the generated code for its method, transformed by ``chain``:
         ``receiver``'s method, or for an attribute of the instance holding an object whose
-        ``__call__`` is written in Python (``self.fc1(x)``), that object and its ``__call__``."""
+        ``__call__`` is written in Python (``self.fc1(x)``), that object and its ``__call__``;
+        a function called through the receiver without it (``self.act(x)`` with ``self.act =
+        np.tanh``, a static or class method, ``type(self).f(x)``) is called by a function that
+        takes the receiver first (:func:`calling`)."""
         name = self.__name__
-        own = getattr(receiver, "__dict__", {})
         if self.after is None:
-            out = inspect.getattr_static(type(receiver), name, None)
-            if name in own and not hasattr(type(out), "__set__"):  # as Python finds it: the instance's
-                held, out = own[name], None
-                call = inspect.getattr_static(type(held), "__call__", None)
-                if isinstance(call, types.FunctionType) and not isinstance(held, type):
-                    receiver, out = held, call
+            receiver, out = self.found(receiver)
         else:  # as super() finds it: in the classes after ``after`` in the instance's MRO
             mro = type(receiver).__mro__
             out = next((vars(c)[self.__name__] for c in mro[mro.index(self.after) + 1:]
                         if self.__name__ in vars(c)), None)
+            if isinstance(out, (staticmethod, classmethod)):
+                out = self.calling(out.__get__(receiver, type(receiver)))
         if not isinstance(out, types.FunctionType):
             spelled = self.spelled if self.after is None else "super()"
-            if out is None and name in own:
+            if out is None and name in getattr(receiver, "__dict__", {}):
+                why = ("a function, called with * or **; pass its arguments one by one"
+                       if callable(receiver.__dict__[name]) else "not a function; call a function by its name")
                 raise UnsupportedSyntaxError(
                     f"{spelled}.{self.__name__}(...) calls what an attribute of the "
-                    f"{type(receiver).__qualname__} holds, which is no object whose __call__ is "
-                    f"written in Python; call a function by its name", self.where)
+                    f"{type(receiver).__qualname__} holds, which is {why}", self.where)
             what = "it has no such attribute" if out is None else f"it is {type(out).__name__}"
             raise UnsupportedSyntaxError(
                 f"{spelled}.{self.__name__} is not a method defined with 'def' in "
                 f"{type(receiver).__qualname__} ({what}); call a module-level function instead",
                 self.where)
-        for wrt, kind, split in self.chain:
-            out = build(out, wrt, kind, split=split)
+        try:
+            for wrt, kind, split in self.chain:
+                out = build(out, wrt, kind, split=split)
+        except S2SADError as exc:  # found in the function that calls the held one: at the call
+            if exc.location is not None and exc.location.filename.startswith(_CALLING):
+                exc.location = self.where
+            raise
         return receiver, out
+
+    def found(self, receiver: Any) -> tuple[Any, Any]:
+        """``receiver.name`` as Python finds it: the receiver and the function to call with it."""
+        name = self.__name__
+        if isinstance(receiver, type):  # type(self).f(x): what the class holds, called as it is
+            held = inspect.getattr_static(receiver, name, None)
+            return receiver, None if held is None else self.calling(getattr(receiver, name))
+        out = inspect.getattr_static(type(receiver), name, None)
+        own = getattr(receiver, "__dict__", {})
+        if name in own and not hasattr(type(out), "__set__"):  # the instance's own attribute
+            held = own[name]
+            call = inspect.getattr_static(type(held), "__call__", None)
+            if isinstance(call, types.FunctionType) and not isinstance(held, type):
+                return held, call
+            return receiver, self.calling(held) if callable(held) else None
+        if isinstance(out, (staticmethod, classmethod)):
+            return receiver, self.calling(getattr(receiver, name))
+        return receiver, out
+
+    def calling(self, held: Any) -> types.FunctionType | None:
+        """A function ``name(receiver, a1, ..., *, k)`` that returns ``spelled.name(a1, ..., k=k)``
+        with ``spelled.name`` bound to ``held`` (a ufunc, a function with a rule, a Python
+        function or a lambda): s2sad differentiates that call as any other."""
+        if self.arity is None:
+            return None
+        count, keywords = self.arity
+        taken = set(keywords) | {self.__name__}
+        spelled = _fresh(self.spelled if self.spelled.isidentifier() else "receiver", taken)
+        try:  # (a class method is a new bound method at each lookup, equal to the last)
+            key: tuple[Any, ...] = (self.__name__, spelled, self.arity, held)
+            known = _callings.get(key)
+        except TypeError:  # unhashable: by identity (the entry keeps it alive)
+            key = (self.__name__, spelled, self.arity, id(held))
+            known = _callings.get(key)
+            known = known if known is not None and known[0] is held else None
+        if known is not None:
+            return known[1]
+        positional = [_fresh(f"a{i}", taken | {spelled}) for i in range(1, count + 1)]
+        params = [_fresh("receiver", taken | {spelled, *positional}), *positional] + (
+            ["*", *keywords] if keywords else [])
+        args = positional + [f"{k}={k}" for k in keywords]
+        text = f"def {self.__name__}({', '.join(params)}):\n    return {spelled}.{self.__name__}({', '.join(args)})\n"
+        filename = f"{_CALLING} {spelled}.{self.__name__} #{len(_callings)}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        scope: dict[str, Any] = {spelled: types.SimpleNamespace(**{self.__name__: held})}
+        defined: dict[str, Any] = {}  # (the def binds its name here: never the receiver's global)
+        exec(compile(text, filename, "exec"), scope, defined)
+        function = defined[self.__name__]
+        _callings[key] = (held, function)
+        return function
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    """``name``, or ``name_2``, ``name_3``... the first not in ``taken`` (nor a Python keyword)."""
+    out, k = name, 1
+    while out in taken or keyword.iskeyword(out):
+        k += 1
+        out = f"{name}_{k}"
+    return out
+
+
+Arity = tuple[int, tuple[str, ...]]  # a call's positional arguments (how many) and keywords
+_CALLING = "<s2sad calling"
+_callings: dict[tuple[Any, ...], tuple[Any, types.FunctionType]] = {}
 
 
 class Dispatch:

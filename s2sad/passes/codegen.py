@@ -497,6 +497,13 @@ def _origins(adj: Adjoint, lines: list[str], start: int) -> dict[int, Location]:
         return Location(source.filename, line, len(text) - len(text.lstrip()) + 1, text)
 
     origins: dict[int, Location] = {}
+    # the checks of the wrt arguments, first: at the user's def line (an hvp runs them in the
+    # forward mode of this code, where its own lines would be shown)
+    checks = tuple(f"{adj.runtime[name]}(" for name in ("check_wrt", "check_wrt_item") if name in adj.runtime)
+    at_def = next((i for i, text in enumerate(source.file_lines) if text.lstrip().startswith(("def ", "async def "))), 0)
+    for j in range(start, len(lines)):
+        if checks and lines[j].strip().startswith(checks):
+            origins[j + 1] = user(source.first_line + at_def)
     position = start
     for stmt in statements(adj.forward):
         first = _first_line(stmt)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import inspect
 import math
 import types
 from dataclasses import dataclass
@@ -61,7 +62,7 @@ class CallLowering:
             # math.log(x, base) is math.log(x) / math.log(base), as Python computes it
             x, base = (node.with_changes(args=[cst.Arg(a.value)], lpar=[], rpar=[]) for a in node.args)
             return self.binary(cst.BinaryOperation(x, cst.Divide(), base), target)
-        if self.is_self(node.func):  # self(h) in a method: the instance's __call__
+        if self.is_self(node.func) or self.makes_callable(node.func):  # self(h), Layer(W)(x): __call__
             node = node.with_changes(func=cst.Attribute(node.func, cst.Name("__call__")))
         if isinstance(strip_parens(node.func), cst.Lambda):  # (lambda z: z ** 2)(x)
             node = node.with_changes(func=self.anonymous_function(strip_parens(node.func)))
@@ -99,7 +100,7 @@ class CallLowering:
                 spelled = cst.Name(self.fn.fresh(cls.__name__))
                 self.fn.free[spelled.value] = cls
             rnode = cst.Call(cst.Name("super"), [cst.Arg(spelled), cst.Arg(cst.Name(instance))])
-            key = MethodOfSelf(func.attr.value, self.location(node), after=cls)
+            key = MethodOfSelf(func.attr.value, self.location(node), after=cls, arity=_arity(node))
             return _Callee(key, func.with_changes(value=rnode), [Var(instance)], [cst.Name(instance)])
         receiver, rnode = self.operand(func.value)
         key = _array_method(func.attr.value)
@@ -108,7 +109,7 @@ class CallLowering:
             # layer in self.layers: h = layer.forward(h)``, ``Quad(2.0).value(x)``): the code
             # generated for its class's method, chosen when the call runs
             key = MethodOfSelf(func.attr.value, self.location(node),
-                               spelled=EMPTY_MODULE.code_for_node(func.value).strip())
+                               spelled=EMPTY_MODULE.code_for_node(func.value).strip(), arity=_arity(node))
         return _Callee(key, func.with_changes(value=rnode), [receiver], [rnode])
 
     def super_receiver(self, value: cst.BaseExpression) -> tuple[type, str, cst.BaseExpression | None] | None:
@@ -174,8 +175,9 @@ class CallLowering:
               and isinstance(key.__func__, types.FunctionType)):
             # a method of a constant object (a global, a closure, a class for a classmethod):
             # the object is the first argument of the method's function
-            spelled = fnode.value if isinstance(fnode, cst.Attribute) else cst.Attribute(
-                fnode, cst.Name("__self__"))
+            # (``ns.f`` may hold a method of another object than ``ns``: then ``ns.f.__self__``)
+            spelled = fnode.value if isinstance(fnode, cst.Attribute) and self.res.object(
+                func.value) is key.__self__ else cst.Attribute(fnode, cst.Name("__self__"))
             before.append(Const(EMPTY_MODULE.code_for_node(spelled).strip()))
         return node, _Callee(key, fnode, before, [None] * len(before))
 
@@ -346,6 +348,20 @@ class CallLowering:
                 plain.update((f"{name}[{key!r}]", op) for key, op in items)
         return Call(None, callee, plain, primal, function=function, receiver=receiver)
 
+    def makes_callable(self, func: cst.BaseExpression) -> bool:
+        """Whether ``func`` is ``C(...)``, or a local variable the function assigns only ``C(...)``,
+        with ``C`` a class whose ``__call__`` is written in Python (called as ``func.__call__``)."""
+        def makes(value: cst.BaseExpression) -> bool:
+            cls = self.res.object(value.func) if isinstance(value, cst.Call) else None
+            return isinstance(cls, type) and _python_call(cls)
+        if not (isinstance(func, cst.Name) and func.value in self.res.locals):
+            return makes(func)
+        body = walk(self.parsed.function.body)
+        values = [n.value for n in body if isinstance(n, cst.Assign) and len(n.targets) == 1
+                  and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value == func.value]
+        return func.value not in self.res.params and bool(values) and all(makes(v) for v in values) and len(
+            values) == sum(1 for n in body for t in _bound_by(n) if isinstance(t, cst.Name) and t.value == func.value)
+
     def is_self(self, node: cst.BaseExpression) -> bool:
         """Whether ``node`` is the instance parameter of a method: its first, named ``self`` (in
         code generated for a method, after the incoming gradient: ``vjp_f(dvalue, self, h)``)."""
@@ -407,6 +423,11 @@ def _no_rule_message(key: Any, callee: str, registry: Any) -> str:
         return (f"'{callee}' calls an instance of {key.maker.__qualname__} made in the function, "
                 f"whose __call__ s2sad does not follow there; call a function by its name, or a "
                 f"method of the object (obj.method(x))")
+    if isinstance(key, type) and _python_init(key):
+        return (f"'{callee}(...)' builds an instance of {key.__qualname__} from values that carry a "
+                f"gradient, and s2sad passes no gradient through an object's attributes (objects are "
+                f"constants); pass the arrays that carry a gradient to its methods as arguments "
+                f"(layer.forward(W, x)), and build it from constants only")
     if isinstance(key, _LocalCallee):
         return (f"'{callee}' is a local variable (or an unknown name), so s2sad cannot know which "
                 f"function it calls; call the function by its global name, or bind the name once, "
@@ -426,6 +447,40 @@ def _no_rule_message(key: Any, callee: str, registry: Any) -> str:
                 f"through it")
     return (f"no gradient rule for '{callee}'{wrapping(key)}; register one with s2sad.defvjp, or wrap the call "
             f"in stop_gradient(...) if no gradient should flow through it")
+
+
+def _bound_by(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The names (or targets holding names) a statement or expression binds."""
+    if isinstance(node, cst.AssignTarget):
+        return [n for n in walk(node.target) if isinstance(n, cst.Name)]
+    if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
+        return [node.target]
+    if isinstance(node, (cst.For, cst.CompFor)):
+        return [n for n in walk(node.target) if isinstance(n, cst.Name)]
+    if isinstance(node, cst.AsName):
+        return [n for n in walk(node.name) if isinstance(n, cst.Name)]
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return [node.name]
+    return []
+
+
+def _python_init(cls: type) -> bool:
+    """Whether ``cls`` is a class with an ``__init__`` written in Python, not library code."""
+    init = inspect.getattr_static(cls, "__init__", None)
+    return isinstance(init, types.FunctionType) and not library_function(init)
+
+
+def _python_call(cls: type) -> bool:
+    """Whether instances of ``cls`` have a ``__call__`` written in Python, not library code."""
+    call = inspect.getattr_static(cls, "__call__", None)
+    return isinstance(call, types.FunctionType) and not library_function(call)
+
+
+def _arity(node: cst.Call) -> tuple[int, tuple[str, ...]] | None:
+    """How many positional arguments a call passes, and its keywords (None: with * or **)."""
+    if any(a.star for a in node.args):
+        return None
+    return sum(a.keyword is None for a in node.args), tuple(a.keyword.value for a in node.args if a.keyword)
 
 
 def _positional(args: list[Operand], kwargs: dict[str, Operand]) -> dict[str, Operand]:

@@ -18,6 +18,7 @@ from .syntax import (EMPTY_MODULE, has_walrus, item_of, read_before_assigned, st
 
 
 CompNode = cst.ListComp | cst.GeneratorExp | cst.DictComp
+_KEY_ORDERS = (sorted, reversed, list, tuple)  # what a loop over a dict's keys may run them through
 
 
 class LoopLowering:
@@ -42,13 +43,7 @@ class LoopLowering:
                 method == "items" and names is None or method == "values"):
             # for k, (a, b) in d.items(), for a, b in d.values(): the value unpacked in the body
             names, body = self.loop_target(target, "sequence" if method == "values" else "items", body)
-        mapping = _dict_iteration(iterable, names, node.body) if kind == "sequence" else None
-        ordered = mapping is None and kind == "sequence" and isinstance(iterable, cst.Call) and self.res.object(
-            iterable.func) is sorted and len(iterable.args) == 1 and not iterable.args[0].keyword and not iterable.args[0].star
-        if ordered:  # for k in sorted(d), for k, v in sorted(d.items()): in the order of the keys
-            mapping = _dict_iteration(strip_parens(iterable.args[0].value), names, node.body)
-        if mapping is not None:  # keys carry no gradient: a loop over them, values by key
-            self.dict_loop(node, *mapping, body, ordered)
+        if self.keyed_loop(node, iterable, kind, names, body):
             return
         zipped = _enumerate_zip(iterable, target, self.res) if kind == "enumerate" else None
         if zipped is None and (names is None or kind in ("sequence", "reversed") and len(names) != 1):
@@ -222,13 +217,59 @@ class LoopLowering:
             unpacks.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(part)], cst.Name(names[-1]))]))
         return names, unpacks + body
 
+    def keyed_loop(self, node: cst.For, iterable: cst.BaseExpression, kind: str, names: list[str] | None,
+                   body: list[cst.BaseStatement]) -> bool:
+        """A loop over a dict's keys, values or items (``for k in d``, ``sorted(d)``, ``reversed(d)``,
+        ``list(d.items())``, ``for i, k in enumerate(sorted(d))``...) as a loop over its keys,
+        which carry no gradient, reading the values by key; True if ``node`` was lowered so."""
+        counter = None
+        if kind == "enumerate":
+            if names is None or len(names) != 2 or len(iterable.args) != 1 or iterable.args[0].keyword or \
+                    iterable.args[0].star:
+                return False
+            counter, names, iterable = names[0], names[1:], strip_parens(iterable.args[0].value)
+        elif kind not in ("sequence", "reversed"):
+            return False
+        inner, order = self.key_order(iterable)
+        mapping = _dict_iteration(inner, names, node.body)
+        if mapping is None or counter is not None and mapping[1] is None:
+            return False
+        if mapping[1] is None and any(fun is sorted for fun, _ in order):  # sorted by value, not by key
+            if len(order) != 1:
+                return False
+            key = cst.Name(self.fn.fresh("k"))  # (a comprehension's own variable)
+            values = cst.ListComp(cst.Subscript(mapping[0], [cst.SubscriptElement(cst.Index(key))]),
+                                  cst.CompFor(key, mapping[0]))  # sorted([d[k] for k in d]), as a list
+            self.for_loop(node.with_changes(iter=iterable.with_changes(
+                args=[iterable.args[0].with_changes(value=values), *iterable.args[1:]])))
+            return True
+        self.dict_loop(node, *mapping, body, order, counter)
+        return True
+
+    def key_order(self, iterable: cst.BaseExpression) -> tuple[cst.BaseExpression, list[tuple[Any, bool]]]:
+        """``sorted(...)`` (``reverse=True`` too), ``reversed(...)``, ``list(...)``, ``tuple(...)``
+        around an iterable: the iterable inside, and the functions, outermost first, each with
+        whether it sorts in reverse."""
+        order: list[tuple[Any, bool]] = []
+        while isinstance(iterable, cst.Call) and self.res.object(iterable.func) in _KEY_ORDERS and \
+                iterable.args and iterable.args[0].keyword is None and not any(a.star for a in iterable.args):
+            fun, extra = self.res.object(iterable.func), iterable.args[1:]
+            reverse = [a.value.value for a in extra if a.keyword is not None and a.keyword.value == "reverse"
+                       and isinstance(a.value, cst.Name) and a.value.value in ("True", "False")]
+            if len(extra) != len(reverse) or reverse and fun is not sorted:
+                break
+            order.append((fun, reverse == ["True"]))
+            iterable = strip_parens(iterable.args[0].value)
+        return iterable, order
+
     def dict_loop(self, node: cst.For, mapping: cst.BaseExpression, key: str | None,
-                  value: str | None, body: list[cst.BaseStatement], ordered: bool = False) -> None:
+                  value: str | None, body: list[cst.BaseStatement], order: list[tuple[Any, bool]],
+                  counter: str | None = None) -> None:
         """``for k in d``, ``for k in d.keys()``, ``for v in d.values()``, ``for k, v in d.items()``:
-        ``for k in d`` over the keys (``ordered``: ``for k in sorted(d)``), and ``v = d[k]`` first
-        in the body."""
+        ``for k in d`` over the keys (in the ``order`` of :meth:`key_order`: ``for k in sorted(d)``),
+        and ``v = d[k]`` first in the body; with a ``counter``, ``for i, k in enumerate(d)``."""
         op, seq_node = self.operand(mapping)
-        rebound = assigned_in(body) | changed_in(body) & self.res.locals | {key, value}
+        rebound = assigned_in(body) | changed_in(body) & self.res.locals | {key, value, counter}
         if isinstance(op, Var) and user_name(op.name, self.res.locals) in rebound:
             snapshot = self.fn.fresh(f"{op.name}_items")  # the dict as it was when the loop started
             self.out.append(Assign(snapshot, op, self.loc, temporary=True))
@@ -237,9 +278,15 @@ class LoopLowering:
         if key is not None:
             self.version[key] = index
         keys = EMPTY_MODULE.code_for_node(seq_node).strip()
-        header = f"for {index} in {self.helper(sorted)}({keys})" if ordered else f"for {index} in {keys}"
+        for fun, reverse in reversed(order):  # (innermost first)
+            keys = f"{self.helper(fun)}({keys}{', reverse=True' if reverse else ''})"
+        targets = [index]
+        if counter is not None:
+            targets.insert(0, self.new_version(counter))
+            self.version[counter] = targets[0]
+            keys = f"{self.helper(enumerate)}({keys})"
         prefix = [] if value is None else [(value, op, index)]
-        self.loop(node, header, operand_reads(op), [index], prefix, body)
+        self.loop(node, f"for {', '.join(targets)} in {keys}", operand_reads(op), targets, prefix, body)
 
     def while_loop(self, node: cst.While) -> None:
         body, test = statements_of(node.body), node.test
@@ -295,7 +342,7 @@ class LoopLowering:
         self.hold_links({v for v in held if {v, self.links[v].base} <= live_out})
         self.out.append(Loop(header, tuple(reads), tuple(targets), block, carried, loc, breaking))
         if getattr(node, "orelse", None) is not None:
-            self.loop_else(node.orelse, breaking, "for" if isinstance(node, cst.For) else "while")
+            self.loop_else(node.orelse, breaking)
 
     def carried_names(self, node: cst.CSTNode, prefix: list[Any], body: list[cst.BaseStatement],
                       loc: Location) -> set[str]:
@@ -337,15 +384,10 @@ class LoopLowering:
             self.version[name] = new
         self.block(body)
 
-    def loop_else(self, orelse: cst.Else, breaking: str | None, kind: str) -> None:
+    def loop_else(self, orelse: cst.Else, breaking: str | None) -> None:
         """The ``else`` of a loop runs when no ``break`` (or ``return``) left the loop: under
         ``if not breaking``, the flag the loop already keeps."""
-        stmts = statements_of(orelse.body)
-        jump = next((n for n in walk(orelse) if isinstance(n, (cst.Return, cst.Break, cst.Continue))), None)
-        if jump is not None:
-            word = type(jump).__name__.lower()
-            raise self.unsupported(jump, f"'{word}' in the else of a '{kind} ... else' is not supported; "
-                                         f"move the else's code after the loop, under a flag the loop sets")
+        stmts = statements_of(orelse.body)  # (one that jumps is lowered after the loop: statements.py)
         if breaking is None:  # nothing leaves the loop early: the else always runs
             self.block(stmts)
             return

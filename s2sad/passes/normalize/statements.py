@@ -13,7 +13,7 @@ from ...ir import Assign, Const, If, Opaque, Operand, Return, Stmt, Var
 from .constructs import UNSUPPORTED
 from .flow import always_returns, may_jump, may_return
 from .inplace import ufunc_at_helper
-from .syntax import LIST_METHODS, describe, statements_of, strip_parens
+from .syntax import LIST_METHODS, LOOP_NODES, describe, statements_of, strip_parens, walk
 
 
 #: Calls that may stand as statements: they print, warn, log or check and change nothing (a
@@ -36,6 +36,7 @@ class StatementLowering:
         with the loop's flags; an ``if`` that returns on some path takes the
         statements after it into its other branches.
         """
+        stmts = [new for stmt in stmts for new in self.else_after_loop(stmt)]
         for i, stmt in enumerate(stmts):
             rest = stmts[i + 1:]
             if isinstance(stmt, cst.SimpleStatementLine):
@@ -76,6 +77,22 @@ class StatementLowering:
                 self.out.append(If(guard, body, else_body, self.loc))
                 return False
         return False
+
+    def else_after_loop(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
+        """A loop whose ``else`` returns (or jumps in an enclosing loop), as the loop and its
+        ``else`` after it: as it is, when the loop never breaks (a loop that returns left the
+        function), else under ``if completed:``, a flag the loop's ``else`` sets."""
+        if not (isinstance(stmt, LOOP_NODES) and stmt.orelse is not None and any(
+                isinstance(n, (cst.Return, cst.Break, cst.Continue)) for n in walk(stmt.orelse))):
+            return [stmt]
+        after = statements_of(stmt.orelse.body)
+        if not any(isinstance(n, cst.Break) for n in walk(stmt.body)):  # (a nested loop's too)
+            return [stmt.with_changes(orelse=None), *after]
+        flag = cst.Name(self.temporary("completed"))
+        set_flag = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(flag)], cst.Name(value))])
+                    for value in ("False", "True")]
+        return [set_flag[0], stmt.with_changes(orelse=cst.Else(cst.IndentedBlock([set_flag[1]]))),
+                cst.If(flag, cst.IndentedBlock(after))]
 
     def after_returning_loop(self, rest: list[cst.BaseStatement]) -> bool:
         """``if returning: <the value is returned> else: rest``; True if every path returns."""
