@@ -77,12 +77,14 @@ def _varied(fn: Function, seeds: set[str], forward: bool = False, unpack: bool =
     """Names that depend on ``seeds`` through differentiable operations (to a fixpoint,
     since a loop's phi copies feed its next iteration).  Unpacking a varied container
     (``a, i = pair``) varies every name it assigns, unless ``unpack`` is False: then only
-    names that surely depend on ``seeds`` are varied."""
+    names that surely depend on ``seeds`` are varied (those unpacked from an array)."""
     varied = set(seeds)
     stmts = list(assigns(fn.body))
     constant = _constant_items(stmts)
     if not unpack:
-        stmts = [s for s in stmts if not (isinstance(s.target, tuple) and isinstance(s.value, Var))]
+        arrays = _arrays(stmts, seeds)
+        stmts = [s for s in stmts if not (isinstance(s.target, tuple) and isinstance(s.value, Var)
+                                          and s.value.name not in arrays)]
     while True:
         size = len(varied)
         for stmt in stmts:
@@ -98,6 +100,21 @@ def _varied(fn: Function, seeds: set[str], forward: bool = False, unpack: bool =
                 kind = stmt.value.kind if isinstance(stmt.value, Opaque) else "nondiff"
                 cuts.append((stmt.loc, kind, blocked))
     return varied, cuts
+
+
+def _arrays(stmts: list[Assign], seeds: set[str]) -> set[str]:
+    """The ``wrt`` arguments (whose leaves are all floating point) and the names assigned once
+    by a rule whose result is one array (``np.exp(theta)``): every name unpacked from them
+    carries a gradient, where unpacking a tuple (``x, n = pair``) may give an integer."""
+    counts = Counter(t for stmt in stmts for t in stmt.targets)
+    found = {name for name in seeds if counts[name] == 0}
+    for stmt in stmts:
+        v = stmt.value
+        if isinstance(stmt.target, str) and counts[stmt.target] == 1 and isinstance(v, Call) \
+                and v.rule is not None and v.rule.fun is not None and not v.rule.returns_container \
+                and not v.rule.containers:
+            found.add(stmt.target)
+    return found
 
 
 def _constant_items(stmts: list[Assign]) -> dict[int, frozenset[str]]:

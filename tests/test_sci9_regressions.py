@@ -1,0 +1,49 @@
+"""Defects found by probing s2sad with realistic scientific programs (probe sci9): Gaussian
+processes, spectral methods, integrators and the linear algebra around them, checked against
+central finite differences."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg as sl
+
+import s2sad
+from s2sad.errors import NoGradientRuleError
+
+Y = np.array([0.3, -1.1, 0.8])
+
+
+def unpacked_scales_into_cho_solve(theta: np.ndarray) -> float:
+    scale, _ = np.exp(theta)
+    k = scale * np.eye(3)
+    a = sl.cho_solve((k, True), Y)
+    return Y @ a
+
+
+def unpacked_argument_into_cho_solve(theta: np.ndarray) -> float:
+    scale, _ = theta
+    k = scale * np.eye(3)
+    a = sl.cho_solve((k, True), Y)
+    return Y @ a
+
+
+@pytest.mark.parametrize("f", [unpacked_scales_into_cho_solve, unpacked_argument_into_cho_solve])
+def test_value_unpacked_from_an_array_reaches_a_refused_parameter(f) -> None:
+    # a value unpacked from an array (GP hyperparameters: ls, sf, sn = np.exp(theta)) was not
+    # "surely" varied, so cho_solve's factor, which s2sad does not differentiate, was a silent
+    # cut: a zero gradient; it is refused at the call now, as without unpacking
+    with pytest.raises(NoGradientRuleError) as info:
+        s2sad.grad(f)(np.array([0.1, 0.2]))
+    assert info.value.location.line == f.__code__.co_firstlineno + 3
+    assert "cho_solve with respect to b only" in info.value.message
+
+
+def unpacked_pair_with_an_integer(w: np.ndarray) -> float:
+    pair = (w, 2)
+    x, n = pair
+    return np.sum(np.arange(4.0)[n] * x ** 2)
+
+
+def test_integer_unpacked_from_a_tuple_stays_an_index() -> None:
+    w = np.array([0.5, -1.5])
+    np.testing.assert_allclose(s2sad.grad(unpacked_pair_with_an_integer)(w), 4.0 * w)
