@@ -103,17 +103,22 @@ def _varied(fn: Function, seeds: set[str], forward: bool = False, unpack: bool =
 
 
 def _arrays(stmts: list[Assign], seeds: set[str]) -> set[str]:
-    """The ``wrt`` arguments (whose leaves are all floating point) and the names assigned once
-    by a rule whose result is one array (``np.exp(theta)``): every name unpacked from them
-    carries a gradient, where unpacking a tuple (``x, n = pair``) may give an integer."""
+    """The ``wrt`` arguments (whose leaves are all floating point), the names assigned once by
+    a rule of arrays (``np.exp(theta)``, ``np.split(x, 2)``) and items of those: every name
+    unpacked from them carries a gradient, where unpacking a tuple (``x, n = pair``) may give
+    an integer."""
     counts = Counter(t for stmt in stmts for t in stmt.targets)
     found = {name for name in seeds if counts[name] == 0}
-    for stmt in stmts:
-        v = stmt.value
-        if isinstance(stmt.target, str) and counts[stmt.target] == 1 and isinstance(v, Call) \
-                and v.rule is not None and v.rule.fun is not None and not v.rule.returns_container \
-                and not v.rule.containers:
-            found.add(stmt.target)
+    size = -1
+    while len(found) != size:
+        size = len(found)
+        for stmt in stmts:
+            v = stmt.value
+            if isinstance(stmt.target, str) and counts[stmt.target] == 1 and isinstance(v, Call) \
+                    and v.rule is not None and v.rule.fun is not None and (not v.rule.containers or (
+                        v.rule.fun is operator.getitem and isinstance(x := v.args.get("x"), Var)
+                        and x.name in found)):
+                found.add(stmt.target)
     return found
 
 
