@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.linalg as sl
-from gradcheck import assert_grad_matches, numerical_grad
+from gradcheck import assert_grad_matches, make_function, numerical_grad
 
 import s2sad
 from s2sad.errors import NoGradientRuleError
@@ -92,3 +92,21 @@ def test_real_part_of_an_array_written_in_place_is_real() -> None:
     gradient = s2sad.grad(real_part_after_a_complex_write)
     expected = numerical_grad(lambda x: gradient(x) @ v, [x], 0)  # H v, H symmetric
     np.testing.assert_allclose(s2sad.hvp(real_part_after_a_complex_write)(x, v), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("expr", [
+    "np.sum(a[np.tril_indices_from(a)] ** 2)",
+    "np.sum(a[np.triu_indices_from(a, k=1)] ** 2)",
+    "np.sum(a[np.diag_indices_from(a)] ** 3)",
+    "np.sum(a[0][np.lexsort(a)] * np.arange(3))",
+    "np.sum(a * np.isin(np.round(a), [0.0]))",
+    "np.sum(a.ravel()[np.ravel_multi_index(np.unravel_index(np.argmax(a), a.shape), a.shape)])",
+    "np.sum(a.astype(np.result_type(a, 1.0)) ** 2)",
+    "np.sum(a.astype(np.promote_types(a.dtype, np.float32)) ** 2)",
+])
+def test_index_and_dtype_functions_of_an_array_carry_no_gradient(expr: str) -> None:
+    # an index made by np.tril_indices_from(a) (and the like) of an active a was taken for an
+    # active index, refused; these functions carry no gradient
+    f = make_function(f"def f(a):\n    return {expr}\n", {"np": np})
+    a = np.array([[0.3, -1.2, 0.8], [0.1, 0.9, -0.4], [1.4, -0.7, 0.2]])
+    assert_grad_matches(f, [a], 0)
