@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 scipy = pytest.importorskip("scipy")
-from scipy import linalg, signal, special, stats  # noqa: E402
+from scipy import integrate, linalg, signal, special, stats  # noqa: E402
 
 import s2sad  # noqa: E402
 import test_rules  # noqa: E402
@@ -25,7 +25,7 @@ from test_rules_numpy_more import check_second_order, second_order_params  # noq
 
 from gradcheck import make_function  # noqa: E402
 
-test_rules.NAMESPACE.update(special=special, stats=stats, linalg=linalg, signal=signal)
+test_rules.NAMESPACE.update(special=special, stats=stats, linalg=linalg, signal=signal, integrate=integrate)
 test_rules.DOMAINS["prob"] = lambda rng, shape: rng.uniform(0.15, 0.85, shape)
 test_rules.NAMESPACE["LU"] = linalg.lu_factor(np.array([[2.0, 0.5, 0.3], [1.0, 1.5, 0.2], [0.3, -0.4, 1.0]]))
 test_rules.DOMAINS["negative"] = lambda rng, shape: rng.uniform(-0.6, -0.2, shape)
@@ -192,7 +192,14 @@ SIGNAL = [
     Row("signal.convolve(x, y, 'same', method='fft')", ((4, 5), (3, 2)), (signal.convolve,)),
 ]
 
-ROWS: list[Row] = [*SPECIAL, *STATS, *LINALG, *SIGNAL]
+INTEGRATE = [
+    Row("integrate.trapezoid(x)", ((5,),), (integrate.trapezoid,)),
+    Row("integrate.trapezoid(x, dx=y)", ((3, 4), F), (integrate.trapezoid,), ("real", "positive")),
+    Row("integrate.trapezoid(x, y, axis=0)", ((3, 4), (3,)), (integrate.trapezoid,)),
+    Row("integrate.trapezoid(y, x)", ((4,), (2, 4)), (integrate.trapezoid,)),
+]
+
+ROWS: list[Row] = [*SPECIAL, *STATS, *LINALG, *SIGNAL, *INTEGRATE]
 
 
 @pytest.mark.parametrize("row", params(ROWS))

@@ -17,8 +17,9 @@ its ``assume_a`` says (a triangle, a band, the diagonal, all of a): the gradient
 """
 from __future__ import annotations
 
-from scipy import linalg, signal, special, stats
+from scipy import integrate, linalg, signal, special, stats
 
+from .numpy_more_rules import trapezoid_rule
 from .registry import REGISTRY, USER_OBJECTS
 from .shapes import numpy_elementwise
 
@@ -310,6 +311,9 @@ defvjp(signal.convolve, "in1, in2, mode='full', method='auto'", linear="each",
 # correlate(in1, in2) is convolve(in1, in2 flipped along every axis)
 defvjp(signal.correlate, "in1, in2, mode='full', method='auto'", linear="each",
        in1="convolve_grad(g, in1, np.flip(in2), mode)", in2="np.flip(convolve_grad(g, np.flip(in2), in1, mode))")
+
+# --- scipy.integrate ------------------------------------------------------------------------
+trapezoid_rule(integrate.trapezoid, "scipy.integrate.trapezoid")
 
 #: The rules this module declares (s2sad's own, listed in the README).
 BUILTIN_RULES: frozenset[int] = frozenset(REGISTRY.rules) - _BEFORE
