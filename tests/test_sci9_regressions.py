@@ -110,3 +110,97 @@ def test_index_and_dtype_functions_of_an_array_carry_no_gradient(expr: str) -> N
     f = make_function(f"def f(a):\n    return {expr}\n", {"np": np})
     a = np.array([[0.3, -1.2, 0.8], [0.1, 0.9, -0.4], [1.4, -0.7, 0.2]])
     assert_grad_matches(f, [a], 0)
+
+
+def hyperparameters(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return np.exp(theta[0]), np.exp(theta[1])
+
+
+def rates_and_count(theta: np.ndarray) -> tuple[np.ndarray, int]:
+    return np.exp(theta), 2
+
+
+def gp_factor_from_a_helper(theta: np.ndarray) -> float:
+    scale, noise = hyperparameters(theta)
+    k = scale * np.eye(3) + noise
+    return Y @ sl.cho_solve((k, True), Y)
+
+
+def factor_from_a_list(theta: np.ndarray) -> float:
+    scales = []
+    scales.append(np.exp(theta[0]))
+    scale, = scales
+    return Y @ sl.cho_solve((scale * np.eye(3), True), Y)
+
+
+def knots_from_a_comprehension(theta: np.ndarray) -> float:
+    a, b = [np.exp(v) for v in theta]
+    return np.interp(0.5, np.array([0.0, a, a + b]), np.array([1.0, 2.0, 0.5]))
+
+
+def write_into_integers(theta: np.ndarray) -> float:
+    scale, noise = hyperparameters(theta)
+    counts = np.zeros(3, dtype=int)
+    counts[0] = scale * 10
+    return np.sum(counts * 1.0) + noise
+
+
+@pytest.mark.parametrize("f, line, message", [
+    (gp_factor_from_a_helper, 3, "cho_solve with respect to b only"),
+    (factor_from_a_list, 4, "cho_solve with respect to b only"),
+    (knots_from_a_comprehension, 2, "np.interp with respect to xp"),
+    (write_into_integers, 3, "written into an array of dtype int64"),
+])
+def test_value_unpacked_from_a_call_reaches_what_has_no_gradient(f, line: int, message: str) -> None:
+    # values unpacked from what a function, a list or a comprehension gave were not "surely"
+    # varied, so a refused parameter (or a write into integers) was a silent cut: zero
+    # gradients (or a truncated value's slope); they are refused now
+    with pytest.raises(NoGradientRuleError) as info:
+        s2sad.grad(f)(np.array([0.1, 0.2]))
+    assert info.value.location.line == f.__code__.co_firstlineno + line
+    assert message in info.value.message
+
+
+def count_written_beside_rates(theta: np.ndarray) -> float:
+    rates, k = rates_and_count(theta)
+    counts = np.zeros(3, dtype=int)
+    counts[1] = k
+    return np.sum(counts * rates)
+
+
+def test_integer_unpacked_beside_values_that_carry_a_gradient_is_written() -> None:
+    theta = np.array([0.1, 0.2, 0.3])
+    np.testing.assert_allclose(s2sad.grad(count_written_beside_rates)(theta), [0.0, 2 * np.exp(0.2), 0.0])
+
+
+def stiffness_by_add_at(k: np.ndarray) -> float:
+    n = k.size + 1
+    stiffness = np.zeros((n, n))
+    rows = np.array([[e, e, e + 1, e + 1] for e in range(k.size)]).ravel()
+    cols = np.array([[e, e + 1, e, e + 1] for e in range(k.size)]).ravel()
+    np.add.at(stiffness, (rows, cols), (k[:, None] * np.array([1.0, -1.0, -1.0, 1.0])).ravel())
+    return np.sum(np.linalg.solve(stiffness[1:, 1:], np.ones(n - 1)))
+
+
+def test_two_comprehensions_of_one_variable_over_an_argument_s_size() -> None:
+    # the second comprehension's loop over range(k.size) looked for its variable's reads after
+    # the loop s2sad made for it, which has no place in the source: an internal KeyError
+    assert_grad_matches(stiffness_by_add_at, [np.array([1.2, 1.7, 1.4])], 0)
+
+
+def stiffness_by_ix(k: np.ndarray) -> float:
+    n = k.size + 1
+    stiffness = np.zeros((n, n))
+    for e in range(k.size):
+        idx = np.array([e, e + 1])
+        stiffness[np.ix_(idx, idx)] += k[e] * np.array([[1.0, -1.0], [-1.0, 1.0]])
+    f = np.ones(n - 1)
+    return f @ np.linalg.solve(stiffness[1:, 1:], f)
+
+
+def test_hessian_through_an_assembly_indexed_by_ix() -> None:
+    # the gradient's forward mode met np.ix_ (no rule) and refused it; it carries no gradient
+    k = np.array([1.2, 1.7, 1.4])
+    gradient = s2sad.grad(stiffness_by_ix)
+    expected = np.stack([numerical_grad(lambda k: gradient(k)[i], [k], 0) for i in range(3)])
+    np.testing.assert_allclose(s2sad.hessian(stiffness_by_ix)(k), expected, rtol=1e-5, atol=1e-8)

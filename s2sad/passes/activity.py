@@ -212,8 +212,8 @@ def analyze(fn: Function, wrt: tuple[str, ...], forward: bool = False) -> Activi
         if any(t in active for t in stmt.targets):
             _check_differentiable(stmt, active)
         if any(t in useful for t in stmt.targets):
-            _check_uses(stmt, surely, forward)
-    _check_float_writes(fn, stmts, surely, active)
+            _check_uses(stmt, surely, varied, forward)
+    _check_float_writes(fn, stmts, surely, varied, active)
     return Activity(varied, useful, active, cuts, forward)
 
 
@@ -229,8 +229,10 @@ def _check_differentiable(stmt: Assign, active: set[str]) -> None:
             stmt.loc)
 
 
-def _check_uses(stmt: Assign, varied: set[str], forward: bool) -> None:
-    """Refuse a use of a varied value that no rule differentiates (the invariant above)."""
+def _check_uses(stmt: Assign, varied: set[str], maybe: set[str], forward: bool) -> None:
+    """Refuse a use of a varied value that no rule differentiates (the invariant above); a
+    parameter the rule refuses is refused for a value that may be varied (``maybe``: unpacked
+    from what a function returned, say) too."""
     value = stmt.value
     if not isinstance(value, Call) or value.rule is None:
         return
@@ -239,10 +241,10 @@ def _check_uses(stmt: Assign, varied: set[str], forward: bool) -> None:
     for p, op in value.args.items():
         if p in rule.inert or p in through and isinstance(op, Var):
             continue
+        if p in rule.refused and any(n in maybe for n in operand_reads(op)):
+            raise NoGradientRuleError(f"{value.callee}: {rule.refused[p]}", stmt.loc)
         if not any(n in varied for n in operand_reads(op)):
             continue
-        if p in rule.refused:
-            raise NoGradientRuleError(f"{value.callee}: {rule.refused[p]}", stmt.loc)
         if p in through:
             why = (f"argument '{p}' of {value.callee} is built from values that carry a gradient "
                    f"in a way s2sad does not differentiate yet; assign it to a variable first")
@@ -260,10 +262,13 @@ def _check_uses(stmt: Assign, varied: set[str], forward: bool) -> None:
         raise NoGradientRuleError(why, stmt.loc)
 
 
-def _check_float_writes(fn: Function, stmts: list[Assign], varied: set[str], active: set[str]) -> None:
+def _check_float_writes(fn: Function, stmts: list[Assign], varied: set[str], maybe: set[str],
+                        active: set[str]) -> None:
     """``x[i] = v`` with v varied and x of a dtype that is not floating point converts v (an
     integer truncates it): an error where x's dtype is known here, else a check the
-    generated code runs (x varied is floating point, or its conversion is checked)."""
+    generated code runs (x varied is floating point, or its conversion is checked).  A v that
+    may be varied (``maybe``: unpacked from what a function returned, say) is checked as the
+    code runs, where an integer v is no value that carries a gradient."""
     defs: dict[str, list[Assign]] = {}
     for stmt in stmts:
         for t in stmt.targets:
@@ -272,15 +277,15 @@ def _check_float_writes(fn: Function, stmts: list[Assign], varied: set[str], act
         v = stmt.value
         if not (isinstance(v, Call) and v.rule is not None and v.rule.fun is SETITEM
                 and stmt.target in active and isinstance(v.args["v"], Var)
-                and v.args["v"].name in varied):
+                and v.args["v"].name in maybe):
             continue
         x = v.args["x"]
-        if isinstance(x, Var) and x.name in varied:
+        if isinstance(x, Var) and x.name in maybe:
             continue
         dtype = _StaticDtype(fn, defs, varied).of(x)
         if isinstance(dtype, str) or dtype is not None and dtype.kind in "fcO":
             continue
-        if dtype is not None:
+        if dtype is not None and v.args["v"].name in varied:
             raise NoGradientRuleError(
                 f"a value that carries a gradient is written into an array of dtype "
                 f"{dtype}, which converts it, so it has no gradient; create the array "
