@@ -95,7 +95,7 @@ def location_scale_rows() -> list[Row]:
     for name, shapes, domain in LOCATION_SCALE:
         dist = getattr(stats, name)
         constants = {"df": "3.0", "a": "2.5", "b": "1.5", "s": "0.8"}
-        for method in ("logpdf", "pdf", "cdf", "sf", "logcdf"):
+        for method in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"):
             fun = getattr(dist, method)
             shape_args = "".join(f", {constants[s]}" for s, _ in shapes)
             rows.append(Row(f"stats.{name}.{method}(x{shape_args}, loc=0.1, scale=y)", ((3, 4), (4,)),
@@ -121,6 +121,8 @@ STATS = [
     *(Row(f"stats.poisson.{m}(np.array([0, 1, 4]), x)", ((3,),), (getattr(stats.poisson, m),), "positive")
       for m in ("logpmf", "pmf")),
     *(Row(f"stats.binom.{m}(np.array([0, 2, 5]), 5, x)", ((3,),), (getattr(stats.binom, m),), "prob")
+      for m in ("logpmf", "pmf")),
+    *(Row(f"stats.bernoulli.{m}(np.array([0, 1, 1]), x)", ((3,),), (getattr(stats.bernoulli, m),), "prob")
       for m in ("logpmf", "pmf")),
     *(Row(f"stats.multivariate_normal.{m}(x, y, np.array([[2.0, 0.3, 0.1], [0.3, 1.5, 0.2], [0.1, 0.2, 1.0]]))",
           ((4, 3), (3,)), (getattr(stats.multivariate_normal, m),)) for m in ("logpdf", "pdf")),
