@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.linalg as sl
+import scipy.stats as stats
 from gradcheck import assert_grad_matches, make_function, numerical_grad
 
 import s2sad
@@ -171,6 +172,18 @@ def count_written_beside_rates(theta: np.ndarray) -> float:
 def test_integer_unpacked_beside_values_that_carry_a_gradient_is_written() -> None:
     theta = np.array([0.1, 0.2, 0.3])
     np.testing.assert_allclose(s2sad.grad(count_written_beside_rates)(theta), [0.0, 2 * np.exp(0.2), 0.0])
+
+
+def count_beside_rates_into_poisson(theta: np.ndarray) -> float:
+    rates, k = rates_and_count(theta)
+    return np.sum(stats.poisson.logpmf(k, rates))
+
+
+def test_number_a_function_returns_beside_rates_is_a_constant() -> None:
+    # the count 2 that rates_and_count returns is a literal in its return: a constant, which
+    # poisson's count parameter takes (it was refused as a value that may carry a gradient)
+    theta = np.array([0.1, 0.2, 0.3])
+    np.testing.assert_allclose(s2sad.grad(count_beside_rates_into_poisson)(theta), 2.0 - np.exp(theta))
 
 
 def stiffness_by_add_at(k: np.ndarray) -> float:

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import operator
+import textwrap
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -161,6 +163,10 @@ def _constant_positions(stmts: list[Assign]) -> tuple[dict[str, frozenset[Any]],
         v = stmt.value
         if not (isinstance(stmt.target, str) and counts[stmt.target] == 1 and isinstance(v, Call)):
             continue
+        returned = _returned_numbers(v.function) if v.rule is None and v.function is not None else None
+        if returned is not None:  # what a Python function returns: (mean, 2)
+            sizes[stmt.target], positions[stmt.target] = returned
+            continue
         node = display_node(v)
         if node is not None:
             items = list(node.elements)
@@ -181,6 +187,32 @@ def _constant_positions(stmts: list[Assign]) -> tuple[dict[str, frozenset[Any]],
                 positions[stmt.target] = frozenset.intersection(*(positions[e.name] for e in inner))
                 sizes[stmt.target] = sizes[inner[0].name]
     return positions, sizes
+
+
+def _returned_numbers(fn: Any) -> tuple[int, frozenset[int]] | None:
+    """For a function each of whose returns is a tuple display of one length: that length and
+    the positions where each return has a number literal; None for any other function."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    if not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    returns, todo = [], list(tree.body[0].body)
+    while todo:  # the function's own returns, not those of functions it defines
+        node = todo.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return None
+        if isinstance(node, ast.Return):
+            returns.append(node.value)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    if not returns or not all(isinstance(r, ast.Tuple) and len(r.elts) == len(returns[0].elts)
+                              and not any(isinstance(e, ast.Starred) for e in r.elts) for r in returns):
+        return None
+    numbers = frozenset(i for i in range(len(returns[0].elts)) if all(
+        isinstance(r.elts[i], ast.Constant) and type(r.elts[i].value) in (int, float) for r in returns))
+    return len(returns[0].elts), numbers
 
 
 def _integer(index: object) -> bool:
@@ -280,7 +312,7 @@ def _check_float_writes(fn: Function, stmts: list[Assign], varied: set[str], may
                 and v.args["v"].name in maybe):
             continue
         x = v.args["x"]
-        if isinstance(x, Var) and x.name in maybe:
+        if isinstance(x, Var) and x.name in varied:
             continue
         dtype = _StaticDtype(fn, defs, varied).of(x)
         if isinstance(dtype, str) or dtype is not None and dtype.kind in "fcO":
