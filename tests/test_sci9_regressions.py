@@ -217,3 +217,20 @@ def test_hessian_through_an_assembly_indexed_by_ix() -> None:
     gradient = s2sad.grad(stiffness_by_ix)
     expected = np.stack([numerical_grad(lambda k: gradient(k)[i], [k], 0) for i in range(3)])
     np.testing.assert_allclose(s2sad.hessian(stiffness_by_ix)(k), expected, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("statement, callee", [
+    ("r = b.sort(axis=1)", "b.sort"),
+    ("r = b.fill(1.0)", "b.fill"),
+    ("r = np.copyto(b, a ** 2)", "np.copyto"),
+    ("r = np.fill_diagonal(b, 0.0)", "np.fill_diagonal"),
+])
+def test_library_call_that_may_change_an_argument_in_place_is_refused(statement: str, callee: str) -> None:
+    # the call's result is unused, so nothing was differentiated through it, but it changes b
+    # in place: the gradient was that of the unchanged b, silently
+    f = make_function(f"def f(a):\n    b = a * 2.0\n    {statement}\n    return np.sum(b * np.arange(2.0))\n",
+                      {"np": np})
+    with pytest.raises(NoGradientRuleError) as info:
+        s2sad.grad(f)(np.array([[0.5, 0.2], [0.3, 0.9]]))
+    assert info.value.location.line == 3
+    assert f"{callee} has no gradient rule" in info.value.message and "in place" in info.value.message

@@ -246,6 +246,7 @@ def analyze(fn: Function, wrt: tuple[str, ...], forward: bool = False) -> Activi
         if any(t in useful for t in stmt.targets):
             _check_uses(stmt, surely, varied, forward)
     _check_float_writes(fn, stmts, surely, varied, active)
+    _check_unused_calls(stmts, useful, active)
     return Activity(varied, useful, active, cuts, forward)
 
 
@@ -292,6 +293,23 @@ def _check_uses(stmt: Assign, varied: set[str], maybe: set[str], forward: bool) 
                    f"would be silently zero); wrap it in stop_gradient(...) if no gradient "
                    f"should flow through it")
         raise NoGradientRuleError(why, stmt.loc)
+
+
+def _check_unused_calls(stmts: list[Assign], useful: set[str], active: set[str]) -> None:
+    """A library call without a rule whose result the output does not need, passed a value
+    whose gradient it does need (``r = B.sort()``, ``np.copyto(B, A)``), may change that value
+    in place, which s2sad cannot see: an error rather than the gradient of the unchanged value."""
+    for stmt in stmts:
+        v = stmt.value
+        if isinstance(v, Call) and v.rule is None and v.function is None and not any(
+                t in useful for t in stmt.targets):
+            names = [n for n in reads(v) if n in active]
+            if names:
+                raise NoGradientRuleError(
+                    f"{v.callee} has no gradient rule and is passed {', '.join(names)}, which carries a "
+                    f"gradient, and may change it in place, which s2sad cannot see; write the change "
+                    f"as an assignment (B = np.sort(B), B[...] = ...), or wrap the argument in "
+                    f"stop_gradient(...)", stmt.loc)
 
 
 def _check_float_writes(fn: Function, stmts: list[Assign], varied: set[str], maybe: set[str],

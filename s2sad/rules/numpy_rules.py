@@ -438,6 +438,7 @@ REGISTRY.declare_nondifferentiable(
     np.argpartition, np.heaviside, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
     np.tril_indices_from, np.triu_indices_from, np.diag_indices_from, np.lexsort, np.isin,
     np.unravel_index, np.ravel_multi_index, np.result_type, np.promote_types, np.ix_,
+    np.shares_memory, np.may_share_memory,
     np.ndarray.any, np.ndarray.all, np.ndarray.searchsorted, np.ndarray.argpartition,
     math.isclose, math.isfinite, math.isinf, math.isnan, math.factorial, math.comb, math.perm,
     math.gcd, math.isqrt, builtins.all, builtins.any, builtins.hash, builtins.id, builtins.str,
