@@ -32,6 +32,8 @@ test_rules.NAMESPACE["MASK"] = np.array([[True, False, True, True], [False, True
 # square (6 x 6) when read as tensorsolve reads them: 3 I added keeps them far from singular
 test_rules.NAMESPACE["I6"] = np.reshape(np.eye(6), (2, 3, 6))
 test_rules.NAMESPACE["I6A"] = np.moveaxis(np.reshape(np.eye(6), (6, 2, 3)), -1, 0)
+# bins of np.bincount, one of them empty
+test_rules.NAMESPACE["BINS"] = np.array([0, 2, 2, 1, 4])
 # values whose float32 rounding is far below the finite differences' step
 test_rules.DOMAINS["tiny"] = lambda rng, shape: rng.uniform(1e-5, 2e-5, shape)
 
@@ -162,6 +164,8 @@ ROWS: list[Row] = [
     Row("np.trapezoid(x, y, axis=0)", ((3, 4), (3,)), (np.trapezoid,)),
     Row("np.trapezoid(x, y, axis=0)", ((3, 4), (3, 4)), (np.trapezoid,)),
     Row("np.trapezoid(y, x)", ((4,), (2, 4)), (np.trapezoid,)),
+    Row("np.bincount(BINS, weights=x)", ((5,),), (np.bincount,)),
+    Row("np.bincount(BINS, x ** 2, minlength=7) * y", ((5,), (7,)), (np.bincount, operator.pow, operator.mul)),
     Row("np.linalg.vector_norm(x)", ((3, 4),), (np.linalg.vector_norm,)),
     Row("np.linalg.vector_norm(x, axis=1, keepdims=True)", ((3, 4),), (np.linalg.vector_norm,)),
     Row("np.linalg.vector_norm(x, ord=1, axis=0)", ((3, 4),), (np.linalg.vector_norm,), "offgrid"),

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 scipy = pytest.importorskip("scipy")
-from scipy import linalg, signal, special, stats  # noqa: E402
+from scipy import integrate, linalg, signal, special, stats  # noqa: E402
 
 import s2sad  # noqa: E402
 import test_rules  # noqa: E402
@@ -25,7 +25,7 @@ from test_rules_numpy_more import check_second_order, second_order_params  # noq
 
 from gradcheck import make_function  # noqa: E402
 
-test_rules.NAMESPACE.update(special=special, stats=stats, linalg=linalg, signal=signal)
+test_rules.NAMESPACE.update(special=special, stats=stats, linalg=linalg, signal=signal, integrate=integrate)
 test_rules.DOMAINS["prob"] = lambda rng, shape: rng.uniform(0.15, 0.85, shape)
 test_rules.NAMESPACE["LU"] = linalg.lu_factor(np.array([[2.0, 0.5, 0.3], [1.0, 1.5, 0.2], [0.3, -0.4, 1.0]]))
 test_rules.DOMAINS["negative"] = lambda rng, shape: rng.uniform(-0.6, -0.2, shape)
@@ -95,7 +95,7 @@ def location_scale_rows() -> list[Row]:
     for name, shapes, domain in LOCATION_SCALE:
         dist = getattr(stats, name)
         constants = {"df": "3.0", "a": "2.5", "b": "1.5", "s": "0.8"}
-        for method in ("logpdf", "pdf", "cdf", "sf", "logcdf"):
+        for method in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"):
             fun = getattr(dist, method)
             shape_args = "".join(f", {constants[s]}" for s, _ in shapes)
             rows.append(Row(f"stats.{name}.{method}(x{shape_args}, loc=0.1, scale=y)", ((3, 4), (4,)),
@@ -121,6 +121,8 @@ STATS = [
     *(Row(f"stats.poisson.{m}(np.array([0, 1, 4]), x)", ((3,),), (getattr(stats.poisson, m),), "positive")
       for m in ("logpmf", "pmf")),
     *(Row(f"stats.binom.{m}(np.array([0, 2, 5]), 5, x)", ((3,),), (getattr(stats.binom, m),), "prob")
+      for m in ("logpmf", "pmf")),
+    *(Row(f"stats.bernoulli.{m}(np.array([0, 1, 1]), x)", ((3,),), (getattr(stats.bernoulli, m),), "prob")
       for m in ("logpmf", "pmf")),
     *(Row(f"stats.multivariate_normal.{m}(x, y, np.array([[2.0, 0.3, 0.1], [0.3, 1.5, 0.2], [0.1, 0.2, 1.0]]))",
           ((4, 3), (3,)), (getattr(stats.multivariate_normal, m),)) for m in ("logpdf", "pdf")),
@@ -192,7 +194,14 @@ SIGNAL = [
     Row("signal.convolve(x, y, 'same', method='fft')", ((4, 5), (3, 2)), (signal.convolve,)),
 ]
 
-ROWS: list[Row] = [*SPECIAL, *STATS, *LINALG, *SIGNAL]
+INTEGRATE = [
+    Row("integrate.trapezoid(x)", ((5,),), (integrate.trapezoid,)),
+    Row("integrate.trapezoid(x, dx=y)", ((3, 4), F), (integrate.trapezoid,), ("real", "positive")),
+    Row("integrate.trapezoid(x, y, axis=0)", ((3, 4), (3,)), (integrate.trapezoid,)),
+    Row("integrate.trapezoid(y, x)", ((4,), (2, 4)), (integrate.trapezoid,)),
+]
+
+ROWS: list[Row] = [*SPECIAL, *STATS, *LINALG, *SIGNAL, *INTEGRATE]
 
 
 @pytest.mark.parametrize("row", params(ROWS))

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import operator
+import textwrap
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -77,12 +79,14 @@ def _varied(fn: Function, seeds: set[str], forward: bool = False, unpack: bool =
     """Names that depend on ``seeds`` through differentiable operations (to a fixpoint,
     since a loop's phi copies feed its next iteration).  Unpacking a varied container
     (``a, i = pair``) varies every name it assigns, unless ``unpack`` is False: then only
-    names that surely depend on ``seeds`` are varied."""
+    names that surely depend on ``seeds`` are varied (those unpacked from an array)."""
     varied = set(seeds)
     stmts = list(assigns(fn.body))
     constant = _constant_items(stmts)
     if not unpack:
-        stmts = [s for s in stmts if not (isinstance(s.target, tuple) and isinstance(s.value, Var))]
+        arrays = _arrays(stmts, seeds)
+        stmts = [s for s in stmts if not (isinstance(s.target, tuple) and isinstance(s.value, Var)
+                                          and s.value.name not in arrays)]
     while True:
         size = len(varied)
         for stmt in stmts:
@@ -98,6 +102,26 @@ def _varied(fn: Function, seeds: set[str], forward: bool = False, unpack: bool =
                 kind = stmt.value.kind if isinstance(stmt.value, Opaque) else "nondiff"
                 cuts.append((stmt.loc, kind, blocked))
     return varied, cuts
+
+
+def _arrays(stmts: list[Assign], seeds: set[str]) -> set[str]:
+    """The ``wrt`` arguments (whose leaves are all floating point), the names assigned once by
+    a rule of arrays (``np.exp(theta)``, ``np.split(x, 2)``) and items of those: every name
+    unpacked from them carries a gradient, where unpacking a tuple (``x, n = pair``) may give
+    an integer."""
+    counts = Counter(t for stmt in stmts for t in stmt.targets)
+    found = {name for name in seeds if counts[name] == 0}
+    size = -1
+    while len(found) != size:
+        size = len(found)
+        for stmt in stmts:
+            v = stmt.value
+            if isinstance(stmt.target, str) and counts[stmt.target] == 1 and isinstance(v, Call) \
+                    and v.rule is not None and v.rule.fun is not None and (not v.rule.containers or (
+                        v.rule.fun is operator.getitem and isinstance(x := v.args.get("x"), Var)
+                        and x.name in found)):
+                found.add(stmt.target)
+    return found
 
 
 def _constant_items(stmts: list[Assign]) -> dict[int, frozenset[str]]:
@@ -139,6 +163,10 @@ def _constant_positions(stmts: list[Assign]) -> tuple[dict[str, frozenset[Any]],
         v = stmt.value
         if not (isinstance(stmt.target, str) and counts[stmt.target] == 1 and isinstance(v, Call)):
             continue
+        returned = _returned_numbers(v.function) if v.rule is None and v.function is not None else None
+        if returned is not None:  # what a Python function returns: (mean, 2)
+            sizes[stmt.target], positions[stmt.target] = returned
+            continue
         node = display_node(v)
         if node is not None:
             items = list(node.elements)
@@ -159,6 +187,32 @@ def _constant_positions(stmts: list[Assign]) -> tuple[dict[str, frozenset[Any]],
                 positions[stmt.target] = frozenset.intersection(*(positions[e.name] for e in inner))
                 sizes[stmt.target] = sizes[inner[0].name]
     return positions, sizes
+
+
+def _returned_numbers(fn: Any) -> tuple[int, frozenset[int]] | None:
+    """For a function each of whose returns is a tuple display of one length: that length and
+    the positions where each return has a number literal; None for any other function."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    if not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    returns, todo = [], list(tree.body[0].body)
+    while todo:  # the function's own returns, not those of functions it defines
+        node = todo.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return None
+        if isinstance(node, ast.Return):
+            returns.append(node.value)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    if not returns or not all(isinstance(r, ast.Tuple) and len(r.elts) == len(returns[0].elts)
+                              and not any(isinstance(e, ast.Starred) for e in r.elts) for r in returns):
+        return None
+    numbers = frozenset(i for i in range(len(returns[0].elts)) if all(
+        isinstance(r.elts[i], ast.Constant) and type(r.elts[i].value) in (int, float) for r in returns))
+    return len(returns[0].elts), numbers
 
 
 def _integer(index: object) -> bool:
@@ -190,8 +244,9 @@ def analyze(fn: Function, wrt: tuple[str, ...], forward: bool = False) -> Activi
         if any(t in active for t in stmt.targets):
             _check_differentiable(stmt, active)
         if any(t in useful for t in stmt.targets):
-            _check_uses(stmt, surely, forward)
-    _check_float_writes(fn, stmts, surely, active)
+            _check_uses(stmt, surely, varied, forward)
+    _check_float_writes(fn, stmts, surely, varied, active)
+    _check_unused_calls(stmts, useful, active)
     return Activity(varied, useful, active, cuts, forward)
 
 
@@ -207,8 +262,10 @@ def _check_differentiable(stmt: Assign, active: set[str]) -> None:
             stmt.loc)
 
 
-def _check_uses(stmt: Assign, varied: set[str], forward: bool) -> None:
-    """Refuse a use of a varied value that no rule differentiates (the invariant above)."""
+def _check_uses(stmt: Assign, varied: set[str], maybe: set[str], forward: bool) -> None:
+    """Refuse a use of a varied value that no rule differentiates (the invariant above); a
+    parameter the rule refuses is refused for a value that may be varied (``maybe``: unpacked
+    from what a function returned, say) too."""
     value = stmt.value
     if not isinstance(value, Call) or value.rule is None:
         return
@@ -217,10 +274,10 @@ def _check_uses(stmt: Assign, varied: set[str], forward: bool) -> None:
     for p, op in value.args.items():
         if p in rule.inert or p in through and isinstance(op, Var):
             continue
+        if p in rule.refused and any(n in maybe for n in operand_reads(op)):
+            raise NoGradientRuleError(f"{value.callee}: {rule.refused[p]}", stmt.loc)
         if not any(n in varied for n in operand_reads(op)):
             continue
-        if p in rule.refused:
-            raise NoGradientRuleError(f"{value.callee}: {rule.refused[p]}", stmt.loc)
         if p in through:
             why = (f"argument '{p}' of {value.callee} is built from values that carry a gradient "
                    f"in a way s2sad does not differentiate yet; assign it to a variable first")
@@ -238,10 +295,30 @@ def _check_uses(stmt: Assign, varied: set[str], forward: bool) -> None:
         raise NoGradientRuleError(why, stmt.loc)
 
 
-def _check_float_writes(fn: Function, stmts: list[Assign], varied: set[str], active: set[str]) -> None:
+def _check_unused_calls(stmts: list[Assign], useful: set[str], active: set[str]) -> None:
+    """A library call without a rule whose result the output does not need, passed a value
+    whose gradient it does need (``r = B.sort()``, ``np.copyto(B, A)``), may change that value
+    in place, which s2sad cannot see: an error rather than the gradient of the unchanged value."""
+    for stmt in stmts:
+        v = stmt.value
+        if isinstance(v, Call) and v.rule is None and v.function is None and not any(
+                t in useful for t in stmt.targets):
+            names = [n for n in reads(v) if n in active]
+            if names:
+                raise NoGradientRuleError(
+                    f"{v.callee} has no gradient rule and is passed {', '.join(names)}, which carries a "
+                    f"gradient, and may change it in place, which s2sad cannot see; write the change "
+                    f"as an assignment (B = np.sort(B), B[...] = ...), or wrap the argument in "
+                    f"stop_gradient(...)", stmt.loc)
+
+
+def _check_float_writes(fn: Function, stmts: list[Assign], varied: set[str], maybe: set[str],
+                        active: set[str]) -> None:
     """``x[i] = v`` with v varied and x of a dtype that is not floating point converts v (an
     integer truncates it): an error where x's dtype is known here, else a check the
-    generated code runs (x varied is floating point, or its conversion is checked)."""
+    generated code runs (x varied is floating point, or its conversion is checked).  A v that
+    may be varied (``maybe``: unpacked from what a function returned, say) is checked as the
+    code runs, where an integer v is no value that carries a gradient."""
     defs: dict[str, list[Assign]] = {}
     for stmt in stmts:
         for t in stmt.targets:
@@ -250,7 +327,7 @@ def _check_float_writes(fn: Function, stmts: list[Assign], varied: set[str], act
         v = stmt.value
         if not (isinstance(v, Call) and v.rule is not None and v.rule.fun is SETITEM
                 and stmt.target in active and isinstance(v.args["v"], Var)
-                and v.args["v"].name in varied):
+                and v.args["v"].name in maybe):
             continue
         x = v.args["x"]
         if isinstance(x, Var) and x.name in varied:
@@ -258,7 +335,7 @@ def _check_float_writes(fn: Function, stmts: list[Assign], varied: set[str], act
         dtype = _StaticDtype(fn, defs, varied).of(x)
         if isinstance(dtype, str) or dtype is not None and dtype.kind in "fcO":
             continue
-        if dtype is not None:
+        if dtype is not None and v.args["v"].name in varied:
             raise NoGradientRuleError(
                 f"a value that carries a gradient is written into an array of dtype "
                 f"{dtype}, which converts it, so it has no gradient; create the array "

@@ -63,7 +63,7 @@ def statement_code(stmt: Assign, use: Callable[[str], str] | None = None) -> str
             index = _operand_code(v.args["index"])
             code = f"{use('check_assignment_order')}({x}, {index}, {value}, {v.overlap!r})\n{code}"
         if v.float_check and use is not None:
-            code = f"{use('check_float_write')}({x}, {v.float_check!r})\n{code}"
+            code = f"{use('check_float_write')}({x}, {v.float_check!r}, {value})\n{code}"
         return code
     code = v.name if isinstance(v, Var) else v.code if isinstance(v, Const) else expression_code(v.node)
     if (isinstance(v, Call) and v.rule is not None and v.rule.fun is concat and use is not None

@@ -12,6 +12,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
+from .. import runtime
 from ..errors import S2SADError
 from ..ir import (Assign, Call, Const, Function, If, Loop, Opaque, Operand, Stmt, Var, assigns,
                   display_node)
@@ -115,10 +116,21 @@ def complex_values(fn: Function, stmts: list[Stmt]) -> set[str]:
                 continue
             if isinstance(v, Var) and v.name in found:
                 found.add(s.target)
-            elif isinstance(v, Call) and v.rule is not None and REGISTRY.key(v.rule.fun) not in REAL_RESULTS and (
-                    REGISTRY.key(v.rule.fun) in COMPLEX_RESULTS or any(map(complex_operand, v.args.values()))):
+            elif isinstance(v, Call) and v.rule is not None and _function_key(v) not in REAL_RESULTS and (
+                    _function_key(v) in COMPLEX_RESULTS or any(map(complex_operand, v.args.values()))):
                 found.add(s.target)
     return found
+
+
+def _function_key(call: Call) -> int:
+    """The registry key of the function ``call`` applies: for ``x.real`` read on what may be a
+    record (``attribute_of(x, 'real', where)``), the array attribute's."""
+    if call.rule is not None and call.rule.fun is runtime.attribute_of and isinstance(
+            name := call.args.get("name"), Const):
+        attribute = getattr(np.ndarray, ast.literal_eval(name.code), None)
+        if attribute is not None:
+            return REGISTRY.key(attribute)
+    return REGISTRY.key(call.rule.fun if call.rule is not None else None)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -17,6 +17,7 @@ types (``np.float64(x)``) are casts, as ``x.astype``.
 from __future__ import annotations
 
 import builtins
+from typing import Any
 
 import numpy as np
 
@@ -210,14 +211,24 @@ _YM = "np.moveaxis(y, axis, -1)"
 _SUMS = f"({_YM}[..., :-1] + {_YM}[..., 1:])"
 _ZS = f"np.zeros_like({_SUMS}[..., :1])"
 _DX = f"(0.5 * (np.concatenate([{_ZS}, {_SUMS}], axis=-1) - np.concatenate([{_SUMS}, {_ZS}], axis=-1)))"
-for trapezoid in [getattr(np, name) for name in ("trapezoid", "trapz") if hasattr(np, name)]:
-    defvjp(trapezoid, "y, x=None, dx=1.0, axis=-1",
+
+
+def trapezoid_rule(trapezoid: Any, name: str | None = None) -> None:
+    """The rule of ``trapezoid(y, x=None, dx=1.0, axis=-1)``: NumPy's, or SciPy's of its signature."""
+    defvjp(trapezoid, "y, x=None, dx=1.0, axis=-1", name=name,
            jvp={"y": "np.trapezoid(t, x, dx, axis)", "dx": "t * np.trapezoid(y, axis=axis)",
                 "x": f"np.sum({_DX} * (np.moveaxis(t, axis, -1) if np.ndim(t) > 1 else t), axis=-1)"},
            y=f"unbroadcast(np.moveaxis(np.expand_dims(g, -1) * {_WEIGHTS}, -1, axis), y)",
            dx="unbroadcast(g * np.trapezoid(y, axis=axis), dx)",
            x=f"np.moveaxis(np.expand_dims(g, -1) * {_DX}, -1, axis) if np.ndim(x) > 1 else "
              f"np.sum(np.reshape(np.expand_dims(g, -1) * {_DX}, (-1, np.shape(x)[0])), axis=0)")
+
+
+for trapezoid in [getattr(np, name) for name in ("trapezoid", "trapz") if hasattr(np, name)]:
+    trapezoid_rule(trapezoid)
+# bincount sums the weights of each bin: a weight's gradient is its bin's
+defvjp(np.bincount, "x, weights=None, minlength=0", linear="joint", x=None, minlength=None,
+       weights="g[x]")
 # vector_norm over one axis or all (a tuple of axes would be a matrix norm to norm_grad)
 _VN = ("np.reshape(norm_grad(np.reshape({g}, ()), np.ravel(x), np.reshape(ans, ()), ord), np.shape(x)) "
        "if isinstance(axis, type(None)) else norm_grad({g}, x, ans, ord, one_axis(axis), keepdims)")

@@ -17,8 +17,9 @@ its ``assume_a`` says (a triangle, a band, the diagonal, all of a): the gradient
 """
 from __future__ import annotations
 
-from scipy import linalg, signal, special, stats
+from scipy import integrate, linalg, signal, special, stats
 
+from .numpy_more_rules import trapezoid_rule
 from .registry import REGISTRY, USER_OBJECTS
 from .shapes import numpy_elementwise
 
@@ -149,7 +150,7 @@ def location_scale(name: str, shapes: str, score: str, **shape_scores: str) -> N
     USER_OBJECTS[f"{name}_pdf"], USER_OBJECTS[f"{name}_logpdf"] = dist.pdf, dist.logpdf
     pdf, ratio = f"{name}_pdf({args})", f"np.exp({name}_logpdf({args}) - ans)"
     refuse = {s: _NO_SHAPE_CDF for s in shape_scores}
-    for method, density, sign in (("cdf", pdf, ""), ("sf", pdf, "-"), ("logcdf", ratio, "")):
+    for method, density, sign in (("cdf", pdf, ""), ("sf", pdf, "-"), ("logcdf", ratio, ""), ("logsf", ratio, "-")):
         defvjp(getattr(dist, method), params, name=f"scipy.stats.{name}.{method}", broadcast=broadcast,
                elementwise=True, refuse=refuse, x=f"{sign}g * {density}", loc=f"{'' if sign else '-'}g * {density}",
                scale=f"{'' if sign else '-'}g * {density} * {_Z}")
@@ -181,6 +182,9 @@ for method, g in (("logpmf", "g"), ("pmf", "(g * ans)")):
            broadcast=("k", "n", "p", "loc"), elementwise=True,
            refuse={"k": _DISCRETE, "n": _DISCRETE, "loc": _DISCRETE},
            p=f"{g} * ({_K} / p - (n - {_K}) / (1.0 - p))")
+    defvjp(getattr(stats.bernoulli, method), "k, p, loc=0", name=f"scipy.stats.bernoulli.{method}",
+           broadcast=("k", "p", "loc"), elementwise=True, refuse={"k": _DISCRETE, "loc": _DISCRETE},
+           p=f"{g} * ({_K} / p - (1.0 - {_K}) / (1.0 - p))")
 
 # multivariate_normal: with r = x - mean and s = cov^-1 r (a row per sample), logpdf has
 # gradient -s for x, s for mean and (s s^T - cov^-1) / 2 for cov
@@ -310,6 +314,9 @@ defvjp(signal.convolve, "in1, in2, mode='full', method='auto'", linear="each",
 # correlate(in1, in2) is convolve(in1, in2 flipped along every axis)
 defvjp(signal.correlate, "in1, in2, mode='full', method='auto'", linear="each",
        in1="convolve_grad(g, in1, np.flip(in2), mode)", in2="np.flip(convolve_grad(g, np.flip(in2), in1, mode))")
+
+# --- scipy.integrate ------------------------------------------------------------------------
+trapezoid_rule(integrate.trapezoid, "scipy.integrate.trapezoid")
 
 #: The rules this module declares (s2sad's own, listed in the README).
 BUILTIN_RULES: frozenset[int] = frozenset(REGISTRY.rules) - _BEFORE

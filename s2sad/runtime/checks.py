@@ -166,10 +166,13 @@ def _byte_bounds(a: np.ndarray) -> tuple[int, int]:
     return low, high + a.itemsize
 
 
-def check_float_write(x: Any, where: str) -> None:
+def check_float_write(x: Any, where: str, v: Any = None) -> None:
     """Refuse ``x[i] = v``, with ``v`` carrying a gradient, when ``x`` is an array of a dtype
     that is not floating point: the write converts ``v`` (an integer truncates it), so
-    passing ``v`` its gradient would be silently wrong.  ``where`` is "file:line:col"."""
+    passing ``v`` its gradient would be silently wrong.  ``where`` is "file:line:col".  An
+    integer ``v`` (one unpacked beside values that carry a gradient) carries none."""
+    if isinstance(v, (bool, int, np.integer, np.bool_)) or type(v) is np.ndarray and v.dtype.kind in "biu":
+        return
     if type(x) is np.ndarray:
         if x.dtype.kind in "fcO":
             return

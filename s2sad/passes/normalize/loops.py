@@ -132,8 +132,10 @@ class LoopLowering:
         iterable = node.iter
         header_iter = self.rename(iterable)
         # a loop that runs no iteration leaves a bound target as it was: one read after the
-        # loop is carried through it, assigned from a fresh loop variable in the body
-        kept = [n for n in names if n in self.version and self.read_after(node, n)]
+        # loop is carried through it, assigned from a fresh loop variable in the body (a
+        # comprehension's variables are its own: none is read after it)
+        kept = [] if self.comprehensions else [
+            n for n in names if n in self.version and self.read_after(node, n)]
         targets = [self.fn.fresh(n) if n in kept else self.new_version(n) for n in names]
         self.version.update((n, t) for n, t in zip(names, targets) if n not in kept)
         header = f"for {', '.join(targets)} in {EMPTY_MODULE.code_for_node(header_iter).strip()}"
