@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import s2sad
+from s2sad.errors import UnsupportedSyntaxError
 from tests.gradcheck import numerical_grad
 
 X = np.array([0.7, -1.2, 0.4, -0.3, 1.1])
@@ -40,3 +41,74 @@ def test_accumulator_that_starts_as_an_int(f, specialize: bool) -> None:
     expected = numerical_grad(f, [X], 0)
     np.testing.assert_allclose(s2sad.grad(f, specialize=specialize)(X), expected, rtol=1e-6)
     np.testing.assert_allclose(s2sad.value_and_grad(f)(X)[1], expected, rtol=1e-6)
+
+
+def alias_rebound_then_argument_updated(x: np.ndarray) -> float:
+    y = x
+    y = y + 1
+    x += 0.5
+    return np.sum(y * x)
+
+
+def copy_aliased_rebound_then_updated(x: np.ndarray) -> float:
+    z = x * 1.0
+    y = z
+    y = y * 2
+    z += 1
+    return np.sum(y * z)
+
+
+def view_rebound_then_base_updated(x: np.ndarray) -> float:
+    x = x * 1.0
+    v = x[:2]
+    v = v * 3
+    x += 1
+    return np.sum(v) * np.sum(x)
+
+
+@pytest.mark.parametrize("f", [alias_rebound_then_argument_updated, copy_aliased_rebound_then_updated,
+                               view_rebound_then_base_updated])
+def test_in_place_update_after_its_alias_was_rebound(f) -> None:
+    # 'y = x' made y an alias of x, and 'y = y + 1' in straight-line code rebound it: the
+    # update of x in place was refused ("'x' and 'y' are the same object"), wrongly
+    expected = numerical_grad(f, [X.copy()], 0)
+    np.testing.assert_allclose(s2sad.grad(f)(X.copy()), expected, rtol=1e-6)
+    np.testing.assert_allclose(s2sad.grad(f, specialize=False)(X.copy()), expected, rtol=1e-6)
+
+
+def alias_rebound_in_a_branch(x: np.ndarray) -> float:
+    x = x * 1.0
+    y = x
+    if x[0] > 0:
+        y = y * 2
+    x += 1
+    return np.sum(y * x)
+
+
+def alias_rebound_in_a_loop(x: np.ndarray) -> float:
+    x = x * 1.0
+    y = x
+    for _ in range(2):
+        x += 1
+        y = y * 2
+    return np.sum(y * x)
+
+
+def alias_of_alias_rebound(x: np.ndarray) -> float:
+    x = x * 1.0
+    y = x
+    z = y
+    y = y + 1
+    x += 1
+    return np.sum(z * x + y)
+
+
+@pytest.mark.parametrize("f, line, partner", [(alias_rebound_in_a_branch, 5, "'y'"),
+                                              (alias_rebound_in_a_loop, 4, "'y'"),
+                                              (alias_of_alias_rebound, 5, "'z'")])
+def test_in_place_update_of_an_alias_some_path_still_reads(f, line: int, partner: str) -> None:
+    # an alias rebound only on some paths, or another alias of it, still sees the change
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        s2sad.grad(f)(X)
+    assert info.value.location.line == f.__code__.co_firstlineno + line
+    assert partner in info.value.message and "'x += ...' would change it in place" in info.value.message

@@ -72,7 +72,8 @@ class Aliasing:
                 shared = sorted(u for u in self.sharers(current) - {name} - linked if self.read_later(node, u))
                 mine = self.bases.get(current, frozenset()) | {current}
                 holding = sorted(u for u in {user_name(c, self.res.locals) for c, held in self.holders.items()
-                                             if held & mine} & self.res.locals - {name} - linked
+                                             if held & mine and c not in self.superseded}
+                                 & self.res.locals - {name} - linked
                                  if self.read_later(node, u))
                 if shared:
                     why = (f"'{shared[0]}' may share memory with '{name}' (it is a view of it, "
@@ -165,7 +166,18 @@ class Aliasing:
         """User variables that may share memory with ``version``: views, aliases, results."""
         mine = self.bases.get(version, frozenset()) | {version}
         found = set(mine) | {w for w, b in self.bases.items() if (b | {w}) & mine}
-        return {user_name(v, self.res.locals) for v in found} & self.res.locals
+        return {user_name(v, self.res.locals) for v in found - self.superseded} & self.res.locals
+
+    def rebind(self, name: str) -> None:
+        """``name`` is about to be assigned anew in the function's straight-line top level:
+        no later read of it sees the object its earlier versions held (in a branch or a loop,
+        a later read may still see it)."""
+        if self.out is not self.fn.body or name not in self.version:
+            return
+        for names in self.partners.values():
+            names.discard(name)
+        self.superseded |= {v for v in self.fn.names | {self.version[name]}
+                            if user_name(v, self.res.locals) == name}
 
 
 def _carried(loop: cst.For | cst.While, name: str) -> bool:
