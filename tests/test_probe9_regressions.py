@@ -112,3 +112,71 @@ def test_in_place_update_of_an_alias_some_path_still_reads(f, line: int, partner
         s2sad.grad(f)(X)
     assert info.value.location.line == f.__code__.co_firstlineno + line
     assert partner in info.value.message and "'x += ...' would change it in place" in info.value.message
+
+
+def squared_entry(k: int, x: np.ndarray) -> float:
+    return x[k] ** 2 * x[-1]
+
+
+def sum_of_entries_by_index(x: np.ndarray) -> float:
+    s = 0.0
+    for i in range(3):
+        s = s + squared_entry(i, x)
+    return s
+
+
+INDICES = [0, 2, 3]
+
+
+def sum_of_entries_over_a_global_list(x: np.ndarray) -> float:
+    s = 0.0
+    for c in INDICES:
+        s = s + squared_entry(c, x)
+    return s
+
+
+def tree_sum(node, x: np.ndarray) -> float:
+    if isinstance(node, list):
+        return sum(tree_sum(c, x) for c in node)
+    return x[node] ** 2 * x[-1]
+
+
+def sum_over_a_tree(x: np.ndarray) -> float:
+    return tree_sum([0, [1, 2], [[3]]], x)
+
+
+def _hessian(f, x: np.ndarray) -> np.ndarray:
+    return np.stack([numerical_grad(lambda y: s2sad.grad(f)(y)[i], [x], 0) for i in range(x.size)])
+
+
+@pytest.mark.parametrize("f", [sum_of_entries_by_index, sum_of_entries_over_a_global_list, sum_over_a_tree])
+def test_second_order_through_a_callee_given_a_loop_index(f) -> None:
+    # the index a loop passes to a callee is saved on the gradient's tape beside values that
+    # carry a gradient; read back, it was taken to carry one too, and differentiating the
+    # gradient refused x[k] in the callee ("the index of x[...] is computed from values that
+    # carry a gradient")
+    expected = _hessian(f, X)
+    v = np.linspace(0.5, 1.5, X.size)
+    np.testing.assert_allclose(s2sad.hessian(f)(X), expected, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(s2sad.hvp(f)(X, v), expected @ v, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(s2sad.jacobian(s2sad.grad(f), mode="reverse")(X), expected, rtol=1e-5, atol=1e-8)
+
+
+def weighted_entry(a: float, k: int, x: np.ndarray) -> float:
+    return a * x[k] ** 2
+
+
+def mixed(x: np.ndarray, y: np.ndarray) -> float:
+    s = 0.0
+    for i in range(3):
+        s = s + weighted_entry(y[i] * 1.0, i, x)
+    return s
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_mixed_partials_through_a_value_saved_beside_a_loop_index(mode: str) -> None:
+    # y[i] is saved on the tape of the gradient in x, beside i: it still varies with y
+    x, y = X[:3], np.array([1.5, 2.0, -1.0])
+    expected = np.stack([numerical_grad(lambda w: s2sad.grad(mixed)(x, w)[i], [y], 0) for i in range(3)])
+    np.testing.assert_allclose(s2sad.jacobian(s2sad.grad(mixed, wrt=0), wrt=1, mode=mode)(x, y), expected,
+                               rtol=1e-6, atol=1e-8)
