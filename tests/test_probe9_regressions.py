@@ -180,3 +180,71 @@ def test_mixed_partials_through_a_value_saved_beside_a_loop_index(mode: str) -> 
     expected = np.stack([numerical_grad(lambda w: s2sad.grad(mixed)(x, w)[i], [y], 0) for i in range(3)])
     np.testing.assert_allclose(s2sad.jacobian(s2sad.grad(mixed, wrt=0), wrt=1, mode=mode)(x, y), expected,
                                rtol=1e-6, atol=1e-8)
+
+
+def dict_copied_then_item_updated(x: np.ndarray) -> float:
+    d = {"a": x * 1.0}
+    d2 = d.copy()
+    d2["a"] += 1.0
+    return np.sum(d["a"] ** 2)
+
+
+def dict_rebuilt_then_item_updated(x: np.ndarray) -> float:
+    d = {"a": x * 1.0}
+    d2 = dict(d)
+    d2["a"] += 1.0
+    return np.sum(d["a"] ** 2)
+
+
+def list_copied_then_item_updated(x: np.ndarray) -> float:
+    xs = [x * 1.0, x]
+    ys = list(xs)
+    ys[0] += 1.0
+    return np.sum(xs[0] ** 2)
+
+
+def list_comprehension_then_item_updated(x: np.ndarray) -> float:
+    xs = [x * 1.0]
+    ys = [v for v in xs]
+    ys[0] *= 2.0
+    return np.sum(xs[0] ** 2)
+
+
+def dict_comprehension_then_item_updated(x: np.ndarray) -> float:
+    d = {"a": x * 1.0}
+    d2 = {k: v for k, v in d.items()}
+    d2["a"] -= 1.0
+    return np.sum(d["a"] ** 2)
+
+
+@pytest.mark.parametrize("f, line, code", [
+    (dict_copied_then_item_updated, 3, "'d2[\"a\"] += ...'"),
+    (dict_rebuilt_then_item_updated, 3, "'d2[\"a\"] += ...'"),
+    (list_copied_then_item_updated, 3, "'ys[0] += ...'"),
+    (list_comprehension_then_item_updated, 3, "'ys[0] *= ...'"),
+    (dict_comprehension_then_item_updated, 3, "'d2[\"a\"] -= ...'")])
+def test_item_updated_in_place_in_a_shallow_copy(f, line: int, code: str) -> None:
+    # the copy holds the very arrays of the original: '+=' on an item changes the original's
+    # too, which the gradient (and value) ignored, silently
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        s2sad.grad(f)(X)
+    assert info.value.location.line == f.__code__.co_firstlineno + line
+    assert "shares the arrays it holds with" in info.value.message and code in info.value.message
+
+
+def fresh_items_updated(x: np.ndarray) -> float:
+    grads = {"W": np.zeros(5), "n": 0}
+    grads["W"] += x * 2
+    grads["n"] += 1
+    acc = []
+    for i in range(3):
+        acc.append(x * i)
+    acc[1] += 1.0
+    rebuilt = dict(grads)
+    rebuilt["W"] = rebuilt["W"] + 1.0
+    return np.sum(grads["W"] ** 2) * grads["n"] + sum(np.sum(a ** 2) for a in acc) + np.sum(rebuilt["W"])
+
+
+def test_item_updated_in_place_that_nothing_else_holds() -> None:
+    expected = numerical_grad(fresh_items_updated, [X], 0)
+    np.testing.assert_allclose(s2sad.grad(fresh_items_updated)(X), expected, rtol=1e-6)

@@ -311,8 +311,8 @@ class CallLowering:
             self.views.add(result.name)
         if viewing or returns_same(fun, node):  # (the same array: as y = x)
             self.share(result.name, [op.name for op in bound.values() if isinstance(op, Var)])
-        elif rule is not None and rule.returns_container and not rule.containers:
-            self.fresh_items.add(result.name)
+        else:
+            self.note_items(result.name, rule, bound)
         return result
 
     def user_call(self, function: types.FunctionType, callee: str, args: list[Operand],
