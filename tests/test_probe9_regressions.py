@@ -248,3 +248,35 @@ def fresh_items_updated(x: np.ndarray) -> float:
 def test_item_updated_in_place_that_nothing_else_holds() -> None:
     expected = numerical_grad(fresh_items_updated, [X], 0)
     np.testing.assert_allclose(s2sad.grad(fresh_items_updated)(X), expected, rtol=1e-6)
+
+
+def rows_of_a_changing_row(x: np.ndarray) -> float:
+    out = np.zeros((3, 3))
+    row = x[:3] * 1.0
+    for i in range(3):
+        out[i] = row
+        row[i] = row[i] ** 2
+    return np.sum(out ** 2 * np.arange(1.0, 10.0).reshape(3, 3))
+
+
+def test_second_order_through_a_write_of_an_array_changed_later() -> None:
+    # the gradient checks that 'out' (were it a list) does not hold 'row' itself; that check,
+    # a statement, was refused when the gradient was differentiated (hessian, hvp)
+    expected = _hessian(rows_of_a_changing_row, X)
+    np.testing.assert_allclose(s2sad.hessian(rows_of_a_changing_row)(X), expected, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(s2sad.hvp(rows_of_a_changing_row)(X, X), expected @ X, rtol=1e-5, atol=1e-8)
+
+
+def another_list_of_the_same_array(x: np.ndarray) -> float:
+    y = x * 1.0
+    first = [y]
+    both = [y, 2.0]
+    first[0] += 1.0
+    return np.sum(both[0] ** 2)
+
+
+def test_item_updated_in_place_that_another_list_holds() -> None:
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        s2sad.grad(another_list_of_the_same_array)(X)
+    assert info.value.location.line == another_list_of_the_same_array.__code__.co_firstlineno + 4
+    assert "'first' shares the arrays it holds with 'both'" in info.value.message
