@@ -280,3 +280,27 @@ def test_item_updated_in_place_that_another_list_holds() -> None:
         s2sad.grad(another_list_of_the_same_array)(X)
     assert info.value.location.line == another_list_of_the_same_array.__code__.co_firstlineno + 4
     assert "'first' shares the arrays it holds with 'both'" in info.value.message
+
+
+def squares_by_name(x: np.ndarray) -> float:
+    vals = {}
+    for name, v in zip(["a", "b", "c"], x):
+        vals[name] = v ** 2
+    return vals["a"] * vals["c"] + sum(vals.values())
+
+
+def weighted_items(x: np.ndarray) -> float:
+    p = {"a": x[0] * 2, "b": x[1] * 3}
+    total = 0.0
+    for k, v in list(p.items()):
+        total += v * (2.0 if k == "a" else 1.0)
+    return total + max(p.values())
+
+
+@pytest.mark.parametrize("f", [squares_by_name, weighted_items])
+def test_values_and_items_of_a_dict_outside_a_loop(f) -> None:
+    # d.values() and d.items() called outside a 'for' were refused as the code ran ("vals.values
+    # is not a method defined with 'def' in dict")
+    expected = numerical_grad(f, [X], 0)
+    np.testing.assert_allclose(s2sad.grad(f)(X), expected, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(s2sad.hvp(f)(X, X), _hessian(f, X) @ X, rtol=1e-5, atol=1e-8)

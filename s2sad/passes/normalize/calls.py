@@ -40,7 +40,7 @@ class CallLowering:
             # replayed, computed) as the product itself, so the buffer keeps its value
             product = cst.BinaryOperation(node.args[0].value, cst.Multiply(), node.args[1].value)
             return self.binary(product, target)
-        desugared = self.functional(node, target)  # map, functools.reduce, sorted
+        desugared = self.functional(node, target) or self.dict_view(node, target)  # map, reduce, sorted
         if desugared is not None:
             return desugared
         if any(a.star for a in node.args):

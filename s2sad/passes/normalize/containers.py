@@ -39,6 +39,18 @@ class ContainerLowering:
             {op.name} | self.bases.get(op.name, frozenset()) | self.holders.get(op.name, frozenset())
             for op in [op] if isinstance(op, Var)))
 
+    def dict_view(self, node: cst.Call, target: str | None) -> Operand | None:
+        """``d.values()`` or ``d.items()`` of a local dict, outside a ``for``: the list of them
+        (``[v for v in d.values()]``), which the loop over a dict's values gives by key."""
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("values", "items") and not node.args
+                and isinstance(func.value, cst.Name) and func.value.value in self.res.locals):
+            return None
+        names = [cst.Name(self.fn.fresh(n)) for n in (("key", "value") if func.attr.value == "items" else ("value",))]
+        element = cst.Tuple([cst.Element(n) for n in names]) if len(names) == 2 else names[0]
+        loop = cst.CompFor(target=element, iter=node)
+        return self.lower(cst.ListComp(elt=element, for_in=loop), target)
+
     def note_items(self, result: str, rule: Rule | None, bound: dict[str, Operand]) -> None:
         """What the items of a call's result are: new arrays (``np.linalg.qr``), or, given a list
         or dict the function made (``d.copy()``, ``dict(d)``, ``l + m``, an unknown function),
