@@ -149,7 +149,20 @@ def _hessian(f, x: np.ndarray) -> np.ndarray:
     return np.stack([numerical_grad(lambda y: s2sad.grad(f)(y)[i], [x], 0) for i in range(x.size)])
 
 
-@pytest.mark.parametrize("f", [sum_of_entries_by_index, sum_of_entries_over_a_global_list, sum_over_a_tree])
+def product_of_entries(x: np.ndarray, i: int, j: int) -> float:
+    return x[i] * x[j] ** 2
+
+
+def sum_over_pairs(x: np.ndarray) -> float:
+    s = 0.0
+    for i in range(len(x)):
+        for j in range(i + 1, len(x)):
+            s = s + product_of_entries(x, i, j)
+    return s
+
+
+@pytest.mark.parametrize("f", [sum_of_entries_by_index, sum_of_entries_over_a_global_list, sum_over_a_tree,
+                               sum_over_pairs])
 def test_second_order_through_a_callee_given_a_loop_index(f) -> None:
     # the index a loop passes to a callee is saved on the gradient's tape beside values that
     # carry a gradient; read back, it was taken to carry one too, and differentiating the

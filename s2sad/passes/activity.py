@@ -142,28 +142,32 @@ def _appended_positions(fn: Function, stmts: list[Assign]) -> dict[int, list[tup
               if counts[stmt.target] == 1 and isinstance(node := display_node(stmt.value), cst.Tuple)
               and len(node.elements) == len(stmt.value.args)
               and not any(isinstance(e, cst.StarredElement) for e in node.elements)}
-    lists = _tape_lists(fn, stmts, tuples)
     counters = {t for loop in _loops(fn.body) if loop.header.startswith("for ") and " in range(" in loop.header
                 for t in loop.targets}
-    found: dict[int, list[tuple[str, ...]]] = {}
     items: dict[str, str] = {}  # r = xs[i] -> xs
     for stmt in stmts:
         v = stmt.value
         if isinstance(v, Call) and v.rule is not None and v.rule.fun is operator.getitem \
-                and isinstance(xs := v.args.get("x"), Var) and xs.name in lists and counts[stmt.target] == 1 \
+                and isinstance(xs := v.args.get("x"), Var) and counts[stmt.target] == 1 \
                 and isinstance(i := v.args.get("index"), Const) and (i.code in counters or _integer(i)):
             items[stmt.target] = xs.name
-        elif isinstance(stmt.target, tuple) and isinstance(v, Var) and v.name in items:
+    lists = _tape_lists(fn, stmts, tuples, items)
+    found: dict[int, list[tuple[str, ...]]] = {}
+    for stmt in stmts:
+        v = stmt.value
+        if isinstance(stmt.target, tuple) and isinstance(v, Var) and items.get(v.name) in lists:
             shown = [tuples[d] for d in lists[items[v.name]]]
             if shown and all(len(e) == len(stmt.target) for e in shown):
                 found[id(stmt)] = [tuple(n for e in shown for n in _var(e[k])) for k in range(len(stmt.target))]
     return found
 
 
-def _tape_lists(fn: Function, stmts: list[Assign], tuples: dict[str, list[Operand]]) -> dict[str, set[str]]:
-    """Each version of a list whose versions are only ``[]``, copies of each other and appends
-    of the tuple displays ``tuples`` -> the displays appended to any of them (None: the list
-    a branch that does not make it leaves unbound)."""
+def _tape_lists(fn: Function, stmts: list[Assign], tuples: dict[str, list[Operand]],
+                items: dict[str, str]) -> dict[str, set[str]]:
+    """Each version of a list whose versions are only ``[]``, copies of each other, appends of
+    the tuple displays ``tuples``, or read back from such a list's tuples (a nested loop's tape
+    on its outer loop's) -> the displays appended to any of them (None: the list a branch that
+    does not make it leaves unbound)."""
     def appends(v: Any) -> bool:
         return isinstance(v, Call) and v.rule is not None and v.rule.fun is APPEND and isinstance(
             v.args.get("xs"), Var) and isinstance(v.args.get("x"), Var) and v.args["x"].name in tuples
@@ -174,6 +178,13 @@ def _tape_lists(fn: Function, stmts: list[Assign], tuples: dict[str, list[Operan
         while group.setdefault(n, n) != n:
             n = group[n]
         return n
+
+    def shown() -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for stmt in stmts:
+            if appends(stmt.value) and stmt.target in members:
+                out.setdefault(find(stmt.target), set()).add(stmt.value.args["x"].name)
+        return out
 
     links = [(stmt.target, stmt.value.args["xs"].name) if appends(stmt.value) else (stmt.target, stmt.value.name)
              for stmt in stmts if isinstance(stmt.target, str) and (appends(stmt.value) or isinstance(stmt.value, Var))]
@@ -186,17 +197,31 @@ def _tape_lists(fn: Function, stmts: list[Assign], tuples: dict[str, list[Operan
     for a, b in links:
         if a in members:
             group[find(a)] = find(b)
+    unpacked = [(t, k, items[stmt.value.name]) for stmt in stmts if isinstance(stmt.target, tuple)
+                and isinstance(stmt.value, Var) and items.get(stmt.value.name) in members
+                for k, t in enumerate(stmt.target) if t in members]
     invalid = {find(n) for n in members if n in fn.params or _assignments(stmts, n) == 0}
-    shown: dict[str, set[str]] = {}
+    displays = shown()
+    for t, k, xs in unpacked:  # a list read back from position k of another's tuples is the lists put there
+        there = [tuples[d][k] if k < len(tuples[d]) else None for d in displays.get(find(xs), ())]
+        if there and all(isinstance(e, Var) and e.name in members for e in there):
+            for e in there:
+                group[find(t)] = find(e.name)
+        else:
+            invalid.add(find(t))
+    displays, invalid = shown(), {find(n) for n in invalid}
     for stmt in stmts:
         for t in stmt.targets:
-            if t in members:
-                v = stmt.value
-                if appends(v):
-                    shown.setdefault(find(t), set()).add(v.args["x"].name)
-                elif not (isinstance(v, Var) and v.name in members or isinstance(v, Const) and v.code in ("[]", "None")):
-                    invalid.add(find(t))
-    return {n: shown.get(find(n), set()) for n in members if find(n) not in invalid}
+            v = stmt.value
+            if t in members and not (appends(v) or isinstance(v, Var) and (v.name in members or isinstance(
+                    stmt.target, tuple) and items.get(v.name) in members) or isinstance(v, Const) and v.code in ("[]", "None")):
+                invalid.add(find(t))
+    while True:  # read back from a list that is not one of these: not one either
+        more = {find(t) for t, _, xs in unpacked if find(xs) in invalid} - invalid
+        if not more:
+            break
+        invalid |= more
+    return {n: displays.get(find(n), set()) for n in members if find(n) not in invalid}
 
 
 def _assignments(stmts: list[Assign], name: str) -> int:
