@@ -29,9 +29,9 @@ import libcst as cst
 import numpy as np
 
 from ..errors import Location, NoGradientRuleError, ZeroGradientWarning
-from ..ir import (Assign, Call, Const, Function, Opaque, Operand, Return, Var, assigns, display_node, operand_reads,
+from ..ir import (Assign, Call, Const, Function, Loop, Opaque, Operand, Return, Var, assigns, display_node, operand_reads,
                   reads)
-from ..rules.registry import SETITEM, Rule
+from ..rules.registry import APPEND, SETITEM, Rule
 from ..tracebacks import user_stacklevel
 
 
@@ -83,6 +83,7 @@ def _varied(fn: Function, seeds: set[str], forward: bool = False, unpack: bool =
     varied = set(seeds)
     stmts = list(assigns(fn.body))
     constant = _constant_items(stmts)
+    appended = _appended_positions(fn, stmts)
     if not unpack:
         arrays = _arrays(stmts, seeds)
         stmts = [s for s in stmts if not (isinstance(s.target, tuple) and isinstance(s.value, Var)
@@ -90,7 +91,10 @@ def _varied(fn: Function, seeds: set[str], forward: bool = False, unpack: bool =
     while True:
         size = len(varied)
         for stmt in stmts:
-            if any(n in varied for n in _flows(stmt, forward)):
+            if id(stmt) in appended:
+                varied.update(t for t, names in zip(stmt.targets, appended[id(stmt)])
+                              if any(n in varied for n in names))
+            elif any(n in varied for n in _flows(stmt, forward)):
                 varied.update(t for t in stmt.targets if t not in constant.get(id(stmt), ()))
         if len(varied) == size:
             break
@@ -150,6 +154,114 @@ def _constant_items(stmts: list[Assign]) -> dict[int, frozenset[str]]:
             if isinstance(key, (int, str)) and not isinstance(key, bool) and key in positions[name]:
                 found[id(stmt)] = frozenset(stmt.targets)
     return found
+
+
+def _appended_positions(fn: Function, stmts: list[Assign]) -> dict[int, list[tuple[str, ...]]]:
+    """For each ``a, b, c = r`` of an item ``r = xs[i]`` of a list only ever built by appending
+    tuple displays of its length to ``[]`` (a loop's tape in generated code), the variables
+    each position may hold (by id of the statement): an inactive value saved beside active ones
+    (a loop counter) is not varied by them when it is read back."""
+    counts = Counter(t for stmt in stmts for t in stmt.targets)
+    tuples = {stmt.target: list(stmt.value.args.values()) for stmt in stmts
+              if counts[stmt.target] == 1 and isinstance(node := display_node(stmt.value), cst.Tuple)
+              and len(node.elements) == len(stmt.value.args)
+              and not any(isinstance(e, cst.StarredElement) for e in node.elements)}
+    counters = {t for loop in _loops(fn.body) if loop.header.startswith("for ") and " in range(" in loop.header
+                for t in loop.targets}
+    items: dict[str, str] = {}  # r = xs[i] -> xs
+    for stmt in stmts:
+        v = stmt.value
+        if isinstance(v, Call) and v.rule is not None and v.rule.fun is operator.getitem \
+                and isinstance(xs := v.args.get("x"), Var) and counts[stmt.target] == 1 \
+                and isinstance(i := v.args.get("index"), Const) and (i.code in counters or _integer(i)):
+            items[stmt.target] = xs.name
+    lists = _tape_lists(fn, stmts, tuples, items)
+    found: dict[int, list[tuple[str, ...]]] = {}
+    for stmt in stmts:
+        v = stmt.value
+        if isinstance(stmt.target, tuple) and isinstance(v, Var) and items.get(v.name) in lists:
+            shown = [tuples[d] for d in lists[items[v.name]]]
+            if shown and all(len(e) == len(stmt.target) for e in shown):
+                found[id(stmt)] = [tuple(n for e in shown for n in _var(e[k])) for k in range(len(stmt.target))]
+    return found
+
+
+def _tape_lists(fn: Function, stmts: list[Assign], tuples: dict[str, list[Operand]],
+                items: dict[str, str]) -> dict[str, set[str]]:
+    """Each version of a list whose versions are only ``[]``, copies of each other, appends of
+    the tuple displays ``tuples``, or read back from such a list's tuples (a nested loop's tape
+    on its outer loop's) -> the displays appended to any of them (None: the list a branch that
+    does not make it leaves unbound)."""
+    def appends(v: Any) -> bool:
+        return isinstance(v, Call) and v.rule is not None and v.rule.fun is APPEND and isinstance(
+            v.args.get("xs"), Var) and isinstance(v.args.get("x"), Var) and v.args["x"].name in tuples
+
+    group: dict[str, str] = {}  # a version -> its list's representative
+
+    def find(n: str) -> str:
+        while group.setdefault(n, n) != n:
+            n = group[n]
+        return n
+
+    def shown() -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for stmt in stmts:
+            if appends(stmt.value) and stmt.target in members:
+                out.setdefault(find(stmt.target), set()).add(stmt.value.args["x"].name)
+        return out
+
+    links = [(stmt.target, stmt.value.args["xs"].name) if appends(stmt.value) else (stmt.target, stmt.value.name)
+             for stmt in stmts if isinstance(stmt.target, str) and (appends(stmt.value) or isinstance(stmt.value, Var))]
+    members = {t for stmt in stmts if appends(stmt.value) for t in (stmt.target, stmt.value.args["xs"].name)}
+    while True:  # a copy of a version, or one a version copies, is a version
+        grown = members | {n for a, b in links if {a, b} & members for n in (a, b)}
+        if grown == members:
+            break
+        members = grown
+    for a, b in links:
+        if a in members:
+            group[find(a)] = find(b)
+    unpacked = [(t, k, items[stmt.value.name]) for stmt in stmts if isinstance(stmt.target, tuple)
+                and isinstance(stmt.value, Var) and items.get(stmt.value.name) in members
+                for k, t in enumerate(stmt.target) if t in members]
+    invalid = {find(n) for n in members if n in fn.params or _assignments(stmts, n) == 0}
+    displays = shown()
+    for t, k, xs in unpacked:  # a list read back from position k of another's tuples is the lists put there
+        there = [tuples[d][k] if k < len(tuples[d]) else None for d in displays.get(find(xs), ())]
+        if there and all(isinstance(e, Var) and e.name in members for e in there):
+            for e in there:
+                group[find(t)] = find(e.name)
+        else:
+            invalid.add(find(t))
+    displays, invalid = shown(), {find(n) for n in invalid}
+    for stmt in stmts:
+        for t in stmt.targets:
+            v = stmt.value
+            if t in members and not (appends(v) or isinstance(v, Var) and (v.name in members or isinstance(
+                    stmt.target, tuple) and items.get(v.name) in members) or isinstance(v, Const) and v.code in ("[]", "None")):
+                invalid.add(find(t))
+    while True:  # read back from a list that is not one of these: not one either
+        more = {find(t) for t, _, xs in unpacked if find(xs) in invalid} - invalid
+        if not more:
+            break
+        invalid |= more
+    return {n: displays.get(find(n), set()) for n in members if find(n) not in invalid}
+
+
+def _assignments(stmts: list[Assign], name: str) -> int:
+    """How many statements assign ``name``."""
+    return sum(name in stmt.targets for stmt in stmts)
+
+
+def _loops(stmts: list[Any]) -> list[Loop]:
+    """Every loop in ``stmts``, nested ones included."""
+    out = []
+    for s in stmts:
+        if isinstance(s, Loop):
+            out += [s, *_loops(s.body)]
+        elif hasattr(s, "orelse"):
+            out += _loops(s.body) + _loops(s.orelse)
+    return out
 
 
 def _constant_positions(stmts: list[Assign]) -> tuple[dict[str, frozenset[Any]], dict[str, int]]:

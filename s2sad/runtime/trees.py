@@ -21,8 +21,8 @@ def zeros_grad(x: Any, seed: Any = None) -> Any:
 
     ``seed``, the call's seed, gives an array of ``x`` the library of the gradients
     added to it (a NumPy parameter's gradient on Dask data is a Dask array)."""
-    if type(x) is float or x is None:  # None: a loop variable no iteration assigned
-        return 0.0
+    if type(x) is float or type(x) is int or type(x) is bool or x is None:
+        return 0.0  # an int's too: a later iteration may make the variable a float (None: unassigned)
     if type(x) is complex:
         return 0j
     if isinstance(x, np.generic):  # a NumPy scalar: one of its type
@@ -33,6 +33,8 @@ def zeros_grad(x: Any, seed: Any = None) -> Any:
         return rebuild(x, [zeros_grad(v, seed) for v in x])
     if seed is not None and type(seed) is not float and type(x) is np.ndarray and is_foreign(seed):
         return zeros(x.shape, x.dtype, seed)
+    if type(x) is np.ndarray and x.dtype.kind in "biu":  # gradients added to it are floats
+        return np.zeros(x.shape)
     return np.zeros_like(x)
 
 

@@ -72,7 +72,8 @@ class Aliasing:
                 shared = sorted(u for u in self.sharers(current) - {name} - linked if self.read_later(node, u))
                 mine = self.bases.get(current, frozenset()) | {current}
                 holding = sorted(u for u in {user_name(c, self.res.locals) for c, held in self.holders.items()
-                                             if held & mine} & self.res.locals - {name} - linked
+                                             if held & mine and c not in self.superseded}
+                                 & self.res.locals - {name} - linked
                                  if self.read_later(node, u))
                 if shared:
                     why = (f"'{shared[0]}' may share memory with '{name}' (it is a view of it, "
@@ -89,18 +90,30 @@ class Aliasing:
 
     def check_item_in_place(self, target: cst.Subscript, node: cst.CSTNode, operator_code: str) -> None:
         """Refuse ``c[k] += v`` on a list or dict that may hold an array another name reads
-        later: on an array item, ``+=`` changes that array in place."""
-        if not isinstance(target.value, cst.Name):
+        later: on an array item, ``+=`` changes that array in place (and so every container
+        sharing it: a copy of c, c's source, another display of the array)."""
+        if not isinstance(target.value, cst.Name) or getattr(self.parsed.source.fn, "__s2sad_generated__", False):
             return
         name = target.value.value
-        held = self.holders.get(self.version.get(name, name), frozenset())
-        readers = sorted(u for u in {user_name(h, self.res.locals) for h in held} & self.res.locals - {name}
-                         if self.read_later(node, u))
+        current = self.version.get(name, name)
+        # (every version's: a loop's last version of a list, copied to its name, holds them too)
+        held = frozenset().union(*(h for v, h in self.holders.items() if user_name(v, self.res.locals) == name))
+        readers = sorted(u for u in {user_name(h, self.res.locals) for h in held if h not in self.holders}
+                         & self.res.locals - {name} if self.read_later(node, u))
+        code = self.parsed.code(target).strip()
+        why = ""
         if readers:
-            code = self.parsed.code(target).strip()
-            raise self.unsupported(node, f"'{name}' holds '{readers[0]}', which is read later: '{code} "
-                                         f"{operator_code} ...' would change an array it holds in place, "
-                                         f"which s2sad does not follow; write {code} = {code} "
+            why = f"'{name}' holds '{readers[0]}', which is read later"
+        elif any(user_name(v, self.res.locals) == name for v in self.holders):  # a list or dict
+            shared = held | self.bases.get(current, frozenset())
+            shared |= frozenset().union(*(self.holders.get(b, frozenset()) for b in shared))
+            sharers = {w for w, h in self.holders.items() if h & shared and w != current}
+            readers = sorted(u for u in {user_name(v, self.res.locals) for v in shared | sharers}
+                             & self.res.locals - {name} if self.read_later(node, u))
+            why = f"'{name}' shares the arrays it holds with '{readers[0]}', which is read later" if readers else ""
+        if why:
+            raise self.unsupported(node, f"{why}: '{code} {operator_code} ...' would change an array it holds "
+                                         f"in place, which s2sad does not follow; write {code} = {code} "
                                          f"{operator_code[:-1]} ...")
 
     def read_on_line_after(self, node: cst.CSTNode, name: str) -> bool:
@@ -165,7 +178,18 @@ class Aliasing:
         """User variables that may share memory with ``version``: views, aliases, results."""
         mine = self.bases.get(version, frozenset()) | {version}
         found = set(mine) | {w for w, b in self.bases.items() if (b | {w}) & mine}
-        return {user_name(v, self.res.locals) for v in found} & self.res.locals
+        return {user_name(v, self.res.locals) for v in found - self.superseded} & self.res.locals
+
+    def rebind(self, name: str) -> None:
+        """``name`` is about to be assigned anew in the function's straight-line top level:
+        no later read of it sees the object its earlier versions held (in a branch or a loop,
+        a later read may still see it)."""
+        if self.out is not self.fn.body or name not in self.version:
+            return
+        for names in self.partners.values():
+            names.discard(name)
+        self.superseded |= {v for v in self.fn.names | {self.version[name]}
+                            if user_name(v, self.res.locals) == name}
 
 
 def _carried(loop: cst.For | cst.While, name: str) -> bool:

@@ -52,6 +52,8 @@ class AssignmentLowering:
             self.check_iterator(first.value, node.value, node)  # g = (... for ...), m = map(...)
             if not rest and self.out_argument(node.value) is not None:  # w = np.exp(a, out=z)
                 node = node.with_changes(value=self.out_call(node.value))
+            if not rest:
+                self.rebind(first.value)
             new = self.new_version(first.value)
             value = self.lower(node.value, new, first.value)
             self.version[first.value] = new

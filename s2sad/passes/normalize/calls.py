@@ -41,7 +41,7 @@ class CallLowering:
             # replayed, computed) as the product itself, so the buffer keeps its value
             product = cst.BinaryOperation(node.args[0].value, cst.Multiply(), node.args[1].value)
             return self.binary(product, target)
-        desugared = self.functional(node, target)  # map, functools.reduce, sorted
+        desugared = self.functional(node, target) or self.dict_view(node, target)  # map, reduce, sorted
         if desugared is not None:
             return desugared
         if any(a.star for a in node.args):
@@ -313,8 +313,8 @@ class CallLowering:
             self.views.add(result.name)
         if viewing or returns_same(fun, node):  # (the same array: as y = x)
             self.share(result.name, [op.name for op in bound.values() if isinstance(op, Var)])
-        elif rule is not None and rule.returns_container and not rule.containers:
-            self.fresh_items.add(result.name)
+        else:
+            self.note_items(result.name, rule, bound)
         return result
 
     def user_call(self, function: types.FunctionType, callee: str, args: list[Operand],

@@ -9,7 +9,7 @@ import libcst as cst
 
 from ... import runtime
 from ...ir import Assign, Call, Const, Operand, Var
-from ...rules.registry import APPEND, pack_rule
+from ...rules.registry import APPEND, Rule, pack_rule
 from .syntax import item_of, literal_key, strip_parens, walk
 
 
@@ -35,6 +35,34 @@ class ContainerLowering:
                                          slots={"xs": xs_node, "x": node}), self.loc))
         self.version[name] = new
         self.lists.add(new)
+        self.holders[new] = self.holders.get(current, frozenset()).union(*(
+            {op.name} | self.bases.get(op.name, frozenset()) | self.holders.get(op.name, frozenset())
+            for op in [op] if isinstance(op, Var)))
+
+    def dict_view(self, node: cst.Call, target: str | None) -> Operand | None:
+        """``d.values()`` or ``d.items()`` of a local dict, outside a ``for``: the list of them
+        (``[v for v in d.values()]``), which the loop over a dict's values gives by key."""
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("values", "items") and not node.args
+                and isinstance(func.value, cst.Name) and func.value.value in self.res.locals):
+            return None
+        names = [cst.Name(self.fn.fresh(n)) for n in (("key", "value") if func.attr.value == "items" else ("value",))]
+        element = cst.Tuple([cst.Element(n) for n in names]) if len(names) == 2 else names[0]
+        loop = cst.CompFor(target=element, iter=node)
+        return self.lower(cst.ListComp(elt=element, for_in=loop), target)
+
+    def note_items(self, result: str, rule: Rule | None, bound: dict[str, Operand]) -> None:
+        """What the items of a call's result are: new arrays (``np.linalg.qr``), or, given a list
+        or dict the function made (``d.copy()``, ``dict(d)``, ``l + m``, an unknown function),
+        maybe its very items."""
+        if rule is not None and rule.returns_container and not rule.containers:
+            self.fresh_items.add(result)
+            return
+        held = [op for p, op in bound.items() if isinstance(op, Var) and op.name in self.holders
+                and (rule is None or rule.returns_container and p in rule.containers)]
+        if held:
+            self.holders[result] = frozenset().union(*(
+                {op.name} | self.holders[op.name] | self.bases.get(op.name, frozenset()) for op in held))
 
     def pop(self, call: cst.Call) -> cst.BaseExpression:
         """``v = xs.pop()`` as ``v = xs[-1]`` and a new version ``xs_2 = xs[:-1]``."""

@@ -37,6 +37,8 @@ class ExpressionLowering:
             if (target is not None and self.out is self.fn.body
                     and isinstance(empty, (cst.Tuple, cst.List, cst.Dict)) and not empty.elements):
                 self.sizes[target] = () if isinstance(empty, cst.Dict) else 0  # f(*t, **d) passes nothing
+            if target is not None and isinstance(empty, (cst.List, cst.Dict)) and not empty.elements:
+                self.holders[target] = frozenset()  # an empty list or dict: what d[k] = v puts in, it holds
             return self.emit_operand(Const(self.parsed.code(strip_parens(node)).strip()), target)
         kind = self.inactive_kind(node)
         if kind is not None:

@@ -48,6 +48,10 @@ class InPlaceWriteLowering:
                             f"{self.parsed.code(target).strip()} = {self.parsed.code(shown or value).strip()}")
         self.out.append(Assign(new, call, self.location(target)))
         self.version[name] = new
+        if current in self.holders:  # a list or dict now holding v itself
+            self.holders[new] = self.holders[current].union(*(
+                {v.name} | self.bases.get(v.name, frozenset()) | self.holders.get(v.name, frozenset())
+                for _ in [v] if isinstance(v, Var)))
         self.same_array(new, current)
         self.relaid(new, current)
         self.follow_views(name, target, linked)

@@ -447,6 +447,7 @@ class LoopLowering:
                                 body=cst.IndentedBlock([statement]))
         self.out.append(Assign(items, Const("{}" if isinstance(node, cst.DictComp) else "[]"), self.loc))
         self.version[items] = items
+        self.holders[items] = frozenset()  # (it holds what its loop puts in)
         self.comprehension_names.update(comp_names)
         self.comprehensions.append(set(comp_names))
         try:

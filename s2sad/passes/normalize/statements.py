@@ -20,7 +20,8 @@ from .syntax import LIST_METHODS, LOOP_NODES, describe, statements_of, strip_par
 #: logger's method called on a logger: ``log.debug(...)``).
 STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write, runtime.seed,
                    runtime.check_assignment_order, runtime.check_number, runtime.check_wrt_item,
-                   runtime.check_out, runtime.check_length, runtime.check_sequence, warnings.warn, logging.debug, logging.info, logging.warning,
+                   runtime.check_out, runtime.check_length, runtime.check_sequence, runtime.check_stored_array,
+                   warnings.warn, logging.debug, logging.info, logging.warning,
                    logging.error, logging.critical, logging.exception, logging.log,
                    logging.Logger.debug, logging.Logger.info, logging.Logger.warning, logging.Logger.error,
                    logging.Logger.critical, logging.Logger.exception, logging.Logger.log)
