@@ -1,0 +1,38 @@
+"""Defects found by checking what other AD libraries' test suites test (functions, shapes,
+axis options, broadcasting), against central finite differences in float64."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import s2sad
+from gradcheck import numerical_grad
+
+
+def hvp_by_differences(f, args: tuple, wrt: int, v: np.ndarray, eps: float = 1e-5) -> np.ndarray:
+    """Central differences of s2sad's gradient along ``v``: the Hessian-vector product."""
+    g = s2sad.grad(f, wrt=wrt)
+    plus, minus = list(args), list(args)
+    plus[wrt], minus[wrt] = args[wrt] + eps * v, args[wrt] - eps * v
+    return (g(*plus) - g(*minus)) / (2 * eps)
+
+
+def multi_dot_twice(x: np.ndarray, y: np.ndarray) -> float:
+    return np.sum(np.sin(np.linalg.multi_dot([x, y, x.T])))
+
+
+def multi_dot_same_twice(x: np.ndarray, y: np.ndarray) -> float:
+    return np.sum(np.sin(np.linalg.multi_dot([x, y, x])))
+
+
+@pytest.mark.parametrize("f, shape", [(multi_dot_twice, (2, 3)), (multi_dot_same_twice, (3, 3))])
+def test_multi_dot_hvp_with_an_argument_in_two_factors(f, shape) -> None:
+    # the tangent of the gradient's multi_dot_grad (a list) summed its two terms with '+',
+    # which joins the lists: the Hessian-vector product read the wrong items
+    rng = np.random.default_rng(0)
+    x, y, v = rng.normal(size=shape), rng.normal(size=(3, 3)), rng.normal(size=shape)
+    np.testing.assert_allclose(s2sad.hvp(f, wrt=0)(x, y, v), hvp_by_differences(f, (x, y), 0, v),
+                               rtol=1e-5, atol=1e-6)
+
