@@ -36,3 +36,29 @@ def test_multi_dot_hvp_with_an_argument_in_two_factors(f, shape) -> None:
     np.testing.assert_allclose(s2sad.hvp(f, wrt=0)(x, y, v), hvp_by_differences(f, (x, y), 0, v),
                                rtol=1e-5, atol=1e-6)
 
+
+def cross(x: np.ndarray, y: np.ndarray) -> float:
+    return np.sum(np.sin(np.cross(x, y)))
+
+
+def cross_axis(x: np.ndarray, y: np.ndarray) -> float:
+    return np.sum(np.sin(np.cross(x, y, axis=0)))
+
+
+@pytest.mark.parametrize("f, sx, sy", [(cross, (2,), (2,)), (cross, (4, 2), (2,)), (cross, (2,), (3,)),
+                                       (cross, (3,), (2,)), (cross_axis, (2, 3), (2, 3)),
+                                       (cross, (3,), (4, 1, 3))])
+def test_cross_of_2_vectors(f, sx, sy) -> None:
+    # np.cross of 2-vectors is their third component, without a vector axis: the gradient
+    # crossed that scalar with a 2-vector (ValueError), and a 2-vector with a 3-vector gave 3 items
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=sx), rng.normal(size=sy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        dx, dy = s2sad.grad(f, wrt=(0, 1))(x, y)
+        np.testing.assert_allclose(dx, numerical_grad(f, (x, y), 0), atol=1e-7)
+        np.testing.assert_allclose(dy, numerical_grad(f, (x, y), 1), atol=1e-7)
+        v = rng.normal(size=sy)
+        np.testing.assert_allclose(s2sad.hvp(f, wrt=1)(x, y, v), hvp_by_differences(f, (x, y), 1, v),
+                                   rtol=1e-5, atol=1e-6)
+
