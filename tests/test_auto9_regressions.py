@@ -62,3 +62,25 @@ def test_cross_of_2_vectors(f, sx, sy) -> None:
         np.testing.assert_allclose(s2sad.hvp(f, wrt=1)(x, y, v), hvp_by_differences(f, (x, y), 1, v),
                                    rtol=1e-5, atol=1e-6)
 
+
+def flat_item(x: np.ndarray) -> float:
+    return np.sin(x.flat[3]) * np.sum(x ** 2)
+
+
+def flat_of_transpose(x: np.ndarray) -> float:
+    return np.sum(np.sin(x.T.flat[[0, 1, 1, 5]]))
+
+
+def flat_slice(x: np.ndarray) -> float:
+    return np.sum(np.sin(x.flat[1:4]) * x.flat[2])
+
+
+@pytest.mark.parametrize("f", [flat_item, flat_of_transpose, flat_slice])
+def test_flat_indexing(f) -> None:
+    # the gradient of x.flat[i] made zeros of the flatiter's dtype: TypeError in getitem_grad
+    rng = np.random.default_rng(2)
+    x, v = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
+    g = s2sad.grad(f)(x)
+    np.testing.assert_allclose(g, numerical_grad(f, (x,), 0), atol=1e-7)
+    np.testing.assert_allclose(s2sad.jvp(f)(x, v)[1], np.sum(g * v), atol=1e-10)
+    np.testing.assert_allclose(s2sad.hvp(f)(x, v), hvp_by_differences(f, (x,), 0, v), rtol=1e-5, atol=1e-6)
