@@ -38,7 +38,8 @@ UNARY = [  # (function, domain): each on an array and a float
     (special.i1e, "nonzero"), (special.j0, "real"), (special.j1, "real"), (special.y0, "positive"),
     (special.y1, "positive"), (special.ndtr, "real"), (special.log_ndtr, "real"), (special.ndtri, "prob"),
     (special.rgamma, "positive"), (special.loggamma, "positive"), (special.expm1, "real"),
-    (special.log1p, "positive"),
+    (special.log1p, "positive"), (special.k0, "positive"), (special.k1, "positive"),
+    (special.erfcx, "real"), (special.dawsn, "real"), (special.cbrt, "positive"),
 ]
 BINARY = [  # (expression, function, domains)
     ("special.polygamma(1, x)", special.polygamma, ("positive",)),
@@ -56,6 +57,8 @@ BINARY = [  # (expression, function, domains)
     ("special.huber(1.0, x)", special.huber, ("offgrid",)),
     ("special.huber(x + 1.0, y)", special.huber, ("positive", "offgrid")),
     ("special.pseudo_huber(x + 0.5, y)", special.pseudo_huber, ("positive", "real")),
+    ("special.gammainc(2.5, x)", special.gammainc, ("positive",)),
+    ("special.gammaincc(0.7, x)", special.gammaincc, ("positive",)),
 ]
 
 SPECIAL = [
@@ -260,6 +263,7 @@ REFUSED = [  # (expression of x, x, what the error says, column of the call)
     ("linalg.eigh(x * np.eye(2), subset_by_index=[0, 0])", 2.0, "subset_by_index=.*standard eigenproblem"),
     ("linalg.eigvalsh(x * np.eye(2), b=np.eye(2))", 2.0, "standard eigenproblem"),
     ("linalg.lu_solve((x * np.eye(2), np.array([0, 1])), np.ones(2))", 2.0, "with respect to b only"),
+    ("special.gammainc(x, 1.5)", 2.0, "with respect to x only"),
     ("linalg.lu_factor(x * np.eye(2))[0]", 2.0, "does not differentiate scipy.linalg.lu_factor"),
     ("linalg.cho_factor(x * np.eye(2))[0]", 2.0, r"cho_factor.*solve\(a, b, assume_a='pos'\)"),
     ("linalg.solve(x * np.eye(2), np.ones(2), overwrite_a=True)", 2.0, "leave overwrite_a=False"),

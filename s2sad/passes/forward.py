@@ -210,7 +210,7 @@ class Forward:
                     code = f"{self.adj.use('real_input')}({code}, {operand_code(v.args[p])}, {v.callee!r})"
                 terms.append(simplify(code))
                 reads |= {n for op in v.args.values() for n in operand_reads(op)} | {tan, s.target}
-        code = " + ".join(t if len(terms) == 1 or _safe_term(t) else f"({t})" for t in terms)
+        code = _sum_terms(terms, self.adj.use("add_grads") if rule.returns_container else None)
         if converts(s, v, self.fn):  # dtype=...: to an integer dtype, an error rather than a tangent
             code = f"{self.adj.use('cast_grad')}({code}, {s.target}, {s.target})"
             reads.add(s.target)
@@ -247,6 +247,17 @@ class Forward:
         reads = frozenset({n for op in v.args.values() for n in operand_reads(op)} | {t for _, t in active})
         return Raw(f"{s.target}, {self.tname(s.target)} = {_EMPTY.code_for_node(call).strip()}",
                    reads, s.loc)
+
+
+def _sum_terms(terms: list[str], add_grads: str | None) -> str:
+    """The sum of a call's tangent terms; of a rule returning a list or tuple, leaf by leaf by
+    ``add_grads`` (``+`` would join the two lists)."""
+    if add_grads is not None and len(terms) > 1:
+        code = terms[0]
+        for t in terms[1:]:
+            code = f"{add_grads}({code}, {t})"
+        return code
+    return " + ".join(t if len(terms) == 1 or _safe_term(t) else f"({t})" for t in terms)
 
 
 def _safe_term(term: str) -> bool:

@@ -240,8 +240,7 @@ defvjp(np.tensordot, "a, b, axes=2", linear="each",
        a="tensordot_grad_lhs(g, a, b, axes)", b="tensordot_grad_rhs(g, a, b, axes)")
 defvjp(np.kron, "a, b", linear="each", a="kron_grad_lhs(g, a, b)", b="kron_grad_rhs(g, a, b)")
 defvjp(np.cross, "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None", linear="each",
-       a="unbroadcast(np.cross(b, g, axisb, axisc, axisa, axis), a)",
-       b="unbroadcast(np.cross(g, a, axisc, axisa, axisb, axis), b)")
+       a="cross_grad(g, a, b, axisa, axisb, axisc, axis)", b="cross_grad(-g, b, a, axisb, axisa, axisc, axis)")
 # einsum(subscripts, *operands): up to four operands, so that each can carry a gradient; in the
 # sublist form einsum(op0, sublist0, op1, sublist1, out), the operands are subscripts, b and d
 defvjp(np.einsum, "subscripts, a, b=None, c=None, d=None, out=None, dtype=None, order='K', "

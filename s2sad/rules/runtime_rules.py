@@ -147,6 +147,9 @@ defvjp(rt.tensordot_grad_lhs, "ct, a, b, axes=2", linear="each",
 defvjp(rt.tensordot_grad_rhs, "ct, a, b, axes=2", linear="each",
        ct="np.tensordot(a, g, axes)", a="tensordot_grad_lhs(ct, a, g, axes)")
 defvjp(rt.kron_grad_lhs, "ct, a, b", linear="each", ct="np.kron(g, b)", b="kron_grad_rhs(ct, g, b)")
+# cross_grad(ct, a, b) is b x ct (a gives the shape): linear in ct and in b
+defvjp(rt.cross_grad, "ct, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None", linear="each",
+       ct="np.cross(g, b, axisa, axisb, axisc, axis)", b="cross_grad(-ct, b, g, axisb, axisa, axisc, axis)")
 defvjp(rt.kron_grad_rhs, "ct, a, b", linear="each", ct="np.kron(a, g)", a="kron_grad_lhs(ct, a, g)")
 defvjp(rt.var_grad, "ct, x, axis=None, ddof=0, keepdims=False", linear="each",  # 2 ct (x - mean) / n
        ct="np.sum(g * var_grad(np.ones_like(ct), x, axis, ddof, keepdims), axis=axis, keepdims=keepdims)",

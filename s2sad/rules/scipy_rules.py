@@ -38,7 +38,8 @@ def defvjp(fun, params: str, **kwargs) -> None:
 
 # the SciPy functions that rule templates call, by the names the templates use
 USER_OBJECTS.update({name: getattr(special, name) for name in (
-    "digamma", "polygamma", "iv", "ive", "jv", "yv", "i0", "i1", "i0e", "i1e", "j0", "j1", "y0", "y1")})
+    "digamma", "polygamma", "iv", "ive", "jv", "yv", "i0", "i1", "i0e", "i1e", "j0", "j1", "y0", "y1", "k0", "k1",
+    "gammaln")})
 USER_OBJECTS.update(expm=linalg.expm, solve_triangular=linalg.solve_triangular,
                     solve_sylvester=linalg.solve_sylvester, cho_solve=linalg.cho_solve, lu_solve=linalg.lu_solve)
 
@@ -84,6 +85,15 @@ unary(special.j0, "-g * j1(x)")
 unary(special.j1, "g * 0.5 * (j0(x) - jv(2, x))")
 unary(special.y0, "-g * y1(x)")
 unary(special.y1, "g * 0.5 * (y0(x) - yv(2, x))")
+unary(special.k0, "-g * k1(x)")
+unary(special.k1, "-g * (k0(x) + ans / x)")
+unary(special.erfcx, "g * (2.0 * x * ans - 2.0 / np.pi ** 0.5)")
+unary(special.dawsn, "g * (1.0 - 2.0 * x * ans)")
+unary(special.cbrt, "g / (3.0 * ans ** 2)")
+_GAMMA_DENSITY = "np.exp((a - 1.0) * np.log(x) - x - gammaln(a))"  # d/dx of the regularized gammainc
+_SHAPE = {"a": "s2sad differentiates the incomplete gamma function with respect to x only; pass a constant a"}
+binary(special.gammainc, "a, x", refuse=_SHAPE, x=f"g * {_GAMMA_DENSITY}")
+binary(special.gammaincc, "a, x", refuse=_SHAPE, x=f"-g * {_GAMMA_DENSITY}")
 binary(special.polygamma, "n, x", x="g * polygamma(n + 1, x)",
        refuse={"n": "s2sad does not differentiate with respect to the order n; pass a constant"})
 binary(special.iv, "v, z", refuse=_ORDER, z="g * 0.5 * (iv(v - 1, z) + iv(v + 1, z))")

@@ -26,7 +26,7 @@ from .linalg import (cholesky_grad, cholesky_jvp, cov_matrix, cov_matrix_grad, c
                      qr_jvp, read_triangle, real_eigenvalues, slogdet_grad, solve_grad_a, solve_grad_b,
                      solve_matrix, solve_matrix_grad, svd_grad, svd_jvp)
 from .memory import mul_into, stand_in, stand_in_for
-from .products import (convolve_full, convolve_grad, correlate_grad_a, correlate_grad_v, dot_grad_lhs,
+from .products import (convolve_full, convolve_grad, correlate_grad_a, correlate_grad_v, cross_grad, dot_grad_lhs,
                        dot_grad_rhs, einsum_grad, kron_grad_lhs, kron_grad_rhs, matmul_grad_lhs, matmul_grad_rhs,
                        multi_dot_grad, multi_dot_jvp, tensordot_grad_lhs, tensordot_grad_rhs)
 from .reductions import (accumulate_indices, cumprod_grad, cumprod_jvp, cumsum_grad, extremum_grad, extremum_initial_grad,
@@ -71,7 +71,7 @@ __all__ = [
     "mul_into", "stand_in", "stand_in_for",
     # products
     "convolve_full", "convolve_grad", "correlate_grad_a", "correlate_grad_v", "dot_grad_lhs", "dot_grad_rhs",
-    "einsum_grad", "kron_grad_lhs", "kron_grad_rhs", "matmul_grad_lhs", "matmul_grad_rhs", "multi_dot_grad",
+    "cross_grad", "einsum_grad", "kron_grad_lhs", "kron_grad_rhs", "matmul_grad_lhs", "matmul_grad_rhs", "multi_dot_grad",
     "multi_dot_jvp", "tensordot_grad_lhs", "tensordot_grad_rhs",
     # reductions
     "accumulate_indices", "cumprod_grad", "cumprod_jvp", "cumsum_grad", "extremum_grad", "extremum_initial_grad",

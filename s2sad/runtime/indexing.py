@@ -23,6 +23,8 @@ def getitem_grad(g: Any, x: Any, index: Any) -> Any:
     """
     if isinstance(x, CONTAINERS):
         return add_at(zeros_grad(x), index, g)
+    if isinstance(x, np.flatiter):  # x.flat[index] indexes x's items in C order
+        x = np.reshape(x.base, -1)
     out = zeros(np.shape(x), np.result_type(g, x), g if type(g) is not np.ndarray else x)
     if type(out) is not np.ndarray:
         return _foreign_set(out, index, g, "x[index]")
@@ -271,7 +273,7 @@ def _is_object(x: Any) -> bool:
 #: rules of ``np.ndarray.T``, ``.mT``, ``.real`` and ``.imag`` say them).
 _ARRAY_ATTRIBUTE_GRADS: dict[str, Any] = {
     "T": lambda g, x: np.transpose(g), "mT": lambda g, x: np.swapaxes(g, -1, -2),
-    "real": real_grad, "imag": imag_grad}
+    "real": real_grad, "imag": imag_grad, "flat": lambda g, x: np.reshape(g, np.shape(x))}
 
 
 def is_record(x: Any) -> bool:

@@ -236,6 +236,24 @@ def multi_dot_jvp(t: Any, arrays: Any) -> Any:
     return np.reshape(total, tuple(shape))
 
 
+def cross_grad(ct: Any, a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+               axis: Any = None) -> Any:
+    """Gradient of ``np.cross(a, b, axisa, axisb, axisc, axis)`` with respect to ``a``: ``b x ct``,
+    2-vectors as 3-vectors with a zero third component (the cross product of two 2-vectors is
+    its third component only, without a vector axis), cut back to ``a``'s components."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a_, b_ = np.moveaxis(np.asarray(a), axisa, -1), np.moveaxis(np.asarray(b), axisb, -1)
+    b3 = np.concatenate([b_, np.zeros(b_.shape[:-1] + (3 - b_.shape[-1],), b_.dtype)], -1)
+    if a_.shape[-1] == 2 and b_.shape[-1] == 2:
+        ct = np.asarray(ct)
+        g3 = np.stack([np.zeros_like(ct), np.zeros_like(ct), ct], -1)
+    else:
+        g3 = np.moveaxis(np.asarray(ct), axisc, -1)
+    da = np.cross(b3, g3)[..., :a_.shape[-1]]
+    return unbroadcast(np.moveaxis(da, -1, axisa + da.ndim - a_.ndim if axisa >= 0 else axisa), a)
+
+
 def convolve_full(a: Any, v: Any, mode: str = "full") -> Any:
     """``np.convolve`` for 1-d arrays, ``scipy.signal.convolve`` otherwise."""
     if np.ndim(a) <= 1 and np.ndim(v) <= 1:
