@@ -116,7 +116,7 @@ def relative_checks(fn: types.FunctionType, res: Resolution) -> tuple[tuple[str,
             out.append(("closure", freevars.index(free.name), expected, how))
         elif free.kind == "global":
             out.append(("global", free.name, expected, how))
-        elif free.kind in ("import", "alias"):  # bound by the function: checked as what it reads
+        elif free.kind in ("import", "alias", "argument"):  # bound by the function (or its caller)
             continue
         else:  # a builtin, or nothing: until a global of that name is defined
             out.append(("global", free.name, MISSING, SAME))

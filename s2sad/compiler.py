@@ -21,7 +21,7 @@ from . import disk_cache
 from .cache import Check, absolute_checks, bind, hold, holds, merge, own_checks, relative_checks
 from .errors import S2SADError, SourceError, WrtError, ZeroGradientWarning
 from .generated import Generated, instantiate
-from .passes.callees import recursive_call, unwrap
+from .passes.callees import function_arguments, recursive_call, unwrap
 from .passes.source import call_signature, forwarding_signature, no_source_message, read_source, relocate
 from .tracebacks import debugging
 
@@ -238,7 +238,9 @@ def _entry(fn: types.FunctionType, key: tuple[Any, ...], signature: inspect.Sign
            shapes: tuple[Any, ...] | None, show: Callable[[str, str], None] | None) -> _Compiled:
     """The generated code for ``fn`` under ``key``: the one kept for its code while still
     valid, else the disk cache's, else new; kept for the next function with that code."""
-    code_key = (fn.__code__, fn.__code__.co_filename, id(fn.__globals__), str(signature), *key)
+    # (a callee specialised to its function arguments: by their identities too)
+    arguments = tuple((n, id(v)) for n, v in sorted(function_arguments(fn).items()))
+    code_key = (fn.__code__, fn.__code__.co_filename, id(fn.__globals__), str(signature), arguments, *key)
     entry = _compiled.get(code_key)
     if entry is not None and (show is not None or not hold(bind(fn, entry.relative) + entry.absolute)):
         entry = None

@@ -65,6 +65,29 @@ def tangent_parameter(generated: Callable[..., Any]) -> str:
     return params[-1].name
 
 
+def with_function_arguments(fn: types.FunctionType, bound: dict[str, Any]) -> types.FunctionType:
+    """``fn`` specialised to the functions its caller passes for the parameters in ``bound``:
+    a function with ``fn``'s code that reads each such parameter as the constant it is bound
+    to (a call through it is differentiated as a direct call).  One per ``fn`` and functions."""
+    key = (fn, tuple((name, id(value)) for name, value in sorted(bound.items())))
+    known = _specialised.get(key)
+    if known is None:  # (the entry keeps the functions alive: their ids stay theirs)
+        known = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+        known.__kwdefaults__ = fn.__kwdefaults__
+        known.__qualname__, known.__module__ = fn.__qualname__, fn.__module__
+        known.__dict__.update(fn.__dict__, __s2sad_arguments__=dict(bound))
+        _specialised[key] = known
+    return known
+
+
+def function_arguments(fn: Any) -> dict[str, Any]:
+    """The parameters of ``fn`` bound to known functions by :func:`with_function_arguments`."""
+    return getattr(fn, "__s2sad_arguments__", None) or {} if isinstance(fn, types.FunctionType) else {}
+
+
+_specialised: dict[tuple[Any, ...], types.FunctionType] = {}
+
+
 class MethodOfSelf:
     """``self.name(...)`` in a method: the function is the instance's class's, known at run time.
 

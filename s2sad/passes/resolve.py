@@ -19,6 +19,7 @@ from typing import Any, Callable
 import libcst as cst
 
 from ..sentinel import MISSING
+from .callees import function_arguments
 from .parse import Parsed, children
 
 
@@ -28,7 +29,9 @@ class FreeName:
 
     name: str
     kind: str  # "closure", "global", "builtin", "import" (an import in the function), "alias"
-    # (a name the function binds once, at its top level, to a function or module) or "unbound"
+    # (a name the function binds once, at its top level, to a function or module), "argument"
+    # (a parameter bound to the function its caller passes, see callees.with_function_arguments)
+    # or "unbound"
     value: Any
 
 
@@ -57,10 +60,12 @@ def resolve(parsed: Parsed) -> Resolution:
     bindings = _bound_names(body)
     params = _param_names(parsed.function.params)
     candidates = _alias_candidates(body, bindings, params)
-    res = Resolution(frozenset(bindings) - set(candidates) | frozenset(params), params)
+    # parameters bound to the known functions a caller passes (never reassigned): constants
+    arguments = {n: v for n, v in function_arguments(fn).items() if n not in bindings}
+    res = Resolution(frozenset(bindings) - set(candidates) | frozenset(params) - set(arguments), params)
     imported = _run_imports(body, fn.__globals__.get("__package__"), res)
     aliased: dict[str, Any] = {}
-    lookup = _lookup(fn, imported, aliased)
+    lookup = _lookup(fn, imported, aliased, arguments)
     visit = _visitor(res, lookup)
     for name, statement in candidates.items():  # ``act = np.tanh``: a name for a function or module
         visit(statement.value)
@@ -69,19 +74,22 @@ def resolve(parsed: Parsed) -> Resolution:
             aliased[name] = value
             res.aliases.add(id(statement))
     if set(aliased) != set(candidates):  # the others are variables after all
-        res = Resolution(res.locals | (frozenset(candidates) - set(aliased)), params, imports=res.imports,
+        res = Resolution(res.locals | (frozenset(candidates) - set(aliased)) - set(arguments), params, imports=res.imports,
                          aliases=res.aliases)
         visit = _visitor(res, lookup)
     visit(body)
     return res
 
 
-def _lookup(fn: types.FunctionType, imported: dict[str, Any], aliased: dict[str, Any]) -> Callable[[str], FreeName]:
+def _lookup(fn: types.FunctionType, imported: dict[str, Any], aliased: dict[str, Any],
+            arguments: dict[str, Any]) -> Callable[[str], FreeName]:
     """What a free name of ``fn`` denotes: an alias the function binds, a name it imports, then
     as Python looks it up (closure cells, globals, builtins)."""
     closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
 
     def lookup(name: str) -> FreeName:
+        if name in arguments:
+            return FreeName(name, "argument", arguments[name])
         if name in aliased:
             return FreeName(name, "alias", aliased[name])
         if name in imported:

@@ -19,7 +19,7 @@ from ...ir import Call, Const, Operand, Var
 from ..resolve import MISSING, Resolution
 from ..source import call_signature, library_function, wrapping
 from .aliasing import VIEWING_FUNCTIONS, returns_alias, returns_same
-from ..callees import MethodOfSelf, RecursiveCall
+from ..callees import MethodOfSelf, RecursiveCall, with_function_arguments
 from .library import callable_object, python_function
 from .naming import join_words
 from .syntax import EMPTY_MODULE, LIST_METHODS, attribute_path, item_of, literal_key, strip_parens, walk
@@ -79,6 +79,7 @@ class CallLowering:
             callee = self.method_callee(node, func)
         else:
             node, callee = self.object_callee(node, func)
+            node, callee = self.function_arguments(node, callee)
         lowered = [(a, *(self.operand(a.value) if a.star != "*" else self.splat(a.value))) for a in node.args]
         args = callee.args + [op for a, op, _ in lowered if a.keyword is None]
         nodes = callee.nodes + [n for a, _, n in lowered if a.keyword is None]
@@ -163,7 +164,8 @@ class CallLowering:
             self.fn.free[fnode.value] = made
         elif key is MISSING:
             key = _LocalCallee(self.parsed.code(func).strip(), self.binds_partial(func),
-                               self.res.object(func.func) if isinstance(func, cst.Call) else None)
+                               self.res.object(func.func) if isinstance(func, cst.Call) else None,
+                               isinstance(func, cst.Name) and func.value in self.res.params)
         elif isinstance(func, cst.Attribute) and isinstance(getattr(key, "__self__", None), np.ndarray):
             before.append(Const(self.parsed.code(func.value).strip()))
             key = _array_method(func.attr.value)
@@ -180,6 +182,53 @@ class CallLowering:
                 func.value) is key.__self__ else cst.Attribute(fnode, cst.Name("__self__"))
             before.append(Const(EMPTY_MODULE.code_for_node(spelled).strip()))
         return node, _Callee(key, fnode, before, [None] * len(before))
+
+    def function_arguments(self, node: cst.Call, callee: _Callee) -> tuple[cst.Call, _Callee]:
+        """A Python function called with functions known here (a global function, a NumPy
+        function, a lambda or nested function of this one): the call, its lambdas named, and
+        the callee specialised to those functions (calls through them are direct calls)."""
+        key = callee.key
+        if type(key) is not types.FunctionType or python_function(key) is not key or callee.args or any(
+                a.star for a in node.args):
+            return node, callee
+        args = [a.with_changes(value=self.anonymous_function(strip_parens(a.value)))
+                if self.closed_lambda(a.value) else a for a in node.args]
+        known = {i: self.known_function(strip_parens(a.value)) for i, a in enumerate(args)}
+        known = {i: f for i, f in known.items() if f is not MISSING}
+        if not known:
+            return node, callee
+        try:
+            bound = call_signature(key).bind_partial(
+                *(i for i, a in enumerate(args) if a.keyword is None),
+                **{a.keyword.value: i for i, a in enumerate(args) if a.keyword is not None})
+        except TypeError:  # (refused with the call's own message)
+            return node, callee
+        functions = {name: known[i] for name, i in bound.arguments.items() if isinstance(i, int) and i in known}
+        node = node.with_changes(args=args)
+        if not functions:
+            return node, callee
+        return node, _Callee(with_function_arguments(key, functions), callee.func, callee.args, callee.nodes)
+
+    def closed_lambda(self, value: cst.BaseExpression) -> bool:
+        """Whether ``value`` is a lambda that reads no variable of this function (a lambda that
+        does is refused: the callee would call it without them)."""
+        value = strip_parens(value)
+        if not isinstance(value, cst.Lambda):
+            return False
+        own = {n.value for n in walk(value.params) if isinstance(n, cst.Name)}
+        return not {n.value for n in walk(value.body) if isinstance(n, cst.Name)} - own & self.res.locals
+
+    def known_function(self, value: cst.BaseExpression) -> Any:
+        """The function ``value`` denotes when it is known here: a nested function or lambda of
+        this one, or a free name or attribute chain bound to a function; else MISSING."""
+        if isinstance(value, cst.Name) and value.value in self.local_functions:
+            # (one that reads this function's variables is refused where it is defined)
+            return self.local_functions[value.value]
+        found = self.res.object(value) if isinstance(value, (cst.Name, cst.Attribute)) else MISSING
+        if isinstance(found, (types.FunctionType, types.BuiltinFunctionType, np.ufunc)) or (
+                found is not MISSING and not isinstance(found, type) and self.registry.rule(found) is not None):
+            return found
+        return MISSING
 
     def derivative(self, func: cst.BaseExpression) -> Any:
         """The function ``grad(fun, ...)`` / ``value_and_grad(fun, ...)`` makes, when ``func``
@@ -391,10 +440,11 @@ class _Splat(Var):
 class _LocalCallee:
     """A call through a local variable (or an unbound name): no rule can apply."""
 
-    def __init__(self, code: str, partial: bool = False, maker: Any = None) -> None:
+    def __init__(self, code: str, partial: bool = False, maker: Any = None, parameter: bool = False) -> None:
         self.code = code
         self.partial = partial  # the variable is assigned a functools.partial
         self.maker = maker  # a call's result called (np.vectorize(f)(x)): what made it
+        self.parameter = parameter  # a parameter of the function, called
 
 
 class UnknownMethod:
@@ -428,6 +478,12 @@ def _no_rule_message(key: Any, callee: str, registry: Any) -> str:
                 f"gradient, and s2sad passes no gradient through an object's attributes (objects are "
                 f"constants); pass the arrays that carry a gradient to its methods as arguments "
                 f"(layer.forward(W, x)), and build it from constants only")
+    if isinstance(key, _LocalCallee) and key.parameter:
+        return (f"'{callee}' is a parameter called as a function, and s2sad does not know which "
+                f"function it holds: a function passed as an argument is followed when the caller "
+                f"passes it by name (a module-level function, a NumPy function, a lambda or a "
+                f"function defined in the caller), not through a variable or a container; pass the "
+                f"function itself (apply(np.tanh, x)), or differentiate a function that calls it by name")
     if isinstance(key, _LocalCallee):
         return (f"'{callee}' is a local variable (or an unknown name), so s2sad cannot know which "
                 f"function it calls; call the function by its global name, or bind the name once, "
