@@ -304,6 +304,8 @@ def _instantiate(fn: types.FunctionType, entry: _Compiled, signature: inspect.Si
                               and p.kind is p.KEYWORD_ONLY} or None
     checks = merge(own_checks(fn), bind(fn, entry.relative), entry.absolute)
     out.__s2sad_checks__ = checks
+    if function_arguments(fn):  # (differentiated again, it reads those parameters as fn does)
+        out.__s2sad_arguments__ = function_arguments(fn)
     valid = holds(checks)
     if entry.generated.replayed_unsplit:
         out.__s2sad_replay__ = functools.partial(build, fn, wrt, kind, None, False)

@@ -69,12 +69,22 @@ def two_functions(z):
     return np.sum(apply(np.exp, z) + 3.0 * apply(decay, z) * rk4_step(np.sin, z, 0.2))
 
 
+def fold(f, x, n):
+    if n == 0:
+        return x
+    return fold(f, f(x), n - 1)  # recursive, passing its function argument on
+
+
+def folded(z):
+    return np.sum(fold(np.sin, z, 3) * fold(decay, z, 2))
+
+
 def passed_on(z):
     return np.sum(apply_twice(np.tanh, z) + apply_twice(decay, z))
 
 
 @pytest.mark.parametrize("f", [integrate, with_numpy_function, with_user_function, with_lambda,
-                               with_nested_def, two_functions, passed_on])
+                               with_nested_def, two_functions, passed_on, folded])
 def test_gradient_matches_finite_differences(f):
     assert_grad_matches(f, (rng.normal(size=3) * 0.8,), 0)
 
@@ -87,7 +97,7 @@ def test_value_and_grad(f):
     np.testing.assert_allclose(g, numerical_grad(f, (z,), 0), rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("f", [integrate, two_functions, passed_on, with_lambda])
+@pytest.mark.parametrize("f", [integrate, two_functions, passed_on, with_lambda, folded])
 def test_forward_and_second_order(f):
     z, v = rng.normal(size=3) * 0.8, rng.normal(size=3)
     value, slope = jvp(f)(z, v)
