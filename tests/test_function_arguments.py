@@ -79,12 +79,20 @@ def folded(z):
     return np.sum(fold(np.sin, z, 3) * fold(decay, z, 2))
 
 
+def activate(x, act=np.tanh):
+    return act(x) * 2.0
+
+
+def with_default(z):
+    return np.sum(activate(z) + activate(z, act=decay))
+
+
 def passed_on(z):
     return np.sum(apply_twice(np.tanh, z) + apply_twice(decay, z))
 
 
 @pytest.mark.parametrize("f", [integrate, with_numpy_function, with_user_function, with_lambda,
-                               with_nested_def, two_functions, passed_on, folded])
+                               with_nested_def, two_functions, passed_on, folded, with_default])
 def test_gradient_matches_finite_differences(f):
     assert_grad_matches(f, (rng.normal(size=3) * 0.8,), 0)
 

@@ -195,18 +195,20 @@ class CallLowering:
                 if self.closed_lambda(a.value) else a for a in node.args]
         known = {i: self.known_function(strip_parens(a.value)) for i, a in enumerate(args)}
         known = {i: f for i, f in known.items() if f is not MISSING}
-        if not known:
-            return node, callee
+        signature = call_signature(key)
         try:
-            bound = call_signature(key).bind_partial(
+            bound = signature.bind_partial(
                 *(i for i, a in enumerate(args) if a.keyword is None),
                 **{a.keyword.value: i for i, a in enumerate(args) if a.keyword is not None})
         except TypeError:  # (refused with the call's own message)
             return node, callee
         functions = {name: known[i] for name, i in bound.arguments.items() if isinstance(i, int) and i in known}
-        node = node.with_changes(args=args)
+        # a parameter the call leaves out, whose default is a function: that function
+        functions.update((p.name, p.default) for p in signature.parameters.values()
+                         if p.name not in bound.arguments and self.is_function(p.default))
         if not functions:
             return node, callee
+        node = node.with_changes(args=args)
         return node, _Callee(with_function_arguments(key, functions), callee.func, callee.args, callee.nodes)
 
     def closed_lambda(self, value: cst.BaseExpression) -> bool:
@@ -225,10 +227,16 @@ class CallLowering:
             # (one that reads this function's variables is refused where it is defined)
             return self.local_functions[value.value]
         found = self.res.object(value) if isinstance(value, (cst.Name, cst.Attribute)) else MISSING
-        if isinstance(found, (types.FunctionType, types.BuiltinFunctionType, np.ufunc)) or (
-                found is not MISSING and not isinstance(found, type) and self.registry.rule(found) is not None):
-            return found
-        return MISSING
+        return found if self.is_function(found) else MISSING
+
+    def is_function(self, value: Any) -> bool:
+        """Whether ``value`` is a function s2sad can call as a constant: a Python function, a
+        NumPy function or ufunc, or an object (not a class) with a rule."""
+        try:
+            return isinstance(value, (types.FunctionType, types.BuiltinFunctionType, np.ufunc)) or (
+                value is not MISSING and not isinstance(value, type) and self.registry.rule(value) is not None)
+        except TypeError:  # (an unhashable value: no rule is keyed by it)
+            return False
 
     def derivative(self, func: cst.BaseExpression) -> Any:
         """The function ``grad(fun, ...)`` / ``value_and_grad(fun, ...)`` makes, when ``func``
