@@ -189,7 +189,7 @@ class CallLowering:
         the callee specialised to those functions (calls through them are direct calls)."""
         key = callee.key
         if type(key) is not types.FunctionType or python_function(key) is not key or callee.args or any(
-                a.star for a in node.args):
+                a.star for a in node.args) or self.registry.rule(key) is not None:  # (a primitive)
             return node, callee
         args = [a.with_changes(value=self.anonymous_function(strip_parens(a.value)))
                 if self.closed_lambda(a.value) else a for a in node.args]
