@@ -621,7 +621,7 @@ ROWS: list[Row] = [
 ]
 
 #: The other tables of rules (each a test module with its own ROWS), covered together.
-MORE_TABLES = ("test_rules_numpy_more", "test_rules_scipy", "test_complex")
+MORE_TABLES = ("test_rules_numpy_more", "test_rules_scipy", "test_complex", "test_random_gradients")
 #: The names the expressions of rows may use (other tables add theirs).
 NAMESPACE: dict[str, Any] = {"np": np, "math": math}
 
@@ -756,7 +756,8 @@ def test_table_covers_every_rule() -> None:
     # the helpers generated code calls are tested by differentiating generated code
     missing = [rule.name for key, rule in REGISTRY.rules.items()
                if key in BUILTIN_RULES and key not in covered and not isinstance(rule.fun, Primitive)
-               and getattr(rule.fun, "__module__", None) not in RUNTIME_MODULES]
+               and getattr(rule.fun, "__module__", None) not in RUNTIME_MODULES
+               and rule.differentiable()]  # (a rule that only refuses: tested where it refuses)
     assert not missing, f"registered rules that no row exercises: {missing}"
 
 
@@ -844,13 +845,25 @@ RANDOM_STATE = np.random.RandomState(0)
 
 @numpy2
 def test_random_numbers_carry_no_gradient() -> None:
-    """np.random functions, and methods of a global Generator or RandomState, are non-differentiable."""
+    """Samples drawn with constant parameters, and integers, carry no gradient: adding them
+    leaves the gradient of the rest.  (This test asserted before that samplers whose location
+    or bounds carry a gradient, RNG.normal(x, 1.0), RNG.uniform(x, x + 1.0), gave a zero
+    gradient: wrong, their pathwise gradient is not zero; tests/test_random_gradients.py
+    checks it against finite differences, and the refusal of permutation(x) and choice(x, k).)"""
     source = ("def f(x):\n"
-              "    noise = RNG.normal(x, 1.0) + RNG.uniform(x, x + 1.0) + RANDOM_STATE.normal(x)\n"
-              "    noise = noise + np.random.normal(x) + RNG.permutation(x) + RNG.choice(x, 3)[0]\n"
-              "    return np.sum(x) + np.sum(noise) + float(RNG.integers(0, 3))\n")
+              "    noise = RNG.normal(0.0, 1.0, 3) + RNG.uniform(0.0, 1.0, 3) + RANDOM_STATE.normal(size=3)\n"
+              "    noise = noise + np.random.normal(size=3) + RNG.permutation(3) + RNG.choice(3, 3)\n"
+              "    return np.sum(x) + np.sum(noise * x) + float(RNG.integers(0, 3))\n")
     f = make_function(source, {"np": np, "RNG": RNG, "RANDOM_STATE": RANDOM_STATE})
-    np.testing.assert_array_equal(s2sad.grad(f)(np.array([0.5, 1.5, 2.5])), np.ones(3))
+    x = np.array([0.5, 1.5, 2.5])
+    state = (RNG.bit_generator.state, RANDOM_STATE.get_state(), np.random.get_state())
+    gradient = s2sad.grad(f)(x)
+    RNG.bit_generator.state = state[0]
+    RANDOM_STATE.set_state(state[1])
+    np.random.set_state(state[2])
+    noise = (RNG.normal(0.0, 1.0, 3) + RNG.uniform(0.0, 1.0, 3) + RANDOM_STATE.normal(size=3)
+             + np.random.normal(size=3) + RNG.permutation(3) + RNG.choice(3, 3))
+    np.testing.assert_allclose(gradient, 1.0 + noise, rtol=1e-12)
 
 
 REFUSED = [  # (expression of x, x, what the error says): refused rather than a wrong gradient

@@ -20,6 +20,7 @@ import weakref
 from typing import Any, Callable, Collection, Protocol
 
 from ..errors import Location, RecursionDepthError, S2SADError, UnsupportedSyntaxError
+from ..rules import REGISTRY
 from .source import call_signature, read_source
 
 Chain = tuple[tuple[Any, str, bool], ...]  # the (wrt, kind, split) transformations, in turn
@@ -126,6 +127,8 @@ class MethodOfSelf:
         name = self.__name__
         if self.after is None:
             receiver, out = self.found(receiver)
+            if not isinstance(out, types.FunctionType) and REGISTRY.rule(out) is not None:
+                out = self.calling(getattr(receiver, name))  # a compiled method with a rule (rng.normal)
         else:  # as super() finds it: in the classes after ``after`` in the instance's MRO
             mro = type(receiver).__mro__
             out = next((vars(c)[self.__name__] for c in mro[mro.index(self.after) + 1:]

@@ -1,5 +1,6 @@
 """Differentiation rules: the registry and the built-in declarations."""
-from . import array_shapes, complex_rules, numpy_more_rules, numpy_rules, runtime_rules, view_rules
+from . import (array_shapes, complex_rules, numpy_more_rules, numpy_rules, random_rules, runtime_rules,
+               view_rules)
 from .numpy_rules import NONDIFF_ATTRIBUTES
 from .registry import REGISTRY, Rule, Template, is_atomic
 

@@ -109,16 +109,22 @@ def rules_markdown(registry: Registry = REGISTRY) -> str:
         from .scipy_rules import BUILTIN_RULES as SCIPY_RULES
 
         builtin = builtin | SCIPY_RULES
-    diff = [rule.fun for key, rule in registry.rules.items() if key in builtin]
+    shipped = [rule for key, rule in registry.rules.items() if key in builtin]
+    diff = [rule.fun for rule in shipped if rule.differentiable()]
+    refused = [rule.fun for rule in shipped if not rule.differentiable()]  # (the other samplers)
     nondiff = [fun for key, fun in registry.nondiff.items() if key in BUILTIN_NONDIFF]
     lines = [
         f"Generated from the rule registry (`s2sad.rules.listing.rules_markdown()`): "
-        f"{len(diff)} functions with a gradient rule, {len(nondiff)} declared non-differentiable.",
+        f"{len(diff)} functions with a gradient rule, {len(refused)} whose arguments carry no "
+        f"gradient, {len(nondiff)} declared non-differentiable.",
         "",
         "**Differentiable**",
         "",
     ]
     lines += [f"- {title}: {', '.join(f'`{n}`' for n in names)}" for title, names in _grouped(diff)]
+    lines += ["", "**Refused** (a value that carries a gradient passed to their data arguments is an error "
+                  "that says what to write instead; with constant arguments they are constants)", ""]
+    lines += [f"- {title}: {', '.join(f'`{n}`' for n in names)}" for title, names in _grouped(refused)]
     lines += ["", "**Non-differentiable** (their results carry no gradient)", ""]
     attributes = {"numpy methods": [f"x.{a}" for a in sorted(NONDIFF_ATTRIBUTES)]}
     lines += [f"- {title}: {', '.join(f'`{n}`' for n in names)}"

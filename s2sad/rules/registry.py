@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 RUNTIME_NAMES: frozenset[str] = frozenset(["np", *runtime.__all__])
+#: The first parameter of a compiled method's rule: the instance (Registry.rule binds a call on
+#: an instance, ``rng.normal(mu)``, without it).
+RECEIVER = "receiver"
 #: Objects that user rules call (``s2sad.defvjp`` with Python functions), by name.
 USER_OBJECTS: dict[str, Any] = {}
 _ATOM = re.compile(r"^(?:[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*|\d[\d_]*\.?\d*(?:[eE][+-]?\d+)?|None|True|False)$")
@@ -284,6 +287,8 @@ class Registry:
         #: Whether the user declared a rule or a non-differentiable function (s2sad.custom):
         #: generated code then depends on declarations made at run time.
         self.user_declared = False
+        #: The rules of compiled methods bound to an instance, by the id of their class's rule.
+        self._bound_rules: dict[int, tuple[Rule, Rule]] = {}
 
     def key(self, fun: Any) -> int:
         """The key of ``fun``: its id, or for a bound method the id of the one declared."""
@@ -303,7 +308,24 @@ class Registry:
         if found is None and self.lazy:
             self.load_lazy()
             found = self.rules.get(self.key(fun))
+        if found is None:
+            found = self._bound_rule(fun)
         return found
+
+    def _bound_rule(self, fun: Any) -> Rule | None:
+        """For a compiled method bound to any instance (``rng.normal``), its class's rule,
+        declared with the receiver first (``receiver, loc=0.0, ...``), without the receiver."""
+        method = _bound_method(fun)
+        if method is None or isinstance(method[1], types.FunctionType):
+            return None
+        unbound = self.rules.get(id(method[1]))
+        if unbound is None or not unbound.params or unbound.params[0].name != RECEIVER:
+            return None
+        known = self._bound_rules.get(id(unbound))
+        if known is None or known[0] is not unbound:
+            known = self._bound_rules[id(unbound)] = (unbound, replace(
+                unbound, params=unbound.params[1:], inert=unbound.inert - {RECEIVER}))
+        return known[1]
 
     def refusal(self, fun: Any) -> str | None:
         """Why ``fun`` is refused, if it or its type (an np.vectorize object) is declared so."""

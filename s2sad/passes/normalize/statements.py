@@ -7,6 +7,7 @@ import warnings
 from typing import Any
 
 import libcst as cst
+import numpy as np
 
 from ... import runtime
 from ...ir import Assign, Const, If, Opaque, Operand, Return, Stmt, Var
@@ -24,7 +25,8 @@ STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write,
                    warnings.warn, logging.debug, logging.info, logging.warning,
                    logging.error, logging.critical, logging.exception, logging.log,
                    logging.Logger.debug, logging.Logger.info, logging.Logger.warning, logging.Logger.error,
-                   logging.Logger.critical, logging.Logger.exception, logging.Logger.log)
+                   logging.Logger.critical, logging.Logger.exception, logging.Logger.log,
+                   np.random.seed, np.random.RandomState.seed)
 
 
 class StatementLowering:

@@ -1,0 +1,147 @@
+"""Random numbers: the pathwise (reparameterisation) gradients of NumPy's location-scale
+samplers, from the sample itself, against central finite differences of functions that draw
+from a fixed seed (grad, jvp, hvp; parameters that ``size`` broadcasts), and the refusal, at
+the call, of every other sampler parameter a gradient reaches."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad.errors import S2SADError
+from test_rules import F, Row, build
+
+from gradcheck import assert_grad_matches, make_function, numerical_grad
+
+#: Each location-scale sampler, with the domains of its parameters.
+SAMPLERS = {
+    "normal": ("real", "positive"), "laplace": ("real", "positive"), "logistic": ("real", "positive"),
+    "gumbel": ("real", "positive"), "uniform": ("small", "above1"), "lognormal": ("small", "positive"),
+    "exponential": ("positive",),
+}
+#: How each form draws: a fresh seeded Generator or RandomState, or the seeded global state.
+FORMS = {
+    "Generator": ("", "np.random.Generator.{name}(np.random.default_rng(0), {args}, size=(2, 3, 4))",
+                  np.random.Generator),
+    "RandomState": ("", "np.random.RandomState.{name}(np.random.RandomState(0), {args}, size=(2, 3, 4))",
+                    np.random.RandomState),
+    "np.random": ("np.random.seed(0)", "np.random.{name}({args}, size=(2, 3, 4))", np.random),
+}
+
+
+def _row(name: str, form: str) -> Row:
+    pre, expr, owner = FORMS[form]
+    domains = SAMPLERS[name]
+    shapes = ((4,), (3, 1))[:len(domains)]
+    args = ", ".join("xy"[:len(domains)])
+    return Row(expr.format(name=name, args=args), shapes, (getattr(owner, name),), domains, pre=pre)
+
+
+ROWS = [_row(name, form) for name in SAMPLERS for form in FORMS]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.id for r in ROWS])
+def test_pathwise_gradient_matches_finite_differences(row: Row) -> None:
+    f, args = build(row)
+    assert_grad_matches(f, args, wrt=tuple(range(len(args))), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.id for r in ROWS])
+def test_pathwise_jvp_matches_finite_differences(row: Row) -> None:
+    f, args = build(row)
+    rng = np.random.default_rng(1)
+    for i, arg in enumerate(args):
+        v = rng.standard_normal(np.shape(arg))
+        value, derivative = s2sad.jvp(f, i)(*args, v)
+        plus, minus = list(args), list(args)
+        plus[i], minus[i] = arg + 1e-6 * v, arg - 1e-6 * v
+        np.testing.assert_allclose(value, f(*args), rtol=1e-12)
+        np.testing.assert_allclose(derivative, (f(*plus) - f(*minus)) / 2e-6, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.id for r in ROWS])
+def test_pathwise_hvp_matches_finite_differences_of_the_gradient(row: Row) -> None:
+    """Second order, through a nonlinear function of the sample: each parameter's Hessian-vector
+    product against central differences of the gradient."""
+    _, args = build(row)
+    names = ", ".join("xy"[:len(args)])
+    f = make_function(f"def f({names}):\n    {row.pre}\n    return np.sum(np.sin({row.expr}))\n", {"np": np})
+    rng = np.random.default_rng(2)
+    for i, arg in enumerate(args):
+        v = rng.standard_normal(np.shape(arg))
+        gradient = s2sad.grad(f, i)
+        plus, minus = list(args), list(args)
+        plus[i], minus[i] = arg + 1e-5 * v, arg - 1e-5 * v
+        expected = (gradient(*plus) - gradient(*minus)) / 2e-5
+        np.testing.assert_allclose(s2sad.hvp(f, i)(*args, v), expected, rtol=1e-5, atol=1e-7)
+
+
+def draw_inside(mu: float, sigma: float) -> float:
+    rng = np.random.default_rng(0)
+    z = rng.normal(mu, sigma, size=1000)
+    return np.mean(np.tanh(z))
+
+
+def draw_globally(mu: float, sigma: float) -> float:
+    np.random.seed(0)
+    z = np.random.normal(mu, sigma, size=1000)
+    return np.mean(np.tanh(z))
+
+
+def draw_from_a_random_state(mu: np.ndarray, sigma: float) -> float:
+    z = np.random.RandomState(0).normal(mu, sigma, size=(1000, 3))
+    return np.mean(np.tanh(z) * np.arange(3.0))
+
+
+@pytest.mark.parametrize("f, args", [(draw_inside, (0.3, 1.2)), (draw_globally, (0.3, 1.2)),
+                                     (draw_from_a_random_state, (np.array([0.3, -0.2, 0.5]), 1.2))],
+                         ids=["local Generator", "np.random.seed", "RandomState(0).normal"])
+def test_the_forms_of_a_seeded_draw(f: Any, args: tuple) -> None:
+    """A generator made in the function, the seeded global state, a RandomState called at once:
+    the gradient is the pathwise one, not zero."""
+    assert_grad_matches(f, args, wrt=(0, 1), rtol=1e-6, atol=1e-9)
+    assert abs(np.sum(numerical_grad(f, args, 0))) > 1e-3  # (a zero gradient would be wrong)
+
+
+REFUSED = [  # (the draw, what the error says)
+    ("rng.permutation(x)", "index x with rng.permutation(len(x))"),
+    ("rng.choice(x, 2)", "index x with rng.choice(len(x), k)"),
+    ("rng.choice(3, 2, p=x / np.sum(x))", "with respect to 'p'"),
+    ("rng.gamma(x, 1.0, size=3)", "np.random.Generator.gamma with respect to 'shape'"),
+    ("rng.gamma(2.0, x)", "np.random.Generator.gamma with respect to 'scale'"),
+    ("rng.beta(1.0, x)", "np.random.Generator.beta with respect to 'b'"),
+    ("rng.poisson(x)", "np.random.Generator.poisson with respect to 'lam'"),
+    ("rng.binomial(10, x / 4.0)", "np.random.Generator.binomial with respect to 'p'"),
+    ("rng.integers(0, x)", "an integer sample has no gradient"),
+    ("np.random.dirichlet(x)", "np.random.dirichlet with respect to 'alpha'"),
+    ("np.random.RandomState(0).weibull(x)", "np.random.RandomState.weibull with respect to 'a'"),
+    ("RNG.multivariate_normal(x, np.eye(3))", "np.random.Generator.multivariate_normal with respect to 'mean'"),
+]
+
+
+@pytest.mark.parametrize("draw, complaint", REFUSED, ids=[r[0] for r in REFUSED])
+def test_other_sampler_parameters_are_refused_at_the_call(draw: str, complaint: str) -> None:
+    source = ("def f(x):\n"
+              "    rng = np.random.default_rng(0)\n"
+              f"    z = {draw}\n"
+              "    return np.sum(z * x)\n")
+    f = make_function(source, {"np": np, "RNG": np.random.default_rng(0)})
+    with pytest.raises(S2SADError, match=complaint.replace("(", r"\(").replace(")", r"\)")) as info:
+        s2sad.grad(f)(np.array([1.5, 2.5, 3.5]))
+    assert info.value.location.line == 3
+    if "respect to" in complaint and "'p'" not in complaint:
+        assert "transform of a standard sample" in str(info.value)
+
+
+def test_samplers_with_constant_parameters_stay_constants() -> None:
+    """rng.normal(0.0, 1.0, size), rng.integers, rng.random: no gradient flows through them."""
+    def f(x: np.ndarray) -> float:
+        rng = np.random.default_rng(0)
+        noise = rng.normal(0.0, 1.0, 3) + rng.random(3) + rng.integers(0, 3, size=3)
+        return np.sum(noise * x)
+
+    rng = np.random.default_rng(0)
+    expected = rng.normal(0.0, 1.0, 3) + rng.random(3) + rng.integers(0, 3, size=3)
+    np.testing.assert_allclose(s2sad.grad(f)(np.array([0.5, 1.5, 2.5])), expected, rtol=1e-12)
