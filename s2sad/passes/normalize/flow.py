@@ -112,19 +112,9 @@ def changed_in(body: list[cst.BaseStatement]) -> set[str]:
     written: set[str] = set()
     bases = view_bases(body)
     for n in nodes_under(body, into_loops=True):
-        targets: list[cst.CSTNode] = []
-        if isinstance(n, cst.AugAssign):
-            targets = [n.target]
-        elif isinstance(n, cst.Assign):
-            targets = [t.target for t in n.targets]
-        elif isinstance(n, cst.Call):
-            targets = [a.value for a in n.args if a.keyword is not None and a.keyword.value == "out"]
-            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "at" and n.args:
-                targets.append(n.args[0].value)
-        for t in targets:
-            t = t.value if isinstance(t, cst.Subscript) else t
-            if isinstance(t, cst.Name):
-                written.add(t.value)
+        written.update(in_place_targets(n))
+        if isinstance(n, cst.Assign):
+            written.update(t.target.value for t in n.targets if isinstance(t.target, cst.Name))
     changed, todo = set(written), list(written)
     while todo:
         for base in bases.get(todo.pop(), ()):
@@ -132,3 +122,19 @@ def changed_in(body: list[cst.BaseStatement]) -> set[str]:
                 changed.add(base)
                 todo.append(base)
     return changed
+
+
+def in_place_targets(node: cst.CSTNode) -> list[str]:
+    """The names ``node`` changes in place: ``x op= v`` (in place for an array), ``x[i] = v``,
+    ``f(..., out=x)`` and ``np.add.at(x, ...)``."""
+    targets: list[cst.CSTNode] = []
+    if isinstance(node, cst.AugAssign):
+        targets = [node.target]
+    elif isinstance(node, cst.Assign):
+        targets = [t.target.value for t in node.targets if isinstance(t.target, cst.Subscript)]
+    elif isinstance(node, cst.Call):
+        targets = [a.value for a in node.args if a.keyword is not None and a.keyword.value == "out"]
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "at" and node.args:
+            targets.append(node.args[0].value)
+    targets = [t.value if isinstance(t, cst.Subscript) else t for t in targets]
+    return [t.value for t in targets if isinstance(t, cst.Name)]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .flow import view_bases
+from .flow import in_place_targets, view_bases
 from .syntax import attribute_path, statements_of, strip_parens, walk
 
 #: calls that return a new array, whose result no other name holds
@@ -25,22 +25,6 @@ class _Event:
     name: str
     path: tuple[int, ...]  # the blocks around it, outermost first: ids of loops and branches
     node: cst.CSTNode | None = None  # a store's target, d[k]
-
-
-def in_place_targets(node: cst.CSTNode) -> list[str]:
-    """The names ``node`` changes in place: ``x op= v`` (in place for an array), ``x[i] = v``,
-    ``f(..., out=x)`` and ``np.add.at(x, ...)``."""
-    targets: list[cst.CSTNode] = []
-    if isinstance(node, cst.AugAssign):
-        targets = [node.target]
-    elif isinstance(node, cst.Assign):
-        targets = [t.target.value for t in node.targets if isinstance(t.target, cst.Subscript)]
-    elif isinstance(node, cst.Call):
-        targets = [a.value for a in node.args if a.keyword is not None and a.keyword.value == "out"]
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "at" and node.args:
-            targets.append(node.args[0].value)
-    targets = [t.value if isinstance(t, cst.Subscript) else t for t in targets]
-    return [t.value for t in targets if isinstance(t, cst.Name)]
 
 
 def _is_fresh(value: cst.BaseExpression) -> bool:
