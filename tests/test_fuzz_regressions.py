@@ -479,3 +479,33 @@ def f(s0):
     assert abs(expected) > 0.1
     for _ in range(2):  # (generic, then specialised code)
         np.testing.assert_allclose(s2sad.hvp(f, 0, specialize=specialize)(s0, v), expected, rtol=1e-6)
+
+
+HELD_REBOUND = """
+def h(p0, p1):
+    k = 0
+    while k < 2:
+        p1 = np.sin(p1 + np.ones(3))
+        k = k + 1
+    if np.max(p1) > 5.0:
+        return p0 * 3.0
+    return p0 * 2.0
+
+def f(x, s):
+    return h(x[1], s) + np.sum(x)
+"""
+
+
+@pytest.mark.parametrize("specialize", [True, False])
+@pytest.mark.parametrize("function", ["f", "h"])
+def test_a_parameter_a_loop_binds_again_gets_a_gradient_like_its_argument(function, specialize):
+    """The gradient of a wrt argument no gradient reaches, or its type, came from the value the
+    name held after a loop bound it again (here of shape (3,), for a float argument)."""
+    g = make_function(HELD_REBOUND, {"np": np}).__globals__[function]
+    x = np.array([0.5, -1.0]) if function == "f" else 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", s2sad.ZeroGradientWarning)
+        grads = s2sad.grad(g, (0, 1), specialize=specialize)(x, 0.25)
+    assert type(grads[1]) is float and grads[1] == 0.0
+    assert np.shape(grads[0]) == np.shape(x)
+    np.testing.assert_allclose(grads[0], numerical_grad(g, [x, 0.25], 0), rtol=1e-6, atol=1e-8)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import runtime as runtime_module
 from ..errors import InternalRuleError, NoGradientRuleError
-from ..ir import Assign, Call, Function, If, Loop, Opaque, Operand, Stmt
+from ..ir import Assign, Call, Function, If, Loop, Opaque, Operand, Stmt, Var, assigned_names
 from ..rules.registry import USER_OBJECTS
 from .callees import Build, MethodOfSelf, RecursiveCall
 from .source import FunctionSource
@@ -194,3 +194,13 @@ def detached(adj: Adjoint) -> Adjoint:
     new.known = None if adj.known is None else dict(adj.known)
     new.owned, new.callee_origins = dict(adj.owned), dict(adj.callee_origins)
     return new
+
+
+def entry_values(adj: Adjoint, params: set[str]) -> dict[str, str]:
+    """A name for the value each of ``params`` had on entry, where the forward code binds the
+    parameter again (a loop carries it): a gradient takes its argument's type and shape."""
+    entry: dict[str, str] = {}
+    for param in sorted(params & assigned_names(adj.forward)):
+        entry[param] = adj.fn.fresh(f"{param}_in")
+        adj.forward.insert(0, Assign(entry[param], Var(param), adj.fn.body[-1].loc, temporary=True))
+    return entry

@@ -38,28 +38,17 @@ from ..rules.complex_rules import COMPLEX_RESULTS, REAL_ONLY, REAL_RESULTS
 from ..rules.registry import REGISTRY, is_atomic
 from ..rules.shapes import Known
 from .activity import Activity
-from .adjoint import FRESH_HELPERS, Adjoint, Block, Line, Out, Support, lines
+from .adjoint import FRESH_HELPERS, Adjoint, Block, Line, Out, Support, entry_values, lines
 from .callees import Build, generated_name
 from .fold import drop_copies, drop_copy_backs
 from .loop_tapes import finish_loops
-from .simplify import simplify
+from .simplify import plus, simplify
 from .specialize import specialize
 from .source import FunctionSource
 from .values import (FULL_REDUCTIONS, bound_before, complex_values, converts, is_number, as_arrays,
                      scalars, sequences, shape_classes, structural)
 
 _EMPTY = cst.Module(body=[])
-
-
-def _plus(acc: str, term: str) -> str:
-    """``acc + term`` with parentheses only where the sum would regroup."""
-    try:
-        node = ast.parse(term, mode="eval").body
-    except SyntaxError:
-        return f"{acc} + ({term})"
-    loose = isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) or isinstance(
-        node, (ast.IfExp, ast.Lambda, ast.BoolOp, ast.Compare, ast.NamedExpr))
-    return f"{acc} + ({term})" if loose else f"{acc} + {term}"
 
 
 class Reverser:
@@ -120,7 +109,7 @@ class Reverser:
             elif owned:  # an array this code made: add in place, no new array per term
                 line = f"{d} += {code}"
             else:
-                code = _plus(d, code)
+                code = plus(d, code)
             reads = reads | {d}
         owned = d in self.defined or self.fresh(code)
         self.defined.add(d)
@@ -578,12 +567,13 @@ def differentiate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], mu
     adj.backward = head + rev.block(adj.forward)
     for stmt, saved in adj.split_calls:
         stmt.target = (stmt.target, saved)
+    entry = entry_values(adj, {wrt_parameter(p) for p in wrt})
     for p in wrt:  # each gradient in its argument's type, shape and dtype, owned by the caller
         param = wrt_parameter(p)  # args[0]: the gradient of args, at [0]
-        if param not in activity.active or rev.names.get(param) not in rev.defined:  # (none reached it)
-            adj.results.append(f"{adj.use('zeros_grad')}({p})")
-        else:
-            adj.results.append(f"{adj.use('grad_like')}({rev.dname(param)}{p[len(param):]}, {p})")
+        given = entry.get(param, param) + p[len(param):]  # (the value on entry)
+        reached = param in activity.active and rev.names.get(param) in rev.defined
+        adj.results.append(f"{adj.use('grad_like')}({rev.dname(param)}{p[len(param):]}, {given})" if reached
+                           else f"{adj.use('zeros_grad')}({given})")
     adj.backward = drop_copy_backs(adj.backward)
     drop_copies(adj)
     return adj

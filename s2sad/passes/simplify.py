@@ -125,3 +125,14 @@ def simplify(code: str) -> str:
     s = _Simplifier()
     tree = s.visit(tree)
     return ast.unparse(tree) if s.changed else code
+
+
+def plus(acc: str, term: str) -> str:
+    """``acc + term`` with parentheses only where the sum would regroup."""
+    try:
+        node = ast.parse(term, mode="eval").body
+    except SyntaxError:
+        return f"{acc} + ({term})"
+    loose = isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) or isinstance(
+        node, (ast.IfExp, ast.Lambda, ast.BoolOp, ast.Compare, ast.NamedExpr))
+    return f"{acc} + ({term})" if loose else f"{acc} + {term}"
