@@ -1,6 +1,7 @@
 """Each gradient takes the type, shape and dtype of its argument as it was passed, also when
 the function rebinds the parameter (a loop carries it to an array, or to complex values)
-and the generated code reads it after (passes/codegen.py, ``_passed_arguments``)."""
+and the generated code reads it after (passes/adjoint.py, ``entry_values``: the gradient reads the
+value the parameter had on entry, in a callee's backward closure too)."""
 from __future__ import annotations
 
 import subprocess

@@ -12,7 +12,6 @@ import ast
 import builtins
 import functools
 import hashlib
-import itertools
 import json
 import os
 import re
@@ -29,21 +28,21 @@ from ..errors import Location
 from ..generated import Generated, register
 from ..ir import VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var, statements, wrt_parameter
 from .adjoint import Adjoint, Line, Out, runtime_object
-from .parsed_lines import line_names, rename
 
 _EMPTY = cst.Module(body=[])
 FACTORY = "__s2sad_factory__"
 
 
 class Rendered(NamedTuple):
-    """The generated module's text, the generated function's name, the function parsed (with
-    the line numbers it has in the text) and the names its body reads or writes: parsed once,
-    for the imports and for compiling."""
+    """The generated module's text, the generated function's name, the function parsed (its
+    line numbers count from its own first line, ``offset`` lines into the text) and the names
+    its body reads or writes: parsed once, for the imports and for compiling."""
 
     text: str
     name: str
     function: ast.FunctionDef
     used: set[str]
+    offset: int
 
 
 # (nodes are immutable, and equal only to themselves: the shape analysis and the cleanups
@@ -211,7 +210,6 @@ def render(adj: Adjoint, kind: str) -> Rendered:
         body = [f'{adj.use("check_wrt")}({p}, "{p}")' if wrt_parameter(p) == p else
                  f'{adj.use("check_wrt_item")}({wrt_parameter(p)}, {p[len(wrt_parameter(p)) + 1:-1]}, "{p}")'
                  for p in adj.wrt if p not in adj.trusted]
-    checks = len(body)  # (the argument copies go after the checks)
     body += render_forward(adj.forward, adj.use)
     value = _operand_code(adj.value)
     if adj.value_copy and kind in VALUE_KINDS:
@@ -228,10 +226,6 @@ def render(adj: Adjoint, kind: str) -> Rendered:
         body.append(adj.seed)
     body += render_backward(adj.backward)
     function, fdef = _with_return(adj, kind, body, value, adj.results)
-    renamed = _passed_arguments(adj, fdef)
-    if renamed:
-        body[checks:checks] = [f"{new} = {p}" for p, new in renamed.items()]
-        function, fdef = _with_return(adj, kind, body, value, [rename(r, renamed) for r in adj.results])
     return _module(adj, kind, name, function, fdef)
 
 
@@ -247,24 +241,6 @@ def _with_return(adj: Adjoint, kind: str, body: list[str], value: str,
     returned = f"return {value}, {grads}" if kind in VALUE_KINDS else f"return {grads}"
     function = render_function(adj.fn, adj.name, body + [returned], adj.seed_param)
     return function, _function_tree(function)
-
-
-def _passed_arguments(adj: Adjoint, fdef: ast.FunctionDef) -> dict[str, str]:
-    """The parameters the code (``fdef``) assigns (a loop carries one, or its reversed loop
-    restores it from the tape) that a result reads, each with the name of a copy to make on
-    entry: each gradient takes the type, shape and dtype of the argument as it was passed.
-    (``adj`` is left as it is: the stages shown with ``--stages`` render it more than once.)"""
-    read = {n for r in adj.results for n in line_names(r)} & {wrt_parameter(p) for p in adj.wrt}
-    if not read:
-        return {}
-    stored = {n.id for n in _walk(fdef.body) if type(n) is ast.Name and type(n.ctx) is ast.Store}
-    return {p: _unused(adj, f"{p}_in") for p in sorted(read & stored)}
-
-
-def _unused(adj: Adjoint, hint: str) -> str:
-    """``hint``, or ``hint`` numbered, as no name of the function is (not taken: see above)."""
-    names = itertools.chain([hint], (f"{hint}_{i}" for i in itertools.count(2)))
-    return next(n for n in names if n not in adj.fn.names)
 
 
 def _returned_grads(adj: Adjoint, results: list[str] | None = None) -> str:
@@ -285,8 +261,7 @@ def _module(adj: Adjoint, kind: str, name: str, function: str, fdef: ast.Functio
     fdef = fdef or _function_tree(function)
     used = _names_in(fdef.body)  # the compiled function has no defaults or annotations
     header = _header(adj, kind, used | _names_in([fdef.args]))
-    _move_down(fdef, header.count("\n") + 2)
-    return Rendered(header + "\n\n" + function + _callees(adj), name, fdef, used)
+    return Rendered(header + "\n\n" + function + _callees(adj), name, fdef, used, header.count("\n") + 2)
 
 
 def _callees(adj: Adjoint) -> str:
@@ -436,12 +411,11 @@ def _names_in(nodes: Iterable[ast.AST]) -> set[str]:
     return {node.id for node in _walk(nodes) if type(node) is ast.Name}
 
 
-def _move_down(tree: ast.AST, lines: int) -> None:
-    """``ast.increment_lineno(tree, lines)`` for a parsed tree, whose nodes all have positions."""
-    for node in _walk([tree]):
-        if node._attributes:  # lineno, col_offset, end_lineno, end_col_offset
-            node.lineno += lines
-            node.end_lineno += lines
+def _moved_down(code: types.CodeType, lines: int) -> types.CodeType:
+    """``code`` (and the code nested in it) with every line number ``lines`` further down:
+    ``ast.increment_lineno`` of its tree, without visiting each node."""
+    consts = tuple(_moved_down(c, lines) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.replace(co_firstlineno=code.co_firstlineno + lines, co_consts=consts)
 
 
 def compile_text(adj: Adjoint, rendered: Rendered, kind: str) -> Generated:
@@ -476,9 +450,9 @@ def compile_text(adj: Adjoint, rendered: Rendered, kind: str) -> Generated:
     factory.body.insert(0, fdef)
     module = ast.Module(body=[factory], type_ignores=[])
     namespace: dict[str, Any] = {"__builtins__": builtins}
-    exec(compile(module, filename, "exec"), namespace)
+    exec(_moved_down(compile(module, filename, "exec"), rendered.offset), namespace)
     placeholder = namespace[FACTORY](*[runtime.get(c) for c in cells])
-    register(filename, text, _origins(adj, text.split("\n"), fdef.lineno - 1))
+    register(filename, text, _origins(adj, text.split("\n"), fdef.lineno + rendered.offset - 1))
     known = None
     if adj.kind == "split" and adj.known is not None:
         value = adj.known.get(adj.value.name) if isinstance(adj.value, Var) else None

@@ -159,7 +159,7 @@ def _closure(needed: set[str], stmts: list[Assign]) -> set[str]:
     needed = set(needed)
     while True:
         size = len(needed)
-        for s in stmts:
+        for s in reversed(stmts):  # (what a statement reads is computed before it)
             if not _pure(s) or any(t in needed for t in s.targets):
                 needed.update(reads(s.value))
         if len(needed) == size:

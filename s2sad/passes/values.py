@@ -88,11 +88,14 @@ def scalars(stmts: list[Stmt], params: tuple[str, ...]) -> set[str]:
         return False
 
     known = set(definitions) - set(params)
-    while True:
-        keep = {n for n in known if all(scalar(v, known) for v in definitions[n])}
-        if keep == known:
-            return known
-        known = keep
+    changed = True
+    while changed:  # (in program order: one pass settles code without loops)
+        changed = False
+        for n in definitions:
+            if n in known and not all(scalar(v, known) for v in definitions[n]):
+                known.discard(n)
+                changed = True
+    return known
 
 
 def complex_values(fn: Function, stmts: list[Stmt]) -> set[str]:

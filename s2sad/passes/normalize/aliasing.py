@@ -188,8 +188,12 @@ class Aliasing:
             return
         for names in self.partners.values():
             names.discard(name)
-        self.superseded |= {v for v in self.fn.names | {self.version[name]}
-                            if user_name(v, self.res.locals) == name}
+        for v in self.fn.names - self.versioned:  # (names only grow: each is looked at once)
+            self.versions_of.setdefault(user_name(v, self.res.locals), set()).add(v)
+        self.versioned |= self.fn.names
+        self.superseded |= self.versions_of.get(name, set())
+        if user_name(self.version[name], self.res.locals) == name:
+            self.superseded.add(self.version[name])
 
 
 def _carried(loop: cst.For | cst.While, name: str) -> bool:

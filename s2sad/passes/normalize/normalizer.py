@@ -72,6 +72,8 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.bases: dict[str, frozenset[str]] = {}  # version -> earlier versions it may share memory with
         self.holders: dict[str, frozenset[str]] = {}  # container version -> what its items may share
         self.superseded: set[str] = set()  # versions of names since rebound in straight-line code
+        self.versions_of: dict[str, set[str]] = {}  # user name -> names in fn.names that version it
+        self.versioned: set[str] = set()  # the names in versions_of
         self.callee = callee  # compiled for a caller: changes to arguments would be visible
         self.local_functions: dict[str, types.FunctionType] = {}  # nested defs and lambdas
         self.comprehension_names: set[str] = set()  # the variables of comprehensions lowered so far

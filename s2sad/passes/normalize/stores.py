@@ -87,6 +87,8 @@ def stores_changed_later(body: list[cst.BaseStatement]) -> set[int]:
     function, unless y is first bound to a new array on every path; or by one earlier in an
     enclosing loop's body, which its next iteration runs, unless that body first binds y to
     a new array."""
+    if not _has_store(body):
+        return set()
     recorder = _Recorder()
     recorder.block(body, ())
     events, shared = recorder.events, _sharing(body)
@@ -102,6 +104,21 @@ def stores_changed_later(body: list[cst.BaseStatement]) -> set[int]:
         if later or again:
             found.add(id(store.node))
     return found
+
+
+def _has_store(stmts: list[cst.BaseStatement]) -> bool:
+    """Whether ``stmts`` (their loops' and branches' bodies too) hold a store ``d[k] = name``."""
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if any(isinstance(s, cst.Assign) and isinstance(strip_parens(s.value), cst.Name)
+                   and any(isinstance(t.target, cst.Subscript) for t in s.targets) for s in stmt.body):
+                return True
+        elif isinstance(stmt, (cst.For, cst.While, cst.If)):
+            orelse = stmt.orelse
+            if _has_store(statements_of(stmt.body)) or isinstance(orelse, cst.If) and _has_store([orelse]) \
+                    or isinstance(orelse, cst.Else) and _has_store(statements_of(orelse.body)):
+                return True
+    return False
 
 
 def _rebound_between(events: list[_Event], i: int, j: int, store: _Event) -> bool:
