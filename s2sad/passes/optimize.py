@@ -30,12 +30,10 @@ from ..ir import (Assign, Call, Const, If, Loop, Opaque, Raw, Stmt, Var, assigne
 from ..runtime.indexing import attribute_of
 from ..runtime.memory import OPERATORS
 from .adjoint import Adjoint, Block, Line, lines
+from .parse import with_names_replaced
 from .parsed_lines import parsed_line
 from .tape_arrays import preallocate_tapes
 from .values import scalars
-
-_LOOSE = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation,
-          cst.IfExp, cst.Lambda)
 
 
 def _pure(stmt: Assign) -> bool:
@@ -466,10 +464,10 @@ def _substitute(stmt: Assign, pending: dict[str, Assign], out: list[Stmt]) -> As
     if isinstance(value, Var):
         folded = pending.pop(value.name).value
         return Assign(stmt.target, Opaque(folded.node, reads(folded), "folded"), stmt.loc, stmt.temporary)
-    inliner = _Inliner({n: pending[n].value.node for n in hits})
-    new_node = value.node.visit(inliner)
+    used: set[str] = set()
+    new_node = with_names_replaced(value.node, {n: pending[n].value.node for n in hits}, used)
     for n in hits:
-        if n in inliner.used:
+        if n in used:
             del pending[n]
         else:
             out.append(pending.pop(n))
@@ -480,41 +478,6 @@ def _substitute(stmt: Assign, pending: dict[str, Assign], out: list[Stmt]) -> As
     else:
         folded = Opaque(new_node, value.reads, value.kind)
     return Assign(stmt.target, folded, stmt.loc, stmt.temporary)
-
-
-class _Inliner(cst.CSTTransformer):
-    """Replace names by expressions, parenthesized where the context needs it."""
-
-    def __init__(self, exprs: dict[str, cst.BaseExpression]) -> None:
-        self.exprs = exprs
-        self.used: set[str] = set()
-
-    def _bare(self, original: cst.CSTNode) -> cst.BaseExpression | None:
-        value = getattr(original, "value", None)
-        if isinstance(value, cst.Name) and value.value in self.exprs:
-            return self.exprs[value.value]
-        return None
-
-    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-        expr = self.exprs.get(original.value)
-        if expr is None:
-            return updated
-        self.used.add(original.value)
-        if isinstance(expr, _LOOSE) and not expr.lpar:
-            return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        return expr
-
-    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
-        updated = updated.with_changes(keyword=original.keyword)
-        bare = self._bare(original)
-        return updated if bare is None else updated.with_changes(value=bare)
-
-    def leave_Element(self, original: cst.Element, updated: cst.Element) -> cst.Element:
-        bare = self._bare(original)
-        return updated if bare is None else updated.with_changes(value=bare)
-
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
-        return updated.with_changes(attr=original.attr)
 
 
 def _reuse_dead_factors(adj: Adjoint, kept: set[str]) -> None:

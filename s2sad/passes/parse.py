@@ -112,6 +112,47 @@ def children(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
 
 
 _NODE_TYPES: dict[type, bool] = {}
+#: names that are no variables: an attribute's name, a keyword argument's
+_NOT_VARIABLES = {cst.Attribute: "attr", cst.Arg: "keyword"}
+#: precedence too low to stand as an operand unparenthesized
+_LOOSE = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation, cst.IfExp,
+          cst.Lambda)
+
+
+def with_names_replaced(node: cst.CSTNode, exprs: dict[str, cst.BaseExpression], used: set[str]) -> cst.CSTNode:
+    """``node`` reading ``exprs[n]`` wherever it reads the variable ``n`` (parenthesized, but as
+    an argument or an element), adding each such ``n`` to ``used``.  Only the nodes on the way
+    to a replaced name are made anew (a libcst transformer copies every node)."""
+    if type(node) is cst.Name:
+        expr = exprs.get(node.value)
+        if expr is None:
+            return node
+        used.add(node.value)
+        if isinstance(expr, _LOOSE) and not expr.lpar:
+            return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return expr
+    names = _FIELDS.get(type(node))
+    if names is None:
+        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
+    skipped = _NOT_VARIABLES.get(type(node))
+    changes: dict[str, object] = {}
+    for name in names:
+        value = getattr(node, name)
+        if name == skipped:
+            continue
+        if type(value) is cst.Name and name == "value" and type(node) in (cst.Arg, cst.Element) \
+                and value.value in exprs:
+            used.add(value.value)
+            changes[name] = exprs[value.value]  # (bare: an argument needs no parentheses)
+        elif _is_node(type(value)):
+            new = with_names_replaced(value, exprs, used)
+            if new is not value:
+                changes[name] = new
+        elif isinstance(value, (list, tuple)):
+            items = [with_names_replaced(v, exprs, used) if _is_node(type(v)) else v for v in value]
+            if any(a is not b for a, b in zip(items, value)):
+                changes[name] = type(value)(items)
+    return node.with_changes(**changes) if changes else node
 
 
 def _is_node(kind: type) -> bool:
