@@ -176,13 +176,32 @@ def rebound_in_a_branch_only(x):
     return np.sum(d[0] * x)
 
 
+BUFFER = np.zeros(3)
+
+
+def zeros(n):
+    """Named like NumPy's, but returns the same array at every call."""
+    return BUFFER
+
+
+def stored_from_a_function_named_like_numpys(x):
+    d = {}
+    for i in range(2):
+        y = zeros(3)
+        y[0] = x[i]
+        d[i] = y
+    return np.sum(d[0] * x)
+
+
 @pytest.mark.parametrize("f, line", [(stored_in_a_dict_then_scaled, 'd["a"] = y'),
+                                     (stored_from_a_function_named_like_numpys, "d[i] = y"),
                                      (stored_in_a_dict_each_iteration, "d[i] = y"),
                                      (written_the_next_iteration_before_the_store, "d[i] = y"),
                                      (rebound_in_a_branch_only, "d[i] = y")])
 def test_an_array_a_dict_holds_changed_in_place_is_refused(f, line):
     # the dict holds y itself: the in-place change reached what the function reads from it
-    # (value and gradient wrong, silently)
+    # (value and gradient wrong, silently); a call of the user's zeros was taken for NumPy's,
+    # a new array, by its name
     with pytest.raises(s2sad.S2SADError, match=r"holds the array 'y' itself") as info:
         s2sad.grad(f)(np.array([0.5, -1.0, 1.5]))
     lines, first = inspect.getsourcelines(f)

@@ -67,7 +67,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.views: set[str] = set()  # versions that may be views into another array
         # results of rules that return a tuple or list of new arrays (np.linalg.qr, np.meshgrid)
         self.fresh_items: set[str] = set()
-        self.changed_after_store = stores_changed_later(list(statements_of(fdef.body)))  # ids of d[k] in d[k] = y
+        self.changed_after_store = stores_changed_later(list(statements_of(fdef.body)), res)  # ids of d[k] in d[k] = y
         self.partners: dict[str, set[str]] = {}  # version -> user names bound to the same object
         self.bases: dict[str, frozenset[str]] = {}  # version -> earlier versions it may share memory with
         self.holders: dict[str, frozenset[str]] = {}  # container version -> what its items may share

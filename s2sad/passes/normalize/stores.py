@@ -7,16 +7,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
+import numpy as np
 
+from ..resolve import MISSING, Resolution
 from .flow import in_place_targets, view_bases
-from .syntax import attribute_path, statements_of, strip_parens, walk
+from .syntax import statements_of, strip_parens, walk
 
-#: calls that return a new array, whose result no other name holds
-FRESH_CALLS = frozenset({
-    "array", "copy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
-    "full_like", "eye", "identity", "arange", "linspace", "concatenate", "stack", "vstack", "hstack",
-    "column_stack", "tile", "repeat", "outer", "dot", "matmul", "einsum", "exp", "log", "sqrt", "tanh",
-    "where", "clip", "cumsum", "cumprod", "diff", "sort", "pad", "roll", "kron", "cross"})
+#: functions (and array methods) that return a new array, whose result no other name holds
+FRESH_FUNCTIONS = frozenset(id(f) for f in (
+    np.array, np.copy, np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+    np.full_like, np.eye, np.identity, np.arange, np.linspace, np.concatenate, np.stack, np.vstack,
+    np.hstack, np.column_stack, np.tile, np.repeat, np.outer, np.dot, np.matmul, np.einsum, np.exp, np.log,
+    np.sqrt, np.tanh, np.where, np.clip, np.cumsum, np.cumprod, np.diff, np.sort, np.pad, np.roll, np.kron,
+    np.cross, np.ndarray.copy, np.ndarray.clip, np.ndarray.cumsum, np.ndarray.cumprod, np.ndarray.repeat,
+    np.ndarray.dot))
 
 
 @dataclass(frozen=True)
@@ -27,18 +31,27 @@ class _Event:
     node: cst.CSTNode | None = None  # a store's target, d[k]
 
 
-def _is_fresh(value: cst.BaseExpression) -> bool:
-    """Whether ``value`` is certainly a new array (or number), held by no other name."""
+def _is_fresh(value: cst.BaseExpression, res: Resolution) -> bool:
+    """Whether ``value`` is certainly a new array (or number), held by no other name: an
+    operator's result, or a call of one of FRESH_FUNCTIONS (``x.copy()``: a method of x, a
+    local variable, is taken to be the array's)."""
     value = strip_parens(value)
     if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
         return True
-    return isinstance(value, cst.Call) and (attribute_path(value.func) or [""])[-1] in FRESH_CALLS
+    if not isinstance(value, cst.Call):
+        return False
+    func = res.object(value.func)
+    if func is MISSING and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Name) \
+            and value.func.value.value in res.locals:
+        func = getattr(np.ndarray, value.func.attr.value, None)
+    return id(func) in FRESH_FUNCTIONS
 
 
 class _Recorder:
     """The events of a function body, in source order, and where its loops' bodies start."""
 
-    def __init__(self) -> None:
+    def __init__(self, res: Resolution) -> None:
+        self.res = res
         self.events: list[_Event] = []
         self.loops: dict[int, int] = {}  # a loop's id -> where the events of its body start
 
@@ -77,11 +90,11 @@ class _Recorder:
         for t in node.targets:
             if isinstance(t.target, cst.Subscript) and isinstance(value, cst.Name):
                 self.events.append(_Event("store", value.value, path, t.target))
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and _is_fresh(value):
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and _is_fresh(value, self.res):
             self.events.append(_Event("fresh", node.targets[0].target.value, path))
 
 
-def stores_changed_later(body: list[cst.BaseStatement]) -> set[int]:
+def stores_changed_later(body: list[cst.BaseStatement], res: Resolution) -> set[int]:
     """The stores ``d[k] = y`` (ids of their ``d[k]`` nodes) after which the array ``y`` holds
     may change in place: by a write into y (or a view of it, or what it views) later in the
     function, unless y is first bound to a new array on every path; or by one earlier in an
@@ -89,7 +102,7 @@ def stores_changed_later(body: list[cst.BaseStatement]) -> set[int]:
     a new array."""
     if not _has_store(body):
         return set()
-    recorder = _Recorder()
+    recorder = _Recorder(res)
     recorder.block(body, ())
     events, shared = recorder.events, _sharing(body)
     found: set[int] = set()
