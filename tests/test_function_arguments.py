@@ -171,3 +171,23 @@ def test_function_reading_the_callers_variables_is_refused_where_it_is_written()
     loc = info.value.location
     assert loc.line == lambda_over_an_argument.__code__.co_firstlineno + 1
     assert loc.source_line[loc.column - 1:].startswith("lambda t: t * z")
+
+
+def test_functions_specialised_to_their_arguments_are_bounded_and_forgotten_with_the_function():
+    import gc
+    import weakref
+
+    from s2sad.passes import callees
+
+    def apply(g, x):
+        return g(x)
+
+    passed = [lambda x, k=k: x * k for k in range(100)]  # (kept alive: their ids stay theirs)
+    made = [callees.with_function_arguments(apply, {"g": g}) for g in passed]
+    assert callees.with_function_arguments(apply, {"g": passed[-1]}) is made[-1]
+    assert len(callees._specialised[apply]) == callees._SPECIALISED_PER_FUNCTION
+    assert made[-1].__s2sad_arguments__ == {"g": passed[-1]}
+    alive = weakref.ref(apply)
+    del apply, made
+    gc.collect()
+    assert alive() is None  # (no cache entry keeps it alive)

@@ -70,14 +70,17 @@ def with_function_arguments(fn: types.FunctionType, bound: dict[str, Any]) -> ty
     """``fn`` specialised to the functions its caller passes for the parameters in ``bound``:
     a function with ``fn``'s code that reads each such parameter as the constant it is bound
     to (a call through it is differentiated as a direct call).  One per ``fn`` and functions."""
-    key = (fn, tuple((name, id(value)) for name, value in sorted(bound.items())))
-    known = _specialised.get(key)
+    key = tuple((name, id(value)) for name, value in sorted(bound.items()))
+    made = _specialised.setdefault(fn, {})
+    known = made.pop(key, None)
     if known is None:  # (the entry keeps the functions alive: their ids stay theirs)
         known = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
         known.__kwdefaults__ = fn.__kwdefaults__
         known.__qualname__, known.__module__ = fn.__qualname__, fn.__module__
         known.__dict__.update(fn.__dict__, __s2sad_arguments__=dict(bound))
-        _specialised[key] = known
+    made[key] = known  # (the most recently used last)
+    if len(made) > _SPECIALISED_PER_FUNCTION:
+        del made[next(iter(made))]
     return known
 
 
@@ -86,7 +89,11 @@ def function_arguments(fn: Any) -> dict[str, Any]:
     return getattr(fn, "__s2sad_arguments__", None) or {} if isinstance(fn, types.FunctionType) else {}
 
 
-_specialised: dict[tuple[Any, ...], types.FunctionType] = {}
+#: fn -> (the ids of the functions bound, for the most recently used) -> fn specialised to them;
+#: forgotten with fn (a caller passing a new lambda at each call makes new entries)
+_specialised: weakref.WeakKeyDictionary[types.FunctionType, dict[tuple[tuple[str, int], ...], types.FunctionType]] = \
+    weakref.WeakKeyDictionary()
+_SPECIALISED_PER_FUNCTION = 64
 
 
 class MethodOfSelf:
