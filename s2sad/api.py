@@ -14,7 +14,8 @@ from .errors import HasAuxError, WrtError
 from .passes.callees import Decorated, tangent_parameter, unwrap
 from .passes.source import call_signature
 from .specializing import enabled, signature_of, specialized_for, specializing
-from .runtime import check_wrt, check_wrt_item, seed, zeros_grad
+from .runtime import check_wrt_item, seed, zeros_grad
+from .runtime.checks import check_wrt_of
 from .runtime.checks import refuse_other_library
 from .tracebacks import user_errors
 
@@ -135,7 +136,7 @@ def _with_aux(f: Callable[..., Any], wrt: Wrt, value: bool) -> Callable[..., Any
             if param != name:
                 check_wrt_item(given.get(param, ()), ast.literal_eval(name[len(param) + 1:-1]), name)
             elif name in given:
-                check_wrt(given[name], name)
+                check_wrt_of(f, given[name], name)
         out, backward = forward(*args, **kwargs)
         output, aux = _output_and_aux(f, out)
         g = backward((seed(output), zeros_grad(aux)))
@@ -244,7 +245,7 @@ def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequenc
         given = signature.bind(*args, **kwargs).arguments
         for name in names:  # (grad's check: the split form leaves its checks to its caller)
             if name in given:
-                check_wrt(given[name], name)
+                check_wrt_of(f, given[name], name)
         try:
             value, backward = forward(*args, **kwargs)
         except Exception:
@@ -368,7 +369,7 @@ def jacobian(f: Callable[..., Any], wrt: Wrt | None = None, mode: str = "auto", 
     def jacobian_call(*args: Any, **kwargs: Any) -> Any:
         out = np.asarray(fn(*args, **kwargs))
         x = _wrt_argument(args, kwargs, index, name)
-        check_wrt(x, name)
+        check_wrt_of(fn, x, name)
         _one_array(x)
         _real_only(x, out)
         forward_mode = mode == "forward" or mode == "auto" and np.size(x) <= out.size

@@ -372,7 +372,7 @@ class Compiled:
 
         plan_, dispatcher, signature = self.plan, self.dispatcher, self.signature
         arity, checks, extras = len(plan_.params), plan_.checks, plan_.extras
-        check_wrt, numpy_code, straight = rt.check_wrt, self.numpy_code, not plan_.loops
+        check_wrt_of, fn, numpy_code, straight = rt.checks.check_wrt_of, self.fn, self.numpy_code, not plan_.loops
         ndarray = np.ndarray
 
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -383,7 +383,7 @@ class Compiled:
             if straight and sum([a.size for a in args if a.__class__ is ndarray]) >= VECTORISED:
                 return numpy_code(*args)
             for i, label in checks:
-                check_wrt(args[i], label)
+                check_wrt_of(fn, args[i], label)
             if extras:
                 args = (*args, *[e.read() for e in extras])
             try:

@@ -112,3 +112,21 @@ def test_a_jvp_called_without_its_tangent_is_an_s2sad_error():
 def test_an_unknown_jacobian_mode_is_an_s2sad_error():
     with pytest.raises(s2sad.WrtError, match="mode must be 'auto', 'forward' or 'reverse'"):
         s2sad.jacobian(lambda x: x ** 2, mode="sideways")
+
+
+def _int_argument(x, n):
+    return np.sum(x ** 2) * n
+
+
+@pytest.mark.parametrize("call", [
+    lambda: s2sad.vjp(_int_argument, 1)(np.ones(3), 2),
+    lambda: s2sad.grad(_int_argument, 1, jit=True)(np.ones(3), 2),
+    lambda: s2sad.jacobian(_int_argument, 1)(np.ones(3), 2),
+    lambda: s2sad.grad(_int_argument, 1)(np.ones(3), 2),
+], ids=["vjp", "jit", "jacobian", "grad"])
+def test_an_integer_argument_to_differentiate_is_refused_at_the_functions_definition(call):
+    with pytest.raises(s2sad.NonDifferentiableInputError, match="it is int") as info:
+        call()
+    assert info.value.location is not None
+    assert info.value.location.line == _int_argument.__code__.co_firstlineno
+    assert info.value.location.filename == __file__

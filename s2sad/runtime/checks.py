@@ -53,6 +53,18 @@ def check_wrt(x: Any, name: str) -> None:
     )
 
 
+def check_wrt_of(fn: Any, x: Any, name: str) -> None:
+    """:func:`check_wrt`, its error located at the definition of ``fn``, the function
+    differentiated, where no generated code runs to place it (as grad's checks are placed)."""
+    try:
+        check_wrt(x, name)
+    except S2SADError as exc:
+        code = getattr(fn, "__code__", None)
+        if exc.location is None and code is not None:
+            exc.location = Location(code.co_filename, code.co_firstlineno, 1)
+        raise
+
+
 def check_fields(x: Any, name: str) -> None:
     """Refuse a named tuple to differentiate with respect to (in ``x``, or ``x`` itself) with a
     field named like an array attribute that carries no gradient (``shape``, ``size``...):
