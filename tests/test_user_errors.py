@@ -130,3 +130,16 @@ def test_an_integer_argument_to_differentiate_is_refused_at_the_functions_defini
     assert info.value.location is not None
     assert info.value.location.line == _int_argument.__code__.co_firstlineno
     assert info.value.location.filename == __file__
+
+
+def _real_part_assigned(x):
+    z = np.zeros(3, dtype=complex)
+    z.real = x
+    return np.sum(np.abs(z))
+
+
+def test_assigning_a_real_part_says_what_to_write():
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match=r"build a new array: z = v \+ 1j \* z\.imag") as info:
+        grad(_real_part_assigned)(np.ones(3))
+    assert info.value.location.line == _real_part_assigned.__code__.co_firstlineno + 2
+    assert info.value.location.column == 5

@@ -307,3 +307,20 @@ def test_cli_wrt_indexes_the_positional_arguments(capsys):
     assert main([f"{__file__}:only_star", "--wrt", "-1"]) == 1
     assert "count from the start" in capsys.readouterr().err
 
+
+
+def _scaled(a, b, c):
+    return a * b + c
+
+
+def constant_sequences_passed_with_stars(x):
+    args = (2.0, 3.0)
+    kw = {"c": 1.5}
+    bounds = [0.5, 0.25]
+    return np.sum(_scaled(x, args[0], **kw) * _scaled(x, *args) + np.clip(x, *bounds)) + _scaled(*bounds, c=x[0])
+
+
+def test_a_constant_tuple_list_or_dict_passed_with_a_star_is_unpacked():
+    # was refused, with a message that asked for what the function wrote (a name assigned a
+    # display at the top level): constant displays had no length recorded
+    assert_grad_matches(constant_sequences_passed_with_stars, (np.array([1.0, 0.3, 3.0]),), 0)

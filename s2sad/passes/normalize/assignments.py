@@ -257,6 +257,12 @@ class AssignmentLowering:
                 raise self.unsupported(target, "assign into an element of a local variable only "
                                                "(x[i] = v with x a local name)")
             return
+        if isinstance(target, cst.Attribute) and target.attr.value in ("real", "imag"):
+            z, part = self.parsed.code(target.value).strip(), target.attr.value
+            other = "imag" if part == "real" else "real"
+            raise self.unsupported(target, f"assignment to '.{part}' changes {z} in place, which s2sad does not "
+                                           f"follow; build a new array: {z} = " + (
+                                               f"v + 1j * {z}.{other}" if part == "real" else f"{z}.{other} + 1j * v"))
         raise self.unsupported(target, "assignment to an attribute is not supported; use a local "
                                        "variable")
 

@@ -34,9 +34,8 @@ class ExpressionLowering:
         reads = self.local_reads(node)
         if not reads:
             empty = strip_parens(node)
-            if (target is not None and self.out is self.fn.body
-                    and isinstance(empty, (cst.Tuple, cst.List, cst.Dict)) and not empty.elements):
-                self.sizes[target] = () if isinstance(empty, cst.Dict) else 0  # f(*t, **d) passes nothing
+            if target is not None and self.out is self.fn.body:  # f(*t, **d) with a constant t or d
+                self.sizes.update({target: size} if (size := _display_size(empty)) is not None else {})
             if target is not None and isinstance(empty, (cst.List, cst.Dict)) and not empty.elements:
                 self.holders[target] = frozenset()  # an empty list or dict: what d[k] = v puts in, it holds
             return self.emit_operand(Const(self.parsed.code(strip_parens(node)).strip()), target)
@@ -265,3 +264,13 @@ def _one_line(op: cst.CSTNode) -> cst.CSTNode:
     """An operator with plain spaces around it, for an expression rebuilt on one line."""
     return op.with_changes(whitespace_before=cst.SimpleWhitespace(" "),
                            whitespace_after=cst.SimpleWhitespace(" "))
+
+
+def _display_size(node: cst.BaseExpression) -> int | tuple[str, ...] | None:
+    """The length of a tuple or list display, or the keys of a dict display of string keys."""
+    if isinstance(node, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+        return len(node.elements)
+    if isinstance(node, cst.Dict):
+        keys = [literal_key(e.key) if isinstance(e, cst.DictElement) else None for e in node.elements]
+        return tuple(keys) if all(isinstance(k, str) for k in keys) else None
+    return None
