@@ -40,6 +40,10 @@ print(json.dumps({"grad": made - start, "call": time.perf_counter() - made, "com
 """
 
 
+#: W @ h, np.tanh, 0.1 * h and + on each line
+PRIMITIVES_PER_LINE = 4
+
+
 def module(n: int) -> str:
     body = "".join("    h = np.tanh(W @ h) + 0.1 * h\n" for _ in range(n))
     return (f"import numpy as np\n\nW = np.eye(8) * 0.5\n\n\ndef f(W, h):\n{body}"
@@ -64,6 +68,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="processes per measurement")
     args = parser.parse_args()
     print(f"{'lines':>6} {'cold grad(f)':>13} {'cold call':>10} {'warm grad(f)':>13} {'warm call':>10}   (ms)")
+    cold_times: dict[int, list[float]] = {}
     for n in (int(s) for s in args.sizes.split(",")):
         with tempfile.TemporaryDirectory() as folder:
             with open(os.path.join(folder, "chain.py"), "w") as f:
@@ -77,6 +82,12 @@ def main() -> None:
             times = [statistics.median(r[what] for r in runs) * 1e3
                      for runs, what in ((cold, "grad"), (cold, "call"), (warm, "grad"), (warm, "call"))]
             print(f"{n:>6} {times[0]:>13.1f} {times[1]:>10.1f} {times[2]:>13.1f} {times[3]:>10.1f}", flush=True)
+            cold_times[n] = times[:2]
+    if len(cold_times) > 1:  # the cost that grows with size: fixed costs (imports) cancel
+        small, large = min(cold_times), max(cold_times)
+        primitives = (large - small) * PRIMITIVES_PER_LINE
+        grad, call = ((cold_times[large][i] - cold_times[small][i]) / primitives for i in (0, 1))
+        print(f"per primitive, from {small} to {large} lines: grad(f) {grad:.3f} ms, first call {call:.3f} ms")
 
 if __name__ == "__main__":
     main()
