@@ -15,6 +15,7 @@ import pytest
 
 scipy = pytest.importorskip("scipy")
 from scipy import integrate, linalg, signal, special, stats  # noqa: E402
+from scipy.spatial import distance  # noqa: E402
 
 import s2sad  # noqa: E402
 import test_rules  # noqa: E402
@@ -25,7 +26,8 @@ from test_rules_numpy_more import check_second_order, second_order_params  # noq
 
 from gradcheck import make_function  # noqa: E402
 
-test_rules.NAMESPACE.update(special=special, stats=stats, linalg=linalg, signal=signal, integrate=integrate)
+test_rules.NAMESPACE.update(special=special, stats=stats, linalg=linalg, signal=signal, integrate=integrate,
+                            distance=distance)
 test_rules.DOMAINS["prob"] = lambda rng, shape: rng.uniform(0.15, 0.85, shape)
 test_rules.NAMESPACE["LU"] = linalg.lu_factor(np.array([[2.0, 0.5, 0.3], [1.0, 1.5, 0.2], [0.3, -0.4, 1.0]]))
 test_rules.DOMAINS["negative"] = lambda rng, shape: rng.uniform(-0.6, -0.2, shape)
@@ -204,7 +206,14 @@ INTEGRATE = [
     Row("integrate.trapezoid(y, x)", ((4,), (2, 4)), (integrate.trapezoid,)),
 ]
 
-ROWS: list[Row] = [*SPECIAL, *STATS, *LINALG, *SIGNAL, *INTEGRATE]
+SPATIAL = [
+    Row("distance.cdist(x, y)", ((4, 3), (5, 3)), (distance.cdist,)),
+    Row("distance.cdist(x, y, 'sqeuclidean')", ((4, 3), (2, 3)), (distance.cdist,)),
+    Row("np.exp(-distance.cdist(x, y, metric='euclidean'))", ((3, 2), (4, 2)), (distance.cdist, np.exp)),
+    Row("distance.cdist(x, x + 1.0, metric='sqeuclidean') ** 2", ((3, 2),), (distance.cdist, operator.pow)),
+]
+
+ROWS: list[Row] = [*SPECIAL, *STATS, *LINALG, *SIGNAL, *INTEGRATE, *SPATIAL]
 
 
 @pytest.mark.parametrize("row", params(ROWS))
@@ -289,3 +298,11 @@ def test_solve_refuses_complex_values_read_conjugated() -> None:
                       {"np": np, "linalg": linalg})
     with pytest.raises(s2sad.S2SADError, match="complex values"):
         s2sad.grad(f)(np.array([[2.0, 0.5j], [-0.5j, 3.0]]))
+
+
+def test_cdist_refuses_a_metric_it_does_not_differentiate_as_it_runs() -> None:
+    f = make_function("def f(x):\n    return np.sum(distance.cdist(x, 2.0 * x, 'cityblock'))\n",
+                      {"np": np, "distance": distance})
+    with pytest.raises(s2sad.S2SADError, match="not 'cityblock'; write the distance with NumPy") as info:
+        s2sad.grad(f)(np.ones((2, 3)))
+    assert info.value.location.line == 2

@@ -174,6 +174,8 @@ defvjp(rt.pow_slope, "x, y, n=1", broadcast=("x", "y"), elementwise=True,
        jvp={"y": "step_jvp(pow_slope, 1, t, (x, y, n))"},
        x="g * pow_slope(x, y, n + 1)", y="column_vjp(pow_slope, 1, g, (x, y, n))")
 defvjp(rt.log_or_zero, "x, y=None", elementwise=True, x="safe_divide(g, x)", y=None)
+defvjp(rt.cdist_weights, "ct, d, metric", broadcast=("ct", "d"), elementwise=True, metric=None,
+       ct="cdist_weights(g, d, metric)", d="-g * safe_divide(ans, d) if metric == 'euclidean' else 0.0 * g")
 defvjp(rt.mul_into, "x, y", broadcast=("x", "y"), elementwise=True, x="g * y", y="g * x")
 
 # --- not linear: a complex step and its transpose ----------------------------------------

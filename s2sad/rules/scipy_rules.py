@@ -18,6 +18,7 @@ its ``assume_a`` says (a triangle, a band, the diagonal, all of a): the gradient
 from __future__ import annotations
 
 from scipy import integrate, linalg, signal, special, stats
+from scipy.spatial import distance
 
 from .numpy_more_rules import trapezoid_rule
 from .registry import REGISTRY, USER_OBJECTS
@@ -324,6 +325,18 @@ defvjp(signal.convolve, "in1, in2, mode='full', method='auto'", linear="each",
 # correlate(in1, in2) is convolve(in1, in2 flipped along every axis)
 defvjp(signal.correlate, "in1, in2, mode='full', method='auto'", linear="each",
        in1="convolve_grad(g, in1, np.flip(in2), mode)", in2="np.flip(convolve_grad(g, np.flip(in2), in1, mode))")
+
+# --- scipy.spatial.distance -----------------------------------------------------------------
+# d_ij = |a_i - b_j| (or its square): its gradient moves a_i along a_i - b_j, by the weights
+# cdist_weights makes of the cotangent (it refuses the other metrics as it runs)
+_CDIST_W = "cdist_weights(g, ans, metric)"
+defvjp(distance.cdist, "XA, XB, metric='euclidean', *, out=None", name="scipy.spatial.distance.cdist",
+       metric=None, unsupported={"out": "cdist(..., out=...) writes into an existing array, which s2sad does "
+                                        "not follow; assign the result instead"},
+       jvp={"XA": "cdist_weights(np.sum(XA * t, axis=-1)[:, None] - t @ np.swapaxes(XB, -1, -2), ans, metric)",
+            "XB": "cdist_weights(np.sum(XB * t, axis=-1)[None, :] - XA @ np.swapaxes(t, -1, -2), ans, metric)"},
+       XA=f"np.sum({_CDIST_W}, axis=1)[:, None] * XA - {_CDIST_W} @ XB",
+       XB=f"np.sum({_CDIST_W}, axis=0)[:, None] * XB - np.swapaxes({_CDIST_W}, -1, -2) @ XA")
 
 # --- scipy.integrate ------------------------------------------------------------------------
 trapezoid_rule(integrate.trapezoid, "scipy.integrate.trapezoid")

@@ -390,3 +390,20 @@ def cov_rows_grad(ct: Any, m: Any, y: Any = None, rowvar: bool = True, part: int
     g = ct[:count] if part == 0 else ct[count:]
     flip = not rowvar and (np.ndim(v) != 1 if part == 0 else np.shape(np.atleast_2d(v))[0] != 1)
     return np.reshape(_t(g) if flip else g, np.shape(v))
+
+
+#: the metrics of scipy.spatial.distance.cdist whose gradient s2sad computes
+CDIST_METRICS = ("euclidean", "sqeuclidean")
+
+
+def cdist_weights(ct: Any, d: Any, metric: str) -> Any:
+    """The weight of each pair's difference ``XA[i] - XB[j]`` in the gradient of
+    ``cdist(XA, XB, metric)`` (distances ``d``) for the cotangent ``ct``: ``2 ct`` for
+    ``sqeuclidean``, ``ct / d`` for ``euclidean`` (0 where the points coincide, a subgradient)."""
+    if metric == "sqeuclidean":
+        return 2.0 * ct
+    if metric == "euclidean":
+        return safe_divide(ct, d)
+    raise S2SADError(f"s2sad differentiates scipy.spatial.distance.cdist with the metrics "
+                     f"{', '.join(map(repr, CDIST_METRICS))} only, not {metric!r}; write the distance with NumPy "
+                     f"(for example np.sum(np.abs(XA[:, None] - XB[None]), axis=-1) for 'cityblock')")
