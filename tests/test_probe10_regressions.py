@@ -64,3 +64,69 @@ def test_renamed_comprehension_keeps_what_its_calls_name(f) -> None:
     eps = 1e-5
     expected = (s2sad.grad(f)(x + eps * v) - s2sad.grad(f)(x - eps * v)) / (2 * eps)
     np.testing.assert_allclose(s2sad.hvp(f)(x, v), expected, rtol=1e-5, atol=1e-7)
+
+
+def test_standalone_module_with_annotations_it_cannot_evaluate(tmp_path) -> None:
+    # the generated function kept 'cfg: Config' (imported only under TYPE_CHECKING) and
+    # 'p: Params' (the user's class, not copied): the standalone module raised NameError
+    from tests.test_standalone import user_function
+    loss = user_function(tmp_path, "user_annotated", '''
+        from __future__ import annotations
+
+        from typing import TYPE_CHECKING
+
+        import numpy as np
+
+        if TYPE_CHECKING:
+            from numpy.typing import NDArray
+            from somewhere import Config
+
+
+        class Params:
+            def __init__(self, W: np.ndarray, scale: float) -> None:
+                self.W, self.scale = W, scale
+
+
+        def loss(p: Params, x: NDArray[np.float64], cfg: Config | None = None) -> float:
+            return p.scale * float(np.sum(np.tanh(x @ p.W) ** 2))
+    ''')
+    params = loss.__globals__["Params"](RNG.normal(size=(3, 2)), 2.0)
+    text = s2sad.adjoint_source(loss, "x", standalone=True)
+    namespace: dict = {}
+    exec(compile(text, "written", "exec"), namespace)
+    x = RNG.normal(size=(4, 3))
+    expected = numerical_grad(lambda x: loss(params, x), [x], 0)
+    np.testing.assert_allclose(namespace["grad_loss"](params, x), expected, rtol=1e-6, atol=1e-9)
+
+
+class Scaler:
+    def __init__(self, s: float) -> None:
+        self.s = s
+
+    def predict(self, w: np.ndarray, x: np.ndarray) -> np.ndarray:
+        return np.tanh(x @ w) * self.s
+
+    def loss(self, w: np.ndarray, x: np.ndarray) -> float:
+        return np.sum(self.predict(w, x) ** 2)
+
+
+SCALER = Scaler(2.0)
+
+
+def through_a_method(w: np.ndarray, x: np.ndarray) -> float:
+    return SCALER.loss(w, x) + np.sum(w ** 2)
+
+
+def reparametrised_sample(mu: np.ndarray, log_s: np.ndarray) -> float:
+    rng = np.random.default_rng(5)
+    return np.sum(rng.normal(mu, np.exp(log_s)) ** 2)
+
+
+@pytest.mark.parametrize("f, called", [(through_a_method, "forward_predict"),
+                                       (reparametrised_sample, "forward_normal")])
+def test_standalone_refuses_code_chosen_by_the_object_it_runs_on(f, called: str) -> None:
+    # the code for self.predict(...) (or rng.normal(...)) is chosen at each call by the
+    # object's type; the standalone module called it without defining it (NameError)
+    from s2sad.standalone import StandaloneError
+    with pytest.raises(StandaloneError, match=f"the code calls {called}.*cannot copy it"):
+        s2sad.adjoint_source(f, standalone=True)
