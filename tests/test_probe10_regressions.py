@@ -130,3 +130,55 @@ def test_standalone_refuses_code_chosen_by_the_object_it_runs_on(f, called: str)
     from s2sad.standalone import StandaloneError
     with pytest.raises(StandaloneError, match=f"the code calls {called}.*cannot copy it"):
         s2sad.adjoint_source(f, standalone=True)
+
+
+def reparametrised_inline(mu: np.ndarray, s: np.ndarray) -> float:
+    np.random.seed(3)
+    z = np.random.normal(mu, s)
+    w = mu + s * np.random.randn(3)
+    return np.sum(z ** 2 + w ** 3)
+
+
+def unused_draw_first(mu: np.ndarray) -> float:
+    np.random.seed(0)
+    burn = np.random.randn(3)
+    eps = np.random.randn(3)
+    return np.sum(mu * eps)
+
+
+def two_draws_alike(mu: np.ndarray) -> float:
+    np.random.seed(0)
+    a = np.random.normal(mu, 1.0)
+    b = np.random.normal(mu, 1.0)
+    return np.sum(a * b)
+
+
+def unused_sample_first(mu: np.ndarray) -> float:
+    np.random.seed(0)
+    np.random.randn(2)
+    rng = np.random.default_rng(0)
+    _ = rng.normal(size=2)
+    burn = rng.normal(mu, 1.0)
+    mu = mu + 0.1 * np.random.randn(3)
+    return np.sum(rng.normal(mu, 1.0) ** 2)
+
+
+def noise_each_step(mu: np.ndarray, s: np.ndarray) -> float:
+    np.random.seed(1)
+    total = 0.0
+    for _ in range(4):
+        total = total + np.sum((mu + s * np.random.randn(3)) ** 2)
+    return total
+
+
+@pytest.mark.parametrize("f, wrt", [(reparametrised_inline, 1), (unused_draw_first, 0), (two_draws_alike, 0),
+                                    (unused_sample_first, 0), (noise_each_step, 1)])
+@pytest.mark.parametrize("specialize", [True, False])
+def test_random_draws_are_drawn_once_where_they_stand(f, wrt: int, specialize: bool) -> None:
+    # 's * np.random.randn(3)' computed the draw again in the backward pass (other numbers);
+    # an unused draw was dropped as dead code and two draws alike were computed once, so the
+    # draws after them gave the gradient other numbers than the function's
+    args = [np.array([0.1, 0.2, 0.3]), np.array([0.5, 0.6, 0.7])][:f.__code__.co_argcount]
+    expected = numerical_grad(f, args, wrt)
+    np.testing.assert_allclose(s2sad.grad(f, wrt, specialize=specialize)(*args), expected, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(s2sad.value_and_grad(f, wrt)(*args)[1], expected, rtol=1e-6, atol=1e-9)

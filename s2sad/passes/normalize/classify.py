@@ -8,7 +8,7 @@ import libcst as cst
 import numpy as np
 
 from ... import runtime
-from ...rules import NONDIFF_ATTRIBUTES
+from ...rules import NONDIFF_ATTRIBUTES, draws
 from ..resolve import MISSING
 from .constructs import BINARY_OPS, UNSUPPORTED
 from .syntax import strip_parens, variable_names, walk
@@ -65,6 +65,11 @@ class Classification:
                 return "nondiff"
             return self.combined_kind([node.left, node.right])
         return None
+
+    def draws(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` calls a random number generator (``np.random.randn(3)``,
+        ``RNG.normal()``, ``random.gauss(0, 1)``): its value changes each time it is computed."""
+        return any(isinstance(n, cst.Call) and draws(self.res.object(n.func)) for n in walk(node))
 
     def stopped_copy(self, node: cst.BaseExpression) -> str | None:
         """The local variable ``x`` (its current version) if ``node`` is exactly ``stop_gradient(x)``."""

@@ -10,6 +10,7 @@ import numpy as np
 
 from ... import runtime
 from ...ir import Assign, Call, Const, If, Opaque, Operand, Var, operand_code, operand_reads
+from ...rules import draws as random_draws
 from ...rules.registry import pack_rule
 from ..resolve import MISSING
 from .aliasing import may_alias
@@ -39,7 +40,12 @@ class ExpressionLowering:
                 self.sizes[target] = () if isinstance(empty, cst.Dict) else 0  # f(*t, **d) passes nothing
             if target is not None and isinstance(empty, (cst.List, cst.Dict)) and not empty.elements:
                 self.holders[target] = frozenset()  # an empty list or dict: what d[k] = v puts in, it holds
-            return self.emit_operand(Const(self.parsed.code(strip_parens(node)).strip()), target)
+            const = Const(self.parsed.code(strip_parens(node)).strip())
+            if self.draws(node):  # drawn once, where it stands: the adjoint reads the same numbers
+                name = self.fn.fresh(self.hint(node)) if target is None else target
+                self.out.append(Assign(name, const, self.loc, target is None, draws=True))
+                return Var(name)
+            return self.emit_operand(const, target)
         kind = self.inactive_kind(node)
         if kind is not None:
             opaque = Opaque(self.rename(strip_parens(node)), reads, kind, self.stopped_copy(node))
@@ -244,7 +250,9 @@ class ExpressionLowering:
              node: cst.CSTNode) -> Var:
         temporary = target is None
         name = self.fn.fresh(hint) if temporary else target
-        self.out.append(Assign(name, value, self.location(node), temporary))
+        draws = self.draws(node) or isinstance(value, Call) and value.rule is not None and random_draws(
+            value.rule.fun)
+        self.out.append(Assign(name, value, self.location(node), temporary, draws))
         return Var(name)
 
     def emit_operand(self, op: Operand, target: str | None) -> Operand:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ... import runtime
 from ...ir import Assign, Const, If, Opaque, Operand, Return, Stmt, Var
+from ...rules import draws
 from .constructs import UNSUPPORTED
 from .flow import always_returns, may_jump, may_return
 from .inplace import ufunc_at_helper
@@ -335,7 +336,7 @@ class StatementLowering:
             self.out_call(value)
             return
         called = self.res.object(value.func) if isinstance(value, cst.Call) else None
-        if any(getattr(called, "__func__", called) is f for f in STATEMENT_CALLS):
+        if any(getattr(called, "__func__", called) is f for f in STATEMENT_CALLS) or draws(called):
             self.check_expression(value)
             self.out.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), "nondiff"), self.loc))
             return
