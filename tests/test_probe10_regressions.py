@@ -122,14 +122,26 @@ def reparametrised_sample(mu: np.ndarray, log_s: np.ndarray) -> float:
     return np.sum(rng.normal(mu, np.exp(log_s)) ** 2)
 
 
+def sampled_with_a_generator_argument(mu: np.ndarray, rng: np.random.Generator) -> float:
+    return np.sum(rng.normal(mu, 2.0) ** 2)
+
+
 @pytest.mark.parametrize("f, called", [(through_a_method, "forward_predict"),
-                                       (reparametrised_sample, "forward_normal")])
+                                       (sampled_with_a_generator_argument, "forward_normal")])
 def test_standalone_refuses_code_chosen_by_the_object_it_runs_on(f, called: str) -> None:
     # the code for self.predict(...) (or rng.normal(...)) is chosen at each call by the
     # object's type; the standalone module called it without defining it (NameError)
     from s2sad.standalone import StandaloneError
     with pytest.raises(StandaloneError, match=f"the code calls {called}.*cannot copy it"):
         s2sad.adjoint_source(f, standalone=True)
+
+
+def test_standalone_sample_of_a_generator_made_in_the_function() -> None:
+    namespace: dict = {}
+    exec(compile(s2sad.adjoint_source(reparametrised_sample, standalone=True), "written", "exec"), namespace)
+    mu, log_s = np.array([0.1, -0.2]), np.array([0.3, 0.0])
+    np.testing.assert_allclose(namespace["grad_reparametrised_sample"](mu, log_s),
+                               numerical_grad(reparametrised_sample, [mu, log_s], 0), rtol=1e-6)
 
 
 def reparametrised_inline(mu: np.ndarray, s: np.ndarray) -> float:
@@ -182,3 +194,55 @@ def test_random_draws_are_drawn_once_where_they_stand(f, wrt: int, specialize: b
     expected = numerical_grad(f, args, wrt)
     np.testing.assert_allclose(s2sad.grad(f, wrt, specialize=specialize)(*args), expected, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(s2sad.value_and_grad(f, wrt)(*args)[1], expected, rtol=1e-6, atol=1e-9)
+
+
+def sampled_in_the_function(mu: np.ndarray, s: np.ndarray) -> float:
+    rng = np.random.default_rng(1)
+    a = rng.normal(mu, s, size=(4, 3))
+    b = rng.lognormal(mu, s)
+    g = rng.uniform(mu, mu + s)
+    return np.sum(a ** 3) + np.sum(b) + np.sum(g ** 2)
+
+
+def noisy(mu: np.ndarray, s: np.ndarray) -> np.ndarray:
+    return mu + s * np.random.randn(3)
+
+
+def through_a_noisy_helper(mu: np.ndarray, s: np.ndarray) -> float:
+    np.random.seed(0)
+    return np.sum(noisy(mu, s) ** 3)
+
+
+def sampled_from_a_generator_passed_in(mu: np.ndarray, s: np.ndarray, rng: np.random.Generator) -> float:
+    return np.sum(rng.normal(mu, s) ** 3)
+
+
+def test_hvp_of_samples_from_a_generator_made_in_the_function() -> None:
+    # rng.normal(mu, s) on a generator made in the function was a call chosen as it runs, whose
+    # vjp drew the sample again from the advanced generator: Hessian-vector products with
+    # respect to a scale were wrong; the call takes the sampler's rule now
+    mu, s, v = np.array([0.1, 0.2, 0.3]), np.array([0.5, 0.6, 0.7]), np.array([1.0, -0.5, 0.3])
+    f = sampled_in_the_function
+    for wrt, x in ((0, mu), (1, s)):
+        np.testing.assert_allclose(s2sad.grad(f, wrt)(mu, s), numerical_grad(f, [mu, s], wrt), rtol=1e-6)
+        g = s2sad.grad(f, wrt)
+        eps = 1e-5
+        moved = [(mu + eps * v, s), (mu - eps * v, s)] if wrt == 0 else [(mu, s + eps * v), (mu, s - eps * v)]
+        expected = (g(*moved[0]) - g(*moved[1])) / (2 * eps)
+        np.testing.assert_allclose(s2sad.hvp(f, wrt)(mu, s, v), expected, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("f, line, column", [(through_a_noisy_helper, "return mu + s * np.random.randn(3)", 21),
+                                             (sampled_from_a_generator_passed_in, "return np.sum(rng.normal", 19)])
+def test_hvp_through_a_draw_whose_forward_pass_runs_again_is_refused(f, line: str, column: int) -> None:
+    # the caller's backward pass computed the helper's forward pass again (its vjp), drawing
+    # other random numbers: the Hessian-vector product was wrong
+    from s2sad.errors import NoGradientRuleError
+    mu, s, v = np.array([0.1, 0.2, 0.3]), np.array([0.5, 0.6, 0.7]), np.array([1.0, -0.5, 0.3])
+    args = (mu, s) if f is through_a_noisy_helper else (mu, s, np.random.default_rng(0))
+    np.testing.assert_allclose(s2sad.grad(f, 1)(*args), numerical_grad(
+        lambda s: f(mu, s, *([np.random.default_rng(0)] if len(args) == 3 else [])), [s], 0), rtol=1e-6)
+    with pytest.raises(NoGradientRuleError, match="would then draw other random numbers") as caught:
+        s2sad.hvp(f, 1)(*args, v)
+    assert caught.value.location.source_line.strip().startswith(line)
+    assert caught.value.location.column == column

@@ -74,6 +74,18 @@ def draws(fun: Any) -> bool:
         "Generator", "RandomState", "BitGenerator")
 
 
+#: What makes a generator's state anew from the seed it is given (np.random.seed(0),
+#: np.random.default_rng(0)): code that runs again after it draws the same numbers again.
+SEEDING = frozenset(map(id, (np.random.seed, np.random.default_rng, np.random.RandomState, np.random.Generator,
+                             np.random.SeedSequence, np.random.PCG64, np.random.PCG64DXSM, np.random.MT19937,
+                             np.random.Philox, np.random.SFC64, random.seed, random.Random)))
+
+
+#: The functions that make a generator, and its class (whose methods' rules its calls take).
+GENERATOR_MAKERS = {np.random.default_rng: np.random.Generator, np.random.Generator: np.random.Generator,
+                    np.random.RandomState: np.random.RandomState}
+
+
 def _samplers() -> list[tuple[str, Any, str, list[str]]]:
     """(spelling, function, name, parameters after self) of each method of the generators and
     each function of np.random that is one of its global RandomState's methods."""
