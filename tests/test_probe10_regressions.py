@@ -246,3 +246,21 @@ def test_hvp_through_a_draw_whose_forward_pass_runs_again_is_refused(f, line: st
         s2sad.hvp(f, 1)(*args, v)
     assert caught.value.location.source_line.strip().startswith(line)
     assert caught.value.location.column == column
+
+
+def finite_part_of_a_root(x: np.ndarray) -> float:
+    return np.sum(np.nan_to_num(np.sqrt(x)) * x) + np.sum(np.nan_to_num(np.log(x), neginf=0.0))
+
+
+def test_nan_to_num_is_nan_safe_as_where_is() -> None:
+    # the gradient of np.nan_to_num(np.sqrt(x)) where x < 0 was 0 * nan = nan (the function is
+    # 0 there, so is its derivative); the derivatives of what only feeds nan_to_num are masked
+    # where its argument is not finite, as for np.where's branches
+    x = np.array([-1.0, 0.5, 2.0, -0.3])
+    with np.errstate(all="ignore"):
+        expected = numerical_grad(finite_part_of_a_root, [x], 0)
+        np.testing.assert_allclose(s2sad.grad(finite_part_of_a_root)(x), expected, rtol=1e-6, atol=1e-9)
+        v = np.ones_like(x)
+        _, slope = s2sad.jvp(finite_part_of_a_root)(x, v)
+        assert np.isfinite(slope)
+        assert np.all(np.isfinite(s2sad.hvp(finite_part_of_a_root)(x, v)))

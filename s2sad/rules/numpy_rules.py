@@ -143,8 +143,10 @@ for radians in (np.deg2rad, np.radians):
 for degrees in (np.rad2deg, np.degrees):
     unary(degrees, "g * (180 / np.pi)")
 unary(np.sinc, "g * safe_divide(np.cos(np.pi * x) - ans, x)")  # 0 at 0
-defvjp(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None", x="g * np.isfinite(x)",
-       jvp={"x": "t * np.isfinite(x)", "nan": "t * np.isnan(x)", "posinf": "t * np.isposinf(x)",
+# (NaN-safe as np.where is: what only feeds x has its derivatives masked where x is not finite)
+defvjp(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None", masks={"x": "np.isfinite(x)"},
+       x="np.where(np.isfinite(x), g, 0)",
+       jvp={"x": "np.where(np.isfinite(x), t, 0)", "nan": "t * np.isnan(x)", "posinf": "t * np.isposinf(x)",
             "neginf": "t * np.isneginf(x)"},
        nan="unbroadcast(g * np.isnan(x), nan)", posinf="unbroadcast(g * np.isposinf(x), posinf)",
        neginf="unbroadcast(g * np.isneginf(x), neginf)")
