@@ -264,3 +264,21 @@ def test_nan_to_num_is_nan_safe_as_where_is() -> None:
         _, slope = s2sad.jvp(finite_part_of_a_root)(x, v)
         assert np.isfinite(slope)
         assert np.all(np.isfinite(s2sad.hvp(finite_part_of_a_root)(x, v)))
+
+
+def seeded_noisy(mu: np.ndarray, s: np.ndarray) -> np.ndarray:
+    np.random.seed(5)
+    return mu + s * np.random.randn(3)
+
+
+def through_a_seeded_helper(mu: np.ndarray, s: np.ndarray) -> float:
+    return np.sum(seeded_noisy(mu, s) ** 3)
+
+
+def test_hvp_through_a_helper_that_seeds_before_it_draws() -> None:
+    # its forward pass, run again, draws the same numbers again: not refused, and right
+    mu, s, v = np.array([0.1, 0.2, 0.3]), np.array([0.5, 0.6, 0.7]), np.array([1.0, -0.5, 0.3])
+    g = s2sad.grad(through_a_seeded_helper, 1)
+    eps = 1e-5
+    expected = (g(mu, s + eps * v) - g(mu, s - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(s2sad.hvp(through_a_seeded_helper, 1)(mu, s, v), expected, rtol=1e-5, atol=1e-7)

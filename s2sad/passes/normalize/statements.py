@@ -336,7 +336,8 @@ class StatementLowering:
             self.out_call(value)
             return
         called = self.res.object(value.func) if isinstance(value, cst.Call) else None
-        if any(getattr(called, "__func__", called) is f for f in STATEMENT_CALLS) or draws(called):
+        if (draws(called) and self.draws(value)
+                or any(getattr(called, "__func__", called) is f for f in STATEMENT_CALLS)):
             self.check_expression(value)
             self.out.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), "nondiff"), self.loc))
             return
