@@ -3,6 +3,8 @@ kind other projects test (GP likelihoods, filters, ODE solvers, attention, losse
 against central finite differences."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -282,3 +284,22 @@ def test_hvp_through_a_helper_that_seeds_before_it_draws() -> None:
     eps = 1e-5
     expected = (g(mu, s + eps * v) - g(mu, s - eps * v)) / (2 * eps)
     np.testing.assert_allclose(s2sad.hvp(through_a_seeded_helper, 1)(mu, s, v), expected, rtol=1e-5, atol=1e-7)
+
+
+def log_where_positive(x: np.ndarray) -> float:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(x > 0, np.log(x), 0.0)
+        if np.any(x > 1):
+            return np.sum(r) * 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = np.sum(np.sqrt(np.abs(x)))
+    return np.sum(r) + s
+
+
+@pytest.mark.parametrize("x", [np.array([0.5, -1.0, 0.7]), np.array([0.5, -1.0, 2.0])])
+def test_with_np_errstate_runs_its_body(x: np.ndarray) -> None:
+    # 'with np.errstate(...)' (and warnings.catch_warnings) was refused as a 'with' statement;
+    # they change what is reported, not what is computed
+    np.testing.assert_allclose(s2sad.grad(log_where_positive)(x), numerical_grad(log_where_positive, [x], 0),
+                               rtol=1e-6)
