@@ -297,9 +297,19 @@ def log_where_positive(x: np.ndarray) -> float:
     return np.sum(r) + s
 
 
-@pytest.mark.parametrize("x", [np.array([0.5, -1.0, 0.7]), np.array([0.5, -1.0, 2.0])])
-def test_with_np_errstate_runs_its_body(x: np.ndarray) -> None:
+def returns_in_a_guarded_branch(x: np.ndarray) -> float:
+    if x[0] > 0:
+        with np.errstate(all="ignore"):
+            return np.sum(np.log(x ** 2))
+    else:
+        with np.errstate(all="ignore"):
+            y = x * 2
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("f", [log_where_positive, returns_in_a_guarded_branch])
+@pytest.mark.parametrize("x", [np.array([0.5, -1.0, 0.7]), np.array([-0.5, -1.0, 2.0])])
+def test_with_np_errstate_runs_its_body(f, x: np.ndarray) -> None:
     # 'with np.errstate(...)' (and warnings.catch_warnings) was refused as a 'with' statement;
     # they change what is reported, not what is computed
-    np.testing.assert_allclose(s2sad.grad(log_where_positive)(x), numerical_grad(log_where_positive, [x], 0),
-                               rtol=1e-6)
+    np.testing.assert_allclose(s2sad.grad(f)(x), numerical_grad(f, [x], 0), rtol=1e-6)
