@@ -313,3 +313,27 @@ def test_with_np_errstate_runs_its_body(f, x: np.ndarray) -> None:
     # 'with np.errstate(...)' (and warnings.catch_warnings) was refused as a 'with' statement;
     # they change what is reported, not what is computed
     np.testing.assert_allclose(s2sad.grad(f)(x), numerical_grad(f, [x], 0), rtol=1e-6)
+
+
+def gp_mean_by_cho_solve(L: np.ndarray, y: np.ndarray) -> float:
+    import scipy.linalg as sla
+    return np.sum(sla.cho_solve((L, True), y) ** 2)
+
+
+def solved_by_lu_factors(A: np.ndarray, y: np.ndarray) -> float:
+    import scipy.linalg as sla
+    lu, piv = sla.lu_factor(A)
+    return np.sum(sla.lu_solve((lu, piv), y) ** 2) + np.sum(sla.lu_solve((lu, piv), y, trans=1))
+
+
+@pytest.mark.parametrize("f", [gp_mean_by_cho_solve, solved_by_lu_factors])
+@pytest.mark.parametrize("specialize", [True, False])
+def test_factor_passed_as_a_tuple_display(f, specialize: bool) -> None:
+    # the (c, lower) and (lu, piv) displays were read as arrays by the gradient
+    # (cho_solve(np.asarray(items), g): ValueError, an inhomogeneous shape)
+    M = RNG.normal(size=(3, 3))
+    A = M @ M.T + 3 * np.eye(3)
+    factor = np.linalg.cholesky(A) if f is gp_mean_by_cho_solve else A
+    y = RNG.normal(size=3)
+    np.testing.assert_allclose(s2sad.grad(f, 1, specialize=specialize)(factor, y),
+                               numerical_grad(f, [factor, y], 1), rtol=1e-6)

@@ -258,8 +258,9 @@ defvjp(linalg.solve_triangular, "a, b, trans=0, lower=False, unit_diagonal=False
                  f"unit_diagonal)"},
        b=_GB,
        a=_TRI.format(m=f"-({_OUTER.format(u='ans', v=_GB)} if {_T} else {_OUTER.format(u=_GB, v='ans')})"))
+# (the factor comes as a tuple, (c, lower) or (lu, piv), which SciPy reads as it is, not as an array)
 defvjp(linalg.cho_solve, "c_and_lower, b, overwrite_b=False, check_finite=True", linear="joint",
-       unsupported=_in_place("overwrite_b"),
+       unsupported=_in_place("overwrite_b"), containers=("c_and_lower",),
        refuse={"c_and_lower": "s2sad differentiates scipy.linalg.cho_solve with respect to b only; for a "
                               "gradient with respect to the factor, write np.linalg.solve(c @ c.T, b)"},
        b="cho_solve(c_and_lower, g)")
@@ -306,7 +307,7 @@ defvjp(linalg.eigh, _EIGH.format(only="eigvals_only=False, "), returns_container
 defvjp(linalg.eigvalsh, _EIGH.format(only=""), unsupported=_EIGH_ONLY, jvp={"a": _EVALS_T}, a=_EVALS)
 # lu_solve with respect to b (linear): x = a^-1 b (trans 0), a^-T b (1); its transpose swaps them
 defvjp(linalg.lu_solve, "lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True", linear="joint",
-       unsupported=_in_place("overwrite_b"),
+       unsupported=_in_place("overwrite_b"), containers=("lu_and_piv",),
        refuse={"lu_and_piv": "s2sad differentiates scipy.linalg.lu_solve with respect to b only; for a gradient "
                              "with respect to the matrix, write scipy.linalg.solve(a, b)"},
        b="lu_solve(lu_and_piv, g, 1 if trans in (0, 'N') else 0) if trans in (0, 'N', 1, 'T') else "
