@@ -337,3 +337,22 @@ def test_factor_passed_as_a_tuple_display(f, specialize: bool) -> None:
     y = RNG.normal(size=3)
     np.testing.assert_allclose(s2sad.grad(f, 1, specialize=specialize)(factor, y),
                                numerical_grad(f, [factor, y], 1), rtol=1e-6)
+
+
+def norms_over_named_axes(x: np.ndarray) -> float:
+    ax = (1, 2)
+    return np.sum(np.linalg.norm(x, axis=ax)) + np.sum(np.max(x, axis=ax)) + np.sum(np.var(x, axis=ax))
+
+
+@pytest.mark.parametrize("specialize", [True, False])
+def test_axis_tuple_held_in_a_variable(specialize: bool) -> None:
+    # the gradient passed the tuple as np.asarray(ax) to norm_grad and np.sum (TypeError: only
+    # integer scalar arrays can be converted to a scalar index); only a differentiable
+    # operand that is a tuple or list display is read as an array now
+    x = RNG.normal(size=(2, 3, 4))
+    np.testing.assert_allclose(s2sad.grad(norms_over_named_axes, specialize=specialize)(x),
+                               numerical_grad(norms_over_named_axes, [x], 0), rtol=1e-6)
+    v = RNG.normal(size=x.shape)
+    g = s2sad.grad(norms_over_named_axes)
+    expected = (g(x + 1e-5 * v) - g(x - 1e-5 * v)) / 2e-5
+    np.testing.assert_allclose(s2sad.hvp(norms_over_named_axes)(x, v), expected, rtol=1e-5, atol=1e-7)
