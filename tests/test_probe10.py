@@ -2,8 +2,8 @@
 log marginal likelihood, a Kalman filter, RK4, Sinkhorn, attention with layer norm, a mixture
 density network, a Poisson GLM, robust losses, the heat equation, a VAE's ELBO, polynomial and
 spline fits, convolutions, batch norm, a triplet loss, logistic regression, einsum
-contractions, cumulative and sorting functions, and parameters in dicts, lists and named
-tuples.  Each gradient is checked against central finite differences in float64, for several
+contractions, cumulative and sorting functions, parameters in dicts, lists and named tuples,
+random draws inline, and np.errstate guards.  Each gradient is checked against central finite differences in float64, for several
 arguments; some Hessian-vector products against finite differences of the gradient; every
 gradient function is called twice, and again with other shapes."""
 from __future__ import annotations
@@ -233,6 +233,36 @@ def tree_params(theta: tuple, x: np.ndarray) -> float:
     return np.sum((a * x + b) ** 2) + c * np.sum(x)
 
 
+def gp_posterior(log_ls: np.ndarray, X: np.ndarray, y: np.ndarray, Xs: np.ndarray) -> float:
+    ls = np.exp(log_ls)
+
+    def kernel(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        d = (A[:, None, :] - B[None, :, :]) / ls
+        return np.exp(-0.5 * np.sum(d * d, axis=-1))
+    L = np.linalg.cholesky(kernel(X, X) + 1e-2 * np.eye(len(X)))
+    mean = kernel(Xs, X) @ sla.cho_solve((L, True), y)
+    v = sla.solve_triangular(L, kernel(X, Xs), lower=True)
+    axes = (0,)
+    return np.sum(mean ** 2) + np.sum(1.0 - np.sum(v * v, axis=axes))
+
+
+def elbo_inline_noise(mu: np.ndarray, log_s: np.ndarray, x: np.ndarray) -> float:
+    np.random.seed(0)
+    np.random.randn(2)  # (numbers skipped, as a script that draws something first would)
+    unused = np.random.randn(3)
+    z = mu + np.exp(log_s) * np.random.randn(3)
+    z2 = mu + np.exp(log_s) * np.random.randn(3)
+    rec = np.sum((x - z) ** 2) + np.sum((x - z2) ** 2)
+    return rec + 0.5 * np.sum(np.exp(2 * log_s) + mu ** 2 - 1 - 2 * log_s)
+
+
+def guarded_log_likelihood(x: np.ndarray, w: np.ndarray) -> float:
+    with np.errstate(divide="ignore", invalid="ignore"):  # (the gradient code warns as NumPy does)
+        logs = np.where(x > 0, np.log(x), 0.0)
+        roots = np.nan_to_num(np.sqrt(x))
+    return np.sum(w * logs) + np.sum(roots * w)
+
+
 # --- arguments --------------------------------------------------------------------------------
 
 def _cases() -> list[tuple[Callable[..., float], Callable[[np.random.Generator], list], tuple]]:
@@ -281,6 +311,10 @@ def _cases() -> list[tuple[Callable[..., float], Callable[[np.random.Generator],
                                  Layer(r.normal(size=(4, 2)), r.normal(size=2))],
                                 r.normal(size=(5, 3)), r.normal(size=5)], (0, 1)),
         (tree_params, lambda r: [(1.5, (r.normal(size=2), 0.7)), r.normal(size=2)], (0, 1)),
+        (gp_posterior, lambda r: [np.array([0.1, -0.3]), r.normal(size=(4, 2)), r.normal(size=4),
+                                  r.normal(size=(3, 2))], (2, 3)),
+        (elbo_inline_noise, lambda r: [r.normal(size=3), 0.3 * r.normal(size=3), r.normal(size=3)], (0, 1)),
+        (guarded_log_likelihood, lambda r: [np.array([0.5, -1.0, 2.0, -0.2]), r.normal(size=4)], (0, 1)),
     ]
 
 
@@ -327,6 +361,7 @@ def assert_tree_close(got: Any, expected: list, rtol: float = 1e-5, atol: float 
         np.testing.assert_allclose(np.asarray(g, dtype=float), e, rtol=rtol, atol=atol)
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 @pytest.mark.parametrize("f, make, wrts", CASES, ids=[c[0].__name__ for c in CASES])
 def test_gradient_matches_finite_differences(f, make, wrts) -> None:
     args = make(np.random.default_rng(10))
@@ -364,7 +399,8 @@ def test_gradient_at_other_shapes_after_the_first(f, make, wrt) -> None:
 
 
 HVP = [(gp_nlml, 0), (kalman_nll, 0), (rk4_fit, 0), (sinkhorn_loss, 0), (mdn_nll, 0), (robust_fit, 0),
-       (heat_in_place, 0), (batch_norm, 0), (triplet_loss, 0), (contractions, 1), (rows_sorted, 1)]
+       (heat_in_place, 0), (batch_norm, 0), (triplet_loss, 0), (contractions, 1), (rows_sorted, 1),
+       (gp_posterior, 3), (elbo_inline_noise, 1)]
 
 
 @pytest.mark.parametrize("f, wrt", HVP, ids=[h[0].__name__ for h in HVP])
