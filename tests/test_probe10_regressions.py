@@ -356,3 +356,28 @@ def test_axis_tuple_held_in_a_variable(specialize: bool) -> None:
     g = s2sad.grad(norms_over_named_axes)
     expected = (g(x + 1e-5 * v) - g(x - 1e-5 * v)) / 2e-5
     np.testing.assert_allclose(s2sad.hvp(norms_over_named_axes)(x, v), expected, rtol=1e-5, atol=1e-7)
+
+
+def conv1d_by_windows(w: np.ndarray, x: np.ndarray) -> float:
+    from numpy.lib.stride_tricks import sliding_window_view
+    return np.sum(np.tanh(sliding_window_view(x, w.shape[0]) @ w) ** 2)
+
+
+def test_sliding_window_view_is_differentiated() -> None:
+    # a conv1d written with sliding_window_view was refused (no gradient rule)
+    w, x = RNG.normal(size=3), RNG.normal(size=8)
+    for wrt in (0, 1):
+        np.testing.assert_allclose(s2sad.grad(conv1d_by_windows, wrt)(w, x),
+                                   numerical_grad(conv1d_by_windows, [w, x], wrt), rtol=1e-6)
+
+
+def writes_through_windows(x: np.ndarray) -> float:
+    from numpy.lib.stride_tricks import sliding_window_view
+    return np.sum(sliding_window_view(x, 2, writeable=True))
+
+
+def test_writeable_window_view_is_refused() -> None:
+    from s2sad.errors import S2SADError
+    with pytest.raises(S2SADError, match="writeable window view") as caught:
+        s2sad.grad(writes_through_windows)(np.ones(4))
+    assert caught.value.location.source_line.strip().startswith("return np.sum(sliding_window_view")
