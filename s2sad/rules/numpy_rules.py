@@ -408,6 +408,10 @@ unary(math.degrees, "g * (180 / np.pi)")
 unary(math.erf, "g * (2 / np.pi ** 0.5) * np.exp(-x ** 2)")
 unary(math.erfc, "-g * (2 / np.pi ** 0.5) * np.exp(-x ** 2)")
 binary(math.atan2, "g * y / (x ** 2 + y ** 2)", "-g * x / (x ** 2 + y ** 2)")
+for math_gamma in (math.gamma, math.lgamma):  # (their rules come with SciPy's: scipy_rules.py)
+    REGISTRY.declare_refused(math_gamma, f"the derivative of math.{math_gamma.__name__} is SciPy's digamma, and "
+                             f"s2sad declares it once SciPy is imported: import scipy.special in your module "
+                             f"(or use scipy.special.gammaln / scipy.special.gamma)")
 binary(math.pow, "g * pow_slope(x, y)", "g * ans * log_or_zero(x, y)")
 binary(math.hypot, "g * safe_divide(x, ans)", "g * safe_divide(y, ans)")
 binary(math.fmod, "g", "-g * np.trunc(x / y)")

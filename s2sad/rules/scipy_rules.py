@@ -17,6 +17,8 @@ its ``assume_a`` says (a triangle, a band, the diagonal, all of a): the gradient
 """
 from __future__ import annotations
 
+import math
+
 from scipy import integrate, linalg, signal, special, stats
 
 from .numpy_more_rules import trapezoid_rule
@@ -75,6 +77,10 @@ unary(special.log_ndtr, "g * np.exp(-0.5 * x ** 2 - ans) / (2.0 * np.pi) ** 0.5"
 unary(special.ndtri, "g * (2.0 * np.pi) ** 0.5 * np.exp(0.5 * ans ** 2)")
 unary(special.rgamma, "-g * ans * digamma(x)")
 unary(special.loggamma, "g * digamma(x)")  # (real x > 0: gammaln)
+# the math module's gamma functions, whose derivatives are SciPy's digamma (so declared with SciPy's)
+for math_gamma, vjp in ((math.gamma, "g * ans * digamma(x)"), (math.lgamma, "g * digamma(x)")):
+    REGISTRY.defvjp(math_gamma, "x", name=f"math.{math_gamma.__name__}", elementwise=True,
+                    shape=numpy_elementwise(math_gamma), x=vjp)
 unary(special.expm1, "g * (ans + 1.0)")
 unary(special.log1p, "g / (1.0 + x)")
 unary(special.i0, "g * i1(x)")
