@@ -93,6 +93,7 @@ class Assign:
     value: Call | Opaque | Var | Const
     loc: Location
     temporary: bool = False  # a name s2sad introduced
+    draws: bool = False  # draws random numbers: computed once, where it stands, even if unused
 
     @property
     def targets(self) -> tuple[str, ...]:

@@ -137,7 +137,8 @@ PIPELINE: tuple[Pass, ...] = (
          lambda s: "\n".join(f"{f.name}: {f.kind} {f.value!r:.70}" for f in s.resolution.free.values())
          + f"\nlocals: {', '.join(sorted(s.resolution.locals))}\n"),
     Pass("normalize", lambda s: setattr(s, "ir", normalize.normalize(
-        s.parsed, s.resolution, REGISTRY, callee=s.kind in CALLEE_KINDS or s.kind == "jvp")),
+        s.parsed, s.resolution, REGISTRY, callee=s.kind in CALLEE_KINDS or s.kind == "jvp",
+        replayed=s.kind == "vjp")),
          _show_ir),
     Pass("activity", _run_activity, lambda s: _show_ir(s, annotate=True)),
     Pass("reverse", _run_reverse, lambda s: codegen.render(s.adjoint, s.kind)[0]),

@@ -171,6 +171,13 @@ class _Module:
                 rule = importlib.import_module("s2sad.custom").rule_function(name)
                 self.user_object(name, rule, getattr(rule, "__module__", "") or "")
         for line in text.splitlines():
+            chosen = re.match(r"# (\w+): calls the code generated for (.*), chosen when it is called$", line)
+            if chosen:
+                raise StandaloneError(
+                    f"the code calls {chosen.group(1)}, the code s2sad generates for "
+                    f"{chosen.group(2)} of the object it is called on, chosen as it runs: a standalone "
+                    f"module cannot copy it; call a module-level function instead (for a random "
+                    f"generator's sampler, scale standard draws: mu + sigma * rng.standard_normal(n))")
             loose = re.match(r"# reads from \w+'s (globals|closure): (.*)$", line)
             if loose and loose.group(1) == "closure":
                 raise StandaloneError(f"the code reads {loose.group(2)} from an enclosing function: a "
@@ -298,7 +305,12 @@ class _Module:
     def render(self, body: str) -> str:
         header, _, rest = body.partition("\n")
         helpers = [self.copied[key] for key in sorted(self.copied, key=lambda k: self.ranks[k])]
-        parts = [header, "\n".join(sorted(self.imports, key=lambda s: (not s.startswith("import"), s)))]
+        imports = sorted(self.imports, key=lambda s: (not s.startswith("import"), s))
+        if _annotated(rest) or any(_annotated(g) for g in self.generated):
+            # (the generated functions keep the user's annotations, which may name what only
+            # the user's module imports, or only under TYPE_CHECKING: never evaluate them)
+            imports.insert(0, "from __future__ import annotations")
+        parts = [header, "\n".join(imports)]
         if helpers:
             parts.append("# ---- copied from s2sad's runtime, so that this module needs only NumPy ----")
             parts += helpers
@@ -313,6 +325,13 @@ class _Module:
                     raise StandaloneError(f"two different functions are both named {node.name} in the "
                                           f"standalone module; rename one of the user's functions")
         return text
+
+
+def _annotated(text: str) -> bool:
+    """Whether a function defined in ``text`` has an annotation."""
+    return any(isinstance(node, ast.FunctionDef) and (node.returns is not None or any(
+        a.annotation is not None for a in ast.walk(node.args) if isinstance(a, ast.arg)))
+        for node in ast.walk(ast.parse(text)))
 
 
 def _imported(module: str, name: str, user_globals: dict[str, Any]) -> Any:

@@ -287,6 +287,12 @@ ROWS: list[Row] = [
     Row("np.add.outer(x, y)", (F, (4,)), (np.add.outer,)),
     Row("np.subtract.outer(x, y)", ((3,), (4,)), (np.subtract.outer,)),
     Row("np.subtract.outer(x, y)", ((2, 2), (3, 1)), (np.subtract.outer,)),
+    # windows: each entry's gradient sums the window entries it lies in
+    Row("np.lib.stride_tricks.sliding_window_view(x, 3) @ y", ((7,), (3,)), (np.lib.stride_tricks.sliding_window_view,)),
+    Row("np.lib.stride_tricks.sliding_window_view(x, (2, 2)) * y", ((3, 4), (2, 2)),
+        (np.lib.stride_tricks.sliding_window_view,)),
+    Row("np.lib.stride_tricks.sliding_window_view(x, 2, axis=1) ** 2", ((3, 4),),
+        (np.lib.stride_tricks.sliding_window_view,)),
     # NumPy's scalar types as casts
     Row("np.float64(x)", ((3, 4),), (np.float64,)),
     Row("np.float64(x) * y", (F, (3,)), (np.float64,)),

@@ -4,6 +4,7 @@ how SciPy's rules are loaded: not by ``import s2sad``, but once SciPy is importe
 """
 from __future__ import annotations
 
+import math
 import operator
 import subprocess
 import sys
@@ -69,6 +70,7 @@ SPECIAL = [
     *(Row(expr, ((3, 4), (4,))[:len(domains)], (fun,), domains) for expr, fun, domains in BINARY),
     Row("special.beta(x, y)", (F, (3,)), (special.beta,), "positive"),
     Row("special.multigammaln(x, 3)", (F,), (special.multigammaln,), "above1"),
+    Row("math.lgamma(x) + math.gamma(x)", (F,), (math.lgamma, math.gamma), "positive"),
     Row("special.multigammaln(x, 2)", ((3,),), (special.multigammaln,), "above1"),
     Row("special.softmax(x)", ((3, 4),), (special.softmax,)),
     Row("special.softmax(x, axis=1)", ((3, 4),), (special.softmax,)),

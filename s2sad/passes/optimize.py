@@ -37,12 +37,12 @@ from .values import scalars
 
 
 def _pure(stmt: Assign) -> bool:
-    v = stmt.value
+    v = stmt.value  # (a draw, dropped or moved, would change the numbers the draws after it give)
+    if stmt.draws or isinstance(v, Opaque):
+        return stmt.target is not None and not stmt.draws
     if isinstance(v, Call):
         # (a run-time check may refuse: a write into an array of an integer dtype, say)
         return v.rule is not None and v.number_check is None and v.float_check is None and v.overlap is None
-    if isinstance(v, Opaque):
-        return stmt.target is not None
     return True
 
 
@@ -121,8 +121,8 @@ def _share_repeated(adj: Adjoint) -> None:
     seen: dict[tuple, str] = {}
     stopped = False  # a name is the same array as another through stop_gradient
     for s in adj.forward:
-        if not isinstance(s, Assign) or not isinstance(s.target, str) or s.target not in safe:
-            continue
+        if not isinstance(s, Assign) or not isinstance(s.target, str) or s.target not in safe or s.draws:
+            continue  # (two draws alike give two samples)
         v = s.value
         copied = v.name if isinstance(v, Var) else v.copy_of if isinstance(v, Opaque) and adj.split else None
         if copied in safe:
@@ -477,7 +477,7 @@ def _substitute(stmt: Assign, pending: dict[str, Assign], out: list[Stmt]) -> As
                       number_check=value.number_check)  # (the run-time checks stay)
     else:
         folded = Opaque(new_node, value.reads, value.kind)
-    return Assign(stmt.target, folded, stmt.loc, stmt.temporary)
+    return Assign(stmt.target, folded, stmt.loc, stmt.temporary, stmt.draws)
 
 
 def _reuse_dead_factors(adj: Adjoint, kept: set[str]) -> None:

@@ -279,9 +279,11 @@ def reads_arrays(fun: Any) -> bool:
 
 
 def as_arrays(v: Call, seqs: set[str], use: Any) -> dict[str, str]:
-    """The operands of NumPy's or SciPy's ``v`` that are tuple or list displays, as its rule's
-    templates read them: ``np.asarray(ys)`` (the helpers they call take arrays)."""
+    """The differentiable operands of NumPy's or SciPy's ``v`` that are tuple or list
+    displays, as its rule's templates read them: ``np.asarray(ys)`` (the helpers they call
+    take arrays).  The others (an ``axis=`` tuple) are passed as they are, as to NumPy."""
     if not seqs or v.rule is None or not reads_arrays(v.rule.fun):
         return {}
+    differentiable = set(v.rule.vjps) | set(v.rule.jvps) | set(v.rule.forward_only)
     return {p: f"{use('np')}.asarray({op.name})" for p, op in v.args.items()
-            if isinstance(op, Var) and op.name in seqs and p not in v.rule.containers}
+            if isinstance(op, Var) and op.name in seqs and p not in v.rule.containers and p in differentiable}

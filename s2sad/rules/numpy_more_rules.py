@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import runtime as rt
 from . import shapes
-from .registry import REGISTRY
+from .registry import REGISTRY, USER_OBJECTS
 
 defvjp = REGISTRY.defvjp
 
@@ -456,6 +456,16 @@ defvjp(np.add.outer, "A, B", name="np.add.outer", linear="joint",
 defvjp(np.subtract.outer, "A, B", name="np.subtract.outer", linear="joint",
        A=f"np.reshape(np.sum(g, axis={_OVER_B}), np.shape(A))",
        B=f"-np.reshape(np.sum(g, axis={_OVER_A}), np.shape(B))")
+
+# sliding_window_view(x, k)[..., i, j] = x[..., i + j]: each entry of x gets the entries of g of the
+# windows it lies in, summed (np.add.at over the index of x each window entry reads)
+_WINDOWS = "sliding_window_view(np.reshape(np.arange(np.size(x)), np.shape(x)), window_shape, axis)"
+USER_OBJECTS["sliding_window_view"] = np.lib.stride_tricks.sliding_window_view
+defvjp(np.lib.stride_tricks.sliding_window_view, "x, window_shape, axis=None, *, subok=False, writeable=False",
+       name="np.lib.stride_tricks.sliding_window_view", linear="joint",
+       unsupported={"writeable": "s2sad does not follow writes through a writeable window view; take the "
+                                 "windows read-only (the default) and build the new values with NumPy"},
+       x=f"np.reshape(ufunc_add_at(np.zeros(np.size(x), np.result_type(g)), {_WINDOWS}, g), np.shape(x))")
 
 # --- refused: functions that call Python code NumPy loops over, with what to write instead -----------
 _PYTHON_LOOP = ("NumPy calls the Python function given to {name} from its own loop, which s2sad does not "

@@ -143,8 +143,10 @@ for radians in (np.deg2rad, np.radians):
 for degrees in (np.rad2deg, np.degrees):
     unary(degrees, "g * (180 / np.pi)")
 unary(np.sinc, "g * safe_divide(np.cos(np.pi * x) - ans, x)")  # 0 at 0
-defvjp(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None", x="g * np.isfinite(x)",
-       jvp={"x": "t * np.isfinite(x)", "nan": "t * np.isnan(x)", "posinf": "t * np.isposinf(x)",
+# (NaN-safe as np.where is: what only feeds x has its derivatives masked where x is not finite)
+defvjp(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None", masks={"x": "np.isfinite(x)"},
+       x="np.where(np.isfinite(x), g, 0)",
+       jvp={"x": "np.where(np.isfinite(x), t, 0)", "nan": "t * np.isnan(x)", "posinf": "t * np.isposinf(x)",
             "neginf": "t * np.isneginf(x)"},
        nan="unbroadcast(g * np.isnan(x), nan)", posinf="unbroadcast(g * np.isposinf(x), posinf)",
        neginf="unbroadcast(g * np.isneginf(x), neginf)")
@@ -406,6 +408,10 @@ unary(math.degrees, "g * (180 / np.pi)")
 unary(math.erf, "g * (2 / np.pi ** 0.5) * np.exp(-x ** 2)")
 unary(math.erfc, "-g * (2 / np.pi ** 0.5) * np.exp(-x ** 2)")
 binary(math.atan2, "g * y / (x ** 2 + y ** 2)", "-g * x / (x ** 2 + y ** 2)")
+for math_gamma in (math.gamma, math.lgamma):  # (their rules come with SciPy's: scipy_rules.py)
+    REGISTRY.declare_refused(math_gamma, f"the derivative of math.{math_gamma.__name__} is SciPy's digamma, and "
+                             f"s2sad declares it once SciPy is imported: import scipy.special in your module "
+                             f"(or use scipy.special.gammaln / scipy.special.gamma)")
 binary(math.pow, "g * pow_slope(x, y)", "g * ans * log_or_zero(x, y)")
 binary(math.hypot, "g * safe_divide(x, ans)", "g * safe_divide(y, ans)")
 binary(math.fmod, "g", "-g * np.trunc(x / y)")

@@ -12,6 +12,7 @@ gradient: a gradient reaching one is refused at the call.
 from __future__ import annotations
 
 import inspect
+import random
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,36 @@ ADVICE: dict[tuple[str, str], str] = {
     ("random_integers", "low"): "an integer sample has no gradient; pass constant bounds",
     ("random_integers", "high"): "an integer sample has no gradient; pass constant bounds",
 }
+
+
+#: The objects whose methods draw random numbers (or reseed them).
+GENERATORS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator, random.Random)
+
+
+def draws(fun: Any) -> bool:
+    """Whether calling ``fun`` draws random numbers, or changes what the next draw gives: a
+    function of ``np.random`` or ``random``, or a method of a generator (``rng.normal``,
+    ``np.random.Generator.normal``).  Such a call is computed once, where it stands: neither
+    shared with another like it nor dropped when its value is unused."""
+    owner = getattr(fun, "__self__", None)
+    if isinstance(owner, GENERATORS) or getattr(fun, "__objclass__", None) in GENERATORS:
+        return True
+    module = getattr(fun, "__module__", None) or ""
+    qualified = getattr(fun, "__qualname__", "")
+    return module == "random" or module.startswith("numpy.random") or qualified.split(".")[0] in (
+        "Generator", "RandomState", "BitGenerator")
+
+
+#: What makes a generator's state anew from the seed it is given (np.random.seed(0),
+#: np.random.default_rng(0)): code that runs again after it draws the same numbers again.
+SEEDING = frozenset(map(id, (np.random.seed, np.random.default_rng, np.random.RandomState, np.random.Generator,
+                             np.random.SeedSequence, np.random.PCG64, np.random.PCG64DXSM, np.random.MT19937,
+                             np.random.Philox, np.random.SFC64, random.seed, random.Random)))
+
+
+#: The functions that make a generator, and its class (whose methods' rules its calls take).
+GENERATOR_MAKERS = {np.random.default_rng: np.random.Generator, np.random.Generator: np.random.Generator,
+                    np.random.RandomState: np.random.RandomState}
 
 
 def _samplers() -> list[tuple[str, Any, str, list[str]]]:

@@ -17,6 +17,8 @@ its ``assume_a`` says (a triangle, a band, the diagonal, all of a): the gradient
 """
 from __future__ import annotations
 
+import math
+
 from scipy import integrate, linalg, signal, special, stats
 from scipy.spatial import distance
 
@@ -76,6 +78,10 @@ unary(special.log_ndtr, "g * np.exp(-0.5 * x ** 2 - ans) / (2.0 * np.pi) ** 0.5"
 unary(special.ndtri, "g * (2.0 * np.pi) ** 0.5 * np.exp(0.5 * ans ** 2)")
 unary(special.rgamma, "-g * ans * digamma(x)")
 unary(special.loggamma, "g * digamma(x)")  # (real x > 0: gammaln)
+# the math module's gamma functions, whose derivatives are SciPy's digamma (so declared with SciPy's)
+for math_gamma, vjp in ((math.gamma, "g * ans * digamma(x)"), (math.lgamma, "g * digamma(x)")):
+    REGISTRY.defvjp(math_gamma, "x", name=f"math.{math_gamma.__name__}", elementwise=True,
+                    shape=numpy_elementwise(math_gamma), x=vjp)
 unary(special.expm1, "g * (ans + 1.0)")
 unary(special.log1p, "g / (1.0 + x)")
 unary(special.i0, "g * i1(x)")
@@ -259,8 +265,9 @@ defvjp(linalg.solve_triangular, "a, b, trans=0, lower=False, unit_diagonal=False
                  f"unit_diagonal)"},
        b=_GB,
        a=_TRI.format(m=f"-({_OUTER.format(u='ans', v=_GB)} if {_T} else {_OUTER.format(u=_GB, v='ans')})"))
+# (the factor comes as a tuple, (c, lower) or (lu, piv), which SciPy reads as it is, not as an array)
 defvjp(linalg.cho_solve, "c_and_lower, b, overwrite_b=False, check_finite=True", linear="joint",
-       unsupported=_in_place("overwrite_b"),
+       unsupported=_in_place("overwrite_b"), containers=("c_and_lower",),
        refuse={"c_and_lower": "s2sad differentiates scipy.linalg.cho_solve with respect to b only; for a "
                               "gradient with respect to the factor, write np.linalg.solve(c @ c.T, b)"},
        b="cho_solve(c_and_lower, g)")
@@ -307,7 +314,7 @@ defvjp(linalg.eigh, _EIGH.format(only="eigvals_only=False, "), returns_container
 defvjp(linalg.eigvalsh, _EIGH.format(only=""), unsupported=_EIGH_ONLY, jvp={"a": _EVALS_T}, a=_EVALS)
 # lu_solve with respect to b (linear): x = a^-1 b (trans 0), a^-T b (1); its transpose swaps them
 defvjp(linalg.lu_solve, "lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True", linear="joint",
-       unsupported=_in_place("overwrite_b"),
+       unsupported=_in_place("overwrite_b"), containers=("lu_and_piv",),
        refuse={"lu_and_piv": "s2sad differentiates scipy.linalg.lu_solve with respect to b only; for a gradient "
                              "with respect to the matrix, write scipy.linalg.solve(a, b)"},
        b="lu_solve(lu_and_piv, g, 1 if trans in (0, 'N') else 0) if trans in (0, 'N', 1, 'T') else "

@@ -21,5 +21,6 @@ from ..resolve import Resolution
 from .normalizer import Normalizer
 
 
-def normalize(parsed: Parsed, res: Resolution, registry: Registry, callee: bool = False) -> Function:
-    return Normalizer(parsed, res, registry, callee).run()
+def normalize(parsed: Parsed, res: Resolution, registry: Registry, callee: bool = False,
+              replayed: bool = False) -> Function:
+    return Normalizer(parsed, res, registry, callee, replayed).run()

@@ -104,7 +104,10 @@ class CallLowering:
             key = MethodOfSelf(func.attr.value, self.location(node), after=cls, arity=_arity(node))
             return _Callee(key, func.with_changes(value=rnode), [Var(instance)], [cst.Name(instance)])
         receiver, rnode = self.operand(func.value)
-        key = _array_method(func.attr.value)
+        made = self.generators.get(receiver.name) if isinstance(receiver, Var) else None
+        key = _array_method(func.attr.value) if made is None else vars(made).get(func.attr.value)
+        if made is not None and self.registry.rule(key) is None:  # (rng.random(): no rule, nothing to bind)
+            key = UnknownMethod(func.attr.value)
         if isinstance(key, UnknownMethod):
             # a method of self, or of an object computed here (``self.l1.forward(h)``, ``for
             # layer in self.layers: h = layer.forward(h)``, ``Quad(2.0).value(x)``): the code

@@ -8,7 +8,8 @@ import libcst as cst
 import numpy as np
 
 from ... import runtime
-from ...rules import NONDIFF_ATTRIBUTES
+from ...errors import NoGradientRuleError
+from ...rules import NONDIFF_ATTRIBUTES, SEEDING, draws
 from ..resolve import MISSING
 from .constructs import BINARY_OPS, UNSUPPORTED
 from .syntax import strip_parens, variable_names, walk
@@ -65,6 +66,26 @@ class Classification:
                 return "nondiff"
             return self.combined_kind([node.left, node.right])
         return None
+
+    def draws(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` calls a random number generator (``np.random.randn(3)``,
+        ``RNG.normal()``, ``random.gauss(0, 1)``): its value changes each time it is computed.
+
+        In code whose forward pass runs again (a callee's vjp, when its caller is
+        differentiated again), such a call is refused unless a seed given earlier in the
+        function (``np.random.seed(0)``, ``rng = np.random.default_rng(0)``) makes the
+        numbers it draws the same again."""
+        calls = [n for n in walk(node) if isinstance(n, cst.Call) and draws(self.res.object(n.func))]
+        seeding = [n for n in calls if id(self.res.object(n.func)) in SEEDING and n.args]
+        self.seeded |= bool(seeding) and not self.loops
+        if self.replayed and not self.seeded and len(seeding) < len(calls):
+            raise NoGradientRuleError(
+                "this function's forward pass runs again when its caller is differentiated again (a "
+                "Hessian-vector product, a gradient of a gradient, a second pullback), and this call "
+                "would then draw other random numbers; draw them in the function you differentiate and "
+                "pass them in (eps = rng.standard_normal(n), then mu + sigma * eps), or seed the "
+                "generator in this function first", self.location(node))
+        return bool(calls)
 
     def stopped_copy(self, node: cst.BaseExpression) -> str | None:
         """The local variable ``x`` (its current version) if ``node`` is exactly ``stop_gradient(x)``."""

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from typing import Any
+
+import numpy as np
 
 import libcst as cst
 
@@ -27,11 +30,14 @@ UNARY_OPS: dict[type, tuple[Any, str]] = {
     cst.Minus: (operator.neg, "neg"),
     cst.Plus: (operator.pos, "pos"),
 }
+#: Context managers that change what NumPy or Python report, never a value: ``with`` one of
+#: them runs its body as written (the generated code reports as NumPy does by default).
+QUIET_CONTEXTS = (np.errstate, warnings.catch_warnings)
 #: Statements and expressions s2sad does not differentiate, with what to write instead.
 UNSUPPORTED: dict[type, str] = {
     cst.Try: "'try' statements are not supported; handle errors outside the differentiated function",
-    cst.With: "'with' statements are not supported; move the context manager outside the "
-              "differentiated function",
+    cst.With: "'with' statements are not supported (but for np.errstate(...) and "
+              "warnings.catch_warnings()); move the context manager outside the differentiated function",
     cst.ClassDef: "class definitions inside a differentiated function are not supported; define "
                   "the class at module level",
     cst.Global: "'global' is not supported; pass the value as an argument and return the result",

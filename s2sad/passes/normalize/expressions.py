@@ -10,6 +10,8 @@ import numpy as np
 
 from ... import runtime
 from ...ir import Assign, Call, Const, If, Opaque, Operand, Var, operand_code, operand_reads
+from ...rules import GENERATOR_MAKERS
+from ...rules import draws as random_draws
 from ...rules.registry import pack_rule
 from ..resolve import MISSING
 from .aliasing import may_alias
@@ -38,7 +40,13 @@ class ExpressionLowering:
                 self.sizes.update({target: size} if (size := _display_size(empty)) is not None else {})
             if target is not None and isinstance(empty, (cst.List, cst.Dict)) and not empty.elements:
                 self.holders[target] = frozenset()  # an empty list or dict: what d[k] = v puts in, it holds
-            return self.emit_operand(Const(self.parsed.code(strip_parens(node)).strip()), target)
+            const = Const(self.parsed.code(strip_parens(node)).strip())
+            if self.draws(node):  # drawn once, where it stands: the adjoint reads the same numbers
+                name = self.fn.fresh(self.hint(node)) if target is None else target
+                self.out.append(Assign(name, const, self.loc, target is None, draws=True))
+                self.note_generator(node, name)
+                return Var(name)
+            return self.emit_operand(const, target)
         kind = self.inactive_kind(node)
         if kind is not None:
             opaque = Opaque(self.rename(strip_parens(node)), reads, kind, self.stopped_copy(node))
@@ -243,8 +251,18 @@ class ExpressionLowering:
              node: cst.CSTNode) -> Var:
         temporary = target is None
         name = self.fn.fresh(hint) if temporary else target
-        self.out.append(Assign(name, value, self.location(node), temporary))
+        self.note_generator(node, name)
+        draws = self.draws(node) or isinstance(value, Call) and value.rule is not None and random_draws(
+            value.rule.fun)
+        self.out.append(Assign(name, value, self.location(node), temporary, draws))
         return Var(name)
+
+    def note_generator(self, node: cst.CSTNode, name: str) -> None:
+        """``name`` holds a generator ``node`` makes (``np.random.default_rng(0)``): its methods'
+        calls take their rules (the code is not chosen as it runs, to run again for a vjp)."""
+        maker = self.res.object(node.func) if isinstance(node, cst.Call) else None
+        if maker in GENERATOR_MAKERS:
+            self.generators[name] = GENERATOR_MAKERS[maker]
 
     def emit_operand(self, op: Operand, target: str | None) -> Operand:
         if target is None:

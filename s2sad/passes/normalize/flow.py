@@ -36,6 +36,8 @@ def always_returns(stmts: list[cst.BaseStatement]) -> bool:
         orelse = [last.orelse] if isinstance(last.orelse, cst.If) else (
             statements_of(last.orelse.body) if last.orelse else [])
         return always_returns(statements_of(last.body)) and always_returns(orelse)
+    if isinstance(last, cst.With):  # (np.errstate: its body runs as written)
+        return always_returns(statements_of(last.body))
     return False
 
 

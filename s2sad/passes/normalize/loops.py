@@ -421,15 +421,9 @@ class LoopLowering:
             names = _target_names(clause.target)
             if names is None:
                 raise self.unsupported(clause.target, "comprehension targets must be names")
-            # (a finished comprehension's variable is free again: its loop assigns it before any read)
-            clash = [n for n in names if n in self.res.locals and (
-                n not in self.comprehension_names or any(n in active for active in self.comprehensions))]
-            if clash:
-                raise self.unsupported(clause.target, f"the comprehension variable '{clash[0]}' is "
-                                                      f"also a variable of the function; rename it")
             comp_names += names
             clause = clause.inner_for_in
-        node, comp_names = self.apart_from_globals(node, comp_names)
+        node, comp_names = self.apart(node, comp_names)
         self.res.locals = self.res.locals | set(comp_names) | {items}
         self.fn.names.update(comp_names)
         statement: cst.BaseStatement = cst.SimpleStatementLine([cst.Expr(cst.Call(
@@ -456,18 +450,22 @@ class LoopLowering:
             self.comprehensions.pop()
         return Var(self.version[items])
 
-    def apart_from_globals(self, node: CompNode, names: list[str]) -> tuple[CompNode, list[str]]:
+    def apart(self, node: CompNode, names: list[str]) -> tuple[CompNode, list[str]]:
         """The comprehension with its variables renamed where the function also reads a
-        global or builtin of that name (after it, say): the generated code reads that by its
-        name, so the loop must not assign it.  Its first iterable is read outside it."""
+        global or builtin of that name (after it, say), or has a variable of that name (an
+        enclosing comprehension's too): the comprehension has its own scope in Python, but its
+        loop here assigns the function's variables.  Its first iterable is read outside it."""
         renames = {}
         for name in dict.fromkeys(names):
-            if name in self.res.free:
+            # (a finished comprehension's variable is free again: its loop assigns it before any read)
+            local = name in self.res.locals and (name not in self.comprehension_names or any(
+                name in active for active in self.comprehensions))
+            if name in self.res.free or local:
                 self.fn.names.add(name)
                 renames[name] = self.fn.fresh(name)
         if not renames:
             return node, names
-        moved = renamed(node, renames)
+        moved = renamed(node, renames, self.res.objects)
         return moved.with_changes(for_in=moved.for_in.with_changes(iter=node.for_in.iter)), [
             renames.get(n, n) for n in names]
 

@@ -117,17 +117,26 @@ def all_names(node: cst.CSTNode) -> set[str]:
     return set(variable_names(node))
 
 
-def renamed(node: cst.CSTNode, renames: dict[str, str]) -> Any:
-    """``node`` with the variables named in ``renames`` renamed."""
-    return node.visit(_Renamer(renames)) if renames else node
+def renamed(node: cst.CSTNode, renames: dict[str, str],
+            objects: dict[cst.CSTNode, Any] | None = None) -> Any:
+    """``node`` with the variables named in ``renames`` renamed; ``objects`` (the resolve
+    pass's, keyed by node) then also knows what each new node's original denotes."""
+    return node.visit(_Renamer(renames, objects)) if renames else node
 
 
 class _Renamer(cst.CSTTransformer):
     """Rename variables (not attribute or keyword names)."""
 
-    def __init__(self, renames: dict[str, str]) -> None:
+    def __init__(self, renames: dict[str, str], objects: dict[cst.CSTNode, Any] | None) -> None:
         super().__init__()
         self.renames = renames
+        self.objects = objects
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> Any:
+        result = super().on_leave(original, updated)
+        if self.objects is not None and original in self.objects:
+            self.objects[result] = self.objects[original]
+        return result
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
         new = self.renames.get(original.value)

@@ -41,7 +41,8 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
     expression, reading and updating that state.
     """
 
-    def __init__(self, parsed: Parsed, res: Resolution, registry: Registry, callee: bool = False) -> None:
+    def __init__(self, parsed: Parsed, res: Resolution, registry: Registry, callee: bool = False,
+                 replayed: bool = False) -> None:
         self.parsed = parsed
         self.res = res
         self.registry = registry
@@ -75,6 +76,9 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.versions_of: dict[str, set[str]] = {}  # user name -> names in fn.names that version it
         self.versioned: set[str] = set()  # the names in versions_of
         self.callee = callee  # compiled for a caller: changes to arguments would be visible
+        self.replayed = replayed  # a vjp, whose forward pass runs again: random draws are refused
+        self.seeded = False  # a generator was seeded at the top level: draws after it replay
+        self.generators: dict[str, type] = {}  # versions made by np.random.default_rng(...), say
         self.local_functions: dict[str, types.FunctionType] = {}  # nested defs and lambdas
         self.comprehension_names: set[str] = set()  # the variables of comprehensions lowered so far
         self.comprehensions: list[set[str]] = []  # those of the comprehensions being lowered

@@ -11,7 +11,8 @@ import numpy as np
 
 from ... import runtime
 from ...ir import Assign, Const, If, Opaque, Operand, Return, Stmt, Var
-from .constructs import UNSUPPORTED
+from ...rules import draws
+from .constructs import QUIET_CONTEXTS, UNSUPPORTED
 from .flow import always_returns, may_jump, may_return
 from .inplace import ufunc_at_helper
 from .syntax import LIST_METHODS, LOOP_NODES, describe, statements_of, strip_parens, walk
@@ -22,8 +23,8 @@ from .syntax import LIST_METHODS, LOOP_NODES, describe, statements_of, strip_par
 STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write, runtime.seed,
                    runtime.check_assignment_order, runtime.check_number, runtime.check_wrt_item,
                    runtime.check_out, runtime.check_length, runtime.check_sequence, runtime.check_stored_array,
-                   warnings.warn, logging.debug, logging.info, logging.warning,
-                   logging.error, logging.critical, logging.exception, logging.log,
+                   warnings.warn, warnings.simplefilter, warnings.filterwarnings, logging.debug, logging.info,
+                   logging.warning, logging.error, logging.critical, logging.exception, logging.log,
                    logging.Logger.debug, logging.Logger.info, logging.Logger.warning, logging.Logger.error,
                    logging.Logger.critical, logging.Logger.exception, logging.Logger.log,
                    np.random.seed, np.random.RandomState.seed)
@@ -40,6 +41,7 @@ class StatementLowering:
         statements after it into its other branches.
         """
         stmts = [new for stmt in stmts for new in self.else_after_loop(stmt)]
+        stmts = [new for stmt in stmts for new in self.quiet_body(stmt)]
         for i, stmt in enumerate(stmts):
             rest = stmts[i + 1:]
             if isinstance(stmt, cst.SimpleStatementLine):
@@ -80,6 +82,15 @@ class StatementLowering:
                 self.out.append(If(guard, body, else_body, self.loc))
                 return False
         return False
+
+    def quiet_body(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
+        """The body of ``with np.errstate(...):`` (or ``warnings.catch_warnings()``), which
+        changes what is reported, not what is computed; any other statement as it is."""
+        if isinstance(stmt, cst.With) and all(
+                item.asname is None and isinstance(item.item, cst.Call)
+                and self.res.object(item.item.func) in QUIET_CONTEXTS for item in stmt.items):
+            return [new for inner in statements_of(stmt.body) for new in self.quiet_body(inner)]
+        return [stmt]
 
     def else_after_loop(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
         """A loop whose ``else`` returns (or jumps in an enclosing loop), as the loop and its
@@ -335,7 +346,8 @@ class StatementLowering:
             self.out_call(value)
             return
         called = self.res.object(value.func) if isinstance(value, cst.Call) else None
-        if any(getattr(called, "__func__", called) is f for f in STATEMENT_CALLS):
+        if (draws(called) and self.draws(value)
+                or any(getattr(called, "__func__", called) is f for f in STATEMENT_CALLS)):
             self.check_expression(value)
             self.out.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), "nondiff"), self.loc))
             return
