@@ -183,13 +183,6 @@ def _max3(a: Any) -> Any:
 @njit(cache=True, error_model="numpy")
 def _min3(a: Any) -> Any:
     return _extreme3(a, False)
-    for i in range(before):
-        for k in range(1, n):
-            for j in range(after):
-                v = a[i, k, j]
-                if v < out[i, j] or v != v:
-                    out[i, j] = v
-    return out
 
 
 # ---- np.sum, np.max, np.min, np.mean with axis= and keepdims= ------------------------------

@@ -189,7 +189,7 @@ def _grad_like(g, x) -> Impl:
 def _distinct(*grads) -> Impl:
     items = _star(grads)
     names = [f"g{i}" for i in range(len(items))]
-    lines = [f"def impl(*grads):", f"    {', '.join(names)}{',' if len(names) == 1 else ''} = grads"]
+    lines = ["def impl(*grads):", f"    {', '.join(names)}{',' if len(names) == 1 else ''} = grads"]
     for i, t in enumerate(items):  # an array that is an earlier one is copied
         for j in range(i):
             if isinstance(t, types.Array) and items[j] == t:
