@@ -145,3 +145,25 @@ def test_samplers_with_constant_parameters_stay_constants() -> None:
     rng = np.random.default_rng(0)
     expected = rng.normal(0.0, 1.0, 3) + rng.random(3) + rng.integers(0, 3, size=3)
     np.testing.assert_allclose(s2sad.grad(f)(np.array([0.5, 1.5, 2.5])), expected, rtol=1e-12)
+
+
+RNG = np.random.default_rng(0)
+
+
+def _draws_from_a_global_generator(mu, s):
+    return np.sum(RNG.normal(mu, s, size=3) ** 3)
+
+
+def test_a_kept_gradient_draws_from_the_generator_the_global_holds_when_it_runs():
+    # the generated code called the bound method found at generation (RNG_normal): after
+    # the global was bound to a new generator, a kept gradient drew from the old one
+    global RNG
+    g = s2sad.grad(_draws_from_a_global_generator, 1)
+    for _ in range(3):
+        RNG = np.random.default_rng(0)
+        got = g(0.3, 1.2)
+        RNG = np.random.default_rng(0)
+        up = _draws_from_a_global_generator(0.3, 1.2 + 1e-6)
+        RNG = np.random.default_rng(0)
+        down = _draws_from_a_global_generator(0.3, 1.2 - 1e-6)
+        np.testing.assert_allclose(got, (up - down) / 2e-6, rtol=1e-6)

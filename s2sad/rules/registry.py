@@ -312,6 +312,11 @@ class Registry:
             found = self._bound_rule(fun)
         return found
 
+    def applies_to_any_instance(self, fun: Any) -> bool:
+        """Whether ``fun`` is a compiled method bound to an instance whose rule is its class's
+        (``rng.normal``): the rule holds for whichever instance the name holds when the code runs."""
+        return self.rules.get(self.key(fun)) is None and self._bound_rule(fun) is not None
+
     def _bound_rule(self, fun: Any) -> Rule | None:
         """For a compiled method bound to any instance (``rng.normal``), its class's rule,
         declared with the receiver first (``receiver, loc=0.0, ...``), without the receiver."""

@@ -141,9 +141,11 @@ class CallLowering:
         key = self.res.object(func)
         fnode = self.rename(func)
         before: list[Operand] = []  # arguments that go before the call's own
-        if self.registry.rule(key) is not None and _through_an_instance(func, self.res):
+        if self.registry.rule(key) is not None and _through_an_instance(func, self.res) \
+                and not self.registry.applies_to_any_instance(key):
             # ``config.act(x)``: the generated code calls the function whose rule it
-            # applies, bound by name, even if the attribute is rebound later
+            # applies, bound by name, even if the attribute is rebound later (``rng.normal(x)``
+            # reads rng as it runs: its class's rule holds for any generator)
             path = attribute_path(func)
             fnode = cst.Name(self.fn.fresh("_".join(path)))
             self.fn.free[fnode.value] = key
