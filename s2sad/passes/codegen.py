@@ -26,7 +26,8 @@ from ..sentinel import MISSING
 from ..runtime import concat
 from ..errors import Location
 from ..generated import Generated, register
-from ..ir import VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var, statements, wrt_parameter
+from ..ir import (VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var, if_header, statements,
+                  wrt_parameter)
 from .adjoint import Adjoint, Line, Out, runtime_object
 
 _EMPTY = cst.Module(body=[])
@@ -115,7 +116,7 @@ def render_forward(stmts: list[Stmt], use: Callable[[str], str]) -> list[str]:
             if s.tape:
                 body += _push(s.tape, s.saves[0])
                 orelse += _push(s.tape, s.saves[1])
-            out.append(f"if {_operand_code(s.test)}:")
+            out.append(if_header(s))
             out += _indent(body or ["pass"])
             if orelse:
                 out.append("else:")
@@ -500,7 +501,7 @@ def _origins(adj: Adjoint, lines: list[str], start: int) -> dict[int, Location]:
 
 def _first_line(stmt: Stmt) -> str:
     if isinstance(stmt, If):
-        return f"if {_operand_code(stmt.test)}:"
+        return if_header(stmt)
     if isinstance(stmt, Loop):
         return f"{stmt.header}:"
     if isinstance(stmt, Raw):

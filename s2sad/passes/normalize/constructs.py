@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from typing import Any
 
 import libcst as cst
+import numpy as np
 
 
 BINARY_OPS: dict[type, tuple[Any, str]] = {
@@ -30,7 +32,8 @@ UNARY_OPS: dict[type, tuple[Any, str]] = {
 #: Statements and expressions s2sad does not differentiate, with what to write instead.
 UNSUPPORTED: dict[type, str] = {
     cst.Try: "'try' statements are not supported; handle errors outside the differentiated function",
-    cst.With: "'with' statements are not supported; move the context manager outside the "
+    cst.With: "only 'with np.errstate(...)' and 'with warnings.catch_warnings()' are supported, "
+              "without 'as' and with literal arguments; move this context manager outside the "
               "differentiated function",
     cst.ClassDef: "class definitions inside a differentiated function are not supported; define "
                   "the class at module level",
@@ -51,3 +54,6 @@ UNSUPPORTED: dict[type, str] = {
     cst.Set: "set values are not supported",
     cst.Match: "'match' statements are not supported",
 }
+#: Context managers a ``with`` may open around differentiated code: they change which warnings
+#: NumPy gives, not values; the body is differentiated as if the ``with`` were not there.
+CONTEXT_MANAGERS: tuple[Any, ...] = (np.errstate, warnings.catch_warnings)

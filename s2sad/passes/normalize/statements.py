@@ -11,7 +11,7 @@ import numpy as np
 
 from ... import runtime
 from ...ir import Assign, Const, If, Opaque, Operand, Return, Stmt, Var
-from .constructs import UNSUPPORTED
+from .constructs import CONTEXT_MANAGERS, UNSUPPORTED
 from .flow import always_returns, may_jump, may_return
 from .inplace import ufunc_at_helper
 from .syntax import LIST_METHODS, LOOP_NODES, describe, statements_of, strip_parens, walk
@@ -22,7 +22,7 @@ from .syntax import LIST_METHODS, LOOP_NODES, describe, statements_of, strip_par
 STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write, runtime.seed,
                    runtime.check_assignment_order, runtime.check_number, runtime.check_wrt_item,
                    runtime.check_out, runtime.check_length, runtime.check_sequence, runtime.check_stored_array,
-                   warnings.warn, logging.debug, logging.info, logging.warning,
+                   warnings.warn, warnings.simplefilter, warnings.filterwarnings, logging.debug, logging.info, logging.warning,
                    logging.error, logging.critical, logging.exception, logging.log,
                    logging.Logger.debug, logging.Logger.info, logging.Logger.warning, logging.Logger.error,
                    logging.Logger.critical, logging.Logger.exception, logging.Logger.log,
@@ -59,6 +59,8 @@ class StatementLowering:
                 returns, took_rest = self.if_statement(stmt, rest)
                 if took_rest or returns:
                     return returns
+            elif isinstance(stmt, cst.With):
+                self.with_statement(stmt)
             elif isinstance(stmt, (cst.For, cst.While)):
                 if not self.loops and may_return([stmt]):
                     self.returning = self.fn.fresh("returning")
@@ -96,6 +98,23 @@ class StatementLowering:
                     for value in ("False", "True")]
         return [set_flag[0], stmt.with_changes(orelse=cst.Else(cst.IndentedBlock([set_flag[1]]))),
                 cst.If(flag, cst.IndentedBlock(after))]
+
+    def with_statement(self, node: cst.With) -> None:
+        """``with np.errstate(...):`` or ``with warnings.catch_warnings():`` around a block: the
+        block is lowered as if the ``with`` were not there, in an ``If`` that always runs and
+        whose forward and backward code run in the context (see ``If.context``)."""
+        body = statements_of(node.body)
+        for item in node.items:
+            called = self.res.object(item.item.func) if isinstance(item.item, cst.Call) else None
+            if item.asname is not None or node.asynchronous is not None or self.local_reads(item.item) \
+                    or not any(called is c for c in CONTEXT_MANAGERS):
+                raise self.unsupported(node, UNSUPPORTED[cst.With])
+        if may_return(body) or may_jump(node):
+            raise self.unsupported(node, "'return', 'break' or 'continue' inside a 'with' block is not "
+                                         "supported; assign the result in the block and return or jump after it")
+        context = ", ".join(self.parsed.code(strip_parens(item.item)).strip() for item in node.items)
+        inner, _ = self.nested(lambda: self.block(body))
+        self.out.append(If(Const("True"), inner, [], self.location(node), context=context))
 
     def after_returning_loop(self, rest: list[cst.BaseStatement]) -> bool:
         """``if returning: <the value is returned> else: rest``; True if every path returns."""

@@ -1,0 +1,116 @@
+"""Python forms users write that s2sad refused (lang10): ``with np.errstate(...)`` and
+``with warnings.catch_warnings()`` around differentiated code.  Each supported form is
+checked against central finite differences in float64 (through grad, value_and_grad, jvp,
+vjp, hvp, hessian, jacobian, grad of grad and ``jit="auto"``), with respect to each of two
+arguments and to both at once; the forms still refused are refused at their line and column."""
+from __future__ import annotations
+
+import typing
+import warnings
+
+import numpy as np
+import pytest
+
+import s2sad
+
+from test_lang9_constructs import check, function, numerical
+
+X = np.array([0.3, -0.5, 0.7])
+W = np.array([1.5, 0.5, 0.25])
+
+
+def check_both(f: typing.Any, args: tuple) -> None:
+    """``f`` in each of its first two arguments, and in both at once."""
+    for wrt in (0, 1):
+        check(f, args, wrt)
+    both = s2sad.grad(f, (0, 1))(*args)
+    for g, wrt in zip(both, (0, 1)):
+        np.testing.assert_allclose(g, numerical(f, args, wrt)[0], rtol=1e-6, atol=1e-8)
+
+
+def refused_at(f: typing.Any, line: int, column: int, text: str) -> None:
+    """``grad(f)`` is refused at ``line`` (of ``f``'s source) and ``column``, saying ``text``."""
+    with pytest.raises(s2sad.S2SADError, match=text) as info:
+        s2sad.grad(f)(W, X)
+    where = info.value.location
+    assert (where.line, where.column) == (f.__code__.co_firstlineno + line - 1, column)
+
+
+# ---- with np.errstate(...), with warnings.catch_warnings() ----------------------------------
+
+WITH = {
+    "errstate": "def f(w, x):\n    with np.errstate(divide='ignore', invalid='ignore'):\n"
+                "        y = np.log(w) * x\n        z = np.sum(y / (x + 2.0))\n    return z * w[0]\n",
+    "catch_warnings": "def f(w, x):\n    with warnings.catch_warnings():\n"
+                      "        warnings.simplefilter('ignore', RuntimeWarning)\n"
+                      "        y = np.sqrt(w) * np.sin(x)\n    return np.sum(y * w)\n",
+    "in_a_loop": "def f(w, x):\n    total = 0.0\n    for i in range(3):\n"
+                 "        with np.errstate(over='ignore'):\n            y = np.exp(w * i) * x\n"
+                 "            total = total + np.sum(y * y)\n    return total\n",
+    "a_loop_inside": "def f(w, x):\n    with np.errstate(all='ignore'), warnings.catch_warnings():\n"
+                     "        for i in range(2):\n            x = np.tanh(x * w)\n"
+                     "        if np.sum(x) > 0:\n            x = x * w\n    return np.sum(x ** 2)\n",
+    "nested": "def f(w, x):\n    y = w * x\n    with np.errstate(divide='ignore'):\n        z = y / w\n"
+              "        with np.errstate(invalid='ignore'):\n            z = z * np.cos(y)\n"
+              "    return np.sum(z * x)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(WITH))
+def test_with_a_warning_context(name: str) -> None:
+    """The block is differentiated as if the ``with`` were not there."""
+    check_both(function(WITH[name], warnings=warnings), (W, X))
+
+
+def test_the_context_stands_around_the_forward_and_backward_code() -> None:
+    f = function(WITH["errstate"], warnings=warnings)
+    text = s2sad.adjoint_source(f, (0, 1))
+    forward, backward = text.split("seed(")
+    assert "with np.errstate(divide='ignore', invalid='ignore'):\n        log_w = np.log(w)" in forward
+    assert "    with np.errstate(divide='ignore', invalid='ignore'):\n" in backward
+
+
+def test_the_forward_code_gives_no_warning_the_context_silences() -> None:
+    """``1.0 / k`` divides by zero: the function warns nothing, nor must its gradient."""
+    f = function("def f(w, k):\n    with np.errstate(divide='ignore'):\n        r = 1.0 / k\n"
+                 "    return np.sum(w ** 2 * np.minimum(r, 10.0))\n")
+    k = np.array([0.0, 2.0, 4.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f(W, k)
+        np.testing.assert_allclose(s2sad.grad(f)(W, k), 2 * W * [10.0, 0.5, 0.25])
+        np.testing.assert_allclose(s2sad.hvp(f)(W, k, X), 2 * X * [10.0, 0.5, 0.25])
+
+
+def return_in_with(w: np.ndarray, x: np.ndarray) -> float:
+    with np.errstate(divide="ignore"):
+        return np.sum(w / x)
+
+
+def open_file(w: np.ndarray, x: np.ndarray) -> float:
+    with open(__file__) as fh:
+        fh.read()
+    return np.sum(w * x)
+
+
+def local_argument(w: np.ndarray, x: np.ndarray) -> float:
+    mode = "ignore"
+    with np.errstate(divide=mode):
+        y = w / x
+    return np.sum(y)
+
+
+def named_context(w: np.ndarray, x: np.ndarray) -> float:
+    with warnings.catch_warnings(record=True) as caught:
+        y = w / x
+    return np.sum(y) + len(caught)
+
+
+@pytest.mark.parametrize("f, line, text", [
+    (return_in_with, 2, "'return', 'break' or 'continue' inside a 'with' block"),
+    (open_file, 2, "only 'with np.errstate"),
+    (local_argument, 3, "only 'with np.errstate"),
+    (named_context, 2, "without 'as'"),
+])
+def test_other_with_forms_are_refused_where_they_stand(f: typing.Any, line: int, text: str) -> None:
+    refused_at(f, line, 5, text)
