@@ -114,3 +114,35 @@ def named_context(w: np.ndarray, x: np.ndarray) -> float:
 ])
 def test_other_with_forms_are_refused_where_they_stand(f: typing.Any, line: int, text: str) -> None:
     refused_at(f, line, 5, text)
+
+
+# ---- [x] * n, (x,) * n: a list or tuple repeated -----------------------------------------
+
+REPEATED = {
+    "list": "def f(w, x, n):\n    ws = [w] * 3\n    return np.sum(ws[0] * ws[2] * x)\n",
+    "pair": "def f(w, x, n):\n    ws = [w, x] * 2\n    return np.sum(np.sin(ws[0]) * ws[3] * ws[2])\n",
+    "count_first": "def f(w, x, n):\n    ws = 2 * [w, np.cos(x)]\n    return np.sum(ws[0] * ws[3] * ws[1])\n",
+    "tuple_in_a_loop": "def f(w, x, n):\n    total = 0.0\n    for i, v in enumerate((w * x,) * 3):\n"
+                       "        total = total + np.sum(v * w ** i)\n    return total\n",
+    "count_at_run_time": "def f(w, x, n):\n    ws = [w, x * w] * n\n    return np.sum(sum(ws) * w)\n",
+    "none": "def f(w, x, n):\n    ws = [w] * (n - 2) + [x]\n    return np.sum(sum(ws) * w)\n",
+    "nested": "def f(w, x, n):\n    ws = [[w, x]] * 2\n    return np.sum(ws[0][0] * ws[1][1] * ws[1][0])\n",
+    "a_list_by_name": "def f(w, x, n):\n    ws = [w, x]\n    more = ws * n\n    return np.sum(more[0] * more[-1] * more[1])\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPEATED))
+def test_a_repeated_list_or_tuple(name: str) -> None:
+    """Each item's gradient is the sum over its copies (n = 2 passed as an int)."""
+    check_both(function(REPEATED[name]), (W, X, 2))
+
+
+def times_an_array(w: np.ndarray, x: np.ndarray) -> float:
+    return np.sum(x * [1.0, 2.0, 3.0] * w)
+
+
+def test_a_list_times_a_value_that_carries_a_gradient_is_refused() -> None:
+    """``w * [1.0, 2.0]`` is NumPy arithmetic, not a repetition: refused where it stands."""
+    refused_at(times_an_array, 2, 19, "a list or tuple times a value that carries a gradient")
+    with pytest.raises(s2sad.S2SADError, match=r"only as a repetition \(\[x\] \* n, n an int\)"):
+        s2sad.grad(function("def f(w, k):\n    return np.sum([w] * k)\n"))(W, X)

@@ -23,7 +23,7 @@ import libcst as cst
 
 from ..rules.registry import SETITEM, USER_OBJECTS, is_atomic
 from ..sentinel import MISSING
-from ..runtime import concat
+from ..runtime import concat, repeat_items
 from ..errors import Location
 from ..generated import Generated, register
 from ..ir import (VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var, if_header, statements,
@@ -66,9 +66,9 @@ def statement_code(stmt: Assign, use: Callable[[str], str] | None = None) -> str
             code = f"{use('check_float_write')}({x}, {v.float_check!r}, {value})\n{code}"
         return code
     code = v.name if isinstance(v, Var) else v.code if isinstance(v, Const) else expression_code(v.node)
-    if (isinstance(v, Call) and v.rule is not None and v.rule.fun is concat and use is not None
-            and isinstance(v.node, cst.BinaryOperation)):  # xs + [v], spelled as what it is
-        code = f"{use('concat')}({expression_code(v.node.left)}, {expression_code(v.node.right)})"
+    if (isinstance(v, Call) and v.rule is not None and v.rule.fun in (concat, repeat_items) and use is not None
+            and isinstance(v.node, cst.BinaryOperation)):  # xs + [v], [x] * n: spelled as what they are
+        code = f"{use(v.rule.fun.__name__)}({expression_code(v.node.left)}, {expression_code(v.node.right)})"
     if stmt.target is None:
         return code
     target = stmt.target if isinstance(stmt.target, str) else ", ".join(stmt.target)

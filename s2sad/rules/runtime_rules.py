@@ -91,6 +91,12 @@ defvjp(rt.concat, "x, y", name="+", containers=("x", "y"), returns_container=Tru
        x="concat_grad(g, x, y, False)", y="concat_grad(g, x, y, True)")
 defvjp(rt.concat_grad, "ct, x, y, right", linear="joint",
        ct="column_vjp(concat_grad, 0, g, (ct, x, y, right), True)")
+defvjp(rt.repeat_items, "x, n", name="*", containers=("x",), returns_container=True, linear="joint",
+       refuse={"n": "a list or tuple times a value that carries a gradient is arithmetic s2sad does not "
+                    "differentiate ([x] * n repeats the items for an int n); write np.asarray([...]) * a"},
+       x="repeat_items_grad(g, x, n)")
+defvjp(rt.repeat_items_grad, "ct, x, n", containers=("ct",), returns_container=True, linear="joint",
+       ct="repeat_items(g, n)")
 defvjp(rt.sum_items_grad, "ct, items", linear="joint", ct="broadcast_tangent(sum(g), ct)")
 defvjp(rt.transpose_grad, "ct, axes=None", linear="joint", ct="transpose_grad(g, invert_axes(axes))")
 defvjp(rt.reshape_grad, "ct, x", linear="joint", ct="np.reshape(g, np.shape(ct))")

@@ -1,9 +1,10 @@
 """Gradients of Python's operations on tuples, lists and dicts: unpacking, ``tuple()``,
-``list()`` and ``dict()``, ``+`` of displays, ``sum()``, ``max()`` and ``min()`` of items,
+``list()`` and ``dict()``, ``+`` and ``*`` of displays, ``sum()``, ``max()`` and ``min()`` of items,
 and ``np.array`` of nested sequences."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import reduce
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ from .broadcast import unbroadcast
 from .checks import place
 from .elementwise import balanced_eq
 from .reductions import extremum_grad
-from .trees import distinct, rebuild, zeros_grad
+from .trees import add_grads, distinct, rebuild, zeros_grad
 
 
 def unpack_grad(x: Any, grads: tuple[Any, ...]) -> Any:
@@ -64,6 +65,24 @@ def concat_grad(g: Any, x: Any, y: Any, right: bool) -> Any:
     if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
         return g[len(x):] if right else g[:len(x)]
     return unbroadcast(g, y if right else x)
+
+
+def repeat_items(x: Any, n: int) -> Any:
+    """``x * n`` (or ``n * x``) for a list or tuple ``x``: its items ``n`` times over;
+    generated code spells it so, and differentiating generated code knows it is no arithmetic.
+    An ``n`` that is no int (an array: NumPy would multiply elementwise) is refused."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise S2SADError(
+            f"a list or tuple times a {type(n).__name__} is differentiated only as a repetition "
+            f"([x] * n, n an int); for arithmetic on its items, write np.asarray([...]) * a")
+    return x * n
+
+
+def repeat_items_grad(g: Any, x: Any, n: int) -> Any:
+    """Gradient of ``repeat_items(x, n)``: each item's gradient summed over its ``n`` copies."""
+    size = len(x)
+    parts = [reduce(add_grads, g[i::size]) if n > 0 else zeros_grad(item) for i, item in enumerate(x)]
+    return rebuild(x, list(distinct(*parts)))
 
 
 def sum_items_grad(g: Any, items: Any) -> Any:
