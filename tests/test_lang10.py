@@ -13,7 +13,7 @@ import pytest
 
 import s2sad
 
-from test_lang9_constructs import check, function, numerical
+from test_lang9_constructs import assert_leaves, check, function, numerical
 
 X = np.array([0.3, -0.5, 0.7])
 W = np.array([1.5, 0.5, 0.25])
@@ -25,7 +25,7 @@ def check_both(f: typing.Any, args: tuple) -> None:
         check(f, args, wrt)
     both = s2sad.grad(f, (0, 1))(*args)
     for g, wrt in zip(both, (0, 1)):
-        np.testing.assert_allclose(g, numerical(f, args, wrt)[0], rtol=1e-6, atol=1e-8)
+        assert_leaves(g, numerical(f, args, wrt))
 
 
 def refused_at(f: typing.Any, line: int, column: int, text: str) -> None:
@@ -146,3 +146,51 @@ def test_a_list_times_a_value_that_carries_a_gradient_is_refused() -> None:
     refused_at(times_an_array, 2, 19, "a list or tuple times a value that carries a gradient")
     with pytest.raises(s2sad.S2SADError, match=r"only as a repetition \(\[x\] \* n, n an int\)"):
         s2sad.grad(function("def f(w, k):\n    return np.sum([w] * k)\n"))(W, X)
+
+
+# ---- {**d, "k": v}, dict(d, k=v): dicts merged ---------------------------------------------
+
+PARAMS = {"b": np.array([0.2, 0.4, -0.3]), "a": np.array([0.6, -0.1, 0.9])}
+
+MERGED = {
+    "star": "def f(w, x):\n    d = {'a': w * x}\n    e = {**d, 'k': x}\n    return np.sum(e['a'] * e['k'])\n",
+    "replaced": "def f(w, x):\n    d = {'a': w, 'b': x}\n    e = {**d, 'a': x * x}\n    return np.sum(e['a'] * e['b'] * w)\n",
+    "keywords": "def f(w, x):\n    d = {'a': w}\n    e = dict(d, k=np.sin(x), a=w * x)\n    return np.sum(e['a'] * e['k'])\n",
+    "two_stars": "def f(w, x):\n    d = {'a': w}\n    e = {'b': x, 'a': x}\n    m = {**d, **e, 'c': w * x}\n"
+                 "    return np.sum(m['a'] * m['b'] * m['c'])\n",
+    "in_a_loop": "def f(w, x):\n    d = {'a': w, 'b': x}\n    for i in range(3):\n        d = {**d, 'a': d['a'] * x}\n"
+                 "    return np.sum(d['a'] * d['b'])\n",
+    "copied": "def f(w, x):\n    d = {'a': w}\n    m = {**d}\n    return np.sum(m['a'] ** 2 * x)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(MERGED))
+def test_dicts_merged(name: str) -> None:
+    """A key a later part replaces gets no gradient from the merged dict."""
+    check_both(function(MERGED[name]), (W, X))
+
+
+@pytest.mark.parametrize("source", [
+    "def f(p, w):\n    q = {**p, 'c': w}\n    return sum(np.sum(v ** 2) for v in q.values()) * np.sum(q['a'] * w)\n",
+    "def f(p, w):\n    q = dict(p, b=w * p['b'])\n    return np.sum(q['a'] * q['b'])\n",
+])
+def test_a_dict_argument_merged(source: str) -> None:
+    """The gradient with respect to the dict is a dict (its key 'b' replaced: zero there)."""
+    check_both(function(source), (PARAMS, W))
+
+
+def key_from_a_variable(w: np.ndarray, x: np.ndarray) -> float:
+    d = {"a": w}
+    key = "b"
+    m = {**d, key: x}
+    return np.sum(m["a"] * m["b"])
+
+
+def pairs_and_keywords(w: np.ndarray, x: np.ndarray) -> float:
+    m = dict([("a", w)], b=x)
+    return np.sum(m["a"] * m["b"])
+
+
+def test_merges_s2sad_cannot_follow_are_refused() -> None:
+    refused_at(key_from_a_variable, 4, 15, "dict keys must be string literals")
+    refused_at(pairs_and_keywords, 2, 9, "does not differentiate dict with argument 'b'")

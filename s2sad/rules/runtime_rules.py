@@ -79,7 +79,7 @@ defvjp(rt.items_in_order_tangent, "t, items, order=None", containers=("t",), ret
        t="items_in_order_grad(g, items, order)")
 attribute_read(rt.field_of, rt.field_grad, rt.field_tangent)
 attribute_read(rt.attribute_of, rt.attribute_grad, rt.attribute_tangent)
-defvjp(rt.add_at, "acc, index, ct", linear="joint", acc="g", ct="g[index]")
+defvjp(rt.add_at, "acc, index, ct", returns_container=True, linear="joint", acc="g", ct="g[index]")
 defvjp(rt.unpack_grad, "x, grads", linear="joint", grads="tuple(g)")
 defvjp(rt.setitem_grad_x, "ct, index", linear="joint", ct="setitem_grad_x(g, index)")
 defvjp(rt.setitem_grad_value, "ct, index, v", linear="joint", ct="scatter_value(g, index, ct)")
@@ -97,6 +97,10 @@ defvjp(rt.repeat_items, "x, n", name="*", containers=("x",), returns_container=T
        x="repeat_items_grad(g, x, n)")
 defvjp(rt.repeat_items_grad, "ct, x, n", containers=("ct",), returns_container=True, linear="joint",
        ct="repeat_items(g, n)")
+defvjp(rt.merge_dicts, "a, b", name="{**a, **b}", containers=("a", "b"), returns_container=True,
+       linear="joint", a="merge_dicts_grad(g, a, b, False)", b="merge_dicts_grad(g, a, b, True)")
+defvjp(rt.merge_dicts_grad, "ct, a, b, right", containers=("ct",), returns_container=True, linear="joint",
+       ct="column_vjp(merge_dicts_grad, 0, g, (ct, a, b, right), True)")
 defvjp(rt.sum_items_grad, "ct, items", linear="joint", ct="broadcast_tangent(sum(g), ct)")
 defvjp(rt.transpose_grad, "ct, axes=None", linear="joint", ct="transpose_grad(g, invert_axes(axes))")
 defvjp(rt.reshape_grad, "ct, x", linear="joint", ct="np.reshape(g, np.shape(ct))")

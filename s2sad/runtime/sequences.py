@@ -1,5 +1,5 @@
 """Gradients of Python's operations on tuples, lists and dicts: unpacking, ``tuple()``,
-``list()`` and ``dict()``, ``+`` and ``*`` of displays, ``sum()``, ``max()`` and ``min()`` of items,
+``list()`` and ``dict()``, ``+`` and ``*`` of displays, ``{**a, **b}``, ``sum()``, ``max()`` and ``min()`` of items,
 and ``np.array`` of nested sequences."""
 from __future__ import annotations
 
@@ -83,6 +83,20 @@ def repeat_items_grad(g: Any, x: Any, n: int) -> Any:
     size = len(x)
     parts = [reduce(add_grads, g[i::size]) if n > 0 else zeros_grad(item) for i, item in enumerate(x)]
     return rebuild(x, list(distinct(*parts)))
+
+
+def merge_dicts(a: Any, b: Any) -> dict:
+    """``{**a, **b}``: the primitive of a dict display that unpacks dicts (``{**d, "k": v}``,
+    ``dict(d, k=v)``)."""
+    return {**a, **b}
+
+
+def merge_dicts_grad(g: Any, a: Any, b: Any, right: bool) -> dict:
+    """Gradient of ``{**a, **b}`` with respect to b (``right``: g's item for each of its keys)
+    or a (g's item for each key b does not replace, zero for those it does)."""
+    if right:
+        return {k: g[k] for k in b}
+    return {k: zeros_grad(v) if k in b else g[k] for k, v in a.items()}
 
 
 def sum_items_grad(g: Any, items: Any) -> Any:
