@@ -194,3 +194,65 @@ def pairs_and_keywords(w: np.ndarray, x: np.ndarray) -> float:
 def test_merges_s2sad_cannot_follow_are_refused() -> None:
     refused_at(key_from_a_variable, 4, 15, "dict keys must be string literals")
     refused_at(pairs_and_keywords, 2, 9, "does not differentiate dict with argument 'b'")
+
+
+# ---- for layer in self.layers: x = layer(x) ------------------------------------------------
+
+class Scale:
+    """A layer: its ``__call__`` is written in Python and reads constant attributes."""
+
+    def __init__(self, a: float) -> None:
+        self.a = a
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return np.tanh(self.a * x) + self.shift(x)
+
+    def shift(self, x: np.ndarray) -> np.ndarray:
+        return 0.1 * x ** 2
+
+
+def doubled(z: np.ndarray) -> np.ndarray:
+    return 2.0 * np.sin(z)
+
+
+class Net:
+    def __init__(self, layers: list) -> None:
+        self.layers = layers
+
+    def loss(self, w: np.ndarray, x: np.ndarray) -> float:
+        for layer in self.layers:
+            x = layer(x) * w
+        return np.sum(x)
+
+    def indexed(self, w: np.ndarray, x: np.ndarray) -> float:
+        for i, layer in enumerate(self.layers):
+            x = layer(x + i) * w
+        return np.sum(x ** 2)
+
+
+OBJECTS = Net([Scale(0.5), Scale(-1.5)])
+MIXED = Net([Scale(0.5), np.cos, doubled, lambda z: z * 3.0 + np.exp(-z), Scale(2.0)])
+FUNCTIONS = (np.tanh, doubled, lambda z: z ** 3)
+
+
+@pytest.mark.parametrize("net", [OBJECTS, MIXED], ids=["objects", "mixed"])
+@pytest.mark.parametrize("method", ["loss", "indexed"])
+def test_each_layer_of_a_list_called(net: Net, method: str) -> None:
+    """Each layer's code is differentiated: an object's ``__call__``, a function, a lambda, a
+    ufunc (the method called from a function: grad of grad of a bound method is not followed)."""
+    check_both(function(f"def f(w, x):\n    return net.{method}(w, x)\n", net=net), (W * 0.5, X))
+
+
+def test_a_loop_over_functions_in_a_tuple() -> None:
+    check_both(function("def f(w, x):\n    for act in FUNCTIONS:\n        x = act(x * w)\n    return np.sum(x)\n",
+                        FUNCTIONS=FUNCTIONS), (W * 0.5, X))
+
+
+def over_values(w: np.ndarray, x: np.ndarray) -> float:
+    for layer in [1.0, 2.0]:
+        x = layer(x) * w
+    return np.sum(x)
+
+
+def test_a_loop_item_that_cannot_be_called_is_refused_at_the_call() -> None:
+    refused_at(over_values, 3, 13, r"layer.__call__ is not a method defined with 'def' in float")

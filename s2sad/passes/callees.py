@@ -180,6 +180,8 @@ class MethodOfSelf:
             return receiver, self.calling(held) if callable(held) else None
         if isinstance(out, (staticmethod, classmethod)):
             return receiver, self.calling(getattr(receiver, name))
+        if name == "__call__" and not isinstance(out, types.FunctionType) and callable(receiver):
+            return receiver, self.calling(receiver)  # layer(x) of a function (a lambda, a ufunc) in a list
         return receiver, out
 
     def calling(self, held: Any) -> types.FunctionType | None:

@@ -62,7 +62,8 @@ class CallLowering:
             # math.log(x, base) is math.log(x) / math.log(base), as Python computes it
             x, base = (node.with_changes(args=[cst.Arg(a.value)], lpar=[], rpar=[]) for a in node.args)
             return self.binary(cst.BinaryOperation(x, cst.Divide(), base), target)
-        if self.is_self(node.func) or self.makes_callable(node.func):  # self(h), Layer(W)(x): __call__
+        if self.is_self(node.func) or self.makes_callable(node.func) or self.loop_item(node.func):
+            # self(h), Layer(W)(x), layer(x) for layer in self.layers: __call__, found as it runs
             node = node.with_changes(func=cst.Attribute(node.func, cst.Name("__call__")))
         if isinstance(strip_parens(node.func), cst.Lambda):  # (lambda z: z ** 2)(x)
             node = node.with_changes(func=self.anonymous_function(strip_parens(node.func)))
@@ -109,7 +110,8 @@ class CallLowering:
             # a method of self, or of an object computed here (``self.l1.forward(h)``, ``for
             # layer in self.layers: h = layer.forward(h)``, ``Quad(2.0).value(x)``): the code
             # generated for its class's method, chosen when the call runs
-            key = MethodOfSelf(func.attr.value, self.location(node),
+            # (where the receiver stands: where the call does, also when written ``layer.__call__`` here)
+            key = MethodOfSelf(func.attr.value, self.location(func.value),
                                spelled=EMPTY_MODULE.code_for_node(func.value).strip(), arity=_arity(node))
         return _Callee(key, func.with_changes(value=rnode), [receiver], [rnode])
 
@@ -418,6 +420,12 @@ class CallLowering:
                   and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value == func.value]
         return func.value not in self.res.params and bool(values) and all(makes(v) for v in values) and len(
             values) == sum(1 for n in body for t in _bound_by(n) if isinstance(t, cst.Name) and t.value == func.value)
+
+    def loop_item(self, func: cst.BaseExpression) -> bool:
+        """Whether ``func`` is a name bound only as a for loop's item (``for layer in self.layers:
+        x = layer(x)``), not a nested function: what it holds (an object whose ``__call__`` is
+        written in Python, a function, a lambda, a ufunc) is known only as the call runs."""
+        return isinstance(func, cst.Name) and func.value in self.loop_items and func.value not in self.local_functions
 
     def is_self(self, node: cst.BaseExpression) -> bool:
         """Whether ``node`` is the instance parameter of a method: its first, named ``self`` (in

@@ -26,6 +26,7 @@ from .naming import Naming, all_names
 from .nested_functions import NestedFunctionLowering
 from .records import RecordAttributes
 from .statements import StatementLowering
+from .flow import loop_item_names
 from .stores import stores_changed_later
 from .syntax import statements_of
 from .views import ViewFollowing, ViewLink
@@ -76,6 +77,8 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.versioned: set[str] = set()  # the names in versions_of
         self.callee = callee  # compiled for a caller: changes to arguments would be visible
         self.local_functions: dict[str, types.FunctionType] = {}  # nested defs and lambdas
+        # names bound only as a for loop's items: called (``layer(x)``), what they hold is found as it runs
+        self.loop_items = loop_item_names(list(statements_of(fdef.body))) - set(res.params)
         self.comprehension_names: set[str] = set()  # the variables of comprehensions lowered so far
         self.comprehensions: list[set[str]] = []  # those of the comprehensions being lowered
         # versions that branches outside any loop bind on some paths only -> the blocks that
