@@ -256,3 +256,75 @@ def over_values(w: np.ndarray, x: np.ndarray) -> float:
 
 def test_a_loop_item_that_cannot_be_called_is_refused_at_the_call() -> None:
     refused_at(over_values, 3, 13, r"layer.__call__ is not a method defined with 'def' in float")
+
+
+# ---- a nested function reading the caller's variables, passed to a Python function ---------
+
+def apply_twice(g: typing.Any, v: np.ndarray) -> np.ndarray:
+    return g(g(v))
+
+
+def apply_on(v: np.ndarray, fn: typing.Any = None) -> float:
+    return np.sum(fn(v) * v)
+
+
+def twice_on(g: typing.Any, v: np.ndarray) -> np.ndarray:
+    return apply_twice(g, v) + apply_on(v, fn=g)
+
+
+def keeps(g: typing.Any, v: np.ndarray) -> np.ndarray:
+    h = g
+    return h(v)
+
+
+CLOSURES = {
+    "lambda": "def f(w, x):\n    g = lambda v: w * v\n    return np.sum(apply_twice(g, x))\n",
+    "def": "def f(w, x):\n    s = np.sum(w)\n    def g(v):\n        return np.sin(s * v) + w * x\n"
+           "    return np.sum(apply_twice(g, x) * w)\n",
+    "keyword": "def f(w, x):\n    g = lambda v: np.tanh(w * v)\n    return apply_on(x, fn=g)\n",
+    "written_in_the_call": "def f(w, x):\n    return apply_on(x, fn=lambda v: np.sin(w * v) * x) + np.sum(apply_twice(lambda v: v * w, x))\n",
+    "passed_on": "def f(w, x):\n    g = lambda v: np.tanh(w * v + x)\n    return np.sum(twice_on(g, x))\n",
+    "read_at_the_call": "def f(w, x):\n    g = lambda v: w * v\n    w = np.cos(w)\n    return np.sum(apply_twice(g, x) * x)\n",
+    "in_a_loop": "def f(w, x):\n    total = 0.0\n    for i in range(2):\n        g = lambda v: w * v + i\n"
+                 "        total = total + apply_on(x, fn=g)\n    return total\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLOSURES))
+def test_a_closure_passed_to_a_python_function(name: str) -> None:
+    """The callee is compiled for the nested function; the variables it reads get their gradients."""
+    scope = {"apply_twice": apply_twice, "apply_on": apply_on, "twice_on": twice_on}
+    check_both(function(CLOSURES[name], **scope), (W * 0.5, X))
+
+
+def closure_to_map(w: np.ndarray, x: np.ndarray) -> float:
+    g = lambda v: w * v
+    return np.sum(list(map(g, x)))
+
+
+def closure_kept_by_the_callee(w: np.ndarray, x: np.ndarray) -> float:
+    g = lambda v: w * v
+    return np.sum(keeps(g, x))
+
+
+def closure_to_vectorize(w: np.ndarray, x: np.ndarray) -> float:
+    g = lambda v: w * v
+    return np.sum(np.vectorize(g)(x))
+
+
+def first_of(*fs: typing.Any) -> typing.Any:
+    return fs[0]
+
+
+def closure_to_varargs(w: np.ndarray, x: np.ndarray) -> float:
+    g = lambda v: w * v
+    return np.sum(first_of(g, x)(x))
+
+
+def test_a_closure_passed_where_s2sad_cannot_follow_it_is_refused() -> None:
+    refused_at(closure_to_varargs, 3, 28, "'g' reads w from the enclosing function, and is passed here")
+    refused_at(closure_to_map, 2, 9, "the nested function 'g' is used other than called and reads w")
+    refused_at(closure_to_vectorize, 2, 9, "the nested function 'g' is used other than called and reads w")
+    with pytest.raises(s2sad.S2SADError, match="'g' is a nested function of the caller that reads its variables") as info:
+        s2sad.grad(closure_kept_by_the_callee)(W, X)
+    assert (info.value.location.line, info.value.location.column) == (keeps.__code__.co_firstlineno + 1, 9)

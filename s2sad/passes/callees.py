@@ -17,6 +17,7 @@ import sys
 import threading
 import types
 import weakref
+from dataclasses import dataclass
 from typing import Any, Callable, Collection, Protocol
 
 from ..errors import Location, RecursionDepthError, S2SADError, UnsupportedSyntaxError
@@ -82,6 +83,16 @@ def with_function_arguments(fn: types.FunctionType, bound: dict[str, Any]) -> ty
     if len(made) > _SPECIALISED_PER_FUNCTION:
         del made[next(iter(made))]
     return known
+
+
+@dataclass(frozen=True, eq=False)
+class Closure:
+    """A nested function passed as an argument that reads variables of the function passing
+    it (``outer``): ``function`` is compiled with them as keyword-only parameters, and the
+    parameter it is passed as holds their values, as a tuple (see normalize/closures.py)."""
+
+    function: types.FunctionType
+    outer: tuple[str, ...]
 
 
 def function_arguments(fn: Any) -> dict[str, Any]:

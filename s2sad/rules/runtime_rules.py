@@ -101,6 +101,8 @@ defvjp(rt.merge_dicts, "a, b", name="{**a, **b}", containers=("a", "b"), returns
        linear="joint", a="merge_dicts_grad(g, a, b, False)", b="merge_dicts_grad(g, a, b, True)")
 defvjp(rt.merge_dicts_grad, "ct, a, b, right", containers=("ct",), returns_container=True, linear="joint",
        ct="column_vjp(merge_dicts_grad, 0, g, (ct, a, b, right), True)")
+defvjp(rt.bind_closure, "values, function, outer", containers=("values",), returns_container=True,
+       linear="joint", values="tuple(g)")
 defvjp(rt.sum_items_grad, "ct, items", linear="joint", ct="broadcast_tangent(sum(g), ct)")
 defvjp(rt.transpose_grad, "ct, axes=None", linear="joint", ct="transpose_grad(g, invert_axes(axes))")
 defvjp(rt.reshape_grad, "ct, x", linear="joint", ct="np.reshape(g, np.shape(ct))")

@@ -1,5 +1,5 @@
 """Gradients of Python's operations on tuples, lists and dicts: unpacking, ``tuple()``,
-``list()`` and ``dict()``, ``+`` and ``*`` of displays, ``{**a, **b}``, ``sum()``, ``max()`` and ``min()`` of items,
+``list()`` and ``dict()``, ``+`` and ``*`` of displays, ``{**a, **b}``, the values a nested function passed on reads, ``sum()``, ``max()`` and ``min()`` of items,
 and ``np.array`` of nested sequences."""
 from __future__ import annotations
 
@@ -97,6 +97,26 @@ def merge_dicts_grad(g: Any, a: Any, b: Any, right: bool) -> dict:
     if right:
         return {k: g[k] for k in b}
     return {k: zeros_grad(v) if k in b else g[k] for k, v in a.items()}
+
+
+class BoundClosure(tuple):
+    """The values a nested function reads from the function that passes it to another (a
+    tuple, whose items carry their gradients), called as the nested function with them:
+    ``g(v)`` is ``function(v, w=g[0])``.  A gradient rebuilt in its type has no function."""
+
+    function: Any = None
+    outer: tuple[str, ...] = ()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(*args, **kwargs, **dict(zip(self.outer, self)))
+
+
+def bind_closure(values: tuple[Any, ...], function: Any, outer: tuple[str, ...]) -> BoundClosure:
+    """The nested function ``function`` with the values ``values`` of the variables ``outer``
+    it reads from the function that passes it on (see :class:`BoundClosure`)."""
+    bound = BoundClosure(values)
+    bound.function, bound.outer = function, outer
+    return bound
 
 
 def sum_items_grad(g: Any, items: Any) -> Any:

@@ -17,7 +17,7 @@ import numpy as np
 from ... import runtime
 from ...ir import Call, Const, Operand, Var
 from ..resolve import MISSING, Resolution
-from ..source import call_signature, library_function, wrapping
+from ..source import call_signature, generated_function, library_function, wrapping
 from .aliasing import VIEWING_FUNCTIONS, returns_alias, returns_same
 from ..callees import MethodOfSelf, RecursiveCall, with_function_arguments
 from .library import callable_object, python_function
@@ -158,6 +158,8 @@ class CallLowering:
                 cst.Arg(cst.Name(n), keyword=cst.Name(n), equal=cst.AssignEqual(
                     cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
                 for n in self.closure_args.get(func.value, ()))])
+        elif isinstance(func, cst.Name) and func.value in self.res.closures:  # g(v), g a caller's closure
+            node, key, fnode = self.closure_call(node, func)
         elif key is MISSING and (made := self.derivative(func)) is not None:
             # ``grad(fun)(x)`` in the differentiated code: the generated gradient is a
             # function with source like any other callee (differentiated at second order)
@@ -192,10 +194,13 @@ class CallLowering:
         key = callee.key
         if type(key) is not types.FunctionType or python_function(key) is not key or callee.args or any(
                 a.star for a in node.args) or self.registry.rule(key) is not None:  # (a primitive)
+            self.refuse_closures(node.args, set())
             return node, callee
         args = [a.with_changes(value=self.anonymous_function(strip_parens(a.value)))
-                if self.closed_lambda(a.value) else a for a in node.args]
-        known = {i: self.known_function(strip_parens(a.value)) for i, a in enumerate(args)}
+                if isinstance(strip_parens(a.value), cst.Lambda) else a for a in node.args]
+        made = not generated_function(key)  # (generated code passes a closure's values as data)
+        known = {i: self.passed_closure(a.value, made) or self.known_function(strip_parens(a.value))
+                 for i, a in enumerate(args)}
         known = {i: f for i, f in known.items() if f is not MISSING}
         signature = call_signature(key)
         try:
@@ -203,8 +208,11 @@ class CallLowering:
                 *(i for i, a in enumerate(args) if a.keyword is None),
                 **{a.keyword.value: i for i, a in enumerate(args) if a.keyword is not None})
         except TypeError:  # (refused with the call's own message)
+            self.refuse_closures(node.args, set())
             return node, callee
         functions = {name: known[i] for name, i in bound.arguments.items() if isinstance(i, int) and i in known}
+        self.refuse_closures(args, {i for i in bound.arguments.values() if isinstance(i, int)})
+        args = [self.closure_values(a) for a in args]
         # a parameter the call leaves out, whose default is a function: that function
         functions.update((p.name, p.default) for p in signature.parameters.values()
                          if p.name not in bound.arguments and self.is_function(p.default))
@@ -212,15 +220,6 @@ class CallLowering:
             return node, callee
         node = node.with_changes(args=args)
         return node, _Callee(with_function_arguments(key, functions), callee.func, callee.args, callee.nodes)
-
-    def closed_lambda(self, value: cst.BaseExpression) -> bool:
-        """Whether ``value`` is a lambda that reads no variable of this function (a lambda that
-        does is refused: the callee would call it without them)."""
-        value = strip_parens(value)
-        if not isinstance(value, cst.Lambda):
-            return False
-        own = {n.value for n in walk(value.params) if isinstance(n, cst.Name)}
-        return not {n.value for n in walk(value.body) if isinstance(n, cst.Name)} - own & self.res.locals
 
     def known_function(self, value: cst.BaseExpression) -> Any:
         """The function ``value`` denotes when it is known here: a nested function or lambda of

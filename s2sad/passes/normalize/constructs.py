@@ -47,9 +47,9 @@ UNSUPPORTED: dict[type, str] = {
     cst.SetComp: "a set of values that carry a gradient is not supported (a set has no order to "
                  "give gradients back in); build a list, or a dict comprehension",
     cst.Lambda: "a lambda is differentiated bound to a name ('f = lambda v: ...'), called where it "
-                "stands, passed to map, functools.reduce or sorted, or passed to a Python function "
-                "when it reads no variable of the function it is written in; here, define a function "
-                "with 'def' and call it by its name, or pass those variables as arguments",
+                "stands, passed to map, functools.reduce or sorted, or passed to a named parameter of a "
+                "Python function; here, define a function with 'def' and call it by its name, or pass "
+                "the variables it reads as arguments",
     cst.NamedExpr: "the walrus operator ':=' is not supported; assign on its own line",
     cst.Set: "set values are not supported",
     cst.Match: "'match' statements are not supported",

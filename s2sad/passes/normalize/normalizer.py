@@ -11,14 +11,17 @@ import libcst as cst
 from ...errors import Location, UnsupportedSyntaxError
 from ...ir import Assign, Call, Function, Return, Stmt, Var
 from ...rules.registry import RUNTIME_NAMES, USER_OBJECTS, Registry
+from ..callees import Closure
 from ..parse import Parsed
 from ..resolve import Resolution
 from .aliasing import Aliasing
 from .assignments import AssignmentLowering
 from .calls import CallLowering
 from .classify import Classification
+from .closures import ClosureArguments
 from .containers import ContainerLowering
 from .expressions import ExpressionLowering
+from .flow import loop_item_names
 from .functional import FunctionalLowering
 from .inplace import InPlaceWriteLowering
 from .loops import LoopLowering
@@ -26,7 +29,6 @@ from .naming import Naming, all_names
 from .nested_functions import NestedFunctionLowering
 from .records import RecordAttributes
 from .statements import StatementLowering
-from .flow import loop_item_names
 from .stores import stores_changed_later
 from .syntax import statements_of
 from .views import ViewFollowing, ViewLink
@@ -35,7 +37,7 @@ from .views import ViewFollowing, ViewLink
 class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
                  Naming, NestedFunctionLowering, FunctionalLowering, ContainerLowering,
                  InPlaceWriteLowering, Aliasing, ViewFollowing,
-                 ExpressionLowering, RecordAttributes, CallLowering, Classification):
+                 ExpressionLowering, RecordAttributes, CallLowering, ClosureArguments, Classification):
     """Lowers one function's body to A-normal form (see the package's docstring).
 
     The state of the lowering is set here; each mixin lowers one kind of statement or
@@ -87,6 +89,9 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.deleted: dict[str, str] = {}  # user name -> its version a 'del' removed
         self.concatenations: set[cst.BinaryOperation] = set()  # + that code built here uses on lists
         self.closure_args: dict[str, list[str]] = {}  # nested function -> the variables it reads
+        # (id of its function, the variables it reads) -> a nested function passed as an argument
+        self.closures_passed: dict[tuple[int, tuple[str, ...]], Closure] = {}
+        self.closures_expected: dict[int, cst.BaseExpression] = {}  # where one is passed, not yet lowered so
         self.lists: set[str] = set()  # versions that certainly hold a list (for xs.pop(i))
         self.links: dict[str, ViewLink] = {}  # the user's name of a view -> how it views its base
         self.helpers: dict[Any, str] = {}  # runtime function -> the free name generated code calls
@@ -105,6 +110,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         if fdef.asynchronous is not None:
             raise self.unsupported(fdef, "async functions cannot be differentiated; use 'def'")
         body = statements_of(fdef.body)
+        self.check_closure_parameters()
         if not self.block(body, docstring=True):
             last = body[-1] if body else fdef
             raise UnsupportedSyntaxError(
@@ -112,6 +118,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
                 self.location(last))
         if not (self.fn.body and isinstance(self.fn.body[-1], Return)):
             self.out.append(Return(Var(self.version[self.result]), self.loc))
+        self.check_closures_passed()
         self.settle_attributes()
         return self.fn
 
