@@ -254,8 +254,17 @@ def over_values(w: np.ndarray, x: np.ndarray) -> float:
     return np.sum(x)
 
 
+def over_classes(w: np.ndarray, x: np.ndarray) -> float:
+    total = 0.0
+    for cls in (Scale,):
+        total = total + np.sum(cls(w).shift(x))
+    return total
+
+
 def test_a_loop_item_that_cannot_be_called_is_refused_at_the_call() -> None:
     refused_at(over_values, 3, 13, r"layer.__call__ is not a method defined with 'def' in float")
+    # (a class called makes an instance, as in Python: here from a value that carries a gradient)
+    refused_at(over_classes, 4, 32, r"builds an instance of Scale from values that carry a gradient")
 
 
 # ---- a nested function reading the caller's variables, passed to a Python function ---------

@@ -178,6 +178,8 @@ class MethodOfSelf:
     def found(self, receiver: Any) -> tuple[Any, Any]:
         """``receiver.name`` as Python finds it: the receiver and the function to call with it."""
         name = self.__name__
+        if name == "__call__" and isinstance(receiver, type):  # cls(x) for cls in a list: an instance made
+            return receiver, self.calling(receiver)
         if isinstance(receiver, type):  # type(self).f(x): what the class holds, called as it is
             held = inspect.getattr_static(receiver, name, None)
             return receiver, None if held is None else self.calling(getattr(receiver, name))

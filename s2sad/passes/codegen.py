@@ -29,6 +29,7 @@ from ..generated import Generated, register
 from ..ir import (VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var, if_header, statements,
                   wrt_parameter)
 from .adjoint import Adjoint, Line, Out, runtime_object
+from .callees import MethodOfSelf
 
 _EMPTY = cst.Module(body=[])
 FACTORY = "__s2sad_factory__"
@@ -69,6 +70,11 @@ def statement_code(stmt: Assign, use: Callable[[str], str] | None = None) -> str
     if (isinstance(v, Call) and v.rule is not None and v.rule.fun in (concat, repeat_items) and use is not None
             and isinstance(v.node, cst.BinaryOperation)):  # xs + [v], [x] * n: spelled as what they are
         code = f"{use(v.rule.fun.__name__)}({expression_code(v.node.left)}, {expression_code(v.node.right)})"
+    if (isinstance(v, Call) and isinstance(v.function, MethodOfSelf) and v.function.__name__ == "__call__"
+            and use is not None and isinstance(v.node, cst.Call) and isinstance(v.node.func, cst.Attribute)):
+        # x(...) of an object found as it runs (a class too: it makes an instance, as Python does)
+        code = expression_code(v.node.with_changes(func=cst.Name(use("call_object")),
+                                                   args=[cst.Arg(v.node.func.value), *v.node.args]))
     if stmt.target is None:
         return code
     target = stmt.target if isinstance(stmt.target, str) else ", ".join(stmt.target)

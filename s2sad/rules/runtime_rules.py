@@ -230,6 +230,8 @@ REGISTRY.declare_nondifferentiable(rt.seed, rt.seed_for, rt.zeros_grad, rt.stand
 
 # --- helpers of s2sad/rules/numpy_more_rules.py that are not linear ---------------------------
 REGISTRY.declare_nondifferentiable(rt.check_wrt_item)
+# (generated code's ``call_object(x, ...)`` is read as ``x.__call__(...)`` before any rule applies)
+REGISTRY.declare_refused(rt.call_object, "call_object(x, ...) is generated code's x(...); write x(...)")
 
 # multi_dot_grad and multi_dot_jvp: linear in ct (tan), multilinear in the arrays (a complex step)
 for _multi in (rt.multi_dot_grad, rt.multi_dot_jvp):

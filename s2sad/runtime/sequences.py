@@ -111,6 +111,13 @@ class BoundClosure(tuple):
         return self.function(*args, **kwargs, **dict(zip(self.outer, self)))
 
 
+def call_object(f: Any, *args: Any, **kwargs: Any) -> Any:
+    """``f(*args, **kwargs)``: how generated code spells the call of an object s2sad finds as
+    the call runs (``layer(x)`` for each layer of a list), which its code for ``f.__call__``
+    differentiates (``f`` a class makes an instance, as in Python)."""
+    return f(*args, **kwargs)
+
+
 def bind_closure(values: tuple[Any, ...], function: Any, outer: tuple[str, ...]) -> BoundClosure:
     """The nested function ``function`` with the values ``values`` of the variables ``outer``
     it reads from the function that passes it on (see :class:`BoundClosure`)."""

@@ -52,6 +52,8 @@ class CallLowering:
         if self.out_argument(node) is not None:  # np.sum(np.exp(a, out=z)): z = np.exp(a) first
             return self.lower(self.out_call(node), target)
         called = self.res.object(node.func)
+        if called is runtime.call_object:  # generated code's x(...) of an object found as it runs
+            node = node.with_changes(func=cst.Attribute(node.args[0].value, cst.Name("__call__")), args=node.args[1:])
         plain = not any(a.keyword or a.star for a in node.args)
         if (called is builtins.min or called is builtins.max) and plain and len(node.args) > 2:
             # max(a, b, c) as max((a, b, c)): tied arguments share the gradient equally
@@ -62,8 +64,7 @@ class CallLowering:
             # math.log(x, base) is math.log(x) / math.log(base), as Python computes it
             x, base = (node.with_changes(args=[cst.Arg(a.value)], lpar=[], rpar=[]) for a in node.args)
             return self.binary(cst.BinaryOperation(x, cst.Divide(), base), target)
-        if self.is_self(node.func) or self.makes_callable(node.func) or self.loop_item(node.func):
-            # self(h), Layer(W)(x), layer(x) for layer in self.layers: __call__, found as it runs
+        if self.is_self(node.func) or self.makes_callable(node.func) or self.loop_item(node.func):  # __call__
             node = node.with_changes(func=cst.Attribute(node.func, cst.Name("__call__")))
         if isinstance(strip_parens(node.func), cst.Lambda):  # (lambda z: z ** 2)(x)
             node = node.with_changes(func=self.anonymous_function(strip_parens(node.func)))
