@@ -337,3 +337,11 @@ def test_a_closure_passed_where_s2sad_cannot_follow_it_is_refused() -> None:
     with pytest.raises(s2sad.S2SADError, match="'g' is a nested function of the caller that reads its variables") as info:
         s2sad.grad(closure_kept_by_the_callee)(W, X)
     assert (info.value.location.line, info.value.location.column) == (keeps.__code__.co_firstlineno + 1, 9)
+
+
+def test_a_closure_passed_on_in_a_standalone_module() -> None:
+    """The nested function is defined in the generated code, which binds it to the values it reads."""
+    f = function(CLOSURES["def"], apply_twice=apply_twice)
+    scope: dict = {}
+    exec(compile(s2sad.adjoint_source(f, 0, standalone=True), "<standalone>", "exec"), scope)
+    np.testing.assert_allclose(scope["grad_f"](W, X), s2sad.grad(f)(W, X))

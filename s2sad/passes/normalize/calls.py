@@ -195,7 +195,8 @@ class CallLowering:
         key = callee.key
         if type(key) is not types.FunctionType or python_function(key) is not key or callee.args or any(
                 a.star for a in node.args) or self.registry.rule(key) is not None:  # (a primitive)
-            self.refuse_closures(node.args, set())
+            if key is not runtime.bind_closure:  # (which binds a nested function to the values it reads)
+                self.refuse_closures(node.args, set())
             return node, callee
         args = [a.with_changes(value=self.anonymous_function(strip_parens(a.value)))
                 if isinstance(strip_parens(a.value), cst.Lambda) else a for a in node.args]

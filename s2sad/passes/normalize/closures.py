@@ -64,7 +64,8 @@ class ClosureArguments:
                       and any(isinstance(t.target, cst.Name) and t.target.value == value.value for t in n.targets)]
             bound = values[0] if len(values) == 1 else value
         if made and isinstance(bound, cst.Call) and self.res.object(bound.func) is runtime.bind_closure:
-            function = self.res.object(bound.args[1].value)
+            function = bound.args[1].value  # (the nested function, defined in generated code too)
+            function = self.local_functions.get(function.value) if isinstance(function, cst.Name) else None
             return self.closure(function, tuple(ast.literal_eval(self.parsed.code(bound.args[2].value))))
         if not isinstance(value, cst.Name):
             return None
@@ -87,10 +88,8 @@ class ClosureArguments:
         outer = self.closure_args[name.value]
         values, names = (cst.Tuple([cst.Element(e) for e in elements], lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
                          for elements in ([cst.Name(n) for n in outer], [cst.SimpleString(repr(n)) for n in outer]))
-        function = cst.Name(self.fn.fresh(f"{name.value}_function"))  # (as compiled: a constant)
-        self.fn.free[function.value] = self.local_functions[name.value]
         return arg.with_changes(value=self.helper_call(runtime.bind_closure, [
-            cst.Arg(values), cst.Arg(function), cst.Arg(names)]))
+            cst.Arg(values), cst.Arg(cst.Name(name.value)), cst.Arg(names)]))
 
     def refuse_closures(self, args: list[cst.Arg], bound: set[int]) -> None:
         """Refuse a nested function reading this function's variables passed other than to a
