@@ -56,7 +56,7 @@ class ClosureArguments:
     def passed_closure(self, value: cst.BaseExpression, made: bool = True) -> Closure | None:
         """The Closure an argument passes: a nested function of this one that reads its
         variables, a parameter a caller bound to one, or (``made``) the values generated code
-        binds to one (``bind_closure((w,), g_function, ('w',))``); else None."""
+        binds to one (``bind_closure((w,), g, ('w',))``); else None."""
         value = strip_parens(value)
         bound = value
         if made and isinstance(value, cst.Name):  # (generated code binds the values to a name first)
@@ -66,7 +66,8 @@ class ClosureArguments:
         if made and isinstance(bound, cst.Call) and self.res.object(bound.func) is runtime.bind_closure:
             function = bound.args[1].value  # (the nested function, defined in generated code too)
             function = self.local_functions.get(function.value) if isinstance(function, cst.Name) else None
-            return self.closure(function, tuple(ast.literal_eval(self.parsed.code(bound.args[2].value))))
+            if function is not None:
+                return self.closure(function, tuple(ast.literal_eval(self.parsed.code(bound.args[2].value))))
         if not isinstance(value, cst.Name):
             return None
         if value.value in self.closure_args and value.value in self.local_functions:
