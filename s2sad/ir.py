@@ -120,6 +120,7 @@ class If:
     # ``with <context>:`` (np.errstate...) around a block that always runs: ``test`` is True, and
     # the forward and backward code of ``body`` run in the context
     context: str | None = None
+    setup: tuple[str, ...] = ()  # in a ``with`` block: its warnings filters, which the backward code sets too
 
 
 def if_header(stmt: If) -> str:

@@ -186,6 +186,8 @@ def render_backward(outs: list[Out], group: int | None = None) -> list[str]:
             orelse = _pop(x.branch.tape, x.branch.saves[1]) + orelse
         if not body and not orelse:
             continue
+        if x.branch is not None and x.branch.context:  # (a with block: its warnings filters first)
+            body = [*x.branch.setup, *body]
         if not body:
             test = header[3:-1]
             header, body, orelse = f"if not {test if is_atomic(test) else '(' + test + ')'}:", orelse, []

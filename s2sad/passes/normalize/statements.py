@@ -17,12 +17,14 @@ from .inplace import ufunc_at_helper
 from .syntax import LIST_METHODS, LOOP_NODES, describe, statements_of, strip_parens, walk
 
 
+#: Calls that set which warnings show, in a ``with warnings.catch_warnings():`` block.
+WARNINGS_FILTERS = (warnings.simplefilter, warnings.filterwarnings)
 #: Calls that may stand as statements: they print, warn, log or check and change nothing (a
 #: logger's method called on a logger: ``log.debug(...)``).
 STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write, runtime.seed,
                    runtime.check_assignment_order, runtime.check_number, runtime.check_wrt_item,
                    runtime.check_out, runtime.check_length, runtime.check_sequence, runtime.check_stored_array,
-                   warnings.warn, warnings.simplefilter, warnings.filterwarnings, logging.debug, logging.info, logging.warning,
+                   warnings.warn, *WARNINGS_FILTERS, logging.debug, logging.info, logging.warning,
                    logging.error, logging.critical, logging.exception, logging.log,
                    logging.Logger.debug, logging.Logger.info, logging.Logger.warning, logging.Logger.error,
                    logging.Logger.critical, logging.Logger.exception, logging.Logger.log,
@@ -113,8 +115,12 @@ class StatementLowering:
             raise self.unsupported(node, "'return', 'break' or 'continue' inside a 'with' block is not "
                                          "supported; assign the result in the block and return or jump after it")
         context = ", ".join(self.parsed.code(strip_parens(item.item)).strip() for item in node.items)
+        setup = tuple(self.parsed.code(small.value).strip() for line in body if isinstance(line, cst.SimpleStatementLine)
+                      for small in line.body if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                      and any(self.res.object(small.value.func) is f for f in WARNINGS_FILTERS)
+                      and not self.local_reads(small.value))
         inner, _ = self.nested(lambda: self.block(body))
-        self.out.append(If(Const("True"), inner, [], self.location(node), context=context))
+        self.out.append(If(Const("True"), inner, [], self.location(node), context=context, setup=setup))
 
     def after_returning_loop(self, rest: list[cst.BaseStatement]) -> bool:
         """``if returning: <the value is returned> else: rest``; True if every path returns."""
