@@ -56,10 +56,20 @@ WITH = {
 }
 
 
+def logged(w: np.ndarray, x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        y = np.log(w) * x
+        z = y * w
+    return z
+
+
+WITH["in_a_callee"] = "def f(w, x):\n    return np.sum(logged(w, x) * logged(x * x + 1.0, w))\n"
+
+
 @pytest.mark.parametrize("name", sorted(WITH))
 def test_with_a_warning_context(name: str) -> None:
     """The block is differentiated as if the ``with`` were not there."""
-    check_both(function(WITH[name], warnings=warnings), (W, X))
+    check_both(function(WITH[name], warnings=warnings, logged=logged), (W, X))
 
 
 def test_the_context_stands_around_the_forward_and_backward_code() -> None:
