@@ -23,7 +23,7 @@ from . import disk_cache
 from .cache import Check, absolute_checks, bind, hold, holds, merge, own_checks, relative_checks
 from .errors import S2SADError, SourceError, WrtError, ZeroGradientWarning
 from .generated import Generated, instantiate
-from .passes.callees import function_arguments, recursive_call, unwrap
+from .passes.callees import Closure, function_arguments, recursive_call, unwrap
 from .passes.source import call_signature, forwarding_signature, no_source_message, read_source, relocate
 from .tracebacks import debugging
 
@@ -321,8 +321,11 @@ def _instantiate(fn: types.FunctionType, entry: _Compiled, signature: inspect.Si
                               and p.kind is p.KEYWORD_ONLY} or None
     checks = merge(own_checks(fn), bind(fn, entry.relative), entry.absolute)
     out.__s2sad_checks__ = checks
-    if function_arguments(fn):  # (differentiated again, it reads those parameters as fn does)
-        out.__s2sad_arguments__ = function_arguments(fn)
+    # (differentiated again, it reads those parameters as fn does; one bound to a nested function
+    # of the caller holds the values that function reads, and the code calls the function itself)
+    constants = {n: v for n, v in function_arguments(fn).items() if not isinstance(v, Closure)}
+    if constants:
+        out.__s2sad_arguments__ = constants
     valid = holds(checks)
     if entry.generated.replayed_unsplit:
         out.__s2sad_replay__ = functools.partial(build, fn, wrt, kind, None, False)

@@ -118,6 +118,15 @@ class If:
     loc: Location
     tape: str | None = None  # inside a loop: the loop's tape, which each branch may push to
     saves: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # pushed at the end of each branch
+    # ``with <context>:`` (np.errstate...) around a block that always runs: ``test`` is True, and
+    # the forward and backward code of ``body`` run in the context
+    context: str | None = None
+    setup: tuple[str, ...] = ()  # in a ``with`` block: its warnings filters, which the backward code sets too
+
+
+def if_header(stmt: If) -> str:
+    """The line that opens ``stmt``'s body: ``if test:``, or ``with context:``."""
+    return f"with {stmt.context}:" if stmt.context else f"if {operand_code(stmt.test)}:"
 
 
 @dataclass
@@ -207,8 +216,8 @@ def surely_assigned(stmts: list[Stmt]) -> set[str]:
     for s in stmts:
         if isinstance(s, Assign):
             names.update(s.targets)
-        elif isinstance(s, If):
-            names |= surely_assigned(s.body) & surely_assigned(s.orelse)
+        elif isinstance(s, If):  # (a ``with`` block always runs)
+            names |= surely_assigned(s.body) if s.context else surely_assigned(s.body) & surely_assigned(s.orelse)
         elif isinstance(s, Loop):
             names |= {n for n in (s.tape, s.counter) if n}
     return names

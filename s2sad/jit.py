@@ -518,7 +518,7 @@ def _forward_location(fn: types.FunctionType, wrt: Any, kind: str, targets: list
     """The location of the first of ``targets`` that is the code of a forward statement
     (the pipeline is run again: this is the error path)."""
     from .compiler import build
-    from .ir import Assign, If, Loop, statements
+    from .ir import Assign, If, Loop, if_header, statements
     from .passes import codegen
     from .pipeline import State, run
 
@@ -534,7 +534,7 @@ def _forward_location(fn: types.FunctionType, wrt: Any, kind: str, targets: list
         elif isinstance(stmt, Loop):
             code = [f"{stmt.header}:"]
         elif isinstance(stmt, If):
-            code = [f"if {codegen._operand_code(stmt.test)}:"]
+            code = [if_header(stmt)]
         else:
             code = [getattr(stmt, "code", "")]
         for c in code:

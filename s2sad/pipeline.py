@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .errors import GENERATED_LINES, S2SADError
-from .ir import CALLEE_KINDS, Assign, Function, If, Loop, Opaque, Return, Var, wrt_parameter
+from .ir import CALLEE_KINDS, Assign, Function, If, Loop, Opaque, Return, Var, if_header, wrt_parameter
 from .passes import activity as activity_pass
 from .passes import callees, codegen, forward, normalize, optimize, parse, resolve, reverse, source
 from .passes.adjoint import Adjoint, detached
@@ -75,8 +75,7 @@ def _show_ir(state: State, annotate: bool = False) -> str:
                 v = stmt.value
                 out.append(f"return {v.name if isinstance(v, Var) else v.code}")
             elif isinstance(stmt, If):
-                test = stmt.test.name if isinstance(stmt.test, Var) else stmt.test.code
-                out += [f"if {test}:", *codegen._indent(show(stmt.body) or ["pass"])]
+                out += [if_header(stmt), *codegen._indent(show(stmt.body) or ["pass"])]
                 if stmt.orelse:
                     out += ["else:", *codegen._indent(show(stmt.orelse))]
             elif isinstance(stmt, Loop):

@@ -465,11 +465,17 @@ def test_iterator_bound_to_a_name_and_read_once(name: str) -> None:
     check(function(ITERATORS_READ_ONCE[name]), (X,))
 
 
+def test_lambda_reading_the_function_passed_to_a_python_function() -> None:
+    """A lambda reading x passed to a Python function was refused; the callee is now compiled
+    for it (here it ignores it: x's gradient comes from the value returned)."""
+    check(function("def apply(g, x):\n    return x\n\n\ndef f(x):\n    return np.sum(apply(lambda z: z * x, x) ** 2)\n"), (X,))
+
+
 def test_lambda_passed_elsewhere_is_refused_with_what_works() -> None:
-    f = function("def apply(g, x):\n    return x\n\n\ndef f(x):\n    return np.sum(apply(lambda z: z * x, x))\n")
-    with pytest.raises(s2sad.UnsupportedSyntaxError, match="called where it stands, passed to map, functools.reduce or sorted, or passed to a Python function") as info:
+    f = function("def f(x):\n    fs = [lambda z: z * x]\n    return np.sum(fs[0](x))\n")
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="called where it stands, passed to map, functools.reduce or sorted, or passed to a named parameter of a Python function") as info:
         s2sad.grad(f)(X)
-    assert located(info.value) == (6, 25)
+    assert located(info.value) == (2, 11)
 
 
 def test_list_of_named_tuple_layers() -> None:

@@ -384,10 +384,10 @@ def _check_uses(stmt: Assign, varied: set[str], maybe: set[str], forward: bool) 
     rule = value.rule
     through = _differentiated(rule, forward)
     for p, op in value.args.items():
+        if p in rule.refused and any(n in maybe for n in operand_reads(op)):  # (inert or not)
+            raise NoGradientRuleError(f"{value.callee}: {rule.refused[p]}", stmt.loc)
         if p in rule.inert or p in through and isinstance(op, Var):
             continue
-        if p in rule.refused and any(n in maybe for n in operand_reads(op)):
-            raise NoGradientRuleError(f"{value.callee}: {rule.refused[p]}", stmt.loc)
         if not any(n in varied for n in operand_reads(op)):
             continue
         if p in through:

@@ -17,6 +17,7 @@ import sys
 import threading
 import types
 import weakref
+from dataclasses import dataclass
 from typing import Any, Callable, Collection, Protocol
 
 from ..errors import Location, RecursionDepthError, S2SADError, UnsupportedSyntaxError
@@ -82,6 +83,16 @@ def with_function_arguments(fn: types.FunctionType, bound: dict[str, Any]) -> ty
     if len(made) > _SPECIALISED_PER_FUNCTION:
         del made[next(iter(made))]
     return known
+
+
+@dataclass(frozen=True, eq=False)
+class Closure:
+    """A nested function passed as an argument that reads variables of the function passing
+    it (``outer``): ``function`` is compiled with them as keyword-only parameters, and the
+    parameter it is passed as holds their values, as a tuple (see normalize/closures.py)."""
+
+    function: types.FunctionType
+    outer: tuple[str, ...]
 
 
 def function_arguments(fn: Any) -> dict[str, Any]:
@@ -167,6 +178,8 @@ class MethodOfSelf:
     def found(self, receiver: Any) -> tuple[Any, Any]:
         """``receiver.name`` as Python finds it: the receiver and the function to call with it."""
         name = self.__name__
+        if name == "__call__" and isinstance(receiver, type):  # cls(x) for cls in a list: an instance made
+            return receiver, self.calling(receiver)
         if isinstance(receiver, type):  # type(self).f(x): what the class holds, called as it is
             held = inspect.getattr_static(receiver, name, None)
             return receiver, None if held is None else self.calling(getattr(receiver, name))
@@ -180,6 +193,8 @@ class MethodOfSelf:
             return receiver, self.calling(held) if callable(held) else None
         if isinstance(out, (staticmethod, classmethod)):
             return receiver, self.calling(getattr(receiver, name))
+        if name == "__call__" and not isinstance(out, types.FunctionType) and callable(receiver):
+            return receiver, self.calling(receiver)  # layer(x) of a function (a lambda, a ufunc) in a list
         return receiver, out
 
     def calling(self, held: Any) -> types.FunctionType | None:

@@ -23,11 +23,13 @@ import libcst as cst
 
 from ..rules.registry import SETITEM, USER_OBJECTS, is_atomic
 from ..sentinel import MISSING
-from ..runtime import concat
+from ..runtime import concat, repeat_items
 from ..errors import Location
 from ..generated import Generated, register
-from ..ir import VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var, statements, wrt_parameter
+from ..ir import (VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var, if_header, statements,
+                  wrt_parameter)
 from .adjoint import Adjoint, Line, Out, runtime_object
+from .callees import MethodOfSelf
 
 _EMPTY = cst.Module(body=[])
 FACTORY = "__s2sad_factory__"
@@ -65,9 +67,14 @@ def statement_code(stmt: Assign, use: Callable[[str], str] | None = None) -> str
             code = f"{use('check_float_write')}({x}, {v.float_check!r}, {value})\n{code}"
         return code
     code = v.name if isinstance(v, Var) else v.code if isinstance(v, Const) else expression_code(v.node)
-    if (isinstance(v, Call) and v.rule is not None and v.rule.fun is concat and use is not None
-            and isinstance(v.node, cst.BinaryOperation)):  # xs + [v], spelled as what it is
-        code = f"{use('concat')}({expression_code(v.node.left)}, {expression_code(v.node.right)})"
+    if (isinstance(v, Call) and v.rule is not None and v.rule.fun in (concat, repeat_items) and use is not None
+            and isinstance(v.node, cst.BinaryOperation)):  # xs + [v], [x] * n: spelled as what they are
+        code = f"{use(v.rule.fun.__name__)}({expression_code(v.node.left)}, {expression_code(v.node.right)})"
+    if (isinstance(v, Call) and isinstance(v.function, MethodOfSelf) and v.function.__name__ == "__call__"
+            and use is not None and isinstance(v.node, cst.Call) and isinstance(v.node.func, cst.Attribute)):
+        # x(...) of an object found as it runs (a class too: it makes an instance, as Python does)
+        code = expression_code(v.node.with_changes(func=cst.Name(use("call_object")),
+                                                   args=[cst.Arg(v.node.func.value), *v.node.args]))
     if stmt.target is None:
         return code
     target = stmt.target if isinstance(stmt.target, str) else ", ".join(stmt.target)
@@ -115,7 +122,7 @@ def render_forward(stmts: list[Stmt], use: Callable[[str], str]) -> list[str]:
             if s.tape:
                 body += _push(s.tape, s.saves[0])
                 orelse += _push(s.tape, s.saves[1])
-            out.append(f"if {_operand_code(s.test)}:")
+            out.append(if_header(s))
             out += _indent(body or ["pass"])
             if orelse:
                 out.append("else:")
@@ -179,6 +186,8 @@ def render_backward(outs: list[Out], group: int | None = None) -> list[str]:
             orelse = _pop(x.branch.tape, x.branch.saves[1]) + orelse
         if not body and not orelse:
             continue
+        if x.branch is not None and x.branch.context:  # (a with block: its warnings filters first)
+            body = [*x.branch.setup, *body]
         if not body:
             test = header[3:-1]
             header, body, orelse = f"if not {test if is_atomic(test) else '(' + test + ')'}:", orelse, []
@@ -500,7 +509,7 @@ def _origins(adj: Adjoint, lines: list[str], start: int) -> dict[int, Location]:
 
 def _first_line(stmt: Stmt) -> str:
     if isinstance(stmt, If):
-        return f"if {_operand_code(stmt.test)}:"
+        return if_header(stmt)
     if isinstance(stmt, Loop):
         return f"{stmt.header}:"
     if isinstance(stmt, Raw):

@@ -91,7 +91,8 @@ class Forward:
                 s.body = self.block(s.body)
                 after_body, self.defined = self.defined, set(before)
                 s.orelse = self.block(s.orelse)
-                self.zero_in_other_branch(s, after_body, self.defined)
+                if not s.context:  # (a ``with`` block has no other branch: it always runs)
+                    self.zero_in_other_branch(s, after_body, self.defined)
                 self.defined |= after_body  # a value set in one branch only is read only after it
                 out.append(s)
             elif isinstance(s, Loop):

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import libcst as cst
 
 from ..sentinel import MISSING
-from .callees import function_arguments
+from .callees import Closure, function_arguments
 from .parse import Parsed, children
 
 
@@ -48,6 +48,7 @@ class Resolution:
     imports: dict[int, Exception | None] = field(default_factory=dict)
     # the statements ``name = <function or module>`` that bind an alias (by id)
     aliases: set[int] = field(default_factory=set)
+    closures: dict[str, Closure] = field(default_factory=dict)  # parameter -> the Closure a caller passes
 
     def object(self, node: cst.CSTNode) -> Any:
         """The object a free name or attribute chain denotes, or MISSING."""
@@ -61,7 +62,8 @@ def resolve(parsed: Parsed) -> Resolution:
     params = _param_names(parsed.function.params)
     candidates = _alias_candidates(body, bindings, params)
     # parameters bound to the known functions a caller passes (never reassigned): constants
-    arguments = {n: v for n, v in function_arguments(fn).items() if n not in bindings}
+    passed = {n: v for n, v in function_arguments(fn).items() if n not in bindings}
+    arguments = {n: v for n, v in passed.items() if not isinstance(v, Closure)}
     res = Resolution(frozenset(bindings) - set(candidates) | frozenset(params) - set(arguments), params)
     imported = _run_imports(body, fn.__globals__.get("__package__"), res)
     aliased: dict[str, Any] = {}
@@ -78,6 +80,7 @@ def resolve(parsed: Parsed) -> Resolution:
                          aliases=res.aliases)
         visit = _visitor(res, lookup)
     visit(body)
+    res.closures = {n: v for n, v in passed.items() if isinstance(v, Closure)}
     return res
 
 

@@ -33,7 +33,7 @@ import libcst as cst
 
 from ..errors import NonScalarOutputError, S2SADError
 from ..ir import (VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Operand, Return, Stmt, Var,
-                  assigned_names, assigns, operand_code, operand_reads, wrt_parameter)
+                  assigned_names, assigns, if_header, operand_code, operand_reads, wrt_parameter)
 from ..rules.complex_rules import COMPLEX_RESULTS, REAL_ONLY, REAL_RESULTS
 from ..rules.registry import REGISTRY, is_atomic
 from ..rules.shapes import Known
@@ -403,7 +403,7 @@ class Reverser:
         self.owned &= owned_body  # in place after the if only what both branches own
         if not body and not orelse and not self.depth:
             return pre
-        return pre + [Block(f"if {operand_code(stmt.test)}:", frozenset(operand_reads(stmt.test)), body, orelse,
+        return pre + [Block(if_header(stmt), frozenset(operand_reads(stmt.test)), body, orelse,
                             branch=stmt)]
 
     def loop(self, stmt: Loop) -> list[Out]:

@@ -45,6 +45,11 @@ def own_function(key: object) -> bool:
     return isinstance(key, types.FunctionType) and os.path.realpath(key.__code__.co_filename).startswith(_OWN_DIR)
 
 
+def generated_function(key: object) -> bool:
+    """Whether ``key`` is a function of code s2sad generated."""
+    return isinstance(key, types.FunctionType) and key.__code__.co_filename.startswith("<s2sad ")
+
+
 def relocate(exc: S2SADError) -> None:
     """Show an error found in generated code at the user's line that code comes from."""
     loc = exc.location

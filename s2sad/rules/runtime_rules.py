@@ -79,7 +79,7 @@ defvjp(rt.items_in_order_tangent, "t, items, order=None", containers=("t",), ret
        t="items_in_order_grad(g, items, order)")
 attribute_read(rt.field_of, rt.field_grad, rt.field_tangent)
 attribute_read(rt.attribute_of, rt.attribute_grad, rt.attribute_tangent)
-defvjp(rt.add_at, "acc, index, ct", linear="joint", acc="g", ct="g[index]")
+defvjp(rt.add_at, "acc, index, ct", returns_container=True, linear="joint", acc="g", ct="g[index]")
 defvjp(rt.unpack_grad, "x, grads", linear="joint", grads="tuple(g)")
 defvjp(rt.setitem_grad_x, "ct, index", linear="joint", ct="setitem_grad_x(g, index)")
 defvjp(rt.setitem_grad_value, "ct, index, v", linear="joint", ct="scatter_value(g, index, ct)")
@@ -91,6 +91,18 @@ defvjp(rt.concat, "x, y", name="+", containers=("x", "y"), returns_container=Tru
        x="concat_grad(g, x, y, False)", y="concat_grad(g, x, y, True)")
 defvjp(rt.concat_grad, "ct, x, y, right", linear="joint",
        ct="column_vjp(concat_grad, 0, g, (ct, x, y, right), True)")
+defvjp(rt.repeat_items, "x, n", name="*", containers=("x",), returns_container=True, linear="joint",
+       refuse={"n": "a list or tuple times a value that carries a gradient is arithmetic s2sad does not "
+                    "differentiate ([x] * n repeats the items for an int n); write np.asarray([...]) * a"},
+       x="repeat_items_grad(g, x, n)")
+defvjp(rt.repeat_items_grad, "ct, x, n", containers=("ct",), returns_container=True, linear="joint",
+       ct="repeat_items(g, n)")
+defvjp(rt.merge_dicts, "a, b", name="{**a, **b}", containers=("a", "b"), returns_container=True,
+       linear="joint", a="merge_dicts_grad(g, a, b, False)", b="merge_dicts_grad(g, a, b, True)")
+defvjp(rt.merge_dicts_grad, "ct, a, b, right", containers=("ct",), returns_container=True, linear="joint",
+       ct="column_vjp(merge_dicts_grad, 0, g, (ct, a, b, right), True)")
+defvjp(rt.bind_closure, "values, function, outer", containers=("values",), returns_container=True,
+       linear="joint", values="tuple(g)")
 defvjp(rt.sum_items_grad, "ct, items", linear="joint", ct="broadcast_tangent(sum(g), ct)")
 defvjp(rt.transpose_grad, "ct, axes=None", linear="joint", ct="transpose_grad(g, invert_axes(axes))")
 defvjp(rt.reshape_grad, "ct, x", linear="joint", ct="np.reshape(g, np.shape(ct))")
@@ -220,6 +232,8 @@ REGISTRY.declare_nondifferentiable(rt.seed, rt.seed_for, rt.zeros_grad, rt.stand
 
 # --- helpers of s2sad/rules/numpy_more_rules.py that are not linear ---------------------------
 REGISTRY.declare_nondifferentiable(rt.check_wrt_item)
+# (generated code's ``call_object(x, ...)`` is read as ``x.__call__(...)`` before any rule applies)
+REGISTRY.declare_refused(rt.call_object, "call_object(x, ...) is generated code's x(...); write x(...)")
 
 # multi_dot_grad and multi_dot_jvp: linear in ct (tan), multilinear in the arrays (a complex step)
 for _multi in (rt.multi_dot_grad, rt.multi_dot_jvp):

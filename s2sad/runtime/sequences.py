@@ -1,9 +1,10 @@
 """Gradients of Python's operations on tuples, lists and dicts: unpacking, ``tuple()``,
-``list()`` and ``dict()``, ``+`` of displays, ``sum()``, ``max()`` and ``min()`` of items,
+``list()`` and ``dict()``, ``+`` and ``*`` of displays, ``{**a, **b}``, the values a nested function passed on reads, ``sum()``, ``max()`` and ``min()`` of items,
 and ``np.array`` of nested sequences."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import reduce
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ from .broadcast import unbroadcast
 from .checks import place
 from .elementwise import balanced_eq
 from .reductions import extremum_grad
-from .trees import distinct, rebuild, zeros_grad
+from .trees import add_grads, distinct, rebuild, zeros_grad
 
 
 def unpack_grad(x: Any, grads: tuple[Any, ...]) -> Any:
@@ -64,6 +65,65 @@ def concat_grad(g: Any, x: Any, y: Any, right: bool) -> Any:
     if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
         return g[len(x):] if right else g[:len(x)]
     return unbroadcast(g, y if right else x)
+
+
+def repeat_items(x: Any, n: int) -> Any:
+    """``x * n`` (or ``n * x``) for a list or tuple ``x``: its items ``n`` times over;
+    generated code spells it so, and differentiating generated code knows it is no arithmetic.
+    An ``n`` that is no int (an array: NumPy would multiply elementwise) is refused."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise S2SADError(
+            f"a list or tuple times a {type(n).__name__} is differentiated only as a repetition "
+            f"([x] * n, n an int); for arithmetic on its items, write np.asarray([...]) * a")
+    return x * n
+
+
+def repeat_items_grad(g: Any, x: Any, n: int) -> Any:
+    """Gradient of ``repeat_items(x, n)``: each item's gradient summed over its ``n`` copies."""
+    size = len(x)
+    parts = [reduce(add_grads, g[i::size]) if n > 0 else zeros_grad(item) for i, item in enumerate(x)]
+    return rebuild(x, list(distinct(*parts)))
+
+
+def merge_dicts(a: Any, b: Any) -> dict:
+    """``{**a, **b}``: the primitive of a dict display that unpacks dicts (``{**d, "k": v}``,
+    ``dict(d, k=v)``)."""
+    return {**a, **b}
+
+
+def merge_dicts_grad(g: Any, a: Any, b: Any, right: bool) -> dict:
+    """Gradient of ``{**a, **b}`` with respect to b (``right``: g's item for each of its keys)
+    or a (g's item for each key b does not replace, zero for those it does)."""
+    if right:
+        return {k: g[k] for k in b}
+    return {k: zeros_grad(v) if k in b else g[k] for k, v in a.items()}
+
+
+class BoundClosure(tuple):
+    """The values a nested function reads from the function that passes it to another (a
+    tuple, whose items carry their gradients), called as the nested function with them:
+    ``g(v)`` is ``function(v, w=g[0])``.  A gradient rebuilt in its type has no function."""
+
+    function: Any = None
+    outer: tuple[str, ...] = ()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(*args, **kwargs, **dict(zip(self.outer, self)))
+
+
+def call_object(f: Any, *args: Any, **kwargs: Any) -> Any:
+    """``f(*args, **kwargs)``: how generated code spells the call of an object s2sad finds as
+    the call runs (``layer(x)`` for each layer of a list), which its code for ``f.__call__``
+    differentiates (``f`` a class makes an instance, as in Python)."""
+    return f(*args, **kwargs)
+
+
+def bind_closure(values: tuple[Any, ...], function: Any, outer: tuple[str, ...]) -> BoundClosure:
+    """The nested function ``function`` with the values ``values`` of the variables ``outer``
+    it reads from the function that passes it on (see :class:`BoundClosure`)."""
+    bound = BoundClosure(values)
+    bound.function, bound.outer = function, outer
+    return bound
 
 
 def sum_items_grad(g: Any, items: Any) -> Any:

@@ -17,7 +17,7 @@ import numpy as np
 from ... import runtime
 from ...ir import Call, Const, Operand, Var
 from ..resolve import MISSING, Resolution
-from ..source import call_signature, library_function, wrapping
+from ..source import call_signature, generated_function, library_function, wrapping
 from .aliasing import VIEWING_FUNCTIONS, returns_alias, returns_same
 from ..callees import MethodOfSelf, RecursiveCall, with_function_arguments
 from .library import callable_object, python_function
@@ -52,6 +52,8 @@ class CallLowering:
         if self.out_argument(node) is not None:  # np.sum(np.exp(a, out=z)): z = np.exp(a) first
             return self.lower(self.out_call(node), target)
         called = self.res.object(node.func)
+        if called is runtime.call_object:  # generated code's x(...) of an object found as it runs
+            node = node.with_changes(func=cst.Attribute(node.args[0].value, cst.Name("__call__")), args=node.args[1:])
         plain = not any(a.keyword or a.star for a in node.args)
         if (called is builtins.min or called is builtins.max) and plain and len(node.args) > 2:
             # max(a, b, c) as max((a, b, c)): tied arguments share the gradient equally
@@ -62,7 +64,7 @@ class CallLowering:
             # math.log(x, base) is math.log(x) / math.log(base), as Python computes it
             x, base = (node.with_changes(args=[cst.Arg(a.value)], lpar=[], rpar=[]) for a in node.args)
             return self.binary(cst.BinaryOperation(x, cst.Divide(), base), target)
-        if self.is_self(node.func) or self.makes_callable(node.func):  # self(h), Layer(W)(x): __call__
+        if self.is_self(node.func) or self.makes_callable(node.func) or self.loop_item(node.func):  # __call__
             node = node.with_changes(func=cst.Attribute(node.func, cst.Name("__call__")))
         if isinstance(strip_parens(node.func), cst.Lambda):  # (lambda z: z ** 2)(x)
             node = node.with_changes(func=self.anonymous_function(strip_parens(node.func)))
@@ -112,7 +114,8 @@ class CallLowering:
             # a method of self, or of an object computed here (``self.l1.forward(h)``, ``for
             # layer in self.layers: h = layer.forward(h)``, ``Quad(2.0).value(x)``): the code
             # generated for its class's method, chosen when the call runs
-            key = MethodOfSelf(func.attr.value, self.location(node),
+            # (where the receiver stands: where the call does, also when written ``layer.__call__`` here)
+            key = MethodOfSelf(func.attr.value, self.location(func.value),
                                spelled=EMPTY_MODULE.code_for_node(func.value).strip(), arity=_arity(node))
         return _Callee(key, func.with_changes(value=rnode), [receiver], [rnode])
 
@@ -161,6 +164,8 @@ class CallLowering:
                 cst.Arg(cst.Name(n), keyword=cst.Name(n), equal=cst.AssignEqual(
                     cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
                 for n in self.closure_args.get(func.value, ()))])
+        elif isinstance(func, cst.Name) and func.value in self.res.closures:  # g(v), g a caller's closure
+            node, key, fnode = self.closure_call(node, func)
         elif key is MISSING and (made := self.derivative(func)) is not None:
             # ``grad(fun)(x)`` in the differentiated code: the generated gradient is a
             # function with source like any other callee (differentiated at second order)
@@ -195,10 +200,14 @@ class CallLowering:
         key = callee.key
         if type(key) is not types.FunctionType or python_function(key) is not key or callee.args or any(
                 a.star for a in node.args) or self.registry.rule(key) is not None:  # (a primitive)
+            if key is not runtime.bind_closure:  # (which binds a nested function to the values it reads)
+                self.refuse_closures(node.args, set())
             return node, callee
         args = [a.with_changes(value=self.anonymous_function(strip_parens(a.value)))
-                if self.closed_lambda(a.value) else a for a in node.args]
-        known = {i: self.known_function(strip_parens(a.value)) for i, a in enumerate(args)}
+                if isinstance(strip_parens(a.value), cst.Lambda) else a for a in node.args]
+        made = not generated_function(key)  # (generated code passes a closure's values as data)
+        known = {i: self.passed_closure(a.value, made) or self.known_function(strip_parens(a.value))
+                 for i, a in enumerate(args)}
         known = {i: f for i, f in known.items() if f is not MISSING}
         signature = call_signature(key)
         try:
@@ -206,8 +215,11 @@ class CallLowering:
                 *(i for i, a in enumerate(args) if a.keyword is None),
                 **{a.keyword.value: i for i, a in enumerate(args) if a.keyword is not None})
         except TypeError:  # (refused with the call's own message)
+            self.refuse_closures(node.args, set())
             return node, callee
         functions = {name: known[i] for name, i in bound.arguments.items() if isinstance(i, int) and i in known}
+        self.refuse_closures(args, {i for i in bound.arguments.values() if isinstance(i, int)})
+        args = [self.closure_values(a) for a in args]
         # a parameter the call leaves out, whose default is a function: that function
         functions.update((p.name, p.default) for p in signature.parameters.values()
                          if p.name not in bound.arguments and self.is_function(p.default))
@@ -215,15 +227,6 @@ class CallLowering:
             return node, callee
         node = node.with_changes(args=args)
         return node, _Callee(with_function_arguments(key, functions), callee.func, callee.args, callee.nodes)
-
-    def closed_lambda(self, value: cst.BaseExpression) -> bool:
-        """Whether ``value`` is a lambda that reads no variable of this function (a lambda that
-        does is refused: the callee would call it without them)."""
-        value = strip_parens(value)
-        if not isinstance(value, cst.Lambda):
-            return False
-        own = {n.value for n in walk(value.params) if isinstance(n, cst.Name)}
-        return not {n.value for n in walk(value.body) if isinstance(n, cst.Name)} - own & self.res.locals
 
     def known_function(self, value: cst.BaseExpression) -> Any:
         """The function ``value`` denotes when it is known here: a nested function or lambda of
@@ -423,6 +426,12 @@ class CallLowering:
                   and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value == func.value]
         return func.value not in self.res.params and bool(values) and all(makes(v) for v in values) and len(
             values) == sum(1 for n in body for t in _bound_by(n) if isinstance(t, cst.Name) and t.value == func.value)
+
+    def loop_item(self, func: cst.BaseExpression) -> bool:
+        """Whether ``func`` is a name bound only as a for loop's item (``for layer in self.layers:
+        x = layer(x)``), not a nested function: what it holds (an object whose ``__call__`` is
+        written in Python, a function, a lambda, a ufunc) is known only as the call runs."""
+        return isinstance(func, cst.Name) and func.value in self.loop_items and func.value not in self.local_functions
 
     def is_self(self, node: cst.BaseExpression) -> bool:
         """Whether ``node`` is the instance parameter of a method: its first, named ``self`` (in

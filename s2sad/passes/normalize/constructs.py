@@ -5,9 +5,8 @@ import operator
 import warnings
 from typing import Any
 
-import numpy as np
-
 import libcst as cst
+import numpy as np
 
 
 BINARY_OPS: dict[type, tuple[Any, str]] = {
@@ -30,14 +29,12 @@ UNARY_OPS: dict[type, tuple[Any, str]] = {
     cst.Minus: (operator.neg, "neg"),
     cst.Plus: (operator.pos, "pos"),
 }
-#: Context managers that change what NumPy or Python report, never a value: ``with`` one of
-#: them runs its body as written (the generated code reports as NumPy does by default).
-QUIET_CONTEXTS = (np.errstate, warnings.catch_warnings)
 #: Statements and expressions s2sad does not differentiate, with what to write instead.
 UNSUPPORTED: dict[type, str] = {
     cst.Try: "'try' statements are not supported; handle errors outside the differentiated function",
-    cst.With: "'with' statements are not supported (but for np.errstate(...) and "
-              "warnings.catch_warnings()); move the context manager outside the differentiated function",
+    cst.With: "only 'with np.errstate(...)' and 'with warnings.catch_warnings()' are supported, "
+              "without 'as' and with literal arguments; move this context manager outside the "
+              "differentiated function",
     cst.ClassDef: "class definitions inside a differentiated function are not supported; define "
                   "the class at module level",
     cst.Global: "'global' is not supported; pass the value as an argument and return the result",
@@ -50,10 +47,13 @@ UNSUPPORTED: dict[type, str] = {
     cst.SetComp: "a set of values that carry a gradient is not supported (a set has no order to "
                  "give gradients back in); build a list, or a dict comprehension",
     cst.Lambda: "a lambda is differentiated bound to a name ('f = lambda v: ...'), called where it "
-                "stands, passed to map, functools.reduce or sorted, or passed to a Python function "
-                "when it reads no variable of the function it is written in; here, define a function "
-                "with 'def' and call it by its name, or pass those variables as arguments",
+                "stands, passed to map, functools.reduce or sorted, or passed to a named parameter of a "
+                "Python function; here, define a function with 'def' and call it by its name, or pass "
+                "the variables it reads as arguments",
     cst.NamedExpr: "the walrus operator ':=' is not supported; assign on its own line",
     cst.Set: "set values are not supported",
     cst.Match: "'match' statements are not supported",
 }
+#: Context managers a ``with`` may open around differentiated code: they change which warnings
+#: NumPy gives, not values; the body is differentiated as if the ``with`` were not there.
+CONTEXT_MANAGERS: tuple[Any, ...] = (np.errstate, warnings.catch_warnings)

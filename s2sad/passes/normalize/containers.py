@@ -162,14 +162,47 @@ class ContainerLowering:
         return cst.IfExp(test, item_of(mapping, key), default)
 
     def keyword_dict(self, node: cst.Call) -> cst.Dict | None:
-        """``dict(a=x, b=y)`` as the display ``{'a': x, 'b': y}``, else None."""
-        if not (node.args and self.res.object(node.func) is builtins.dict
-                and all(a.keyword is not None and not a.star for a in node.args)):
+        """``dict(a=x, b=y)`` as the display ``{'a': x, 'b': y}``, ``dict(d, a=x)`` as
+        ``{**d, 'a': x}``, else None."""
+        first = [cst.StarredDictElement(a.value) for a in node.args[:1] if a.keyword is None and not a.star]
+        keywords = node.args[len(first):]
+        pairs = first and (self.is_sequence(first[0].value) or isinstance(first[0].value, cst.GeneratorExp))
+        if pairs or not (keywords and self.res.object(node.func) is builtins.dict
+                and all(a.keyword is not None and not a.star for a in keywords)):
             return None
-        return cst.Dict([cst.DictElement(cst.SimpleString(repr(a.keyword.value)), a.value) for a in node.args])
+        return cst.Dict([*first, *(cst.DictElement(cst.SimpleString(repr(a.keyword.value)), a.value)
+                                   for a in keywords)])
+
+    def merged_dict(self, node: cst.Dict, target: str | None) -> Operand:
+        """``{**d, 'k': v, **e}``: its parts (the dicts unpacked, displays of the items between
+        them) merged left to right, ``merge_dicts(a, b)`` each: a key of ``b`` replaces
+        ``a``'s, whose value then gets no gradient."""
+        parts: list[cst.BaseExpression] = []
+        for e in node.elements:
+            if isinstance(e, cst.StarredDictElement):
+                parts.append(e.value)
+            elif parts and isinstance(parts[-1], cst.Dict):
+                parts[-1] = parts[-1].with_changes(elements=[*parts[-1].elements, e])
+            else:
+                parts.append(cst.Dict([e]))
+        acc, acc_node = self.operand(parts[0])
+        held = [acc]
+        for i, part in enumerate(parts[1:] or [cst.Dict([])]):  # ({**d} alone: a copy of d)
+            op, part_node = self.operand(part)
+            held.append(op)
+            primal = cst.Dict([cst.StarredDictElement(acc_node), cst.StarredDictElement(part_node)])
+            last = i == max(len(parts) - 2, 0)
+            acc = self.apply(runtime.merge_dicts, [acc, op], {}, primal, node, target if last else None,
+                             "merged", [acc_node, part_node])
+            acc_node = cst.Name(acc.name)
+        self.holders[acc.name] = frozenset().union(*(self.holders.get(op.name, frozenset())
+                                                     for op in held if isinstance(op, Var)))
+        return acc
 
     def container(self, node: cst.Tuple | cst.List | cst.Dict, target: str | None) -> Operand:
         """A tuple, list or dict display: element ``k`` gets the gradient's item ``k``."""
+        if isinstance(node, cst.Dict) and any(isinstance(e, cst.StarredDictElement) for e in node.elements):
+            return self.merged_dict(node, target)
         elements, operands, keys = [], [], []
         for i, e in enumerate(node.elements):
             if isinstance(e, (cst.StarredElement, cst.StarredDictElement)):

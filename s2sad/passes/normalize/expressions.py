@@ -22,8 +22,6 @@ from .syntax import describe, literal_key, strip_parens
 
 
 _DISPLAYS = (cst.List, cst.Tuple)
-_REPEAT = ("repeating a list or tuple ([x] * n) is not supported on values that carry a gradient; "
-           "build it with a comprehension ([x for _ in range(n)])")
 
 
 class ExpressionLowering:
@@ -31,7 +29,7 @@ class ExpressionLowering:
 
     def lower(self, node: cst.BaseExpression, target: str | None, hint: str = "") -> Operand:
         """Emit statements computing ``node``; return the operand that holds it."""
-        if target is not None and isinstance(strip_parens(node), (cst.List, cst.ListComp)):
+        if target is not None and self.is_list(strip_parens(node)):
             self.lists.add(target)
         reads = self.local_reads(node)
         if not reads:
@@ -120,7 +118,12 @@ class ExpressionLowering:
         if key is operator.add and (isinstance(node.left, _DISPLAYS) or isinstance(node.right, _DISPLAYS)
                                     or node in self.concatenations):
             key = runtime.concat  # xs + [v]: a concatenation (unless xs turns out to be an array)
-        (left, lnode), (right, rnode) = self.operand(node.left), self.operand(node.right)
+        first, second = node.left, node.right
+        if key is operator.mul and any(self.is_sequence(n) for n in (first, second)):
+            key = runtime.repeat_items  # [x] * n: the items n times over
+            if not self.is_sequence(first):  # n * [x]: the sequence first, as the helper takes it
+                first, second = second, first
+        (left, lnode), (right, rnode) = self.operand(first), self.operand(second)
         primal = node.with_changes(left=lnode, right=rnode, operator=_one_line(node.operator),
                                    lpar=[], rpar=[])
         problem = self.no_arithmetic(node, key)
@@ -130,18 +133,23 @@ class ExpressionLowering:
         return self.apply(key, [left, right], {}, primal, node, target, word, [lnode, rnode])
 
     def no_arithmetic(self, node: cst.BinaryOperation, key: Any) -> str | None:
-        """Why ``node`` has no gradient, if it is no arithmetic: ``[x] * n`` repeats a list,
-        ``m & n`` combines masks (``d | e`` merges dicts)."""
+        """Why ``node`` has no gradient, if it is no arithmetic: ``m & n`` combines masks
+        (``d | e`` merges dicts)."""
         if key is None:
             return (f"the operator '{self.parsed.code(node.operator).strip()}' is not supported on "
                     f"values that carry a gradient")
-        if key is operator.mul and any(self.is_sequence(n) for n in (node.left, node.right)):
-            return _REPEAT
         return None
 
     def is_sequence(self, node: cst.BaseExpression) -> bool:
         """Whether ``node`` is certainly a list or tuple: a display, a comprehension, a list."""
-        return isinstance(node, (*_DISPLAYS, cst.ListComp)) or isinstance(node, cst.Name) and (
+        return isinstance(node, cst.Tuple) or self.is_list(node)
+
+    def is_list(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` is certainly a list: a display, a comprehension, a name holding a
+        list, or one of those repeated (``[x] * n``)."""
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+            return self.is_list(node.left) or self.is_list(node.right)
+        return isinstance(node, (cst.List, cst.ListComp)) or isinstance(node, cst.Name) and (
             self.version.get(node.value, node.value) in self.lists)
 
     def unary(self, node: cst.UnaryOperation, target: str | None) -> Operand:

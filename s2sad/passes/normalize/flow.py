@@ -68,6 +68,26 @@ def assigned_in(body: list[cst.BaseStatement]) -> set[str]:
     return names
 
 
+def loop_item_names(body: list[cst.BaseStatement]) -> set[str]:
+    """Names the function binds only as the items of its ``for`` statements (``for layer in
+    self.layers``, ``for i, f in enumerate(fs)``), never otherwise (=, +=, :=, a comprehension,
+    a def, an import, a with)."""
+    loops: set[str] = set()
+    other: set[str] = set()
+    for n in nodes_under(body, into_loops=True):
+        if isinstance(n, cst.For):
+            loops.update(flat_targets(n.target, bases=False))
+        elif isinstance(n, cst.Assign):
+            other.update(name for t in n.targets for name in flat_targets(t.target, bases=False))
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.CompFor)):
+            other.update(flat_targets(n.target, bases=False))
+        elif isinstance(n, cst.AsName):
+            other.update(flat_targets(n.name, bases=False))
+        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+            other.add(n.name.value)
+    return loops - other
+
+
 def view_bases(body: list[cst.BaseStatement]) -> dict[str, set[str]]:
     """Names a loop body assigns a view to (``r = A[i]``, ``t = x.T``, ``r = np.reshape(x, s)``),
     with the names each may be a view of, as far as the syntax tells."""

@@ -14,7 +14,7 @@ from ...errors import Location
 from ...ir import Assign, Opaque
 from .constructs import UNSUPPORTED
 from .flow import assigned_in
-from .syntax import EMPTY_MODULE, statements_of, store_names, variable_name_nodes, walk
+from .syntax import EMPTY_MODULE, statements_of, walk
 
 
 _MAKER = "__s2sad_nested__"  # makes a recursive nested function, its name bound in a closure
@@ -89,15 +89,13 @@ class NestedFunctionLowering:
             star_arg=cst.ParamStar() if isinstance(star, cst.MaybeSentinel) else star,
             kwonly_params=[*node.params.kwonly_params, *(cst.Param(cst.Name(n)) for n in outer)]))
         self.closure_args[name] = outer
+        self.expect_passed(name)
         return node
 
     def used_uncalled(self, name: str, node: cst.CSTNode) -> str | None:
-        """Why the nested function ``name`` cannot get parameters added: a use other than a call."""
-        called = {id(n.func) for n in walk(self.parsed.function.body) if isinstance(n, cst.Call)}
-        defined = {id(node.name)} if isinstance(node, cst.FunctionDef) else set()
-        stores = store_names(self.parsed.function.body)
-        if any(isinstance(n, cst.Name) and n.value == name and id(n) not in called | defined | stores
-               for n in variable_name_nodes(self.parsed.function.body)):
+        """Why the nested function ``name`` cannot get parameters added: a use other than a call
+        (or than an argument of a Python function, which is specialised to it: closures.py)."""
+        if self.use_beyond_calls(name, self.parsed.function.body) is not None:
             return "is used other than called"
         return None
 

@@ -11,14 +11,17 @@ import libcst as cst
 from ...errors import Location, UnsupportedSyntaxError
 from ...ir import Assign, Call, Function, Return, Stmt, Var
 from ...rules.registry import RUNTIME_NAMES, USER_OBJECTS, Registry
+from ..callees import Closure
 from ..parse import Parsed
 from ..resolve import Resolution
 from .aliasing import Aliasing
 from .assignments import AssignmentLowering
 from .calls import CallLowering
 from .classify import Classification
+from .closures import ClosureArguments
 from .containers import ContainerLowering
 from .expressions import ExpressionLowering
+from .flow import loop_item_names
 from .functional import FunctionalLowering
 from .inplace import InPlaceWriteLowering
 from .loops import LoopLowering
@@ -34,7 +37,7 @@ from .views import ViewFollowing, ViewLink
 class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
                  Naming, NestedFunctionLowering, FunctionalLowering, ContainerLowering,
                  InPlaceWriteLowering, Aliasing, ViewFollowing,
-                 ExpressionLowering, RecordAttributes, CallLowering, Classification):
+                 ExpressionLowering, RecordAttributes, CallLowering, ClosureArguments, Classification):
     """Lowers one function's body to A-normal form (see the package's docstring).
 
     The state of the lowering is set here; each mixin lowers one kind of statement or
@@ -69,17 +72,14 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         # results of rules that return a tuple or list of new arrays (np.linalg.qr, np.meshgrid)
         self.fresh_items: set[str] = set()
         self.changed_after_store = stores_changed_later(list(statements_of(fdef.body)), res)  # ids of d[k] in d[k] = y
-        self.partners: dict[str, set[str]] = {}  # version -> user names bound to the same object
-        self.bases: dict[str, frozenset[str]] = {}  # version -> earlier versions it may share memory with
-        self.holders: dict[str, frozenset[str]] = {}  # container version -> what its items may share
-        self.superseded: set[str] = set()  # versions of names since rebound in straight-line code
-        self.versions_of: dict[str, set[str]] = {}  # user name -> names in fn.names that version it
-        self.versioned: set[str] = set()  # the names in versions_of
+        self.init_aliasing()
         self.callee = callee  # compiled for a caller: changes to arguments would be visible
         self.replayed = replayed  # a vjp, whose forward pass runs again: random draws are refused
         self.seeded = False  # a generator was seeded at the top level: draws after it replay
         self.generators: dict[str, type] = {}  # versions made by np.random.default_rng(...), say
         self.local_functions: dict[str, types.FunctionType] = {}  # nested defs and lambdas
+        # names bound only as a for loop's items: called (``layer(x)``), what they hold is found as it runs
+        self.loop_items = loop_item_names(list(statements_of(fdef.body))) - set(res.params)
         self.comprehension_names: set[str] = set()  # the variables of comprehensions lowered so far
         self.comprehensions: list[set[str]] = []  # those of the comprehensions being lowered
         # versions that branches outside any loop bind on some paths only -> the blocks that
@@ -88,6 +88,9 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.deleted: dict[str, str] = {}  # user name -> its version a 'del' removed
         self.concatenations: set[cst.BinaryOperation] = set()  # + that code built here uses on lists
         self.closure_args: dict[str, list[str]] = {}  # nested function -> the variables it reads
+        # (id of its function, the variables it reads) -> a nested function passed as an argument
+        self.closures_passed: dict[tuple[int, tuple[str, ...]], Closure] = {}
+        self.closures_expected: dict[int, cst.BaseExpression] = {}  # where one is passed, not yet lowered so
         self.lists: set[str] = set()  # versions that certainly hold a list (for xs.pop(i))
         self.links: dict[str, ViewLink] = {}  # the user's name of a view -> how it views its base
         self.helpers: dict[Any, str] = {}  # runtime function -> the free name generated code calls
@@ -101,11 +104,21 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         # (assignment, receiver, its call that picks as it runs) of each x.T-like read (records.py)
         self.attribute_reads: list[tuple[Assign, str, Call]] = []
 
+    def init_aliasing(self) -> None:
+        """The state of what may share memory (aliasing.py)."""
+        self.partners: dict[str, set[str]] = {}  # version -> user names bound to the same object
+        self.bases: dict[str, frozenset[str]] = {}  # version -> earlier versions it may share memory with
+        self.holders: dict[str, frozenset[str]] = {}  # container version -> what its items may share
+        self.superseded: set[str] = set()  # versions of names since rebound in straight-line code
+        self.versions_of: dict[str, set[str]] = {}  # user name -> names in fn.names that version it
+        self.versioned: set[str] = set()  # the names in versions_of
+
     def run(self) -> Function:
         fdef = self.parsed.function
         if fdef.asynchronous is not None:
             raise self.unsupported(fdef, "async functions cannot be differentiated; use 'def'")
         body = statements_of(fdef.body)
+        self.check_closure_parameters()
         if not self.block(body, docstring=True):
             last = body[-1] if body else fdef
             raise UnsupportedSyntaxError(
@@ -113,6 +126,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
                 self.location(last))
         if not (self.fn.body and isinstance(self.fn.body[-1], Return)):
             self.out.append(Return(Var(self.version[self.result]), self.loc))
+        self.check_closures_passed()
         self.settle_attributes()
         return self.fn
 

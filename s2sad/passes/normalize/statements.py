@@ -12,19 +12,21 @@ import numpy as np
 from ... import runtime
 from ...ir import Assign, Const, If, Opaque, Operand, Return, Stmt, Var
 from ...rules import draws
-from .constructs import QUIET_CONTEXTS, UNSUPPORTED
+from .constructs import CONTEXT_MANAGERS, UNSUPPORTED
 from .flow import always_returns, may_jump, may_return
 from .inplace import ufunc_at_helper
 from .syntax import LIST_METHODS, LOOP_NODES, describe, statements_of, strip_parens, walk
 
 
+#: Calls that set which warnings show, in a ``with warnings.catch_warnings():`` block.
+WARNINGS_FILTERS = (warnings.simplefilter, warnings.filterwarnings)
 #: Calls that may stand as statements: they print, warn, log or check and change nothing (a
 #: logger's method called on a logger: ``log.debug(...)``).
 STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write, runtime.seed,
                    runtime.check_assignment_order, runtime.check_number, runtime.check_wrt_item,
                    runtime.check_out, runtime.check_length, runtime.check_sequence, runtime.check_stored_array,
-                   warnings.warn, warnings.simplefilter, warnings.filterwarnings, logging.debug, logging.info,
-                   logging.warning, logging.error, logging.critical, logging.exception, logging.log,
+                   warnings.warn, *WARNINGS_FILTERS, logging.debug, logging.info, logging.warning,
+                   logging.error, logging.critical, logging.exception, logging.log,
                    logging.Logger.debug, logging.Logger.info, logging.Logger.warning, logging.Logger.error,
                    logging.Logger.critical, logging.Logger.exception, logging.Logger.log,
                    np.random.seed, np.random.RandomState.seed)
@@ -61,6 +63,8 @@ class StatementLowering:
                 returns, took_rest = self.if_statement(stmt, rest)
                 if took_rest or returns:
                     return returns
+            elif isinstance(stmt, cst.With):
+                self.with_statement(stmt)
             elif isinstance(stmt, (cst.For, cst.While)):
                 if not self.loops and may_return([stmt]):
                     self.returning = self.fn.fresh("returning")
@@ -84,11 +88,13 @@ class StatementLowering:
         return False
 
     def quiet_body(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
-        """The body of ``with np.errstate(...):`` (or ``warnings.catch_warnings()``), which
-        changes what is reported, not what is computed; any other statement as it is."""
-        if isinstance(stmt, cst.With) and all(
+        """The body of a ``with np.errstate(...):`` (or ``warnings.catch_warnings()``) that
+        returns or jumps, as its statements: it changes what is reported, not what is computed
+        (the generated code then reports as NumPy does by default); any other statement as
+        it is.  A block that does neither runs in the context: see ``with_statement``."""
+        if isinstance(stmt, cst.With) and (may_return(statements_of(stmt.body)) or may_jump(stmt)) and all(
                 item.asname is None and isinstance(item.item, cst.Call)
-                and self.res.object(item.item.func) in QUIET_CONTEXTS for item in stmt.items):
+                and any(self.res.object(item.item.func) is c for c in CONTEXT_MANAGERS) for item in stmt.items):
             return [new for inner in statements_of(stmt.body) for new in self.quiet_body(inner)]
         return [stmt]
 
@@ -107,6 +113,24 @@ class StatementLowering:
                     for value in ("False", "True")]
         return [set_flag[0], stmt.with_changes(orelse=cst.Else(cst.IndentedBlock([set_flag[1]]))),
                 cst.If(flag, cst.IndentedBlock(after))]
+
+    def with_statement(self, node: cst.With) -> None:
+        """``with np.errstate(...):`` or ``with warnings.catch_warnings():`` around a block: the
+        block is lowered as if the ``with`` were not there, in an ``If`` that always runs and
+        whose forward and backward code run in the context (see ``If.context``)."""
+        body = statements_of(node.body)
+        for item in node.items:
+            called = self.res.object(item.item.func) if isinstance(item.item, cst.Call) else None
+            if item.asname is not None or node.asynchronous is not None or self.local_reads(item.item) \
+                    or not any(called is c for c in CONTEXT_MANAGERS):
+                raise self.unsupported(node, UNSUPPORTED[cst.With])
+        context = ", ".join(self.parsed.code(strip_parens(item.item)).strip() for item in node.items)
+        setup = tuple(self.parsed.code(small.value).strip() for line in body if isinstance(line, cst.SimpleStatementLine)
+                      for small in line.body if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                      and any(self.res.object(small.value.func) is f for f in WARNINGS_FILTERS)
+                      and not self.local_reads(small.value))
+        inner, _ = self.nested(lambda: self.block(body))
+        self.out.append(If(Const("True"), inner, [], self.location(node), context=context, setup=setup))
 
     def after_returning_loop(self, rest: list[cst.BaseStatement]) -> bool:
         """``if returning: <the value is returned> else: rest``; True if every path returns."""
