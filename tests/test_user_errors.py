@@ -143,3 +143,27 @@ def test_assigning_a_real_part_says_what_to_write():
         grad(_real_part_assigned)(np.ones(3))
     assert info.value.location.line == _real_part_assigned.__code__.co_firstlineno + 2
     assert info.value.location.column == 5
+
+
+class _Model:
+    def __init__(self) -> None:
+        self.c = 2.0
+
+    def loss(self, x):
+        return np.sum(self.c * x ** 2)
+
+
+_MODEL = _Model()
+
+
+def _gradient_of_a_method_inside(x):
+    g = s2sad.grad(_MODEL.loss)(x)
+    return np.sum(g ** 2)
+
+
+def test_the_gradient_of_a_bound_method_inside_the_function_is_refused_where_it_stands():
+    # was an InternalCompilerError (the gradient of a method is a functools.partial: no __name__)
+    with pytest.raises(s2sad.NoGradientRuleError, match="functools.partial") as info:
+        grad(_gradient_of_a_method_inside)(np.array([1.0, 2.0]))
+    assert info.value.location.line == _gradient_of_a_method_inside.__code__.co_firstlineno + 1
+    assert info.value.location.column == 9

@@ -170,7 +170,7 @@ class CallLowering:
             # ``grad(fun)(x)`` in the differentiated code: the generated gradient is a
             # function with source like any other callee (differentiated at second order)
             key = made
-            fnode = cst.Name(self.fn.fresh(made.__name__))
+            fnode = cst.Name(self.fn.fresh(getattr(made, "__name__", None) or made.func.__name__))  # (a method's: a partial)
             self.fn.free[fnode.value] = made
         elif key is MISSING:
             key = _LocalCallee(self.parsed.code(func).strip(), self.binds_partial(func),
