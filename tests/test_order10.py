@@ -56,6 +56,10 @@ def products_in_a_list(x):
     return np.sum(np.array(parts) ** 2)
 
 
+def sqrt_where_positive(x):
+    return np.sum(np.where(x > 0.1, np.sqrt(x), x ** 2))
+
+
 def test_grad_of_grad_through_trace():
     """np.trace's gradient puts g (one entry, broadcast) on the diagonal: reverse over that
     reduces the diagonal back to one entry (it raised a reshape error)."""
@@ -71,3 +75,12 @@ def test_third_order_through_a_list_built_in_a_loop():
     twice = contracted(grad(contracted(grad(products_in_a_list), w)), v)
     close(grad(twice)(x), numeric_grad(twice, x), "third derivative through a list", 1e-5)
 
+
+def test_third_order_of_a_where_is_nan_free():
+    """A value feeding several masked ``np.where`` branches (sqrt's in second-order code) keeps
+    the union of their masks: its adjoint is 0, not NaN, where no branch takes it."""
+    x, v, w = np.array([0.5, -0.3, 1.2]), np.array([1.0, -0.5, 0.3]), np.array([0.7, 0.2, -1.1])
+    twice = contracted(grad(contracted(grad(sqrt_where_positive), w)), v)
+    got = grad(twice)(x)
+    assert np.all(np.isfinite(got)), got
+    close(got, numeric_grad(twice, x), "third derivative of a where", 1e-5)
