@@ -1,15 +1,40 @@
-"""Higher orders against central finite differences in float64: regressions found by
-comparing s2sad's second and third derivatives with JAX's."""
+"""Every order on a catalogue of small functions (tests/order10_catalogue.py), against central
+finite differences in float64: ``jvp`` against the function, ``hvp`` against s2sad's
+gradient, ``grad`` of a contraction of ``grad`` (reverse over reverse) against that
+contraction, and third derivatives (``hvp`` and ``grad`` of such a contraction) against
+finite differences of the second derivative.
+
+The catalogue was checked against JAX's ``jvp``, ``hessian`` and nested ``grad``; what
+s2sad refuses at an order is listed in ``SECOND_REFUSED`` / ``THIRD_REFUSED`` and must be
+refused with an S2SADError, never answered.
+"""
 from __future__ import annotations
 
+import zlib
 from typing import Any, Callable
 
 import numpy as np
 import pytest
 
-from s2sad import grad
+import order10_catalogue as catalogue
+from s2sad import S2SADError, grad, hessian, hvp, jvp
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning", "ignore::s2sad.ZeroGradientWarning")
+
+#: second derivatives s2sad refuses (svd-based: it differentiates svd once)
+SECOND_REFUSED = {"a_svd_vals", "a_norm_nuc", "a_norm_2"}
+#: third derivatives refused: a helper with a nonlinear rule (prod, solve, the factorizations,
+#: einsum, joins of several arrays) is differentiated a second time
+THIRD_REFUSED = SECOND_REFUSED | {
+    "e_pow_var", "e_scalar_ops", "r_prod", "r_prod_axis", "r_method_prod", "c_cumprod", "c_cumprod_axis",
+    "a_solve_vec", "a_solve_mat", "a_slogdet", "a_slogdet_spd", "a_cholesky", "a_cholesky_logdet",
+    "a_eigh_vals", "a_eigh_vecs", "a_svd_full", "a_qr", "a_qr_r", "a_pinv", "a_multi_dot", "a_norm_vec",
+    "a_norm_ord", "a_norm_fro", "a_norm_axis", "p_einsum_ij", "p_einsum_trace", "p_einsum_bilinear",
+    "p_einsum_outer", "s_hstack_vstack", "s_column_stack", "m_gaussian_nll", "m_gaussian_cov"}
+
+CASES = [pytest.param(name, f, shape, domain, id=name) for name, f, shape, domain in catalogue.CASES]
+#: third derivatives, the slowest to generate, on every fourth case (all of them pass)
+THIRD_CASES = CASES[::4]
 
 
 def contracted(gradient: Callable[[Any], Any], w: np.ndarray) -> Callable[[Any], Any]:
@@ -34,12 +59,58 @@ def numeric_grad(f: Callable[[Any], Any], x: np.ndarray) -> np.ndarray:
     return out
 
 
+def point(name: str, shape: tuple[int, ...], domain: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The case's input and two directions, from seeds of its name."""
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    return catalogue.inputs(shape, domain, 1), rng.normal(size=shape), rng.normal(size=shape)
+
+
 def close(got: Any, want: Any, what: str, rtol: float = 1e-6) -> None:
     """``got`` has ``want``'s shape and matches it to ``rtol``, relative to its largest entry (at least 1)."""
     got, want = np.asarray(got), np.asarray(want)
     assert got.shape == want.shape, f"{what}: shape {got.shape}, not {want.shape}"
     scale = max(1.0, float(np.max(np.abs(want))))
     np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * scale, err_msg=what)
+
+
+@pytest.mark.parametrize("name, f, shape, domain", CASES)
+def test_jvp_and_hvp(name, f, shape, domain):
+    x, v, _ = point(name, shape, domain)
+    value, slope = jvp(f)(x, v)
+    close(value, f(x), f"jvp's value of {name}", 1e-12)
+    close(slope, directional(f, x, v), f"jvp of {name}")
+    if name in SECOND_REFUSED:
+        with pytest.raises(S2SADError):
+            hvp(f)(x, v)
+        return
+    close(hvp(f)(x, v), directional(grad(f), x, v), f"hvp of {name}")
+    close(hvp(f, specialize=False)(x, v), directional(grad(f), x, v), f"generic hvp of {name}")
+
+
+@pytest.mark.parametrize("name, f, shape, domain", CASES)
+def test_grad_of_grad(name, f, shape, domain):
+    x, v, w = point(name, shape, domain)
+    gdot = contracted(grad(f), w)
+    if name in SECOND_REFUSED:
+        with pytest.raises(S2SADError):
+            grad(gdot)(x)
+        return
+    close(grad(gdot)(x), numeric_grad(gdot, x), f"grad of grad of {name}")
+    H = np.reshape(hessian(f)(x), (x.size, x.size))
+    close(H @ np.ravel(v), np.ravel(directional(grad(f), x, v)), f"hessian of {name}")
+
+
+@pytest.mark.parametrize("name, f, shape, domain", THIRD_CASES)
+def test_third_order(name, f, shape, domain):
+    x, v, w = point(name, shape, domain)
+    gdot = contracted(grad(f), w)
+    if name in THIRD_REFUSED:
+        with pytest.raises(S2SADError):
+            hvp(gdot)(x, v)
+        return
+    close(hvp(gdot)(x, v), directional(grad(gdot), x, v), f"hvp of grad of {name}", 1e-5)
+    twice = contracted(grad(gdot), v)
+    close(grad(twice)(x), numeric_grad(twice, x), f"grad of grad of grad of {name}", 1e-5)
 
 
 # --- regressions found by the catalogue ------------------------------------------------
