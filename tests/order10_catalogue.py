@@ -6,7 +6,10 @@ module that spells NumPy's functions (a test may rebind ``np``).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import scipy.special as sp
 
 A = np.array([[3.0, 0.4, -0.2], [0.1, 2.5, 0.3], [-0.3, 0.2, 2.8]])
 S = np.array([[2.0, 0.3, 0.1], [0.3, 1.5, -0.2], [0.1, -0.2, 1.8]])
@@ -14,6 +17,7 @@ B = np.array([[0.5, -1.0, 0.3, 0.7], [1.2, 0.4, -0.6, 0.2], [-0.8, 0.9, 0.1, -0.
 c4 = np.array([0.3, -0.7, 1.1, 0.2])
 c3 = np.array([0.5, -0.4, 0.9])
 I3 = np.eye(3)
+M4 = np.array([True, False, True, True])
 
 
 # ---------------------------------------------------------------- elementwise
@@ -972,6 +976,298 @@ def m_lse_matrix(x):
     return np.log(np.sum(np.exp(x @ B)))
 
 
+# ---------------------------------------------------------------- more Python, keywords, other modules
+
+
+def x_quantile(x):
+    return np.quantile(x, 0.3) ** 2 + np.percentile(x, 70.0)
+
+
+def x_nansum(x):
+    return np.nansum(x ** 2) + np.nanmean(np.sin(x)) + np.nanmax(x) ** 2
+
+
+def x_special(x):
+    return np.sum(sp.gammaln(x) + sp.erf(x) * sp.expit(x))
+
+
+def x_logsumexp_sp(x):
+    return sp.logsumexp(x) + np.sum(sp.log_softmax(x) * c4)
+
+
+def x_math(x):
+    a = x[0]
+    b = x[1]
+    return math.sin(a) * math.exp(b) + math.log(a * a + 1.0) + math.sqrt(b * b + 1.0) + math.tanh(a * b)
+
+
+def x_break(x):
+    y = 0.0
+    for i in range(4):
+        y = y + x[i] ** 2
+        if y > 1.5:
+            break
+    return y * x[0]
+
+
+def x_continue(x):
+    y = 0.0
+    for i in range(4):
+        if x[i] < 0:
+            continue
+        y = y + np.exp(x[i]) * x[i]
+    return y
+
+
+def x_comprehension(x):
+    return sum([x[i] ** 2 * x[i - 1] for i in range(1, 4)])
+
+
+def x_zip(x):
+    total = 0.0
+    for a, b in zip(x[:2], x[2:]):
+        total = total + a * b ** 2
+    return total
+
+
+def x_enumerate(x):
+    total = 0.0
+    for i, v in enumerate(x):
+        total = total + (i + 1.0) * np.sin(v) ** 2
+    return total
+
+
+def x_closure(x):
+    def inner(y):
+        return np.sum(y ** 3) * x[0]
+    return inner(x) + inner(x * 2.0)
+
+
+def x_lambda(x):
+    sq = lambda t: t ** 2 * np.cos(t)
+    return np.sum(sq(x))
+
+
+def x_recursive(x):
+    return recursing(x, 3)
+
+
+def recursing(x, n):
+    if n == 0:
+        return np.sum(x ** 2)
+    return recursing(np.sin(x), n - 1) + np.sum(x)
+
+
+def x_dict(x):
+    d = {"a": x ** 2, "b": np.sin(x)}
+    return np.sum(d["a"] * d["b"])
+
+
+def x_tuple_ret(x):
+    a, b = square_and_exp(x)
+    return np.sum(a * b)
+
+
+def square_and_exp(x):
+    return x ** 2, np.exp(x)
+
+
+def x_while_newton(x):
+    y = np.ones_like(x)
+    k = 0
+    while k < 6:
+        y = y - (y ** 3 - x) / (3.0 * y ** 2)
+        k += 1
+    return np.sum(y)
+
+
+def x_max_builtin(x):
+    return max(x[0], x[1]) ** 2 + min(x[2], x[3]) ** 3
+
+
+def x_abs_builtin(x):
+    return abs(x[0]) ** 3 + abs(x[1] * x[2])
+
+
+def x_pow_builtin(x):
+    return pow(x[0], 3) + x[1] ** 2.5
+
+
+def x_einsum_batch(x):
+    return np.sum(np.einsum("bij,bjk->bik", x, x) ** 2)
+
+
+def x_add_at(x):
+    out = np.zeros(3)
+    np.add.at(out, np.array([0, 1, 1, 2]), x ** 2)
+    return np.sum(out ** 2)
+
+
+def x_setitem_mask(x):
+    y = x.copy()
+    y[x < 0] = 0.0
+    return np.sum(y ** 3 + x)
+
+
+def x_slice_assign_2d(x):
+    y = np.zeros((3, 3))
+    y[:, 0] = x[:, 1] ** 2
+    y[1:, 1:] = x[:2, :2] * x[1:, 1:]
+    return np.sum(y ** 2)
+
+
+def x_complex_mul(x):
+    z = (x[0] + 1j * x[1]) * (x[2] - 1j * x[3])
+    return np.abs(z) ** 2 + np.real(z * z)
+
+
+def x_fft2(x):
+    return np.sum(np.abs(np.fft.fft2(x)) ** 2 * A)
+
+
+def x_irfft(x):
+    return np.sum(np.fft.irfft(np.fft.rfft(x) * np.array([1.0, 0.5, 0.25])) ** 3)
+
+
+def x_reduce_method(x):
+    return np.add.reduce(x ** 2) * np.multiply.reduce(x + 3.0)
+
+
+def x_gradient(x):
+    return np.sum(np.gradient(x) ** 2)
+
+
+def x_rot90(x):
+    return np.sum(np.rot90(x) * A ** 2 * x)
+
+
+def x_sum_where(x):
+    return np.sum(x ** 3, where=M4) + np.mean(x ** 2, where=M4)
+
+
+def x_max_initial(x):
+    return np.max(x ** 2, initial=0.5) + np.min(x, initial=-0.1) ** 2
+
+
+def x_clip_active_bounds(x):
+    return np.sum(np.clip(c4, x[:4] * 0.5, x[:4] + 1.0) ** 2 * x)
+
+
+def x_where_scalar_branch(x):
+    return np.sum(np.where(x > 0, x[0] * x[1], x ** 2))
+
+
+def x_interp_fp(x):
+    return np.sum(np.interp(np.array([0.2, 0.7, 1.5]), np.array([0.0, 1.0, 2.0, 3.0]), x ** 2) ** 2)
+
+
+def x_pow_array(x):
+    return np.sum(np.power(x, np.array([2.0, 3.0, 1.5, 0.5])))
+
+
+def x_reversed_cumsum(x):
+    return np.sum(np.cumsum(x[::-1]) ** 2 * c4)
+
+
+def x_argmax_index(x):
+    return x[np.argmax(x)] ** 3 + np.sum(x[np.argsort(x)] * c4)
+
+
+def x_tolist(x):
+    a, b, c, d = x.tolist()
+    return a * b + c ** 2 * d
+
+
+def x_item(x):
+    return x[2].item() * 1.0 + np.sum(x ** 2)
+
+
+def x_prod_keep(x):
+    return np.sum(np.prod(x.reshape(2, 2) + 2.0, axis=0, keepdims=True) * x.reshape(2, 2))
+
+
+def x_cond_loop_break_value(x):
+    s = x[0]
+    i = 0
+    while s < 3.0 and i < 10:
+        s = s * 1.5 + x[1] ** 2
+        i += 1
+    return s * x[2]
+
+
+# ---------------------------------------------------------------- array outputs (jvp, jacobian)
+
+
+def v_tanh(x):
+    return np.tanh(A @ x)
+
+
+def v_softmax(x):
+    z = np.exp(x - np.max(x))
+    return z / np.sum(z)
+
+
+def v_cumsum(x):
+    return np.cumsum(x * x)
+
+
+def v_outer(x):
+    return np.outer(x, x)
+
+
+def v_solve(x):
+    return np.linalg.solve(x, c3)
+
+
+def v_inv(x):
+    return np.linalg.inv(x)
+
+
+def v_sort(x):
+    return np.sort(x) ** 2
+
+
+def v_where(x):
+    return np.where(x > 0, x, 0.1 * x)
+
+
+def v_concat(x):
+    return np.concatenate([x, np.sin(x)])
+
+
+def v_loop(x):
+    y = x
+    for i in range(3):
+        y = np.sin(y) * x
+    return y
+
+
+def v_eigh(x):
+    return np.linalg.eigh(x + x.T)[0]
+
+
+def v_cholesky(x):
+    return np.linalg.cholesky(x @ x.T + I3)
+
+
+def v_qr(x):
+    return np.linalg.qr(x)[1]
+
+
+def v_matrix_power(x):
+    return np.linalg.matrix_power(x, 2)
+
+
+def v_det(x):
+    return np.linalg.det(x)
+
+
+def v_scalar(x):
+    return x[0] * x[1]
+
+# more scalar
+
+
 # ---------------------------------------------------------------- the table
 
 _V4 = (4,)
@@ -1056,7 +1352,71 @@ SPECS: dict[str, tuple[tuple[int, ...], str]] = {
     "m_kl": (_V4, "real"), "m_lse_matrix": ((3,), "real"),
 }
 
+SPECS.update({
+    'x_quantile': ((5,), 'real'),
+    'x_nansum': ((4,), 'real'),
+    'x_special': ((4,), 'pos'),
+    'x_logsumexp_sp': ((4,), 'real'),
+    'x_math': ((4,), 'pos'),
+    'x_break': ((4,), 'real'),
+    'x_continue': ((4,), 'real'),
+    'x_comprehension': ((4,), 'real'),
+    'x_zip': ((4,), 'real'),
+    'x_enumerate': ((4,), 'real'),
+    'x_closure': ((4,), 'real'),
+    'x_lambda': ((4,), 'real'),
+    'x_recursive': ((4,), 'real'),
+    'x_dict': ((4,), 'real'),
+    'x_tuple_ret': ((4,), 'real'),
+    'x_while_newton': ((4,), 'pos'),
+    'x_max_builtin': ((4,), 'real'),
+    'x_abs_builtin': ((4,), 'real'),
+    'x_pow_builtin': ((4,), 'pos'),
+    'x_einsum_batch': ((2, 3, 3), 'real'),
+    'x_add_at': ((4,), 'real'),
+    'x_setitem_mask': ((4,), 'real'),
+    'x_slice_assign_2d': ((3, 3), 'real'),
+    'x_complex_mul': ((4,), 'real'),
+    'x_fft2': ((3, 3), 'real'),
+    'x_irfft': ((4,), 'real'),
+    'x_reduce_method': ((4,), 'real'),
+    'x_gradient': ((4,), 'real'),
+    'x_rot90': ((3, 3), 'real'),
+    'x_sum_where': ((4,), 'real'),
+    'x_max_initial': ((4,), 'real'),
+    'x_clip_active_bounds': ((4,), 'real'),
+    'x_where_scalar_branch': ((4,), 'real'),
+    'x_interp_fp': ((4,), 'real'),
+    'x_pow_array': ((4,), 'pos'),
+    'x_reversed_cumsum': ((4,), 'real'),
+    'x_argmax_index': ((4,), 'real'),
+    'x_tolist': ((4,), 'real'),
+    'x_item': ((4,), 'real'),
+    'x_prod_keep': ((4,), 'real'),
+    'x_cond_loop_break_value': ((4,), 'unit'),
+})
+#: functions with array outputs, for forward mode and Jacobians
+ARRAY_SPECS: dict[str, tuple[tuple[int, ...], str]] = {
+    'v_tanh': ((3,), 'real'),
+    'v_softmax': ((4,), 'real'),
+    'v_cumsum': ((4,), 'real'),
+    'v_outer': ((3,), 'real'),
+    'v_solve': ((3, 3), 'well'),
+    'v_inv': ((3, 3), 'well'),
+    'v_sort': ((4,), 'real'),
+    'v_where': ((4,), 'real'),
+    'v_concat': ((4,), 'real'),
+    'v_loop': ((4,), 'real'),
+    'v_eigh': ((3, 3), 'real'),
+    'v_cholesky': ((3, 3), 'real'),
+    'v_qr': ((3, 3), 'well'),
+    'v_matrix_power': ((3, 3), 'real'),
+    'v_det': ((3, 3), 'well'),
+    'v_scalar': ((4,), 'real'),
+}
+
 CASES = [(name, globals()[name], shape, domain) for name, (shape, domain) in SPECS.items()]
+ARRAY_CASES = [(name, globals()[name], shape, domain) for name, (shape, domain) in ARRAY_SPECS.items()]
 
 
 def inputs(shape: tuple[int, ...], domain: str, seed: int) -> np.ndarray:
