@@ -30,7 +30,8 @@ THIRD_REFUSED = SECOND_REFUSED | {
     "a_solve_vec", "a_solve_mat", "a_slogdet", "a_slogdet_spd", "a_cholesky", "a_cholesky_logdet",
     "a_eigh_vals", "a_eigh_vecs", "a_svd_full", "a_qr", "a_qr_r", "a_pinv", "a_multi_dot", "a_norm_vec",
     "a_norm_ord", "a_norm_fro", "a_norm_axis", "p_einsum_ij", "p_einsum_trace", "p_einsum_bilinear",
-    "p_einsum_outer", "s_hstack_vstack", "s_column_stack", "m_gaussian_nll", "m_gaussian_cov"}
+    "p_einsum_outer", "s_hstack_vstack", "s_column_stack", "m_gaussian_nll", "m_gaussian_cov", "x_einsum_batch",
+    "x_reduce_method", "x_prod_keep"}
 
 CASES = [pytest.param(name, f, shape, domain, id=name) for name, f, shape, domain in catalogue.CASES]
 #: third derivatives, the slowest to generate, on every sixth case (all of them pass)
