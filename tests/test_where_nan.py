@@ -216,3 +216,19 @@ def test_a_loop_contribution_ends_the_support():
     x = np.array([-0.5, 0.7])
     f = where_after_a_loop_that_unpacks_the_branch
     np.testing.assert_allclose(grad(f)(x), numerical_grad(f, [x], 0), rtol=1e-6)
+
+
+def sqrt_in_two_wheres(x):
+    r = np.sqrt(x)
+    return np.sum(np.where(x > 0.5, r, 0.0) + np.where(x > 0.2, 2.0 * r, x ** 2))
+
+
+def test_a_value_in_two_masked_branches_keeps_the_union_of_the_masks():
+    """sqrt's adjoint is masked where either where takes it: 0, not NaN, at x < 0."""
+    x, v = np.array([0.8, 0.3, -0.4]), np.array([1.0, -0.5, 2.0])
+    f = sqrt_in_two_wheres
+    np.testing.assert_allclose(grad(f)(x), numerical_grad(f, [x], 0), rtol=1e-6)
+    eps = 1e-6
+    slope = (grad(f)(x + eps * v) - grad(f)(x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(hvp(f)(x, v), slope, rtol=1e-6)
+    np.testing.assert_allclose(hessian(f)(x) @ v, slope, rtol=1e-6)

@@ -60,7 +60,8 @@ class Support:
     variable's, computed by a backward line (after ``anchor``) the first time it is needed.
 
     An adjoint has one when every contribution to it is zero outside the mask: the branch of
-    an ``np.where``, and what only feeds one through elementwise functions.
+    an ``np.where``, and what only feeds one through elementwise functions; contributions
+    with different supports, the union of theirs (``parts``).
     """
 
     code: str | None  # a rule's mask ("condition" for np.where's x)
@@ -69,6 +70,29 @@ class Support:
     anchor: tuple[list[Out], Line] | None  # the contribution the mask is computed after
     parent: "Support | None" = None  # the output adjoint's support, which the mask narrows
     name: str | None = None  # the backward variable holding it, once computed
+    parts: tuple["Support", ...] = ()  # for a union: the supports it joins
+    line: Line | None = None  # the line computing it, once computed
+
+    def anchored(self) -> tuple[list[Out], Line] | None:
+        """Its anchor; a union's is its last part's."""
+        return self.anchor or (self.parts[-1].anchored() if self.parts else None)
+
+
+def joined(old: Support | None, new: Support, out: list[Out], operand: str) -> Support | None:
+    """The support of an adjoint with contributions zero outside ``old`` and outside ``new``:
+    their union, when both masks can be computed in ``out`` (the block adding them), else none."""
+    if old is None or old is new:
+        return None if old is None else new
+    before, anchor = old.anchored(), new.anchored()
+    if before is None or before[0] is not out or anchor is not None and anchor[0] is not out:
+        return None
+    return Support(None, frozenset(), operand, None, parts=(old, new))
+
+
+def mask_position(outs: list[Out], anchor: Line, parts: tuple[Support, ...]) -> int:
+    """Where the line computing a support's mask goes in ``outs``: after its ``anchor``, and
+    after the masks of the ``parts`` its union joins."""
+    return 1 + max(next(i for i, x in enumerate(outs) if x is a) for a in (anchor, *(p.line for p in parts)))
 
 
 @dataclass

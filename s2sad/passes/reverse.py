@@ -38,7 +38,8 @@ from ..rules.complex_rules import COMPLEX_RESULTS, REAL_ONLY, REAL_RESULTS
 from ..rules.registry import REGISTRY, is_atomic
 from ..rules.shapes import Known
 from .activity import Activity
-from .adjoint import FRESH_HELPERS, Adjoint, Block, Line, Out, Support, entry_values, lines
+from .adjoint import (FRESH_HELPERS, Adjoint, Block, Line, Out, Support, entry_values, joined, lines,
+                      mask_position)
 from .callees import Build, generated_name
 from .fold import drop_copies, drop_copy_backs
 from .loop_tapes import finish_loops
@@ -95,10 +96,10 @@ class Reverser:
         d = self.dname(var)
         self.reduced.pop(d, None)
         self.changed.add(d)
-        if support is not None and (d not in self.defined or self.support.get(d) is support):
+        old = self.support.pop(d, None)
+        support = joined(old, support, out, var) if support is not None and d in self.defined else support
+        if support is not None:
             self.support[d] = support
-        else:
-            self.support.pop(d, None)
         owned = d in self.owned
         line = None
         if d in self.defined:
@@ -113,10 +114,7 @@ class Reverser:
             reads = reads | {d}
         owned = d in self.defined or self.fresh(code)
         self.defined.add(d)
-        if owned:
-            self.owned.add(d)
-        else:
-            self.owned.discard(d)
+        (self.owned.add if owned else self.owned.discard)(d)
         out.append(Line(line or f"{d} = {code}", reads, stmt_loc.line, stmt_loc.source_line.strip()))
 
     def fresh(self, code: str) -> bool:
@@ -132,15 +130,18 @@ class Reverser:
         """The name of the backward variable holding ``support``'s mask, computed at first use."""
         if support.name is None:
             code, reads = support.code, support.reads
+            if support.parts:
+                names = [self.mask(p) for p in support.parts]
+                code, reads = f"{self.adj.use('np')}.logical_or({', '.join(names)})", frozenset(names)
             if support.parent is not None:
                 outer = self.mask(support.parent)
                 code = outer if code is None else f"{self.adj.use('np')}.logical_and({outer}, {code})"
                 reads |= {outer}
             support.name = self.fn.fresh(f"{support.operand}_taken")
-            outs, anchor = support.anchor
-            line = Line(f"{support.name} = {self.adj.use('branch_mask')}({code}, {support.operand})",
-                        reads | {support.operand}, anchor.group, anchor.source)
-            outs.insert(next(i for i, x in enumerate(outs) if x is anchor) + 1, line)
+            outs, anchor = support.anchored()
+            support.line = Line(f"{support.name} = {self.adj.use('branch_mask')}({code}, {support.operand})",
+                                reads | {support.operand}, anchor.group, anchor.source)
+            outs.insert(mask_position(outs, anchor, support.parts), support.line)
         return support.name
 
     def zero(self, var: str, loc: object) -> Line:

@@ -70,7 +70,7 @@ defvjp(rt.cast_grad, "ct, x, like", linear="joint", ct="cast_grad(g, ct, ct)")
 defvjp(rt.distinct, "a, b=None, c=None, d=None, e=None, f=None, h=None, k=None", linear="joint",
        returns_container=True, **{p: f"g[{i}]" for i, p in enumerate("abcdefhk")})
 defvjp(rt.getitem_grad, "ct, x, index", returns_container=True, linear="joint", ct="g[index]")
-defvjp(rt.add_grads, "a, b", linear="joint", a="g", b="g")
+defvjp(rt.add_grads, "a, b", containers=("a", "b"), returns_container=True, linear="joint", a="g", b="g")
 defvjp(rt.items_in_order, "items, order=None", name="list", containers=("items",), returns_container=True,
        jvp={"items": "items_in_order_tangent(t, items, order)"}, items="items_in_order_grad(g, items, order)")
 defvjp(rt.items_in_order_grad, "ct, items, order=None", containers=("ct",), returns_container=True, linear="joint",
@@ -89,7 +89,7 @@ defvjp(rt.concatenate_grad, "ct, arrays, axis=0", linear="joint", ct="np.concate
 defvjp(rt.array_grad, "ct, obj", linear="joint", ct="np.array(g)")
 defvjp(rt.concat, "x, y", name="+", containers=("x", "y"), returns_container=True, linear="joint",
        x="concat_grad(g, x, y, False)", y="concat_grad(g, x, y, True)")
-defvjp(rt.concat_grad, "ct, x, y, right", linear="joint",
+defvjp(rt.concat_grad, "ct, x, y, right", containers=("ct",), returns_container=True, linear="joint",
        ct="column_vjp(concat_grad, 0, g, (ct, x, y, right), True)")
 defvjp(rt.repeat_items, "x, n", name="*", containers=("x",), returns_container=True, linear="joint",
        refuse={"n": "a list or tuple times a value that carries a gradient is arithmetic s2sad does not "
@@ -109,7 +109,7 @@ defvjp(rt.reshape_grad, "ct, x", linear="joint", ct="np.reshape(g, np.shape(ct))
 defvjp(rt.as_column, "a", linear="joint", a="reshape_grad(g, a)")
 defvjp(rt.cumsum_grad, "ct, x, axis=None", linear="joint", ct="np.cumsum(g, axis)")
 defvjp(rt.diagonal_grad, "ct, x, offset=0, axis1=0, axis2=1", linear="joint",
-       ct="np.diagonal(g, offset, axis1, axis2)")
+       ct="unbroadcast(np.diagonal(g, offset, axis1, axis2), ct)")
 defvjp(rt.repeat_grad, "ct, x, repeats, axis=None", linear="joint", ct="np.repeat(g, repeats, axis)")
 defvjp(rt.take_grad, "ct, x, indices, axis=None, mode='raise'", linear="joint",
        ct="np.take(g, indices, axis, mode=mode)")
