@@ -12,8 +12,9 @@ module): ``grad(f)``, then its first call:
   the first call generates the code specialised to its arguments' shapes;
 * warm: a previous process stored the generated code (both): this one loads it.
 
-The median over ``--repeat`` processes is shown, with wall-clock time: other processes
-holding the CPU count.
+The median over ``--repeat`` processes is shown, with wall-clock time (other processes
+holding the CPU count) and, for the cold processes, the process's CPU time, from which the
+cost per primitive between the smallest and the largest size is computed.
 """
 from __future__ import annotations
 
@@ -32,11 +33,12 @@ import json, sys, time
 import numpy as np
 import chain, s2sad
 x = np.linspace(-1.0, 1.0, 8)
-start = time.perf_counter()
+start, start_cpu = time.perf_counter(), time.process_time()
 g = s2sad.grad(chain.f)
-made = time.perf_counter()
+made, made_cpu = time.perf_counter(), time.process_time()
 g(chain.W, x)
-print(json.dumps({"grad": made - start, "call": time.perf_counter() - made, "compiled": "libcst" in sys.modules}))
+print(json.dumps({"grad": made - start, "call": time.perf_counter() - made, "compiled": "libcst" in sys.modules,
+                  "grad_cpu": made_cpu - start_cpu, "call_cpu": time.process_time() - made_cpu}))
 """
 
 
@@ -80,14 +82,17 @@ def main() -> None:
             if any(w["compiled"] for w in warm) or not all(c["compiled"] for c in cold):
                 raise SystemExit(f"n={n}: the warm processes compiled, or the cold ones did not")
             times = [statistics.median(r[what] for r in runs) * 1e3
-                     for runs, what in ((cold, "grad"), (cold, "call"), (warm, "grad"), (warm, "call"))]
-            print(f"{n:>6} {times[0]:>13.1f} {times[1]:>10.1f} {times[2]:>13.1f} {times[3]:>10.1f}", flush=True)
-            cold_times[n] = times[:2]
+                     for runs, what in ((cold, "grad"), (cold, "call"), (warm, "grad"), (warm, "call"),
+                                        (cold, "grad_cpu"), (cold, "call_cpu"))]
+            print(f"{n:>6} {times[0]:>13.1f} {times[1]:>10.1f} {times[2]:>13.1f} {times[3]:>10.1f}"
+                  f"   (cold, CPU time: {times[4]:.1f} and {times[5]:.1f})", flush=True)
+            cold_times[n] = times[4:]
     if len(cold_times) > 1:  # the cost that grows with size: fixed costs (imports) cancel
         small, large = min(cold_times), max(cold_times)
         primitives = (large - small) * PRIMITIVES_PER_LINE
         grad, call = ((cold_times[large][i] - cold_times[small][i]) / primitives for i in (0, 1))
-        print(f"per primitive, from {small} to {large} lines: grad(f) {grad:.3f} ms, first call {call:.3f} ms")
+        print(f"per primitive, from {small} to {large} lines (CPU time): grad(f) {grad:.3f} ms, "
+              f"first call {call:.3f} ms")
 
 if __name__ == "__main__":
     main()
