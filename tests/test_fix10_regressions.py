@@ -103,3 +103,35 @@ def test_an_array_a_function_returns_is_still_multiplied():
         eps = 1e-6
         _, t = jvp(f)(w, v)
         np.testing.assert_allclose(t, (f(w + eps * v) - f(w - eps * v)) / (2 * eps), rtol=1e-6)
+
+
+# --- det at singular matrices -----------------------------------------------------------
+
+SINGULAR = [np.array([[1.0, 2.0], [2.0, 4.0]]), np.outer([1.0, 2.0, 3.0], [2.0, -1.0, 0.5]),
+            np.zeros((3, 3)), np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]),
+            np.stack([np.diag([1.0, 0.0, 2.0]), np.eye(3)])]
+
+
+def det(a):
+    return np.sum(np.linalg.det(a))
+
+
+def scipy_det(a):
+    import scipy.linalg
+    return scipy.linalg.det(a)
+
+
+def test_det_gradient_and_tangent_at_singular_matrices():
+    for a in SINGULAR:
+        for f in (det, scipy_det) if a.ndim == 2 else (det,):
+            check(f, (a,))
+            v = rng.normal(size=a.shape)
+            eps = 1e-6
+            _, t = jvp(f)(a, v)
+            np.testing.assert_allclose(t, (f(a + eps * v) - f(a - eps * v)) / (2 * eps), rtol=1e-6, atol=1e-8)
+
+
+def test_det_gradient_at_an_invertible_matrix():
+    a = rng.normal(size=(2, 3, 3))
+    check(det, (a,))
+    check_hvp(det, a)
