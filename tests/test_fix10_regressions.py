@@ -135,3 +135,12 @@ def test_det_gradient_at_an_invertible_matrix():
     a = rng.normal(size=(2, 3, 3))
     check(det, (a,))
     check_hvp(det, a)
+
+
+def test_det_second_order_at_singular_matrices():
+    for a in SINGULAR:
+        check_hvp(det, a)
+    a, eps = np.diag([1.0, 0.0, 0.0, 2.0]), 1e-5
+    columns = [(grad(det)(a + eps * e) - grad(det)(a - eps * e)).ravel() / (2 * eps)
+               for e in np.eye(16).reshape(16, 4, 4)]
+    np.testing.assert_allclose(np.reshape(s2sad.hessian(det)(a), (16, 16)), np.transpose(columns), atol=1e-8)

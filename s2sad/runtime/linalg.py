@@ -156,6 +156,33 @@ def det_cofactor(a: Any) -> Any:
     return sign * (np.conj(u) * others) @ np.conj(vh)
 
 
+def det_cofactor_jvp(tan: Any, a: Any) -> Any:
+    """The derivative of ``det_cofactor(a)`` along ``tan`` (the Hessian of det applied to it):
+    from a^-1 where a is invertible, from the SVD where it is not."""
+    if np.shape(a)[-1] == 0:
+        return np.zeros_like(a * tan)
+    det = np.linalg.det(a)
+    if np.all(det != 0):
+        try:
+            inv_t = _t(np.linalg.inv(a))
+            trace = np.expand_dims(np.sum(inv_t * tan, axis=(-2, -1)), (-2, -1))
+            return np.expand_dims(det, (-2, -1)) * (trace * inv_t - inv_t @ _t(tan) @ inv_t)
+        except np.linalg.LinAlgError:
+            pass
+    if stepping():
+        raise S2SADError("s2sad differentiates np.linalg.det of a singular matrix twice, not three "
+                         "times; differentiate it at an invertible matrix, or use np.linalg.slogdet")
+    u, s, vh = np.linalg.svd(a)
+    b = _t(np.conj(u)) @ tan @ _t(np.conj(vh))  # tan in the singular vectors' bases
+    n = s.shape[-1]
+    outside = ~(np.eye(n, dtype=bool)[:, None, :] | np.eye(n, dtype=bool)[None, :, :])  # m not in {i, j}
+    others = np.where(outside, s[..., None, None, :], 1).prod(axis=-1) * (1 - np.eye(n))
+    diagonal = np.einsum("...ik,...kk->...i", others, b)
+    inner = -_t(b) * others + diagonal[..., None] * np.eye(n)
+    sign = np.expand_dims(np.linalg.det(u) * np.linalg.det(vh), (-2, -1))
+    return sign * np.conj(u) @ inner @ np.conj(vh)
+
+
 def slogdet_grad(g: Any, a: Any) -> Any:
     """Gradient of ``np.linalg.slogdet(a)``, g = (g_sign, g_logabsdet): g_logabsdet a^-T."""
     real_only("np.linalg.slogdet", a)
