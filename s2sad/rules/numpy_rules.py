@@ -253,8 +253,8 @@ defvjp(np.einsum, "subscripts, a, b=None, c=None, d=None, out=None, dtype=None, 
 
 # --- np.linalg -----------------------------------------------------------------
 # cholesky and eigh read one triangle of their input: the gradient lies on that triangle.
-defvjp(np.linalg.det, "a", jvp={"a": "ans * np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)"},
-       a="np.expand_dims(g * ans, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)")
+defvjp(np.linalg.det, "a", jvp={"a": "np.sum(det_cofactor(a) * t, axis=(-2, -1))"},  # singular a too
+       a="np.expand_dims(g, (-2, -1)) * det_cofactor(a)")
 defvjp(np.linalg.slogdet, "a", returns_container=True, a="slogdet_grad(g, a)",
        jvp={"a": "(np.zeros_like(ans[0]), np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1))"})
 defvjp(np.linalg.inv, "a", jvp={"a": "-ans @ t @ ans"},

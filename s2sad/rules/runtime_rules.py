@@ -203,6 +203,9 @@ nonlinear(rt.cholesky_grad, "ct, L, upper=False", {"ct": "cholesky_jvp(g, L, upp
 nonlinear(rt.cholesky_jvp, "tan, L, upper=False", {"tan": "cholesky_grad(g, L, upper)"}, ("L",))
 nonlinear(rt.eigh_grad, "ct, a, wv, UPLO='L'", {"ct": "eigh_jvp(g, a, wv, UPLO)"}, ("wv",))
 nonlinear(rt.eigh_jvp, "tan, a, wv, UPLO='L'", {"tan": "eigh_grad(g, a, wv, UPLO)"}, ("wv",))
+# the gradient of det and its derivative, both symmetric (a Hessian): each its own transpose
+defvjp(rt.det_cofactor, "a", jvp={"a": "det_cofactor_jvp(t, a)"}, a="det_cofactor_jvp(g, a)")
+nonlinear(rt.det_cofactor_jvp, "tan, a", {"tan": "det_cofactor_jvp(g, a)"}, ("a",))
 nonlinear(rt.slogdet_grad, "ct, a",
           {"ct": "(np.zeros_like(ct[0]), np.trace(np.linalg.solve(a, g), axis1=-2, axis2=-1))"},
           ("a",), symmetric=("a",))

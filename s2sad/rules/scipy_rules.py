@@ -237,8 +237,8 @@ def _in_place(*params: str) -> dict[str, str]:
 
 
 defvjp(linalg.det, "a, overwrite_a=False, check_finite=True", unsupported=_in_place("overwrite_a"),
-       jvp={"a": "ans * np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)"},
-       a="np.expand_dims(g * ans, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)")
+       jvp={"a": "np.sum(det_cofactor(a) * t, axis=(-2, -1))"},  # singular a too
+       a="np.expand_dims(g, (-2, -1)) * det_cofactor(a)")
 defvjp(linalg.inv, "a, overwrite_a=False, check_finite=True", unsupported=_in_place("overwrite_a"),
        jvp={"a": "-ans @ t @ ans"},
        a="-np.swapaxes(ans, -1, -2) @ g @ np.swapaxes(ans, -1, -2)")

@@ -11,7 +11,7 @@ from .broadcast import reduce_to
 from .elementwise import safe_divide
 from .foreign import refuse_different
 from .reductions import expand_reduced, list_as_array
-from .stepping import real_only
+from .stepping import real_only, stepping
 
 
 def _t(m: Any) -> Any:
@@ -130,6 +130,57 @@ def eigh_jvp(t: Any, a: Any, ans: Any, UPLO: str = "L") -> Any:
     gaps = w[..., None, :] - w[..., :, None]
     gaps = safe_divide(np.ones_like(gaps), gaps)  # [i, j]: 1 / (w_j - w_i), 0 where they are equal
     return np.diagonal(inner, 0, -2, -1).copy(), v @ (gaps * inner)
+
+
+def det_cofactor(a: Any) -> Any:
+    """The cofactor matrix of each matrix of ``a``, the derivative of ``np.linalg.det(a)``:
+    det(a) a^-T where a is invertible, the transposed adjugate from the SVD where it is not."""
+    if np.shape(a)[-1] == 0:
+        return np.zeros_like(a)
+    det = np.linalg.det(a)
+    if np.all(det != 0):
+        try:
+            return np.expand_dims(det, (-2, -1)) * _t(np.linalg.inv(a))
+        except np.linalg.LinAlgError:
+            pass
+    if stepping():  # a complex step through a singular matrix: no precision left
+        raise S2SADError("s2sad differentiates np.linalg.det of a singular matrix once, not twice "
+                         "(its second derivative there is not computed); differentiate it at an "
+                         "invertible matrix, or use np.linalg.slogdet")
+    u, s, vh = np.linalg.svd(a)
+    ones = np.ones_like(s[..., :1])
+    before = np.cumprod(np.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = np.cumprod(np.concatenate([ones, s[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    sign = np.expand_dims(np.linalg.det(u) * np.linalg.det(vh), (-2, -1))
+    others = np.expand_dims(before * after, -2)  # each singular value's product of the others
+    return sign * (np.conj(u) * others) @ np.conj(vh)
+
+
+def det_cofactor_jvp(tan: Any, a: Any) -> Any:
+    """The derivative of ``det_cofactor(a)`` along ``tan`` (the Hessian of det applied to it):
+    from a^-1 where a is invertible, from the SVD where it is not."""
+    if np.shape(a)[-1] == 0:
+        return np.zeros_like(a * tan)
+    det = np.linalg.det(a)
+    if np.all(det != 0):
+        try:
+            inv_t = _t(np.linalg.inv(a))
+            trace = np.expand_dims(np.sum(inv_t * tan, axis=(-2, -1)), (-2, -1))
+            return np.expand_dims(det, (-2, -1)) * (trace * inv_t - inv_t @ _t(tan) @ inv_t)
+        except np.linalg.LinAlgError:
+            pass
+    if stepping():
+        raise S2SADError("s2sad differentiates np.linalg.det of a singular matrix twice, not three "
+                         "times; differentiate it at an invertible matrix, or use np.linalg.slogdet")
+    u, s, vh = np.linalg.svd(a)
+    b = _t(np.conj(u)) @ tan @ _t(np.conj(vh))  # tan in the singular vectors' bases
+    n = s.shape[-1]
+    outside = ~(np.eye(n, dtype=bool)[:, None, :] | np.eye(n, dtype=bool)[None, :, :])  # m not in {i, j}
+    others = np.where(outside, s[..., None, None, :], 1).prod(axis=-1) * (1 - np.eye(n))
+    diagonal = np.einsum("...ik,...kk->...i", others, b)
+    inner = -_t(b) * others + diagonal[..., None] * np.eye(n)
+    sign = np.expand_dims(np.linalg.det(u) * np.linalg.det(vh), (-2, -1))
+    return sign * np.conj(u) @ inner @ np.conj(vh)
 
 
 def slogdet_grad(g: Any, a: Any) -> Any:

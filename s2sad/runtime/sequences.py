@@ -67,10 +67,14 @@ def concat_grad(g: Any, x: Any, y: Any, right: bool) -> Any:
     return unbroadcast(g, y if right else x)
 
 
-def repeat_items(x: Any, n: int) -> Any:
-    """``x * n`` (or ``n * x``) for a list or tuple ``x``: its items ``n`` times over;
-    generated code spells it so, and differentiating generated code knows it is no arithmetic.
-    An ``n`` that is no int (an array: NumPy would multiply elementwise) is refused."""
+def repeat_items(x: Any, n: Any) -> Any:
+    """``x * n`` (or ``n * x``) where ``x`` may be a list or tuple: its items ``n`` times over;
+    otherwise (an array or number that compiling could not tell from a list) ``x`` times ``n``.
+    Generated code spells it so, and differentiating generated code knows what it is.
+    A list or tuple times an ``n`` that is no int (an array: NumPy would multiply
+    elementwise) is refused."""
+    if not isinstance(x, (list, tuple)):
+        return x * n
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
         raise S2SADError(
             f"a list or tuple times a {type(n).__name__} is differentiated only as a repetition "
@@ -78,8 +82,11 @@ def repeat_items(x: Any, n: int) -> Any:
     return x * n
 
 
-def repeat_items_grad(g: Any, x: Any, n: int) -> Any:
-    """Gradient of ``repeat_items(x, n)``: each item's gradient summed over its ``n`` copies."""
+def repeat_items_grad(g: Any, x: Any, n: Any) -> Any:
+    """Gradient of ``repeat_items(x, n)``: each item's gradient summed over its ``n`` copies
+    (``g * n`` reduced to x's shape where ``x`` is no list or tuple)."""
+    if not isinstance(x, (list, tuple)):
+        return unbroadcast(g * n, x)
     size = len(x)
     parts = [reduce(add_grads, g[i::size]) if n > 0 else zeros_grad(item) for i, item in enumerate(x)]
     return rebuild(x, list(distinct(*parts)))

@@ -65,6 +65,11 @@ def step_jvp(fun: Any, which: int, t: Any, args: tuple[Any, ...]) -> Any:
 _STEPPING: list[Any] = []
 
 
+def stepping() -> bool:
+    """Whether a complex step is running a helper (its complex arguments are no complex data)."""
+    return bool(_STEPPING)
+
+
 def real_only(name: str, *values: Any) -> None:
     """Refuse complex values in a rule that differentiates real ones only: under autograd's
     convention its gradient would need conjugates it does not take (a sort, a norm, a

@@ -17,6 +17,7 @@ from ..resolve import MISSING
 from .aliasing import may_alias
 from .calls import UnknownMethod
 from .constructs import BINARY_OPS, UNARY_OPS, UNSUPPORTED
+from .library import returns_sequence
 from .naming import user_name
 from .syntax import describe, literal_key, strip_parens
 
@@ -68,8 +69,7 @@ class ExpressionLowering:
         if isinstance(node, cst.UnaryOperation):
             return self.unary(node, target)
         if isinstance(node, cst.Call):
-            display = self.keyword_dict(node)
-            return self.call(node, target) if display is None else self.container(display, target)
+            return self.call_or_display(node, target)
         if isinstance(node, cst.Subscript):
             return self.subscript(node, target)
         if isinstance(node, cst.Attribute):
@@ -90,6 +90,16 @@ class ExpressionLowering:
         if isinstance(op, Var):
             return op, cst.Name(op.name)
         return op, self.rename(node)
+
+    def call_or_display(self, node: cst.Call, target: str | None) -> Operand:
+        """A call, or ``dict(k=v)`` as a display; what may return a list or tuple noted."""
+        display = self.keyword_dict(node)
+        if display is not None:
+            return self.container(display, target)
+        result = self.call(node, target)
+        if isinstance(result, Var) and self.returns_sequence(node):
+            self.maybe_sequences.add(result.name)
+        return result
 
     def conditional(self, node: cst.IfExp, target: str | None) -> Operand:
         """``a if c else b``: an if statement that assigns one name in both branches."""
@@ -119,10 +129,11 @@ class ExpressionLowering:
                                     or node in self.concatenations):
             key = runtime.concat  # xs + [v]: a concatenation (unless xs turns out to be an array)
         first, second = node.left, node.right
-        if key is operator.mul and any(self.is_sequence(n) for n in (first, second)):
-            key = runtime.repeat_items  # [x] * n: the items n times over
-            if not self.is_sequence(first):  # n * [x]: the sequence first, as the helper takes it
-                first, second = second, first
+        if key is operator.mul and any(self.is_sequence(n) or self.may_be_sequence(n, o)
+                                       for n, o in ((first, second), (second, first))):
+            key = runtime.repeat_items  # [x] * n: the items n times over (l * 2: picked as it runs)
+            if not (self.is_sequence(first) or self.may_be_sequence(first, second)):
+                first, second = second, first  # n * [x]: the sequence first, as the helper takes it
         (left, lnode), (right, rnode) = self.operand(first), self.operand(second)
         primal = node.with_changes(left=lnode, right=rnode, operator=_one_line(node.operator),
                                    lpar=[], rpar=[])
@@ -143,6 +154,22 @@ class ExpressionLowering:
     def is_sequence(self, node: cst.BaseExpression) -> bool:
         """Whether ``node`` is certainly a list or tuple: a display, a comprehension, a list."""
         return isinstance(node, cst.Tuple) or self.is_list(node)
+
+    def may_be_sequence(self, node: cst.BaseExpression, other: cst.BaseExpression) -> bool:
+        """Whether ``node * other`` may repeat a list or tuple that compiling cannot tell from an
+        array: ``node`` what a Python function, ``list`` or ``tuple`` returns (or a name bound to
+        it), ``other`` a value without a gradient (an int literal, a global)."""
+        node = strip_parens(node)
+        if self.local_reads(other):
+            return False
+        if isinstance(node, cst.Name):
+            return self.version.get(node.value, node.value) in self.maybe_sequences
+        return isinstance(node, cst.Call) and self.returns_sequence(node)
+
+    def returns_sequence(self, node: cst.Call) -> bool:
+        """Whether the call ``node`` may return a list or tuple: one of ``list``, ``tuple`` or a
+        Python function."""
+        return not self.local_reads(node.func) and returns_sequence(self.res.object(node.func))
 
     def is_list(self, node: cst.BaseExpression) -> bool:
         """Whether ``node`` is certainly a list: a display, a comprehension, a name holding a

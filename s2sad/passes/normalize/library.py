@@ -24,6 +24,12 @@ def python_function(key: Any) -> Any:
     return key if isinstance(key, (types.FunctionType, MethodOfSelf, RecursiveCall)) else None
 
 
+def returns_sequence(key: Any) -> bool:
+    """Whether calling ``key`` may return a list or tuple that compiling cannot tell from an
+    array: ``list``, ``tuple`` or a Python function."""
+    return key is list or key is tuple or python_function(key) is not None
+
+
 def callable_object(key: Any) -> bool:
     """Whether ``key`` is an instance of a class whose ``__call__`` is a Python function."""
     return not isinstance(key, (type, types.FunctionType, types.MethodType, functools.partial,

@@ -92,6 +92,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.closures_passed: dict[tuple[int, tuple[str, ...]], Closure] = {}
         self.closures_expected: dict[int, cst.BaseExpression] = {}  # where one is passed, not yet lowered so
         self.lists: set[str] = set()  # versions that certainly hold a list (for xs.pop(i))
+        self.maybe_sequences: set[str] = set()  # versions a call returned: perhaps a list or tuple
         self.links: dict[str, ViewLink] = {}  # the user's name of a view -> how it views its base
         self.helpers: dict[Any, str] = {}  # runtime function -> the free name generated code calls
         # a version s2sad wrote as the new value of an array the user changed in place, which may
