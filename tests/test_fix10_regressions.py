@@ -105,6 +105,18 @@ def test_an_array_a_function_returns_is_still_multiplied():
         np.testing.assert_allclose(t, (f(w + eps * v) - f(w - eps * v)) / (2 * eps), rtol=1e-6)
 
 
+def times_a_float(w):
+    return np.sum(same(w) * 0.5 + 1.5 * same(w))
+
+
+def test_a_value_a_function_returns_times_a_float_stays_a_product():
+    # a list times a float is Python's TypeError: only an int may repeat a list
+    w = rng.normal(size=3)
+    check(times_a_float, (w,))
+    assert "repeat_items" not in grad(times_a_float).__s2sad_source__
+    assert "repeat_items" in grad(array_times_int).__s2sad_source__
+
+
 # --- det at singular matrices -----------------------------------------------------------
 
 SINGULAR = [np.array([[1.0, 2.0], [2.0, 4.0]]), np.outer([1.0, 2.0, 3.0], [2.0, -1.0, 0.5]),

@@ -158,9 +158,11 @@ class ExpressionLowering:
     def may_be_sequence(self, node: cst.BaseExpression, other: cst.BaseExpression) -> bool:
         """Whether ``node * other`` may repeat a list or tuple that compiling cannot tell from an
         array: ``node`` what a Python function, ``list`` or ``tuple`` returns (or a name bound to
-        it), ``other`` a value without a gradient (an int literal, a global)."""
-        node = strip_parens(node)
-        if self.local_reads(other):
+        it), ``other`` an int without a gradient (an int literal, a global holding an int: a
+        list times anything else is Python's TypeError)."""
+        node, other = strip_parens(node), strip_parens(other)
+        held = self.res.object(other) if isinstance(other, cst.Name) and not self.local_reads(other) else None
+        if not (isinstance(other, cst.Integer) or isinstance(held, (int, np.integer)) and not isinstance(held, bool)):
             return False
         if isinstance(node, cst.Name):
             return self.version.get(node.value, node.value) in self.maybe_sequences
