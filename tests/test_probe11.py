@@ -164,6 +164,26 @@ def pinn_vector(w: float, xs: np.ndarray) -> float:
     return np.sum(r ** 2) + u_net(xs, w)
 
 
+def inner_loss(x: np.ndarray, A: np.ndarray) -> float:
+    return 0.5 * x @ A @ x + np.sum(np.cos(x))
+
+
+def meta_grad_alias(lr: float, x0: np.ndarray, A: np.ndarray) -> float:
+    dloss = s2sad.grad(inner_loss, 0)  # (a name for the function grad makes, bound once)
+    both = s2sad.value_and_grad(inner_loss, wrt=0)
+    x = x0
+    for _ in range(3):
+        x = x - lr * dloss(x, A)
+    value, g = both(x, A)
+    return value + 0.1 * np.sum(g ** 2)
+
+
+def grad_with_a_variable_option(x: np.ndarray, A: np.ndarray) -> float:
+    k = 0
+    dloss = s2sad.grad(inner_loss, k)
+    return np.sum(dloss(x, A))
+
+
 class Net:
     def __init__(self, depth: int) -> None:
         self.depth = depth
@@ -241,6 +261,7 @@ CASES: list[tuple[Callable[..., float], list, tuple[int, ...]]] = [
     (ranking, [R.normal(size=6), R.random(6)], (0, 1)),
     (pinn, [0.7, R.normal(size=4)], (0, 1)),
     (pinn_vector, [0.7, R.normal(size=4)], (0, 1)),
+    (meta_grad_alias, [0.1, R.normal(size=4), SPD], (0, 1, 2)),
     (net_loss, [W33, R.normal(size=3), R.normal(size=3)], (0, 1, 2)),
     (math_loop, [0.7, 0.4], (0, 1)),
     (newton_sqrt, [2.3], (0,)),
@@ -272,7 +293,7 @@ def test_lstm_gradient_of_a_dict_entry(key: str) -> None:
     np.testing.assert_allclose(g[key], expected, rtol=1e-5, atol=1e-8)
 
 
-HVP = [(meta_adam, 0), (meta_gd, 1), (nbody, 2), (springs, 1), (log_posterior, 0), (fft_conv, 0),
+HVP = [(meta_grad_alias, 1), (meta_adam, 0), (meta_gd, 1), (nbody, 2), (springs, 1), (log_posterior, 0), (fft_conv, 0),
        (heat2d, 0), (gmm_ll, 1), (math_loop, 1), (newton_root, 0), (pinn_vector, 0)]
 
 
@@ -301,6 +322,14 @@ def test_jit_gradient_matches_finite_differences(f, wrt: int) -> None:
     g = s2sad.grad(f, wrt, jit=True)
     g(*args)
     np.testing.assert_allclose(g(*args), numerical_grad(f, args, wrt), rtol=1e-5, atol=1e-7)
+
+
+def test_a_derivative_bound_with_options_not_literals_is_refused_at_its_call() -> None:
+    with pytest.raises(s2sad.S2SADError) as info:
+        s2sad.grad(grad_with_a_variable_option)(np.ones(4), SPD)
+    line = grad_with_a_variable_option.__code__.co_firstlineno + 3
+    assert (info.value.location.line, info.value.location.column) == (line, 19), str(info.value)
+    assert "'dloss' is a local variable" in info.value.message
 
 
 # --- jit: the slopes of maxima and of divisions by what may be 0 ------------------------------
