@@ -178,6 +178,17 @@ def meta_grad_alias(lr: float, x0: np.ndarray, A: np.ndarray) -> float:
     return value + 0.1 * np.sum(g ** 2)
 
 
+def apply_to(fn: Callable[..., np.ndarray], x: np.ndarray, A: np.ndarray) -> np.ndarray:
+    return fn(x, A)
+
+
+def meta_grad_passed_on(lr: float, x0: np.ndarray, A: np.ndarray) -> float:
+    dloss = s2sad.grad(inner_loss, 0)
+    x = x0 - lr * apply_to(dloss, x0, A)
+    again = dloss
+    return inner_loss(x, A) + np.sum(again(x, A))
+
+
 def grad_with_a_variable_option(x: np.ndarray, A: np.ndarray) -> float:
     k = 0
     dloss = s2sad.grad(inner_loss, k)
@@ -262,6 +273,7 @@ CASES: list[tuple[Callable[..., float], list, tuple[int, ...]]] = [
     (pinn, [0.7, R.normal(size=4)], (0, 1)),
     (pinn_vector, [0.7, R.normal(size=4)], (0, 1)),
     (meta_grad_alias, [0.1, R.normal(size=4), SPD], (0, 1, 2)),
+    (meta_grad_passed_on, [0.1, R.normal(size=4), SPD], (0, 1)),
     (net_loss, [W33, R.normal(size=3), R.normal(size=3)], (0, 1, 2)),
     (math_loop, [0.7, 0.4], (0, 1)),
     (newton_sqrt, [2.3], (0,)),
@@ -373,7 +385,8 @@ def test_jit_maximum_and_safe_division_equal_numpys_at_ties_and_zeros(f, args, w
 # --- the CLI's standalone module --------------------------------------------------------------
 
 @pytest.mark.parametrize("name, wrt", [("meta_adam", "x0"), ("heat2d", "u0"), ("log_posterior", "theta"),
-                                       ("pinn", "w"), ("lstm", "params")])
+                                       ("pinn", "w"), ("lstm", "params"),
+                                       ("meta_grad_alias", "x0")])
 def test_standalone_module_gives_the_same_gradient(name: str, wrt: str, tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, str(ROOT / "cli.py"), f"{__file__}:{name}", "--wrt", wrt,
                           "--standalone"], capture_output=True, text=True, cwd=ROOT, check=True).stdout
@@ -389,3 +402,11 @@ def test_standalone_module_gives_the_same_gradient(name: str, wrt: str, tmp_path
             np.testing.assert_allclose(got[key], expected[key], rtol=1e-12, atol=1e-14)
     else:
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+
+
+def test_standalone_refuses_a_derivative_passed_on_as_a_value() -> None:
+    """The code reads the function grad made, which no module defines: refused, not a KeyError."""
+    done = subprocess.run([sys.executable, str(ROOT / "cli.py"), f"{__file__}:meta_grad_passed_on", "--wrt",
+                           "x0", "--standalone"], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "the code reads again, which is not a module-level value" in done.stderr
