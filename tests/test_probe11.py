@@ -195,6 +195,64 @@ def grad_with_a_variable_option(x: np.ndarray, A: np.ndarray) -> float:
     return np.sum(dloss(x, A))
 
 
+def mse(p: dict, x: np.ndarray, y: np.ndarray) -> float:
+    return np.mean((np.tanh(x @ p["W"] + p["b"]) - y) ** 2)
+
+
+def adam_dict(lr: float, params: dict, x: np.ndarray, y: np.ndarray) -> float:
+    m = {k: np.zeros_like(v) for k, v in params.items()}
+    v2 = {k: np.zeros_like(v) for k, v in params.items()}
+    p = dict(params)
+    for _ in range(2):
+        grads = s2sad.grad(mse, 0)(p, x, y)
+        for k in p:
+            m[k] = 0.9 * m[k] + 0.1 * grads[k]
+            v2[k] = 0.99 * v2[k] + 0.01 * grads[k] ** 2
+            p[k] = p[k] - lr * m[k] / (np.sqrt(v2[k]) + 1e-8)
+    return mse(p, x, y)
+
+
+def conv2d_fft(img: np.ndarray, ker: np.ndarray) -> float:
+    out = np.fft.irfft2(np.fft.rfft2(img) * np.fft.rfft2(ker, s=img.shape), s=img.shape)
+    return np.sum(np.fft.fftshift(out) ** 2) + np.sum(np.abs(np.fft.rfft(img[0], norm="ortho")))
+
+
+def burgers(u0: np.ndarray, c: float) -> float:
+    u = u0
+    for _ in range(3):
+        u = u - c * u * np.gradient(u) + 0.1 * np.diff(np.pad(u, 1, mode="wrap"), 2)
+    return np.sum(u ** 2)
+
+
+def gmm_full(means: np.ndarray, covs: np.ndarray, logits: np.ndarray, X: np.ndarray) -> float:
+    lw = logits - logsumexp(logits)
+    out = []
+    for k in range(len(logits)):
+        d = X - means[k]
+        _, logdet = np.linalg.slogdet(covs[k])
+        q = np.einsum("ni,ij,nj->n", d, np.linalg.inv(covs[k]), d)
+        out.append(lw[k] - 0.5 * q - 0.5 * logdet)
+    return np.sum(logsumexp(np.array(out), axis=0))
+
+
+def pairwise_rank(s: np.ndarray, y: np.ndarray) -> float:
+    ranks = np.argsort(np.argsort(-s))
+    pos = np.searchsorted(np.sort(y), y)
+    pairs = s[:, None] - s[None, :]
+    mask = y[:, None] > y[None, :]
+    return np.sum(s * pos / (1.0 + ranks)) + np.sum(np.where(mask, np.log1p(np.exp(-pairs)), 0.0))
+
+
+def kepler(M: np.ndarray, e: float) -> float:
+    E = M
+    for _ in range(50):
+        dE = (E - e * np.sin(E) - M) / (1 - e * np.cos(E))
+        E = E - dE
+        if stop_gradient(np.max(np.abs(dE))) < 1e-13:
+            break
+    return np.sum(np.cos(E))
+
+
 class Net:
     def __init__(self, depth: int) -> None:
         self.depth = depth
@@ -274,6 +332,14 @@ CASES: list[tuple[Callable[..., float], list, tuple[int, ...]]] = [
     (pinn_vector, [0.7, R.normal(size=4)], (0, 1)),
     (meta_grad_alias, [0.1, R.normal(size=4), SPD], (0, 1, 2)),
     (meta_grad_passed_on, [0.1, R.normal(size=4), SPD], (0, 1)),
+    (adam_dict, [0.05, {"W": R.normal(size=(3, 2)), "b": R.normal(size=2)}, R.normal(size=(5, 3)),
+                 R.normal(size=(5, 2))], (0, 2, 3)),
+    (conv2d_fft, [R.normal(size=(4, 6)), R.normal(size=(2, 2))], (0, 1)),
+    (burgers, [0.3 * R.normal(size=7), 0.1], (0, 1)),
+    (gmm_full, [R.normal(size=(2, 2)), np.array([1.3 * np.eye(2), [[1.0, 0.3], [0.3, 0.8]]]), R.normal(size=2),
+                R.normal(size=(6, 2))], (0, 1, 2, 3)),
+    (pairwise_rank, [R.normal(size=5), R.normal(size=5)], (0,)),
+    (kepler, [3 * R.random(4), 0.3], (0, 1)),
     (net_loss, [W33, R.normal(size=3), R.normal(size=3)], (0, 1, 2)),
     (math_loop, [0.7, 0.4], (0, 1)),
     (newton_sqrt, [2.3], (0,)),
@@ -296,16 +362,25 @@ def test_gradient_matches_finite_differences(f, args, wrts) -> None:
             assert_grad_matches(f, args, wrt)
 
 
-@pytest.mark.parametrize("key", ["Wf", "bo", "Wc"])
-def test_lstm_gradient_of_a_dict_entry(key: str) -> None:
-    xs = CASES[7][1][1]
-    g = s2sad.grad(lstm, 0)(LSTM, xs)
-    assert sorted(g) == sorted(LSTM)
-    expected = numerical_grad(lambda v: lstm(LSTM | {key: v}, xs), [LSTM[key]], 0)
+DICT_ENTRIES = [(lstm, "Wf"), (lstm, "bo"), (lstm, "Wc"), (adam_dict, "W"), (adam_dict, "b")]
+
+
+@pytest.mark.parametrize("f, key", DICT_ENTRIES, ids=[f"{f.__name__}-{k}" for f, k in DICT_ENTRIES])
+def test_gradient_of_a_dict_entry(f, key: str) -> None:
+    args = next(c[1] for c in CASES if c[0] is f)
+    argnum = next(i for i, a in enumerate(args) if isinstance(a, dict))
+    g = s2sad.grad(f, argnum)(*args)
+    assert sorted(g) == sorted(args[argnum])
+
+    def of_entry(value: np.ndarray) -> float:
+        moved = list(args)
+        moved[argnum] = args[argnum] | {key: value}
+        return f(*moved)
+    expected = numerical_grad(of_entry, [args[argnum][key]], 0)
     np.testing.assert_allclose(g[key], expected, rtol=1e-5, atol=1e-8)
 
 
-HVP = [(meta_grad_alias, 1), (meta_adam, 0), (meta_gd, 1), (nbody, 2), (springs, 1), (log_posterior, 0), (fft_conv, 0),
+HVP = [(conv2d_fft, 1), (burgers, 0), (gmm_full, 1), (kepler, 1), (meta_grad_alias, 1), (meta_adam, 0), (meta_gd, 1), (nbody, 2), (springs, 1), (log_posterior, 0), (fft_conv, 0),
        (heat2d, 0), (gmm_ll, 1), (math_loop, 1), (newton_root, 0), (pinn_vector, 0)]
 
 
