@@ -380,8 +380,9 @@ def test_gradient_of_a_dict_entry(f, key: str) -> None:
     np.testing.assert_allclose(g[key], expected, rtol=1e-5, atol=1e-8)
 
 
-HVP = [(conv2d_fft, 1), (burgers, 0), (gmm_full, 1), (kepler, 1), (meta_grad_alias, 1), (meta_adam, 0), (meta_gd, 1), (nbody, 2), (springs, 1), (log_posterior, 0), (fft_conv, 0),
-       (heat2d, 0), (gmm_ll, 1), (math_loop, 1), (newton_root, 0), (pinn_vector, 0)]
+HVP = [(adam_dict, 0), (adam_dict, 2), (conv2d_fft, 1), (burgers, 0), (gmm_full, 1), (kepler, 1),
+       (meta_grad_alias, 1), (meta_adam, 0), (meta_gd, 1), (nbody, 2), (springs, 1), (log_posterior, 0),
+       (fft_conv, 0), (heat2d, 0), (gmm_ll, 1), (math_loop, 1), (newton_root, 0), (pinn_vector, 0)]
 
 
 @pytest.mark.parametrize("f, wrt", HVP, ids=[f"{h[0].__name__}-{h[1]}" for h in HVP])
