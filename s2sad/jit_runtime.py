@@ -170,6 +170,32 @@ def _pow_slope(x, y, n=1) -> Impl:
     raise not_compiled(f"the slope of a power of types {x} and {y}")
 
 
+def _real64(*ts: Any) -> bool:
+    """Whether each type is a real number, or an array of float64 (what NumPy's result keeps)."""
+    return all(is_number(t) or (isinstance(t, types.Array) and t.dtype == types.float64) for t in ts)
+
+
+@cached_overload(rt.safe_divide)
+def _safe_divide(x, y) -> Impl:
+    if _real64(x, y) and is_number(y):
+        if isinstance(x, types.Array):
+            return lambda x, y: np.zeros_like(x) if y == 0 else x / y
+        return lambda x, y: 0.0 if y == 0 else x / y
+    if _real64(x, y):
+        def safe_divide(x, y):
+            zero = y == 0
+            return np.where(zero, 0.0, x) / np.where(zero, 1.0, y)
+        return safe_divide
+    raise not_compiled(f"a division by what may be 0 of types {x} and {y}")
+
+
+@cached_overload(rt.balanced_eq)
+def _balanced_eq(x, ans, y) -> Impl:
+    if _real64(x, ans, y):
+        return lambda x, ans, y: (x == ans) * 1.0 / ((x == y) + 1.0)
+    raise not_compiled(f"the slope of a maximum or minimum of types {x} and {y}")
+
+
 @cached_overload(rt.grad_like)
 def _grad_like(g, x) -> Impl:
     if is_float(x) and is_number(g):

@@ -183,6 +183,9 @@ class _Module:
                 raise StandaloneError(f"the code reads {loose.group(2)} from an enclosing function: a "
                                       f"standalone module can copy only module-level values")
             for name in loose.group(2).split(", ") if loose else ():
+                if name not in user_globals:  # (a function s2sad made, passed on as a value)
+                    raise StandaloneError(f"the code reads {name}, which is not a module-level value: a "
+                                          f"standalone module can copy only module-level values")
                 self.user_object(name, user_globals[name], user_globals.get("__name__", ""))
         kept = [line for number, line in enumerate(text.splitlines(), 1)
                 if number not in drop and not line.startswith("# reads from ")]

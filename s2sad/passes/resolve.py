@@ -8,6 +8,7 @@ Rules are then found by the identity of the resolved object, never by spelling.
 """
 from __future__ import annotations
 
+import ast
 import builtins
 import importlib
 import types
@@ -21,6 +22,8 @@ import libcst as cst
 from ..sentinel import MISSING
 from .callees import Closure, function_arguments
 from .parse import Parsed, children
+
+_DERIVATIVES = ("grad", "value_and_grad")  # the functions of s2sad.api a call may make
 
 
 @dataclass(frozen=True)
@@ -70,8 +73,8 @@ def resolve(parsed: Parsed) -> Resolution:
     lookup = _lookup(fn, imported, aliased, arguments)
     visit = _visitor(res, lookup)
     for name, statement in candidates.items():  # ``act = np.tanh``: a name for a function or module
-        visit(statement.value)
-        value = res.objects.get(statement.value, MISSING)
+        visit(statement.value)  # (or ``dloss = grad(loss, 0)``: for the function grad makes)
+        value = made_derivative(statement.value, res, parsed.code) or res.objects.get(statement.value, MISSING)
         if isinstance(value, types.ModuleType) or value is not MISSING and callable(value):
             aliased[name] = value
             res.aliases.add(id(statement))
@@ -168,11 +171,32 @@ def _alias_candidates(body: cst.BaseSuite, bindings: Counter[str],
     found: dict[str, cst.Assign] = {}
     for small in _top_level_statements(body):
         if (isinstance(small, cst.Assign) and len(small.targets) == 1
-                and isinstance(small.targets[0].target, cst.Name) and _chain(small.value)):
+                and isinstance(small.targets[0].target, cst.Name)
+                and (_chain(small.value) or isinstance(small.value, cst.Call) and _chain(small.value.func))):
             name = small.targets[0].target.value
             if bindings[name] == 1 and name not in params:
                 found[name] = small
     return found
+
+
+def made_derivative(node: cst.BaseExpression, res: Resolution, code: Callable[[cst.CSTNode], str]) -> Any:
+    """The function ``grad(fun, ...)`` / ``value_and_grad(fun, ...)`` makes, when ``node`` is
+    such a call of s2sad's API on a function s2sad can name and literal options; else None."""
+    if not isinstance(node, cst.Call) or not node.args or node.args[0].keyword or any(a.star for a in node.args):
+        return None
+    api = res.object(node.func)
+    if getattr(api, "__module__", None) != "s2sad.api" or getattr(api, "__name__", None) not in _DERIVATIVES:
+        return None
+    target = res.object(node.args[0].value)
+    if target is MISSING or not callable(target):
+        return None
+    try:
+        options = [ast.literal_eval(code(a.value).strip()) for a in node.args[1:]]
+    except (ValueError, SyntaxError):
+        return None
+    positional = [v for a, v in zip(node.args[1:], options) if a.keyword is None]
+    keywords = {a.keyword.value: v for a, v in zip(node.args[1:], options) if a.keyword is not None}
+    return api(target, *positional, **keywords)
 
 
 def _top_level_statements(body: cst.BaseSuite) -> Iterator[cst.BaseSmallStatement]:

@@ -25,7 +25,8 @@ class AssignmentLowering:
 
     def assign(self, node: cst.Assign, at: cst.CSTNode | None = None) -> None:
         if id(node) in self.res.aliases:  # act = np.tanh: a name for a function (see resolve)
-            self.out.append(Assign(None, Opaque(node, (), "nondiff"), self.loc))
+            if not isinstance(node.value, cst.Call):  # (dloss = grad(loss): calls of dloss call
+                self.out.append(Assign(None, Opaque(node, (), "nondiff"), self.loc))  # its code)
             return
         if has_walrus(node.value):
             node = node.with_changes(value=self.hoist(node.value))

@@ -2,7 +2,6 @@
 adjoints, methods, ``*args``/``**kwargs``, and the message when nothing applies."""
 from __future__ import annotations
 
-import ast
 import builtins
 import functools
 import inspect
@@ -16,7 +15,7 @@ import numpy as np
 
 from ... import runtime
 from ...ir import Call, Const, Operand, Var
-from ..resolve import MISSING, Resolution
+from ..resolve import MISSING, Resolution, made_derivative
 from ..source import call_signature, generated_function, library_function, wrapping
 from .aliasing import VIEWING_FUNCTIONS, returns_alias, returns_same
 from ..callees import MethodOfSelf, RecursiveCall, with_function_arguments
@@ -26,9 +25,6 @@ from .syntax import EMPTY_MODULE, LIST_METHODS, attribute_path, item_of, literal
 
 
 #: s2sad functions whose result a differentiated function may call: ``grad(fun)(x)``
-_DERIVATIVES = ("grad", "value_and_grad")
-
-
 class CallLowering:
     """Calls: which function or rule applies, and how the arguments bind."""
 
@@ -247,23 +243,9 @@ class CallLowering:
             return False
 
     def derivative(self, func: cst.BaseExpression) -> Any:
-        """The function ``grad(fun, ...)`` / ``value_and_grad(fun, ...)`` makes, when ``func``
-        is such a call of s2sad's API on a function s2sad can name and literal options."""
-        if not isinstance(func, cst.Call) or not func.args or func.args[0].keyword or any(a.star for a in func.args):
-            return None
-        api = self.res.object(func.func)
-        if getattr(api, "__module__", None) != "s2sad.api" or getattr(api, "__name__", None) not in _DERIVATIVES:
-            return None
-        target = self.res.object(func.args[0].value)
-        if target is MISSING or not callable(target):
-            return None
-        try:
-            options = [ast.literal_eval(self.parsed.code(a.value).strip()) for a in func.args[1:]]
-        except (ValueError, SyntaxError):
-            return None
-        positional = [v for a, v in zip(func.args[1:], options) if a.keyword is None]
-        keywords = {a.keyword.value: v for a, v in zip(func.args[1:], options) if a.keyword is not None}
-        return api(target, *positional, **keywords)
+        """The function ``grad(fun, ...)`` / ``value_and_grad(fun, ...)`` makes (see
+        resolve.made_derivative), or None."""
+        return made_derivative(func, self.res, self.parsed.code)
 
     def binds_partial(self, func: cst.BaseExpression) -> bool:
         """Whether ``func`` is a variable the function assigns a ``functools.partial(...)``."""

@@ -287,6 +287,9 @@ class LoopLowering:
             targets.insert(0, self.new_version(counter))
             self.version[counter] = targets[0]
             keys = f"{self.helper(enumerate)}({keys})"
+        # (the keys carry no gradient, which the code generated from this loop, differentiated
+        # again, must see without the body's d[k]: it reads d's versions, not the snapshot)
+        keys = f"{self.helper(runtime.stop_gradient)}({keys})"
         prefix = [] if value is None else [(value, op, index)]
         self.loop(node, f"for {', '.join(targets)} in {keys}", operand_reads(op), targets, prefix, body)
 
