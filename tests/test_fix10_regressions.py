@@ -6,6 +6,7 @@ Gradients are checked against central finite differences.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import s2sad
 from s2sad import grad, hvp, jvp
@@ -156,3 +157,29 @@ def test_det_second_order_at_singular_matrices():
     columns = [(grad(det)(a + eps * e) - grad(det)(a - eps * e)).ravel() / (2 * eps)
                for e in np.eye(16).reshape(16, 4, 4)]
     np.testing.assert_allclose(np.reshape(s2sad.hessian(det)(a), (16, 16)), np.transpose(columns), atol=1e-8)
+
+
+def _repeat(l):
+    return l * 2
+
+
+def list_repeated_in_a_helper(w, x):
+    m = _repeat([w, x])
+    return np.sum(m[0] * m[3])
+
+
+def list_argument_repeated(l):
+    m = l * 2
+    return m[0] * m[3]
+
+
+def test_a_list_parameter_repeated_by_an_int_is_refused_as_it_runs():
+    # the gradient of the list came out repeated (zip then kept its first items): (2.5, 0.0)
+    # where (2.5, 1.5) is right; nothing at compile time says the parameter may be a list
+    for f, args, wrt, line in ((list_repeated_in_a_helper, (1.5, 2.5), (0, 1), _repeat.__code__.co_firstlineno + 1),
+                               (list_argument_repeated, ([1.5, 2.5],), 0,
+                                list_argument_repeated.__code__.co_firstlineno + 1)):
+        for specialize in (True, False):
+            with pytest.raises(s2sad.S2SADError, match="repeat it as a display") as info:
+                grad(f, wrt, specialize=specialize)(*args)
+            assert info.value.location.line == line

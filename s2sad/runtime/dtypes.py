@@ -57,6 +57,11 @@ def grad_like(g: Any, x: Any) -> Any:
     if isinstance(x, (list, tuple)) and type(g) is np.ndarray and g.shape[:1] == (len(x),):
         g = list(g)  # (a rule that read the sequence as an array gives its gradient as one)
     if isinstance(x, (list, tuple)) and isinstance(g, (list, tuple)):
+        if len(g) != len(x):  # (zip would drop items: a gradient for other items than x's)
+            raise S2SADError(
+                f"the gradient of this {type(x).__name__} of {len(x)} items came out with {len(g)}: the code "
+                f"repeats it with '*' where s2sad took it for an array (a parameter times an int); repeat "
+                f"it as a display ([a, b] * n) or with a comprehension, or pass an array")
         return rebuild(x, [grad_like(u, v) for u, v in zip(g, x)])
     if kind is float:
         return g if type(g) is float else float(_real(np.asarray(g), x))
