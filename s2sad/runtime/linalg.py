@@ -132,17 +132,25 @@ def eigh_jvp(t: Any, a: Any, ans: Any, UPLO: str = "L") -> Any:
     return np.diagonal(inner, 0, -2, -1).copy(), v @ (gaps * inner)
 
 
+def _inverse_if_invertible(a: Any, det: Any) -> Any:
+    """``a``'s inverse when each of its matrices is invertible (``det`` its determinants), else None."""
+    if not np.all(det != 0):
+        return None
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        return None
+
+
 def det_cofactor(a: Any) -> Any:
     """The cofactor matrix of each matrix of ``a``, the derivative of ``np.linalg.det(a)``:
     det(a) a^-T where a is invertible, the transposed adjugate from the SVD where it is not."""
     if np.shape(a)[-1] == 0:
         return np.zeros_like(a)
     det = np.linalg.det(a)
-    if np.all(det != 0):
-        try:
-            return np.expand_dims(det, (-2, -1)) * _t(np.linalg.inv(a))
-        except np.linalg.LinAlgError:
-            pass
+    inverse = _inverse_if_invertible(a, det)
+    if inverse is not None:
+        return np.expand_dims(det, (-2, -1)) * _t(inverse)
     if stepping():  # a complex step through a singular matrix: no precision left
         raise S2SADError("s2sad differentiates np.linalg.det of a singular matrix once, not twice "
                          "(its second derivative there is not computed); differentiate it at an "
@@ -162,13 +170,11 @@ def det_cofactor_jvp(tan: Any, a: Any) -> Any:
     if np.shape(a)[-1] == 0:
         return np.zeros_like(a * tan)
     det = np.linalg.det(a)
-    if np.all(det != 0):
-        try:
-            inv_t = _t(np.linalg.inv(a))
-            trace = np.expand_dims(np.sum(inv_t * tan, axis=(-2, -1)), (-2, -1))
-            return np.expand_dims(det, (-2, -1)) * (trace * inv_t - inv_t @ _t(tan) @ inv_t)
-        except np.linalg.LinAlgError:
-            pass
+    inverse = _inverse_if_invertible(a, det)
+    if inverse is not None:
+        inv_t = _t(inverse)
+        trace = np.expand_dims(np.sum(inv_t * tan, axis=(-2, -1)), (-2, -1))
+        return np.expand_dims(det, (-2, -1)) * (trace * inv_t - inv_t @ _t(tan) @ inv_t)
     if stepping():
         raise S2SADError("s2sad differentiates np.linalg.det of a singular matrix twice, not three "
                          "times; differentiate it at an invertible matrix, or use np.linalg.slogdet")

@@ -73,9 +73,7 @@ def repeat_items(x: Any, n: Any) -> Any:
     Generated code spells it so, and differentiating generated code knows what it is.
     A list or tuple times an ``n`` that is no int (an array: NumPy would multiply
     elementwise) is refused."""
-    if not isinstance(x, (list, tuple)):
-        return x * n
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+    if isinstance(x, (list, tuple)) and (isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer))):
         raise S2SADError(
             f"a list or tuple times a {type(n).__name__} is differentiated only as a repetition "
             f"([x] * n, n an int); for arithmetic on its items, write np.asarray([...]) * a")
