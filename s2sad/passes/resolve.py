@@ -179,15 +179,14 @@ def _alias_candidates(body: cst.BaseSuite, bindings: Counter[str],
     return found
 
 
-def made_derivative(node: cst.BaseExpression, res: Resolution, code: Callable[[cst.CSTNode], str]) -> Any:
+def made_derivative(node: cst.BaseExpression, res: Resolution, code: Callable[[cst.CSTNode], str],
+                     function: Callable[[cst.BaseExpression], Any] | None = None) -> Any:
     """The function ``grad(fun, ...)`` / ``value_and_grad(fun, ...)`` makes, when ``node`` is
-    such a call of s2sad's API on a function s2sad can name and literal options; else None."""
-    if not isinstance(node, cst.Call) or not node.args or node.args[0].keyword or any(a.star for a in node.args):
+    such a call of s2sad's API on a function s2sad can name and literal options; else None.
+    ``function`` finds the function ``fun`` denotes (default: what the name is bound to)."""
+    if not is_derivative_call(node, res):
         return None
-    api = res.object(node.func)
-    if getattr(api, "__module__", None) != "s2sad.api" or getattr(api, "__name__", None) not in _DERIVATIVES:
-        return None
-    target = res.object(node.args[0].value)
+    target = (function or res.object)(node.args[0].value)
     if target is MISSING or not callable(target):
         return None
     try:
@@ -196,7 +195,15 @@ def made_derivative(node: cst.BaseExpression, res: Resolution, code: Callable[[c
         return None
     positional = [v for a, v in zip(node.args[1:], options) if a.keyword is None]
     keywords = {a.keyword.value: v for a, v in zip(node.args[1:], options) if a.keyword is not None}
-    return api(target, *positional, **keywords)
+    return res.object(node.func)(target, *positional, **keywords)
+
+
+def is_derivative_call(node: cst.BaseExpression, res: Resolution) -> bool:
+    """Whether ``node`` calls ``grad`` or ``value_and_grad`` of s2sad's API on a function."""
+    if not isinstance(node, cst.Call) or not node.args or node.args[0].keyword or any(a.star for a in node.args):
+        return False
+    api = res.object(node.func)
+    return getattr(api, "__module__", None) == "s2sad.api" and getattr(api, "__name__", None) in _DERIVATIVES
 
 
 def _top_level_statements(body: cst.BaseSuite) -> Iterator[cst.BaseSmallStatement]:

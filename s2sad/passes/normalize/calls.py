@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import runtime
 from ...ir import Call, Const, Operand, Var
-from ..resolve import MISSING, Resolution, made_derivative
+from ..resolve import MISSING, Resolution, is_derivative_call, made_derivative
 from ..source import call_signature, generated_function, library_function, wrapping
 from .aliasing import VIEWING_FUNCTIONS, returns_alias, returns_same
 from ..callees import MethodOfSelf, RecursiveCall, with_function_arguments
@@ -156,16 +156,16 @@ class CallLowering:
                 self.fn.module_paths[fnode.value] = (root.__name__, path[0], ".".join(path[1:]))
         if isinstance(func, cst.Name) and func.value in self.local_functions:
             key = self.local_functions[func.value]
-            node = node.with_changes(args=[*node.args, *(
-                cst.Arg(cst.Name(n), keyword=cst.Name(n), equal=cst.AssignEqual(
-                    cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
-                for n in self.closure_args.get(func.value, ()))])
+            node = self.with_closure_args(node, func.value)
         elif isinstance(func, cst.Name) and func.value in self.res.closures:  # g(v), g a caller's closure
             node, key, fnode = self.closure_call(node, func)
-        elif key is MISSING and (made := self.derivative(func)) is not None:
+        elif key is MISSING and (derived := self.derivative(func)) is not None:
             # ``grad(fun)(x)`` in the differentiated code: the generated gradient is a
-            # function with source like any other callee (differentiated at second order)
+            # function with source like any other callee (differentiated at second order);
+            # of a lambda or nested function, it takes the variables that reads as keywords
+            made, nested = derived
             key = made
+            node = node if nested is None else self.with_closure_args(node, nested)
             fnode = cst.Name(self.fn.fresh(getattr(made, "__name__", None) or made.func.__name__))  # (a method's: a partial)
             self.fn.free[fnode.value] = made
         elif key is MISSING:
@@ -242,10 +242,28 @@ class CallLowering:
         except TypeError:  # (an unhashable value: no rule is keyed by it)
             return False
 
-    def derivative(self, func: cst.BaseExpression) -> Any:
+    def derivative(self, func: cst.BaseExpression) -> tuple[Any, str | None] | None:
         """The function ``grad(fun, ...)`` / ``value_and_grad(fun, ...)`` makes (see
-        resolve.made_derivative), or None."""
-        return made_derivative(func, self.res, self.parsed.code)
+        resolve.made_derivative) and, when ``fun`` is a lambda or a nested function of this
+        one, its name; or None."""
+        if not is_derivative_call(func, self.res):
+            return None
+        assert isinstance(func, cst.Call)
+        fun = strip_parens(func.args[0].value)
+        if isinstance(fun, cst.Lambda):
+            fun = self.anonymous_function(fun)
+        nested = fun.value if isinstance(fun, cst.Name) and fun.value in self.local_functions else None
+        made = made_derivative(func.with_changes(args=[cst.Arg(fun), *func.args[1:]]), self.res, self.parsed.code,
+                               lambda v: self.local_functions[nested] if nested else self.res.object(v))
+        return None if made is None else (made, nested)
+
+    def with_closure_args(self, node: cst.Call, nested: str) -> cst.Call:
+        """A call of the nested function ``nested`` (or of its derivative), passed the
+        variables of this function it reads as keywords."""
+        return node.with_changes(args=[*node.args, *(
+            cst.Arg(cst.Name(n), keyword=cst.Name(n), equal=cst.AssignEqual(
+                cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+            for n in self.closure_args.get(nested, ()))])
 
     def binds_partial(self, func: cst.BaseExpression) -> bool:
         """Whether ``func`` is a variable the function assigns a ``functools.partial(...)``."""

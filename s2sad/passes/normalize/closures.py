@@ -13,6 +13,7 @@ import libcst as cst
 
 from ... import runtime
 from ..callees import Closure
+from ..resolve import is_derivative_call
 from ..source import library_function
 from .syntax import item_of, store_names, strip_parens, variable_name_nodes, walk
 
@@ -34,6 +35,7 @@ class ClosureArguments:
         fine = {id(n.func) for n in calls} | store_names(body) | {
             id(strip_parens(a.value)) for n in calls if self.takes_closures(n) for a in n.args if not a.star}
         fine |= {id(n.name) for n in walk(body) if isinstance(n, cst.FunctionDef)}
+        fine |= {id(strip_parens(n.args[0].value)) for n in calls if is_derivative_call(n, self.res)}  # grad(g)(x)
         return next((n for n in variable_name_nodes(body) if n.value == name and id(n) not in fine), None)
 
     def expect_passed(self, name: str) -> None:
