@@ -119,6 +119,7 @@ def test_a_derivative_of_a_lambda_bound_to_a_name_is_refused_at_its_call() -> No
         dl = grad(lambda v: loss(v, x))
         return loss(w - 0.1 * dl(w), x)
 
-    with pytest.raises(s2sad.S2SADError) as info:
+    with pytest.raises(s2sad.S2SADError, match=r"'dl' is bound to the gradient of a lambda .* "
+                                                 r"write grad\(lambda v: \.\.\.\)\(x\) at the call") as info:
         grad(bound)(W, X)
     assert info.value.location.line == bound.__code__.co_firstlineno + 2

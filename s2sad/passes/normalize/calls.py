@@ -169,7 +169,7 @@ class CallLowering:
             fnode = cst.Name(self.fn.fresh(getattr(made, "__name__", None) or made.func.__name__))  # (a method's: a partial)
             self.fn.free[fnode.value] = made
         elif key is MISSING:
-            key = _LocalCallee(self.parsed.code(func).strip(), self.binds_partial(func),
+            key = _LocalCallee(self.parsed.code(func).strip(), self.binding(func),
                                self.res.object(func.func) if isinstance(func, cst.Call) else None,
                                isinstance(func, cst.Name) and func.value in self.res.params)
         elif isinstance(func, cst.Attribute) and isinstance(getattr(key, "__self__", None), np.ndarray):
@@ -265,13 +265,15 @@ class CallLowering:
                 cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
             for n in self.closure_args.get(nested, ()))])
 
-    def binds_partial(self, func: cst.BaseExpression) -> bool:
-        """Whether ``func`` is a variable the function assigns a ``functools.partial(...)``."""
-        return isinstance(func, cst.Name) and any(
-            isinstance(n, cst.Assign) and isinstance(n.value, cst.Call)
-            and self.res.object(n.value.func) is functools.partial
-            and any(isinstance(t.target, cst.Name) and t.target.value == func.value for t in n.targets)
-            for n in walk(self.parsed.function.body))
+    def binding(self, func: cst.BaseExpression) -> str | None:
+        """What ``func``, a variable, is assigned, when the message about calling it can say
+        more: "partial" (``functools.partial(...)``), "derivative" (``grad(lambda ...)``)."""
+        calls = [n.value for n in walk(self.parsed.function.body) if isinstance(func, cst.Name) and isinstance(
+            n, cst.Assign) and isinstance(n.value, cst.Call) and any(
+            isinstance(t.target, cst.Name) and t.target.value == func.value for t in n.targets)]
+        if any(self.res.object(c.func) is functools.partial for c in calls):
+            return "partial"
+        return "derivative" if any(is_derivative_call(c, self.res) for c in calls) else None
 
     def fills_varargs(self, node: cst.Call, arg: cst.Arg, before: list[cst.Arg]) -> bool:
         """Whether ``*t`` (``arg``, after the arguments ``before``) is the last positional
@@ -462,9 +464,9 @@ class _Splat(Var):
 class _LocalCallee:
     """A call through a local variable (or an unbound name): no rule can apply."""
 
-    def __init__(self, code: str, partial: bool = False, maker: Any = None, parameter: bool = False) -> None:
+    def __init__(self, code: str, binding: str | None = None, maker: Any = None, parameter: bool = False) -> None:
         self.code = code
-        self.partial = partial  # the variable is assigned a functools.partial
+        self.binding = binding  # what the variable is assigned, if told apart (CallLowering.binding)
         self.maker = maker  # a call's result called (np.vectorize(f)(x)): what made it
         self.parameter = parameter  # a parameter of the function, called
 
@@ -488,9 +490,13 @@ def _no_rule_message(key: Any, callee: str, registry: Any) -> str:
     why = registry.refusal(key.maker if isinstance(key, _LocalCallee) else key)
     if why is not None:
         return f"'{callee}': {why}"
-    if isinstance(key, _LocalCallee) and key.partial:
+    if isinstance(key, _LocalCallee) and key.binding == "partial":
         return (f"'{callee}' is a functools.partial made in the differentiated function: call the "
                 f"function it wraps, with the arguments it binds written out")
+    if isinstance(key, _LocalCallee) and key.binding == "derivative":
+        return (f"'{callee}' is bound to the gradient of a lambda or nested function, which s2sad "
+                f"follows where it is called as it stands: write grad(lambda v: ...)(x) at the call, "
+                f"or bind the gradient of a module-level function")
     if isinstance(key, _LocalCallee) and isinstance(key.maker, type):
         return (f"'{callee}' calls an instance of {key.maker.__qualname__} made in the function, "
                 f"whose __call__ s2sad does not follow there; call a function by its name, or a "
