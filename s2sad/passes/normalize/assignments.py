@@ -44,6 +44,8 @@ class AssignmentLowering:
                 raise self.unsupported(rest[0], "chained assignment into an element is not supported")
             self.setitem(first, node.value)
             return
+        if isinstance(first, cst.Name) and not rest and self.bind_application(first.value, node.value):
+            return  # f = functools.partial(g, a), d = st.norm(mu, s): calls through f or d follow
         if isinstance(first, cst.Name) and isinstance(node.value, cst.Lambda) and not rest:
             self.nested_function(first.value, node.value)
             return

@@ -31,13 +31,9 @@ class CallLowering:
     def call(self, node: cst.Call, target: str | None) -> Operand:
         """A call: lowered as what it is written for (``math.log(x, base)``: a quotient), else
         as one application of its callee to its arguments."""
-        if self.res.object(node.func) is runtime.mul_into and len(node.args) == 2 and not any(
-                a.keyword or a.star for a in node.args):
-            # generated code's product written into a dead buffer: differentiated (and, when
-            # replayed, computed) as the product itself, so the buffer keeps its value
-            product = cst.BinaryOperation(node.args[0].value, cst.Multiply(), node.args[1].value)
-            return self.binary(product, target)
-        desugared = self.functional(node, target) or self.dict_view(node, target)  # map, reduce, sorted
+        node = self.applied(node)  # through a functools.partial or frozen distribution made here
+        desugared = self.product_into(node, target) or self.functional(node, target) or self.dict_view(
+            node, target)  # map, reduce, sorted
         if desugared is not None:
             return desugared
         if any(a.star for a in node.args):

@@ -91,6 +91,15 @@ class ExpressionLowering:
             return op, cst.Name(op.name)
         return op, self.rename(node)
 
+    def product_into(self, node: cst.Call, target: str | None) -> Operand | None:
+        """Generated code's ``mul_into(a, b)``, a product written into a dead buffer:
+        differentiated (and, when replayed, computed) as the product itself, so the buffer
+        keeps its value; None for any other call."""
+        if self.res.object(node.func) is not runtime.mul_into or len(node.args) != 2 or any(
+                a.keyword or a.star for a in node.args):
+            return None
+        return self.binary(cst.BinaryOperation(node.args[0].value, cst.Multiply(), node.args[1].value), target)
+
     def call_or_display(self, node: cst.Call, target: str | None) -> Operand:
         """A call, or ``dict(k=v)`` as a display; what may return a list or tuple noted."""
         display = self.keyword_dict(node)

@@ -27,6 +27,7 @@ from .inplace import InPlaceWriteLowering
 from .loops import LoopLowering
 from .naming import Naming, all_names
 from .nested_functions import NestedFunctionLowering
+from .partials import Application, PartialApplications
 from .records import RecordAttributes
 from .statements import StatementLowering
 from .stores import stores_changed_later
@@ -36,7 +37,7 @@ from .views import ViewFollowing, ViewLink
 
 class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
                  Naming, NestedFunctionLowering, FunctionalLowering, ContainerLowering,
-                 InPlaceWriteLowering, Aliasing, ViewFollowing,
+                 InPlaceWriteLowering, Aliasing, ViewFollowing, PartialApplications,
                  ExpressionLowering, RecordAttributes, CallLowering, ClosureArguments, Classification):
     """Lowers one function's body to A-normal form (see the package's docstring).
 
@@ -77,7 +78,6 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.replayed = replayed  # a vjp, whose forward pass runs again: random draws are refused
         self.seeded = False  # a generator was seeded at the top level: draws after it replay
         self.generators: dict[str, type] = {}  # versions made by np.random.default_rng(...), say
-        self.local_functions: dict[str, types.FunctionType] = {}  # nested defs and lambdas
         # names bound only as a for loop's items: called (``layer(x)``), what they hold is found as it runs
         self.loop_items = loop_item_names(list(statements_of(fdef.body))) - set(res.params)
         self.comprehension_names: set[str] = set()  # the variables of comprehensions lowered so far
@@ -87,10 +87,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.unbound_in: dict[str, list[list[Stmt]]] = {}
         self.deleted: dict[str, str] = {}  # user name -> its version a 'del' removed
         self.concatenations: set[cst.BinaryOperation] = set()  # + that code built here uses on lists
-        self.closure_args: dict[str, list[str]] = {}  # nested function -> the variables it reads
-        # (id of its function, the variables it reads) -> a nested function passed as an argument
-        self.closures_passed: dict[tuple[int, tuple[str, ...]], Closure] = {}
-        self.closures_expected: dict[int, cst.BaseExpression] = {}  # where one is passed, not yet lowered so
+        self.init_functions()
         self.lists: set[str] = set()  # versions that certainly hold a list (for xs.pop(i))
         self.maybe_sequences: set[str] = set()  # versions a call returned: perhaps a list or tuple
         self.links: dict[str, ViewLink] = {}  # the user's name of a view -> how it views its base
@@ -104,6 +101,15 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.loop_carrying: dict[tuple[cst.CSTNode, str], bool] = {}
         # (assignment, receiver, its call that picks as it runs) of each x.T-like read (records.py)
         self.attribute_reads: list[tuple[Assign, str, Call]] = []
+
+    def init_functions(self) -> None:
+        """The state of nested functions, closures and partial applications made in the function."""
+        self.local_functions: dict[str, types.FunctionType] = {}  # nested defs and lambdas
+        self.closure_args: dict[str, list[str]] = {}  # nested function -> the variables it reads
+        # (id of its function, the variables it reads) -> a nested function passed as an argument
+        self.closures_passed: dict[tuple[int, tuple[str, ...]], Closure] = {}
+        self.closures_expected: dict[int, cst.BaseExpression] = {}  # where one is passed, not yet lowered so
+        self.applications: dict[str, Application] = {}  # version of a name -> the partial application it calls
 
     def init_aliasing(self) -> None:
         """The state of what may share memory (aliasing.py)."""

@@ -1,0 +1,162 @@
+"""Functions with arguments bound inside the function: ``f = functools.partial(g, a, k=v)``
+and scipy's frozen distributions, ``d = st.norm(mu, s)``.  The bound arguments are computed
+where the binding stands (as Python does) and held in temporaries; each call through the
+name is lowered as the call it stands for, ``g(a, x, k=v)`` or ``st.norm.logpdf(x, mu, s)``,
+so gradients flow through the bound arguments like through any other."""
+from __future__ import annotations
+
+import functools
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+from ..resolve import MISSING
+from .syntax import store_names, strip_parens, variable_name_nodes, walk
+
+#: methods of a frozen distribution that take the point first, then the distribution's arguments
+POINT_METHODS = frozenset({"pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf", "pmf", "logpmf"})
+#: methods of a frozen distribution that take only the distribution's arguments
+SUMMARY_METHODS = frozenset({"mean", "var", "std", "median", "entropy"})
+
+
+@dataclass
+class Application:
+    """What a name bound to a partial application calls, with the arguments bound."""
+
+    func: cst.BaseExpression  # the function (a partial's) or the distribution (a frozen one's)
+    distribution: Any  # the scipy distribution object, for a frozen one; else None
+    args: list[cst.Arg] = field(default_factory=list)  # the bound arguments, as temporaries
+    keywords: list[cst.Arg] = field(default_factory=list)
+
+
+class PartialApplications:
+    """Lowering ``functools.partial`` and frozen scipy distributions made in the function."""
+
+    def bind_application(self, name: str, value: cst.BaseExpression) -> bool:
+        """``name = functools.partial(g, ...)`` or ``name = st.norm(...)``: record what calls
+        through ``name`` call, its arguments computed here; False for any other assignment."""
+        value = strip_parens(value)
+        if not (isinstance(value, cst.Call) and (self.res.object(value.func) is functools.partial
+                                                 or _is_distribution(self.res.object(value.func)))):
+            return False
+        distribution = self.res.object(value.func) is not functools.partial
+        if self.out is not self.fn.body:
+            raise self.unsupported(value, f"a {_kind(distribution)} is followed when made at the top "
+                                          f"level of the function (not in a loop, branch or block); "
+                                          f"make it there, or write the call it stands for")
+        misuse = self.use_beyond_applications(name)
+        if misuse is not None:
+            raise self.unsupported(misuse, f"'{name}' is a {_kind(distribution)} made in the function, which "
+                                           f"s2sad follows where it is called ({_called_as(name, distribution)}) "
+                                           f"and nowhere else (assigned again, passed on, read in a nested "
+                                           f"function); write the call it stands for there")
+        application = self.application(value)
+        new = self.new_version(name)
+        self.version[name] = new  # (which holds no value: calls through it are lowered as what they call)
+        self.applications[new] = application
+        return True
+
+    def application(self, value: cst.Call) -> Application:
+        """The application ``value`` makes, its arguments computed here."""
+        made = self.res.object(value.func)
+        if any(a.star for a in value.args) or made is functools.partial and (not value.args or value.args[0].keyword):
+            raise self.unsupported(value, "functools.partial is followed with the function first and "
+                                          "no *args or **kwargs; call the function with its arguments written out")
+        args = list(value.args if made is not functools.partial else value.args[1:])
+        func = value.func if made is not functools.partial else self.applied_function(value.args[0].value)
+        return Application(func, None if made is functools.partial else made,
+                           [cst.Arg(self.held_value(a.value)) for a in args if a.keyword is None],
+                           [cst.Arg(self.held_value(a.value), keyword=a.keyword, equal=a.equal)
+                            for a in args if a.keyword is not None])
+
+    def applied_function(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """The function a partial binds, as the calls through it name it."""
+        node = strip_parens(node)
+        if isinstance(node, cst.Lambda):
+            return self.anonymous_function(node)
+        if isinstance(node, cst.Name) and node.value in self.local_functions:
+            return node
+        if self.local_reads(node) or self.res.object(node) is MISSING:
+            raise self.unsupported(node, "the function a functools.partial made in the function binds "
+                                         "must be known where the partial is made (a module-level or "
+                                         "nested function, a lambda, a NumPy function); call it directly")
+        return node
+
+    def held_value(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """A bound argument: as written if it reads no local variable, else a temporary."""
+        node = strip_parens(node)
+        return node if not self.local_reads(node) else cst.Name(
+            self.lower(node, self.temporary(self.hint(node)), "").name)
+
+    def applied(self, node: cst.Call) -> cst.Call:
+        """``node`` as the call it stands for when it calls through a partial application:
+        ``g(a, x, k=v)``, ``st.norm.logpdf(x, mu, s)``, ``st.norm(mu, s).logpdf(x)``; else ``node``."""
+        func = strip_parens(node.func)
+        if isinstance(func, cst.Name) and self.version.get(func.value) in self.applications:
+            bound = self.applications[self.version[func.value]]
+            if bound.distribution is None:
+                return node.with_changes(func=bound.func, args=_merged(bound, node.args))
+            raise self.unsupported(func, f"'{func.value}' is a frozen scipy.stats distribution, which "
+                                         f"is not callable; call one of its methods ({func.value}.logpdf(x))")
+        if not isinstance(func, cst.Attribute):
+            return node
+        receiver = strip_parens(func.value)
+        if isinstance(receiver, cst.Name) and self.version.get(receiver.value) in self.applications:
+            bound = self.applications[self.version[receiver.value]]
+        elif isinstance(receiver, cst.Call) and _is_distribution(self.res.object(receiver.func)):
+            bound = self.application(receiver)  # st.norm(mu, s).logpdf(x)
+        else:
+            return node
+        method = func.attr.value
+        if bound.distribution is None or method not in POINT_METHODS | SUMMARY_METHODS:
+            raise self.unsupported(func, f"'.{method}' of a {_kind(bound.distribution is not None)} made "
+                                         f"in the function is not followed; call "
+                                         f"{_spelled(bound.func) if bound.distribution is not None else 'the function'}."
+                                         f"{method}(...) with the distribution's arguments written out")
+        called = cst.Attribute(bound.func, cst.Name(method))
+        self.res.objects[called] = getattr(bound.distribution, method)
+        return node.with_changes(func=called, args=_merged(bound, node.args))
+
+    def use_beyond_applications(self, name: str) -> cst.Name | None:
+        """A use of ``name`` other than one assignment, calls of it and of its methods, in
+        the function itself (not in a nested function, compiled on its own); or None."""
+        body = self.parsed.function.body
+        nested = {id(n) for f in walk(body) if isinstance(f, (cst.FunctionDef, cst.Lambda)) for n in walk(f)}
+        uses = [n for n in variable_name_nodes(body) if n.value == name]
+        stored = [n for n in uses if id(n) in store_names(body)]
+        if len(stored) > 1:
+            return stored[1]
+        calls = [strip_parens(n.func) for n in walk(body) if isinstance(n, cst.Call)]
+        fine = {id(f) for f in calls} | {id(strip_parens(f.value)) for f in calls if isinstance(f, cst.Attribute)}
+        return next((n for n in uses if id(n) in nested or id(n) not in fine | {id(s) for s in stored}), None)
+
+
+def _merged(bound: Application, args: list[cst.Arg] | tuple[cst.Arg, ...]) -> list[cst.Arg]:
+    """The arguments of a call through ``bound``: a partial's bound ones first, a frozen
+    distribution's after the point; keywords of the call replace bound ones, as in Python."""
+    positional = [a for a in args if a.keyword is None]
+    keywords = [a for a in args if a.keyword is not None]
+    given = {a.keyword.value for a in keywords}
+    kept = [a for a in bound.keywords if a.keyword.value not in given]
+    first, then = (bound.args, positional) if bound.distribution is None else (positional, bound.args)
+    return [*first, *then, *kept, *keywords]
+
+
+def _is_distribution(value: Any) -> bool:
+    """Whether ``value`` is one of scipy.stats' distributions (``st.norm``), which calling freezes."""
+    stats = sys.modules.get("scipy.stats")
+    return stats is not None and isinstance(value, (stats.rv_continuous, stats.rv_discrete))
+
+
+def _spelled(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node).strip()
+
+
+def _kind(distribution: bool) -> str:
+    return "frozen scipy.stats distribution" if distribution else "functools.partial"
+
+
+def _called_as(name: str, distribution: bool) -> str:
+    return f"{name}.logpdf(x), {name}.mean()" if distribution else f"{name}(x)"
