@@ -146,3 +146,16 @@ def test_what_is_not_followed_is_refused_where_it_stands(f: Callable, line: int,
         grad(f)(W, X, Y)
     loc = info.value.location
     assert (loc.line - f.__code__.co_firstlineno, loc.column) == (line, column)
+
+
+PRIOR = st.norm(0.0, 2.0)
+
+
+def global_frozen(w, X, y):
+    return -np.sum(PRIOR.logpdf(w))
+
+
+def test_a_frozen_distribution_made_outside_is_refused_with_the_call_to_write() -> None:
+    with pytest.raises(s2sad.NoGradientRuleError, match=r"scipy\.stats\.norm\.logpdf\(x, 0\.0, 2\.0\)") as info:
+        grad(global_frozen)(W, X, Y)
+    assert info.value.location.line == global_frozen.__code__.co_firstlineno + 1

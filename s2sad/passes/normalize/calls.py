@@ -21,6 +21,7 @@ from .aliasing import VIEWING_FUNCTIONS, returns_alias, returns_same
 from ..callees import MethodOfSelf, RecursiveCall, with_function_arguments
 from .library import callable_object, python_function
 from .naming import join_words
+from .partials import frozen_method_advice
 from .syntax import EMPTY_MODULE, LIST_METHODS, attribute_path, item_of, literal_key, strip_parens, walk
 
 
@@ -517,6 +518,8 @@ def _no_rule_message(key: Any, callee: str, registry: Any) -> str:
                 f"wrap the value in stop_gradient(...) if no gradient should flow through it (a "
                 f"method of your own class is followed when called on self, or on an object "
                 f"bound at module level)")
+    if frozen_method_advice(key) is not None:
+        return f"'{callee}' {frozen_method_advice(key)}"
     if isinstance(key, functools.partial):
         return (f"'{callee}' is a functools.partial: inside the differentiated function, call the "
                 f"function it wraps, with the arguments it binds written out")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
+import numpy as np
 
 from ..resolve import MISSING
 from .syntax import store_names, strip_parens, variable_name_nodes, walk
@@ -148,6 +149,20 @@ def _is_distribution(value: Any) -> bool:
     """Whether ``value`` is one of scipy.stats' distributions (``st.norm``), which calling freezes."""
     stats = sys.modules.get("scipy.stats")
     return stats is not None and isinstance(value, (stats.rv_continuous, stats.rv_discrete))
+
+
+def frozen_method_advice(method: Any) -> str | None:
+    """What to write instead of a method of a frozen scipy.stats distribution made outside the
+    function (``PRIOR.logpdf``), whose arguments are data s2sad does not compile; else None."""
+    frozen = getattr(method, "__self__", None)
+    dist = getattr(frozen, "dist", None)
+    if not (_is_distribution(dist) and isinstance(getattr(frozen, "args", None), tuple)):
+        return None
+    bound = [repr(a) if np.ndim(a) == 0 else "..." for a in frozen.args]
+    bound += [f"{k}={v!r}" if np.ndim(v) == 0 else f"{k}=..." for k, v in getattr(frozen, "kwds", {}).items()]
+    return (f"is a method of a frozen scipy.stats distribution, which s2sad follows when it is made in "
+            f"the function; call the distribution's function with its arguments: "
+            f"scipy.stats.{dist.name}.{method.__name__}(x, {', '.join(bound)})")
 
 
 def _spelled(node: cst.CSTNode) -> str:
