@@ -188,6 +188,9 @@ MERGED = {
     "in_a_loop": "def f(w, x):\n    d = {'a': w, 'b': x}\n    for i in range(3):\n        d = {**d, 'a': d['a'] * x}\n"
                  "    return np.sum(d['a'] * d['b'])\n",
     "copied": "def f(w, x):\n    d = {'a': w}\n    m = {**d}\n    return np.sum(m['a'] ** 2 * x)\n",
+    "double_star_keywords": "def f(w, x):\n    d = {'a': w}\n    e = {'a': x * w, 'b': x}\n    m = dict(d, c=w, **e)\n"
+                            "    return np.sum(m['a'] * m['b'] * m['c'])\n",
+    "only_double_star": "def f(w, x):\n    e = {'b': w * x}\n    m = dict(**e)\n    return np.sum(m['b'] ** 2)\n",
 }
 
 

@@ -162,16 +162,16 @@ class ContainerLowering:
         return cst.IfExp(test, item_of(mapping, key), default)
 
     def keyword_dict(self, node: cst.Call) -> cst.Dict | None:
-        """``dict(a=x, b=y)`` as the display ``{'a': x, 'b': y}``, ``dict(d, a=x)`` as
-        ``{**d, 'a': x}``, else None."""
+        """``dict(a=x, b=y)`` as the display ``{'a': x, 'b': y}``, ``dict(d, a=x, **e)`` as
+        ``{**d, 'a': x, **e}``, else None."""
         first = [cst.StarredDictElement(a.value) for a in node.args[:1] if a.keyword is None and not a.star]
         keywords = node.args[len(first):]
         pairs = first and (self.is_sequence(first[0].value) or isinstance(first[0].value, cst.GeneratorExp))
         if pairs or not (keywords and self.res.object(node.func) is builtins.dict
-                and all(a.keyword is not None and not a.star for a in keywords)):
+                and all(a.keyword is not None or a.star == "**" for a in keywords)):
             return None
-        return cst.Dict([*first, *(cst.DictElement(cst.SimpleString(repr(a.keyword.value)), a.value)
-                                   for a in keywords)])
+        return cst.Dict([*first, *(cst.StarredDictElement(a.value) if a.star else cst.DictElement(
+            cst.SimpleString(repr(a.keyword.value)), a.value) for a in keywords)])
 
     def merged_dict(self, node: cst.Dict, target: str | None) -> Operand:
         """``{**d, 'k': v, **e}``: its parts (the dicts unpacked, displays of the items between
