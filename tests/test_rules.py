@@ -29,6 +29,7 @@ import math
 import operator
 import pkgutil
 import re
+import typing
 import zlib
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -286,6 +287,7 @@ CONTAINERS = [
     Row("np.array([x, y, x * y])", (F, F), (np.array,)),
     Row("np.array([[x, y], [y, x]])", (F, F), (np.array,)),
     Row("np.asarray([x, y])", ((3,), (3,)), (np.asarray,)),
+    Row("typing.cast(np.ndarray, x * y)", ((3, 4), (4,)), (typing.cast,)),
     Row("sum([x, y * 2.0])", ((3, 4), (4,)), (builtins.sum,)),
     Row("sum(x)", ((3, 4),), (builtins.sum,)),
     Row("sum((x, y), 1.5)", (F, F), (builtins.sum,)),
@@ -623,7 +625,7 @@ ROWS: list[Row] = [
 #: The other tables of rules (each a test module with its own ROWS), covered together.
 MORE_TABLES = ("test_rules_numpy_more", "test_rules_scipy", "test_complex", "test_random_gradients")
 #: The names the expressions of rows may use (other tables add theirs).
-NAMESPACE: dict[str, Any] = {"np": np, "math": math}
+NAMESPACE: dict[str, Any] = {"np": np, "math": math, "typing": typing}
 
 # --- helpers --------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import typing
 
 import numpy as np
 
@@ -347,6 +348,8 @@ defvjp(np.full_like, "a, fill_value, dtype=None, order='K', subok=True, shape=No
 for copy in (np.copy, np.ndarray.copy):
     defvjp(copy, "a, order='K'", containers=("a",), returns_container=True, linear="joint", shape=shapes.copy,
            a="g")
+defvjp(typing.cast, "typ, val", containers=("val",), returns_container=True, linear="joint", typ=None,
+       val="g")  # (val itself, as the code runs)
 defvjp(APPEND, "xs, x", containers=("xs",), returns_container=True, name="append", linear="joint", xs="g[:-1]", x="g[-1]")
 defvjp(SETITEM, "x, index, v", containers=("x",), returns_container=True, name="[]=", linear="joint", x="setitem_grad_x(g, index)",
        v="setitem_grad_value(g, index, v)")
