@@ -167,3 +167,72 @@ def test_a_kept_gradient_draws_from_the_generator_the_global_holds_when_it_runs(
         RNG = np.random.default_rng(0)
         down = _draws_from_a_global_generator(0.3, 1.2 - 1e-6)
         np.testing.assert_allclose(got, (up - down) / 2e-6, rtol=1e-6)
+
+
+# --- shuffling in place ------------------------------------------------------------------
+
+GLOBAL_RNG = np.random.default_rng(0)
+
+
+def shuffled_index_np(w, X):
+    np.random.seed(1)
+    idx = np.arange(X.shape[0])
+    np.random.shuffle(idx)
+    return np.sum((X[idx[:2]] @ w) ** 2)
+
+
+def shuffled_index_local_generator(w, X):
+    rng = np.random.default_rng(1)
+    idx = np.arange(X.shape[0])
+    rng.shuffle(idx)  # (was refused: an expression statement whose result is unused)
+    return np.sum((X[idx[:2]] @ w) ** 2)
+
+
+def shuffled_index_list(w, X):
+    import random
+    random.seed(1)
+    idx = list(range(X.shape[0]))
+    random.shuffle(idx)
+    return np.sum((X[idx[:2]] @ w) ** 2)
+
+
+@pytest.mark.parametrize("f", [shuffled_index_np, shuffled_index_local_generator, shuffled_index_list],
+                         ids=lambda f: f.__name__)
+def test_an_index_array_shuffled_in_place_selects_a_minibatch(f: Any) -> None:
+    assert_grad_matches(f, (np.array([0.5, -1.0]), np.arange(8.0).reshape(4, 2)), 0)
+
+
+def shuffles_a_value_with_a_gradient(x):
+    y = x * 2.0
+    np.random.shuffle(y)
+    return np.sum(y * np.arange(3.0))
+
+
+def generator_shuffles_a_value_with_a_gradient(x):
+    rng = np.random.default_rng(0)
+    y = x * 2.0
+    rng.shuffle(y)
+    return np.sum(y * np.arange(3.0))
+
+
+def shuffles_what_stop_gradient_shares(x):
+    y = x * 2.0
+    c = s2sad.stop_gradient(y)
+    np.random.shuffle(c)
+    return np.sum(y * np.arange(3.0))
+
+
+@pytest.mark.parametrize("f, line, column, words", [
+    (shuffles_a_value_with_a_gradient, 2, 5, r"'np.random.shuffle\(y\)' changes y in place, and y carries a gradient"),
+    (generator_shuffles_a_value_with_a_gradient, 3, 5, r"write y = y\[rng.permutation\(len\(y\)\)\]"),
+    (shuffles_what_stop_gradient_shares, 3, 5, "'y' may share memory with 'c'"),
+], ids=lambda v: v.__name__ if callable(v) else None)
+def test_shuffling_a_value_whose_gradient_is_needed_is_refused_where_it_stands(f: Any, line: int, column: int,
+                                                                               words: str) -> None:
+    """(The gradient ignored the shuffle: silently wrong for np.random.shuffle.)"""
+    for mode in ("grad", "jvp"):
+        with pytest.raises(S2SADError, match=words) as info:
+            s2sad.grad(f)(np.array([0.5, -1.0, 2.0])) if mode == "grad" else s2sad.jvp(f)(
+                np.array([0.5, -1.0, 2.0]), np.ones(3))
+        loc = info.value.location
+        assert (loc.line - f.__code__.co_firstlineno, loc.column) == (line, column)

@@ -359,6 +359,7 @@ def analyze(fn: Function, wrt: tuple[str, ...], forward: bool = False) -> Activi
             _check_uses(stmt, surely, varied, forward)
     _check_float_writes(fn, stmts, surely, varied, active)
     _check_unused_calls(stmts, useful, active)
+    _check_changed_in_place(stmts, active)
     return Activity(varied, useful, active, cuts, forward)
 
 
@@ -422,6 +423,20 @@ def _check_unused_calls(stmts: list[Assign], useful: set[str], active: set[str])
                     f"gradient, and may change it in place, which s2sad cannot see; write the change "
                     f"as an assignment (B = np.sort(B), B[...] = ...), or wrap the argument in "
                     f"stop_gradient(...)", stmt.loc)
+
+
+def _check_changed_in_place(stmts: list[Assign], active: set[str]) -> None:
+    """A statement that changes its arguments in place without a rule (``np.random.shuffle(a)``)
+    passed a value whose gradient is needed: an error (its gradient would ignore the change)."""
+    for stmt in stmts:
+        v = stmt.value
+        names = [n for n in v.reads if n in active] if isinstance(v, Opaque) and v.kind == "changes" else []
+        if names:
+            a = names[0]
+            raise NoGradientRuleError(
+                f"'{cst.Module([]).code_for_node(v.node).strip()}' changes {a} in place, and {a} carries a "
+                f"gradient here, which would not follow the change; write {a} = {a}[rng.permutation(len({a}))] "
+                f"(the permutation carries no gradient, indexing does), or shuffle an index array", stmt.loc)
 
 
 def _check_float_writes(fn: Function, stmts: list[Assign], varied: set[str], maybe: set[str],
