@@ -97,6 +97,8 @@ STATEMENTS = {
                       "    y = np.tanh(x)\n    log.debug('y=%s', y)\n    return np.sum(y ** 2)\n"),
     "logging function": ("import logging\n\n\ndef f(x):\n    logging.info('x=%s', x)\n"
                          "    return np.sum(np.sin(x) * x)\n"),
+    "array assert": ("def f(x):\n    y = x * 2.0\n    np.testing.assert_allclose(y, x + x)\n"
+                     "    np.testing.assert_array_less(-np.inf, y)\n    return np.sum(np.sin(y) * x)\n"),
 }
 
 

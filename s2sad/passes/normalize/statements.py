@@ -29,7 +29,10 @@ STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write,
                    logging.error, logging.critical, logging.exception, logging.log,
                    logging.Logger.debug, logging.Logger.info, logging.Logger.warning, logging.Logger.error,
                    logging.Logger.critical, logging.Logger.exception, logging.Logger.log,
-                   np.random.seed, np.random.RandomState.seed)
+                   np.random.seed, np.random.RandomState.seed,
+                   *(getattr(np.testing, n) for n in ("assert_allclose", "assert_array_equal", "assert_equal",
+                                                     "assert_array_almost_equal", "assert_almost_equal",
+                                                     "assert_array_less", "assert_")))
 
 
 #: the draws that change their argument in place (of np.random, a generator, Python's random)
