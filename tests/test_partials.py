@@ -129,6 +129,13 @@ def read_in_a_lambda(w, X, y):
     return np.sum((lambda v: f(v))(X))
 
 
+def bound_array_changed_in_place(w, X, y):
+    a = w * 2.0
+    f = partial(model, a)  # (holds the array a: Python's call sees the change below)
+    a[0] = 5.0
+    return np.sum(f(X))
+
+
 def draws_from_a_frozen_distribution(w, X, y):
     d = st.norm(w[0], 1.0)
     return np.sum(d.rvs(size=3, random_state=0))
@@ -140,6 +147,7 @@ def draws_from_a_frozen_distribution(w, X, y):
     (in_a_branch, 2, 13, "made at the top level of the function"),
     (read_in_a_lambda, 2, 30, "read in a nested function"),
     (draws_from_a_frozen_distribution, 2, 19, "'.rvs' of a frozen scipy.stats distribution"),
+    (bound_array_changed_in_place, 3, 5, "'f' may share memory with 'a'"),
 ], ids=lambda v: v.__name__ if callable(v) else None)
 def test_what_is_not_followed_is_refused_where_it_stands(f: Callable, line: int, column: int, words: str) -> None:
     with pytest.raises(s2sad.UnsupportedSyntaxError, match=words) as info:

@@ -53,10 +53,13 @@ class PartialApplications:
                                            f"s2sad follows where it is called ({_called_as(name, distribution)}) "
                                            f"and nowhere else (assigned again, passed on, read in a nested "
                                            f"function); write the call it stands for there")
+        held = [r for a in value.args if isinstance(strip_parens(a.value), (cst.Name, cst.Attribute, cst.Subscript))
+                for r in self.local_reads(a.value)]  # (the objects it holds: arrays changed in place later)
         application = self.application(value)
         new = self.new_version(name)
         self.version[name] = new  # (which holds no value: calls through it are lowered as what they call)
         self.applications[new] = application
+        self.share(new, held)
         return True
 
     def application(self, value: cst.Call) -> Application:
