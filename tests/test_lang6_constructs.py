@@ -170,6 +170,24 @@ def test_sorted(name: str) -> None:
     check(function(SORTS[name]), (X,))
 
 
+EXTREMES = {
+    "max_key_abs": "def f(x):\n    return max(x[0], x[1] ** 2, x[2] - 3.0, key=abs) * x[0]\n",
+    "min_key_lambda_arrays": ("def f(x):\n    cands = [x * 2.0, x ** 2, np.sin(x)]\n"
+                              "    best = min(cands, key=lambda c: np.sum(c ** 2))\n    return np.sum(best * x)\n"),
+    "max_key_picks_a_pair": ("def f(x):\n    pairs = [(x[0], 1.0), (x[1], 2.0)]\n"
+                             "    v, w = max(pairs, key=lambda p: p[1])\n    return v * w + x[2] ** 2\n"),
+    "min_key_ties_take_the_first": "def f(x):\n    return min([x[0], x[1], x[2]], key=lambda t: 0.0) * x[2]\n",
+    "max_key_ties_take_the_first": "def f(x):\n    return max(x[1], x[0], key=lambda t: 1.0) * x[2] ** 2\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXTREMES))
+def test_max_and_min_with_key(name: str) -> None:
+    """``max(xs, key=k)`` is the first item of ``sorted(xs, key=k, reverse=True)`` (it was
+    refused: no rule for max's argument 'key')."""
+    check(function(EXTREMES[name]), (X,))
+
+
 def test_sorted_list_of_arrays_by_norm() -> None:
     f = function("def f(params):\n    ranked = sorted(params, key=lambda w: float(np.sum(w ** 2)))\n"
                  "    return np.sum(ranked[0]) * 3.0 + np.sum(ranked[-1] ** 2)\n")

@@ -17,7 +17,8 @@ from .syntax import store_names, strip_parens, variable_name_nodes, walk
 
 #: The functions lowered as the code they stand for, each with its method (by identity: the
 #: objects a call may resolve to need not be hashable).
-_LOWERINGS = ((builtins.map, "map_call"), (functools.reduce, "reduce_call"), (builtins.sorted, "sorted_call"))
+_LOWERINGS = ((builtins.map, "map_call"), (functools.reduce, "reduce_call"), (builtins.sorted, "sorted_call"),
+              (builtins.max, "extreme_call"), (builtins.min, "extreme_call"))
 _EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
 
 
@@ -125,6 +126,27 @@ class FunctionalLowering:
         picked = self.helper_call(runtime.items_in_order, [cst.Arg(cst.parse_expression(items)),
                                                            cst.Arg(cst.Name(order))])
         return self.lower(picked, target, "ordered")
+
+
+    def extreme_call(self, node: cst.Call, target: str | None) -> Operand | None:
+        """``max(xs, key=k)`` (``min``) as the first item of ``sorted(xs, key=k, reverse=True)``
+        (``reverse=False``): Python's sort is stable, so that is the first item with the largest
+        key, which max returns; None without ``key`` (max and min have their own rules)."""
+        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        if "key" not in keywords:
+            return None
+        positional = [a.value for a in node.args if a.keyword is None]
+        if set(keywords) != {"key"} or not positional:
+            raise self.unsupported(node, "max and min with key= are followed without default=: pass "
+                                         "the items, and key= by keyword")
+        items = positional[0] if len(positional) == 1 else cst.Tuple([cst.Element(p) for p in positional])
+        biggest = self.res.object(node.func) is builtins.max
+        ordered = self.helper_call(builtins.sorted, [cst.Arg(items), cst.Arg(keywords["key"], keyword=cst.Name("key"),
+                                                                             equal=_EQUAL),
+                                                     cst.Arg(cst.Name(str(biggest)), keyword=cst.Name("reverse"),
+                                                             equal=_EQUAL)])
+        return self.lower(cst.Subscript(ordered, [cst.SubscriptElement(cst.Index(cst.Integer("0")))]), target,
+                          "largest" if biggest else "smallest")
 
 
 def _repeated_regions(body: cst.CSTNode) -> list[set[int]]:
