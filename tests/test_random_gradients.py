@@ -188,6 +188,13 @@ def shuffled_index_local_generator(w, X):
     return np.sum((X[idx[:2]] @ w) ** 2)
 
 
+def shuffled_index_assigned(w, X):
+    rng = np.random.default_rng(1)
+    idx = np.arange(X.shape[0])
+    unused = rng.shuffle(idx)  # (kept: it changes idx)
+    return np.sum((X[idx[:2]] @ w) ** 2)
+
+
 def shuffled_index_list(w, X):
     import random
     random.seed(1)
@@ -196,7 +203,8 @@ def shuffled_index_list(w, X):
     return np.sum((X[idx[:2]] @ w) ** 2)
 
 
-@pytest.mark.parametrize("f", [shuffled_index_np, shuffled_index_local_generator, shuffled_index_list],
+@pytest.mark.parametrize("f", [shuffled_index_np, shuffled_index_local_generator, shuffled_index_assigned,
+                               shuffled_index_list],
                          ids=lambda f: f.__name__)
 def test_an_index_array_shuffled_in_place_selects_a_minibatch(f: Any) -> None:
     assert_grad_matches(f, (np.array([0.5, -1.0]), np.arange(8.0).reshape(4, 2)), 0)
@@ -215,6 +223,19 @@ def generator_shuffles_a_value_with_a_gradient(x):
     return np.sum(y * np.arange(3.0))
 
 
+def shuffle_assigned(x):
+    y = x * 2.0
+    r = np.random.shuffle(y)
+    return np.sum(y * np.arange(3.0))
+
+
+def generator_shuffle_assigned(x):
+    rng = np.random.default_rng(0)
+    y = x * 2.0
+    _ = rng.shuffle(y)
+    return np.sum(y * np.arange(3.0))
+
+
 def shuffles_what_stop_gradient_shares(x):
     y = x * 2.0
     c = s2sad.stop_gradient(y)
@@ -226,6 +247,8 @@ def shuffles_what_stop_gradient_shares(x):
     (shuffles_a_value_with_a_gradient, 2, 5, r"'np.random.shuffle\(y\)' changes y in place, and y carries a gradient"),
     (generator_shuffles_a_value_with_a_gradient, 3, 5, r"write y = y\[rng.permutation\(len\(y\)\)\]"),
     (shuffles_what_stop_gradient_shares, 3, 5, "'y' may share memory with 'c'"),
+    (shuffle_assigned, 2, 5, r"'np.random.shuffle\(y\)' changes y in place"),
+    (generator_shuffle_assigned, 3, 5, r"'rng.shuffle\(y\)' changes y in place"),
 ], ids=lambda v: v.__name__ if callable(v) else None)
 def test_shuffling_a_value_whose_gradient_is_needed_is_refused_where_it_stands(f: Any, line: int, column: int,
                                                                                words: str) -> None:

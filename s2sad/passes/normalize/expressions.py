@@ -46,6 +46,8 @@ class ExpressionLowering:
                 self.note_generator(node, name)
                 return Var(name)
             return self.emit_operand(const, target)
+        if self.in_place_draw(node):  # r = np.random.shuffle(a): a changed in place
+            return self.shuffle(node, target or self.temporary("shuffled"))
         kind = self.inactive_kind(node)
         if kind is not None:
             opaque = Opaque(self.rename(strip_parens(node)), reads, kind, self.stopped_copy(node))

@@ -28,6 +28,7 @@ from .loops import LoopLowering
 from .naming import Naming, all_names
 from .nested_functions import NestedFunctionLowering
 from .partials import Application, PartialApplications
+from .shuffles import InPlaceDraws
 from .records import RecordAttributes
 from .statements import StatementLowering
 from .stores import stores_changed_later
@@ -37,7 +38,7 @@ from .views import ViewFollowing, ViewLink
 
 class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
                  Naming, NestedFunctionLowering, FunctionalLowering, ContainerLowering,
-                 InPlaceWriteLowering, Aliasing, ViewFollowing, PartialApplications,
+                 InPlaceWriteLowering, Aliasing, ViewFollowing, PartialApplications, InPlaceDraws,
                  ExpressionLowering, RecordAttributes, CallLowering, ClosureArguments, Classification):
     """Lowers one function's body to A-normal form (see the package's docstring).
 

@@ -35,10 +35,6 @@ STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write,
                                                      "assert_array_less", "assert_")))
 
 
-#: the draws that change their argument in place (of np.random, a generator, Python's random)
-IN_PLACE_DRAWS = ("shuffle",)
-
-
 class StatementLowering:
     """Lowering blocks and simple statements, branches and how their versions join."""
 
@@ -355,27 +351,6 @@ class StatementLowering:
         self.lower(value, new, self.result)
         self.version[self.result] = new
 
-    def generator_method(self, func: cst.BaseExpression) -> Any:
-        """The method ``func`` calls on a generator the function made (``rng.shuffle``), if it
-        draws; else None."""
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-                and func.value.value in self.res.locals):
-            return None
-        made = self.generators.get(self.version.get(func.value.value, func.value.value))
-        method = vars(made).get(func.attr.value) if made is not None else None
-        return method if draws(method) else None
-
-    def check_shuffled(self, arg: cst.BaseExpression, call: cst.Call) -> None:
-        """Refuse shuffling in place (``rng.shuffle(a)``) what another name holds too, or a
-        value that is not a variable of the function."""
-        arg = strip_parens(arg)
-        if isinstance(arg, cst.Name) and arg.value in self.res.locals:
-            self.check_in_place(arg.value, call, f"'{self.parsed.code(call).strip()}'",
-                                f"{arg.value} = {arg.value}[rng.permutation(len({arg.value}))]")
-        elif self.local_reads(arg):
-            raise self.unsupported(arg, "shuffle a variable of the function in place, or index the "
-                                        "value with a permutation (a[rng.permutation(len(a))])")
-
     def expression_statement(self, node: cst.Expr) -> None:
         value = node.value
         func = value.func if isinstance(value, cst.Call) else None
@@ -397,16 +372,14 @@ class StatementLowering:
             self.check_expression(value)
             self.out_call(value)
             return
+        if self.in_place_draw(value):  # np.random.shuffle(a), rng.shuffle(a)
+            self.shuffle(value, None)
+            return
         called = self.res.object(value.func) if isinstance(value, cst.Call) else None
-        method = self.generator_method(value.func) if isinstance(value, cst.Call) else None
-        if (method is not None or draws(called) and self.draws(value)
+        if (draws(called) and self.draws(value) or self.generator_method(value.func) is not None
                 or any(getattr(called, "__func__", called) is f for f in STATEMENT_CALLS)):
             self.check_expression(value)
-            # (np.random.shuffle(a) changes a in place: an error where a carries a gradient)
-            kind = "changes" if getattr(method or called, "__name__", None) in IN_PLACE_DRAWS else "nondiff"
-            for a in value.args if kind == "changes" else ():  # (what else holds the object sees the change)
-                self.check_shuffled(a.value, value)
-            self.out.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), kind), self.loc))
+            self.out.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), "nondiff"), self.loc))
             return
         for bad in (cst.Yield, cst.Await):
             if isinstance(value, bad):
