@@ -359,7 +359,7 @@ def analyze(fn: Function, wrt: tuple[str, ...], forward: bool = False) -> Activi
             _check_uses(stmt, surely, varied, forward)
     _check_float_writes(fn, stmts, surely, varied, active)
     _check_unused_calls(stmts, useful, active)
-    _check_changed_in_place(stmts, active)
+    _check_changed_in_place(stmts, active, varied)
     return Activity(varied, useful, active, cuts, forward)
 
 
@@ -425,12 +425,21 @@ def _check_unused_calls(stmts: list[Assign], useful: set[str], active: set[str])
                     f"stop_gradient(...)", stmt.loc)
 
 
-def _check_changed_in_place(stmts: list[Assign], active: set[str]) -> None:
-    """A statement that changes its arguments in place without a rule (``np.random.shuffle(a)``)
-    passed a value whose gradient is needed: an error (its gradient would ignore the change)."""
+def _check_changed_in_place(stmts: list[Assign], active: set[str], varied: set[str]) -> None:
+    """A statement that changes its arguments in place without a rule (``np.random.shuffle(a)``),
+    or stores in an attribute (``self.last = h``), passed a value whose gradient is needed: an
+    error (the gradient would ignore the change, or reads of the attribute would carry none)."""
     for stmt in stmts:
         v = stmt.value
-        names = [n for n in v.reads if n in active] if isinstance(v, Opaque) and v.kind == "changes" else []
+        # (what an attribute holds may be read anywhere later: carrying a gradient is enough)
+        names = [n for n in v.reads if n in (varied if v.kind == "stores" else active)] if isinstance(
+            v, Opaque) and v.kind in ("changes", "stores") else []
+        if names and v.kind == "stores":
+            attribute = v.node.targets[0].target if isinstance(v.node, cst.Assign) else v.node.target
+            raise NoGradientRuleError(
+                f"the value stored in '{cst.Module([]).code_for_node(attribute).strip()}' carries a gradient, and "
+                f"s2sad passes none through an attribute; keep it in a local variable (and return it as aux "
+                f"if it is needed outside)", stmt.loc)
         if names:
             a = names[0]
             raise NoGradientRuleError(

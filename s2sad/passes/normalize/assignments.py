@@ -9,7 +9,7 @@ import libcst as cst
 import numpy as np
 
 from ... import runtime
-from ...ir import Assign, Call, Const, If, Opaque, Operand, Var
+from ...ir import Assign, Call, Const, If, Opaque, Operand, Var, operand_reads
 from .aliasing import may_alias
 from .constructs import AUGMENTED_OPS
 from .naming import target_hint
@@ -32,6 +32,8 @@ class AssignmentLowering:
             node = node.with_changes(value=self.hoist(node.value))
         self.check_expression(node.value)
         targets = [t.target for t in node.targets]
+        if len(targets) == 1 and self.attribute_store(targets[0], node):
+            return
         if len(targets) == 1 and isinstance(targets[0], (cst.Tuple, cst.List)) and any(
                 isinstance(e, cst.StarredElement) for e in targets[0].elements):
             self.starred_unpack(targets[0], node.value)
@@ -205,6 +207,8 @@ class AssignmentLowering:
         if has_walrus(node.value):
             node = node.with_changes(value=self.hoist(node.value, flat_targets(node.target)))
         self.check_expression(node.value)
+        if self.attribute_store(node.target, node):
+            return
         self.check_target(node.target)
         op_type = AUGMENTED_OPS.get(type(node.operator))
         if op_type is None:
@@ -244,6 +248,20 @@ class AssignmentLowering:
             self.same_array(new, old)
         self.relaid(new, old)
         self.follow_views(name, node, linked)
+
+    def attribute_store(self, target: cst.BaseExpression, node: cst.Assign | cst.AugAssign) -> bool:
+        """``obj.n = v`` or ``self.calls += 1``: the statement as written (an error where what it
+        stores carries a gradient: reads of the attribute would not carry it); False for
+        another target."""
+        if not isinstance(target, cst.Attribute) or target.attr.value in ("real", "imag"):
+            return False
+        self.check_expression(target)
+        op, value = self.operand(node.value)  # (lowered first: what carries a gradient is known then)
+        statement = node.with_changes(value=value, **({"targets": [cst.AssignTarget(self.rename(target))]}
+                                                      if isinstance(node, cst.Assign) else {"target": self.rename(target)}))
+        reads = (*self.local_reads(target), *(r for r in operand_reads(op) if r not in self.local_reads(target)))
+        self.out.append(Assign(None, Opaque(statement, reads, "stores"), self.loc))
+        return True
 
     def check_target(self, target: cst.BaseAssignTargetExpression) -> None:
         if isinstance(target, cst.Name):
