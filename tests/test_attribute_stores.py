@@ -50,3 +50,56 @@ def test_storing_a_value_that_carries_a_gradient_is_refused_where_it_stands() ->
                                                         r"gradient") as info:
         s2sad.grad(model.caches_an_activation)(W, X)
     assert info.value.location.line == Counted.caches_an_activation.__code__.co_firstlineno + 1
+
+
+N_CALLS = 0
+LAST = None
+
+
+def counted_objective(x):
+    global N_CALLS
+    N_CALLS += 1
+    return np.sum((x - 1.0) ** 2 * np.exp(0.1 * x))
+
+
+def keeps_a_gradient_value_in_a_global(x):
+    global LAST
+    LAST = np.tanh(x)
+    return np.sum(LAST ** 2)
+
+
+def declares_global_in_a_branch(x):
+    if x[0] > 0:
+        global N_CALLS
+        N_CALLS += 1
+    return np.sum(x ** 2)
+
+
+def test_a_global_counter_counts_each_forward_pass_and_the_gradient_is_right() -> None:
+    global N_CALLS
+    assert_grad_matches(counted_objective, (W,), 0)
+    for run in (lambda: s2sad.grad(counted_objective)(W), lambda: s2sad.jvp(counted_objective)(W, V),
+                lambda: s2sad.hvp(counted_objective)(W, V)):
+        N_CALLS = 0
+        run()
+        assert N_CALLS == 1
+
+
+def test_a_global_counter_serves_scipy_optimize() -> None:
+    scipy_optimize = pytest.importorskip("scipy.optimize")
+    global N_CALLS
+    N_CALLS = 0
+    result = scipy_optimize.minimize(counted_objective, np.zeros(2), jac=s2sad.grad(counted_objective), method="BFGS")
+    assert result.success and N_CALLS >= result.nfev
+    np.testing.assert_allclose(s2sad.grad(counted_objective)(result.x), 0.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("f, line, column, words", [
+    (keeps_a_gradient_value_in_a_global, 2, 5, "the value stored in 'LAST' carries a gradient"),
+    (declares_global_in_a_branch, 2, 9, "'global' is followed at the top level of the function"),
+], ids=lambda v: v.__name__ if callable(v) else None)
+def test_globals_not_followed_are_refused_where_they_stand(f, line: int, column: int, words: str) -> None:
+    with pytest.raises(s2sad.S2SADError, match=words) as info:
+        s2sad.grad(f)(W)
+    loc = info.value.location
+    assert (loc.line - f.__code__.co_firstlineno, loc.column) == (line, column)

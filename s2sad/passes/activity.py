@@ -438,8 +438,8 @@ def _check_changed_in_place(stmts: list[Assign], active: set[str], varied: set[s
             attribute = v.node.targets[0].target if isinstance(v.node, cst.Assign) else v.node.target
             raise NoGradientRuleError(
                 f"the value stored in '{cst.Module([]).code_for_node(attribute).strip()}' carries a gradient, and "
-                f"s2sad passes none through an attribute; keep it in a local variable (and return it as aux "
-                f"if it is needed outside)", stmt.loc)
+                f"s2sad passes none through an attribute or a global variable; keep it in a local variable "
+                f"(and return it as aux if it is needed outside)", stmt.loc)
         if names:
             a = names[0]
             raise NoGradientRuleError(

@@ -52,6 +52,7 @@ class Resolution:
     # the statements ``name = <function or module>`` that bind an alias (by id)
     aliases: set[int] = field(default_factory=set)
     closures: dict[str, Closure] = field(default_factory=dict)  # parameter -> the Closure a caller passes
+    declared_global: frozenset[str] = frozenset()  # names a ``global`` statement of the function declares
 
     def object(self, node: cst.CSTNode) -> Any:
         """The object a free name or attribute chain denotes, or MISSING."""
@@ -61,13 +62,17 @@ class Resolution:
 def resolve(parsed: Parsed) -> Resolution:
     fn = parsed.source.fn
     body = parsed.function.body
+    declared = _declared_global(body)
     bindings = _bound_names(body)
+    for name in declared:  # (module globals: assigned as written, read as free names)
+        bindings.pop(name, None)
     params = _param_names(parsed.function.params)
     candidates = _alias_candidates(body, bindings, params)
     # parameters bound to the known functions a caller passes (never reassigned): constants
     passed = {n: v for n, v in function_arguments(fn).items() if n not in bindings}
     arguments = {n: v for n, v in passed.items() if not isinstance(v, Closure)}
-    res = Resolution(frozenset(bindings) - set(candidates) | frozenset(params) - set(arguments), params)
+    res = Resolution(frozenset(bindings) - set(candidates) | frozenset(params) - set(arguments), params,
+                     declared_global=declared)
     imported = _run_imports(body, fn.__globals__.get("__package__"), res)
     aliased: dict[str, Any] = {}
     lookup = _lookup(fn, imported, aliased, arguments)
@@ -80,7 +85,7 @@ def resolve(parsed: Parsed) -> Resolution:
             res.aliases.add(id(statement))
     if set(aliased) != set(candidates):  # the others are variables after all
         res = Resolution(res.locals | (frozenset(candidates) - set(aliased)) - set(arguments), params, imports=res.imports,
-                         aliases=res.aliases)
+                         aliases=res.aliases, declared_global=declared)
         visit = _visitor(res, lookup)
     visit(body)
     res.closures = {n: v for n, v in passed.items() if isinstance(v, Closure)}
@@ -266,12 +271,26 @@ def _import(node: cst.Import | cst.ImportFrom, package: str | None, res: Resolut
     return out
 
 
+def _declared_global(body: cst.CSTNode) -> frozenset[str]:
+    """The names a ``global`` statement of the function (not of a nested scope) declares."""
+    found: set[str] = set()
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Global):
+            found.update(item.name.value for item in n.names)
+        elif not isinstance(n, (cst.FunctionDef, cst.ClassDef)) and type(n) not in _SCOPES:
+            stack.extend(children(n))
+    return frozenset(found)
+
+
 def _bound_names(node: cst.CSTNode) -> Counter[str]:
     """Names the function scope binds, with how many times: targets of =, +=, for and
     names of nested functions.
 
-    Nested scopes (def, lambda, comprehensions) are not entered.  'global', 'nonlocal',
-    'del', 'with' and 'except' are refused by normalization, and the names a top-level
+    Nested scopes (def, lambda, comprehensions) are not entered.  'nonlocal', 'del', 'with'
+    and 'except' are refused by normalization (the names 'global' declares are taken out by
+    the caller), and the names a top-level
     'import' binds are resolved as imports (normalization refuses one that is also assigned),
     so for what s2sad accepts this is exactly Python's rule for local variables -- and much
     cheaper than a full scope analysis, which dominated compile time.

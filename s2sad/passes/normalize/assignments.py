@@ -250,10 +250,11 @@ class AssignmentLowering:
         self.follow_views(name, node, linked)
 
     def attribute_store(self, target: cst.BaseExpression, node: cst.Assign | cst.AugAssign) -> bool:
-        """``obj.n = v`` or ``self.calls += 1``: the statement as written (an error where what it
-        stores carries a gradient: reads of the attribute would not carry it); False for
-        another target."""
-        if not isinstance(target, cst.Attribute) or target.attr.value in ("real", "imag"):
+        """``obj.n = v``, ``self.calls += 1`` or ``n_calls += 1`` after ``global n_calls``: the
+        statement as written (an error where what it stores carries a gradient: reads of the
+        attribute or global would not carry it); False for another target."""
+        if not (isinstance(target, cst.Attribute) and target.attr.value not in ("real", "imag")
+                or isinstance(target, cst.Name) and target.value in self.res.declared_global):
             return False
         self.check_expression(target)
         op, value = self.operand(node.value)  # (lowered first: what carries a gradient is known then)

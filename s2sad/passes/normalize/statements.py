@@ -301,6 +301,11 @@ class StatementLowering:
             self.import_statement(node)
         elif isinstance(node, cst.Del):
             self.delete(node)
+        elif isinstance(node, cst.Global):  # (its names are module globals: see attribute_store)
+            if self.out is not self.fn.body:
+                raise self.unsupported(node, "'global' is followed at the top level of the function; "
+                                             "write it there, before the names are used")
+            self.out.append(Assign(None, Opaque(node, (), "nondiff"), self.loc))
         elif isinstance(node, cst.Assert):
             self.check_expression(node.test)
             if node.msg is not None:
