@@ -183,3 +183,55 @@ def test_a_list_parameter_repeated_by_an_int_is_refused_as_it_runs():
             with pytest.raises(s2sad.S2SADError, match="repeat it as a display") as info:
                 grad(f, wrt, specialize=specialize)(*args)
             assert info.value.location.line == line
+
+
+# --- a list or tuple compiling took for an array, repeated by an int: ``* 2`` multiplied the
+# gradient list, a silently wrong gradient (probe of session 11)
+
+def _item_changed_then_repeated(x):
+    xs = [x[0], x[1]]
+    xs[0] += x[2]
+    ys = xs * 2
+    return ys[0] * ys[3]
+
+
+def _slice_repeated(x):
+    xs = [x[0], x[1], x[2]]
+    zs = xs[1:]
+    ys = zs * 2
+    return ys[0] * ys[3]
+
+
+def _concatenation_repeated(x):
+    xs = [x[0]] + [x[1]]
+    ys = xs * 2
+    return ys[0] * ys[3]
+
+
+def _dict_value_repeated(x):
+    d = {"l": [x[0], x[1]]}
+    ys = d["l"] * 2
+    return ys[0] * ys[3]
+
+
+def _tuple_from_a_branch_repeated(x):
+    t = (x[0], x[1])
+    if x[2] > 0:
+        t = (t[1], t[0])
+    ys = t * 2
+    return ys[0] * ys[3]
+
+
+def _list_item_array_doubled(x):
+    xs = [x * 1.5, x]
+    return np.sum(xs[0] * 2 * xs[1])
+
+
+@pytest.mark.parametrize("f", [_item_changed_then_repeated, _slice_repeated, _concatenation_repeated,
+                               _dict_value_repeated, _tuple_from_a_branch_repeated, _list_item_array_doubled],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_a_sequence_built_here_repeated_by_an_int(f):
+    x = np.array([0.53, -1.2, 2.0])
+    check(f, (x,))
+    v = np.array([0.3, 1.0, -0.5])
+    assert jvp(f)(x, v)[1] == pytest.approx(numerical_grad(f, (x,), 0) @ v, rel=1e-6, abs=1e-9)

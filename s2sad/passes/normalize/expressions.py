@@ -32,6 +32,8 @@ class ExpressionLowering:
         """Emit statements computing ``node``; return the operand that holds it."""
         if target is not None and self.is_list(strip_parens(node)):
             self.lists.add(target)
+        elif target is not None and self.yields_sequence(strip_parens(node)):
+            self.maybe_sequences.add(target)
         reads = self.local_reads(node)
         if not reads:
             empty = strip_parens(node)
@@ -177,7 +179,19 @@ class ExpressionLowering:
             return False
         if isinstance(node, cst.Name):
             return self.version.get(node.value, node.value) in self.maybe_sequences
-        return isinstance(node, cst.Call) and self.returns_sequence(node)
+        return isinstance(node, cst.Call) and self.returns_sequence(node) or self.yields_sequence(node)
+
+    def yields_sequence(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` may be a list or tuple by how it is built: a tuple display, an item
+        or slice of a list, tuple or dict built here (or of one a call returned), or a
+        concatenation of a sequence."""
+        if isinstance(node, cst.Tuple):
+            return True
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+            version = self.version.get(node.value.value, node.value.value)
+            return any(version in known for known in (self.lists, self.maybe_sequences, self.holders, self.sizes))
+        return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add) and any(
+            self.is_sequence(n) or self.yields_sequence(n) for n in (strip_parens(node.left), strip_parens(node.right)))
 
     def returns_sequence(self, node: cst.Call) -> bool:
         """Whether the call ``node`` may return a list or tuple: one of ``list``, ``tuple`` or a
