@@ -270,7 +270,9 @@ class CallLowering:
             isinstance(t.target, cst.Name) and t.target.value == func.value for t in n.targets)]
         if any(self.res.object(c.func) is functools.partial for c in calls):
             return "partial"
-        return "derivative" if any(is_derivative_call(c, self.res) for c in calls) else None
+        return "derivative" if any(is_derivative_call(c, self.res) and (isinstance(
+            strip_parens(c.args[0].value), cst.Lambda) or self.parsed.code(c.args[0].value).strip() in
+            self.local_functions) for c in calls) else None
 
     def fills_varargs(self, node: cst.Call, arg: cst.Arg, before: list[cst.Arg]) -> bool:
         """Whether ``*t`` (``arg``, after the arguments ``before``) is the last positional
