@@ -10,7 +10,7 @@ from typing import Any, Callable, Generic, ParamSpec, Sequence, TypeVar, Union, 
 import numpy as np
 
 from .compiler import Wrt, build, describe, forget, generate, target, wrt_names
-from .errors import HasAuxError, WrtError
+from .errors import HasAuxError, Location, NonScalarOutputError, WrtError
 from .passes.callees import Decorated, tangent_parameter, unwrap
 from .passes.source import call_signature
 from .specializing import enabled, signature_of, specialized_for, specializing
@@ -346,6 +346,23 @@ def _one_array(x: Any) -> np.ndarray:
                        f"arrays; call them once per array, or pass the arrays joined into one") from None
 
 
+def _one_output(fn: Any, value: Any) -> np.ndarray:
+    """The output of ``fn`` as one array of numbers; a dict, or a tuple or list of arrays of
+    different shapes, is refused (located at ``fn``'s definition)."""
+    try:
+        out = None if isinstance(value, dict) else np.asarray(value)
+    except ValueError:  # (items of different shapes)
+        out = None
+    if out is None or out.dtype == object:
+        code = getattr(fn, "__code__", None)
+        where = Location(code.co_filename, code.co_firstlineno, 1) if code is not None else None
+        raise NonScalarOutputError(
+            f"jacobian takes a function that returns one array or number, not a "
+            f"{type(value).__name__} of arrays; return them joined into one (np.concatenate, "
+            f"np.stack), or take one jacobian per output", where)
+    return out
+
+
 def _basis(x: Any) -> Any:
     """Unit vectors shaped like ``x``, one per entry."""
     x = _one_array(x)
@@ -367,7 +384,7 @@ def jacobian(f: Callable[..., Any], wrt: Wrt | None = None, mode: str = "auto", 
     name, index = _single_position(fn, _argnums(wrt, argnums), "jacobian")
 
     def jacobian_call(*args: Any, **kwargs: Any) -> Any:
-        out = np.asarray(fn(*args, **kwargs))
+        out = _one_output(fn, fn(*args, **kwargs))
         x = _wrt_argument(args, kwargs, index, name)
         check_wrt_of(fn, x, name)
         _one_array(x)

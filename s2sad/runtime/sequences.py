@@ -132,9 +132,10 @@ def bind_closure(values: tuple[Any, ...], function: Any, outer: tuple[str, ...])
 
 
 def sum_items_grad(g: Any, items: Any) -> Any:
-    """Gradient of Python's ``sum(items)``: every item gets g, reduced to its shape."""
+    """Gradient of Python's ``sum(items)``: every item gets g, reduced to its shape, each
+    its own array (the caller may update one in place)."""
     if isinstance(items, (list, tuple)):
-        return type(items)(unbroadcast(g, v) for v in items)
+        return rebuild(items, list(distinct(*(unbroadcast(g, v) for v in items))))
     out = np.empty(np.shape(items), dtype=np.result_type(g))
     out[...] = g
     return out
