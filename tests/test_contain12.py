@@ -477,3 +477,55 @@ def test_integer_arguments_are_refused_at_the_definition(api: str, name: str, so
     with pytest.raises(NonDifferentiableInputError, match=re.escape(what)) as info:
         getattr(s2sad, api)(f)(arg)
     assert info.value.location is not None and info.value.location.line == 1
+
+
+# --- an item changed in place through a copy of its container ------------------------------
+# q = dict(p) (p.copy(), {**p}, list(xs), xs + [], a helper's list(v)) holds p's very arrays:
+# q[k] += v changes p[k] too. s2sad read p[k] as unchanged and gave a silently wrong gradient.
+
+SHARED_ITEMS = [
+    ("dict-call", "def f(p):\n    q = dict(p)\n    q['w'] *= 2.0\n    return np.sum(q['w'] ** 2) + np.sum(p['w'])", {"w": A3}),
+    ("dict-copy", "def f(p):\n    q = p.copy()\n    q['w'] *= 2.0\n    return np.sum(q['w'] ** 2) + np.sum(p['w'])", {"w": A3}),
+    ("dict-merge", "def f(p):\n    q = {**p}\n    q['w'] += 1.0\n    return np.sum(q['w'] ** 2) + np.sum(p['w'] ** 2)", {"w": A3}),
+    ("dict-keyword", "def f(p):\n    q = dict(p, b=1.0)\n    q['w'] *= 2.0\n    return np.sum(q['w'] ** 2) + np.sum(p['w'])", {"w": A3}),
+    ("item-read-before", "def f(p):\n    w = p['w']\n    q = dict(p)\n    q['w'] *= 2.0\n    return np.sum(q['w'] ** 2) + np.sum(w)",
+     {"w": A3}),
+    ("list-call", "def f(xs):\n    ys = list(xs)\n    ys[0] *= 2.0\n    return np.sum(ys[0] ** 2) + np.sum(xs[0])", [A3, B3]),
+    ("list-copy", "def f(xs):\n    ys = xs.copy()\n    ys[0] *= 2.0\n    return np.sum(ys[0] ** 2) + np.sum(xs[0])", [A3, B3]),
+    ("list-plus", "def f(xs):\n    ys = xs + []\n    ys[0] *= 2.0\n    return np.sum(ys[0] ** 2) + np.sum(xs[0])", [A3, B3]),
+    ("tuple-to-list", "def f(t):\n    ys = list(t)\n    ys[1] *= 2.0\n    return np.sum(ys[1] ** 2) + np.sum(t[1])", (A3, B3)),
+    ("in-a-loop", "def f(xs):\n    ys = list(xs)\n    for i in range(2):\n        ys[i] += 1.0\n"
+     "    return np.sum(ys[0] * ys[1]) + np.sum(xs[0])", [A3, B3]),
+    ("helper-copy", "def f(xs):\n    ys = copied(xs)\n    ys[0] *= 2.0\n    return np.sum(ys[0] ** 2) + np.sum(xs[0])\n\n"
+     "def copied(v):\n    return list(v)", [A3, B3]),
+]
+
+
+@pytest.mark.parametrize("name, source, arg", SHARED_ITEMS, ids=[s[0] for s in SHARED_ITEMS])
+def test_an_array_changed_through_a_copy_of_its_container_is_refused(name: str, source: str, arg: Any) -> None:
+    f = make_function(source, {"np": np})
+    line = next(i for i, text in enumerate(source.splitlines(), 1) if "=" in text and text.split("=")[0].endswith(("*", "+")))
+    for specialize in (True, False):
+        with pytest.raises(S2SADError, match="share its items") as info:
+            s2sad.grad(f, specialize=specialize)(copy.deepcopy(arg))
+        assert info.value.location is not None and info.value.location.line == line
+
+
+UNSHARED_ITEMS = [
+    ("float-items", "def f(xs):\n    ys = list(xs)\n    ys[0] += 1.0\n    ys[1] *= ys[0]\n    return ys[0] * ys[1] + xs[0] * xs[1]",
+     [0.5, 1.5], True),
+    ("array-copy", "def f(x):\n    c = x.copy()\n    c[0] += 1.0\n    c[1:] *= 2.0\n    return np.sum(c ** 2) + np.sum(x)", A3, False),
+    ("helper-array", "def f(x):\n    h = double(x)\n    h[0] += 1.0\n    return np.sum(h ** 2) + np.sum(x)\n\n"
+     "def double(v):\n    return v * 2.0", A3, False),
+    ("float-item-of-dict", "def f(p):\n    q = dict(p)\n    q['b'] *= 3.0\n    return np.sum(q['w']) * q['b'] + p['b']",
+     {"w": A3, "b": 0.5}, True),
+    ("source-not-read-later", "def f(p):\n    q = dict(p)\n    q['w'] += 1.0\n    return np.sum(q['w'] ** 2)", {"w": A3}, True),
+    ("new-arrays", "def f(xs):\n    ys = [x * 1.0 for x in xs]\n    ys[0] += 1.0\n    return np.sum(ys[0] * ys[1]) + np.sum(xs[0])",
+     [A3, B3], True),
+    ("rows-of-an-array", "def f(X):\n    Y = X.copy()\n    Y[0] += X[1]\n    return np.sum(Y ** 2) + np.sum(X)", M23, False),
+]
+
+
+@pytest.mark.parametrize("name, source, arg, with_autograd", UNSHARED_ITEMS, ids=[u[0] for u in UNSHARED_ITEMS])
+def test_an_item_changed_in_place_that_nothing_else_holds(name: str, source: str, arg: Any, with_autograd: bool) -> None:
+    check(source, (copy.deepcopy(arg),), 0, with_autograd)

@@ -238,6 +238,15 @@ def check_stored_array(container: Any, value: Any, message: str, where: str) -> 
         raise S2SADError(message, place(where))
 
 
+def check_shared_item(container: Any, index: Any, message: str, where: str) -> None:
+    """``container[index] op= v`` on a list, tuple or dict that may share its items with a name
+    read later: refused when the item is an array or a list (``op=`` changes it in place, which
+    that name would see); a number, or an item of an array, is a new value, as s2sad writes it."""
+    if isinstance(container, (list, tuple, dict)) and not isinstance(
+            container[index], (bool, int, float, complex, np.generic)):
+        raise S2SADError(message, place(where))
+
+
 def check_length(items: Any, n: int, where: str) -> None:
     """``zip(*rows)`` in a loop that unpacks each item into ``n`` names, lowered as
     ``zip(rows[0], ..., rows[n - 1])``: refused unless rows has n items, as Python would."""

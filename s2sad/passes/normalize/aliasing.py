@@ -115,6 +115,31 @@ class Aliasing:
             raise self.unsupported(node, f"{why}: '{code} {operator_code} ...' would change an array it holds "
                                          f"in place, which s2sad does not follow; write {code} = {code} "
                                          f"{operator_code[:-1]} ...")
+        self.check_copied_item(target, node, operator_code)
+
+    def check_copied_item(self, target: cst.Subscript, node: cst.CSTNode, operator_code: str) -> None:
+        """``c[k] += v`` where c may be a copy of a list or dict (``dict(p)``, ``p.copy()``) that
+        is read later: the item is the same object in both, changed in place if it is an array;
+        checked as the code runs (an array's item, or a number, is a new value)."""
+        name = target.value.value  # type: ignore[attr-defined]
+        sources = frozenset().union(*(s for v, s in self.copied_from.items()
+                                      if user_name(v, self.res.locals) == name and v not in self.superseded))
+        # (and what else was taken from them: another copy, an item read before, w = p["w"])
+        sharing = {user_name(s, self.res.locals) for s in sources | {
+            v for v, s in self.copied_from.items() if s & sources}}.union(*(self.sharers(s) for s in sources))
+        readers = sorted(u for u in sharing & self.res.locals - {name} if self.read_later(node, u))
+        if not readers:
+            return
+        code = self.parsed.code(target).strip()
+        message = (f"'{name}' may be a copy of '{readers[0]}', which is read later, and share its items: "
+                   f"'{code} {operator_code} ...' would change that item in place, which s2sad does not "
+                   f"follow; write {code} = {code} {operator_code[:-1]} ...")
+        index, _ = self.index(target)
+        held, loc = self.version.get(name, name), self.location(node)
+        self.run_time_check(runtime.check_shared_item, [cst.Name(held), cst.parse_expression(index.code),
+                                                         cst.SimpleString(repr(message)),
+                                                         cst.SimpleString(repr(str(loc)))],
+                            (held, *index.reads), loc)
 
     def read_on_line_after(self, node: cst.CSTNode, name: str) -> bool:
         """Whether ``name`` is read on the line of ``node``, after its start (``x[0] = v; s = y``)."""

@@ -341,8 +341,7 @@ class CallLowering:
             receiver = isinstance(key, (types.MethodType, MethodOfSelf))
             result = self.emit(self.user_call(python_function(key), callee, args, kwargs, primal, receiver),
                                target, _name_hint(word, args, False), node)
-            if returns_alias(python_function(key)):  # it may return (a view of) an argument
-                self.share(result.name, [op.name for op in [*args, *kwargs.values()] if isinstance(op, Var)])
+            self.note_callee_result(python_function(key), result.name, args, kwargs)
             return result
         else:
             bound = _positional(args, kwargs)
@@ -363,6 +362,17 @@ class CallLowering:
         else:
             self.note_items(result.name, rule, bound)
         return result
+
+    def note_callee_result(self, function: types.FunctionType, result: str, args: list[Operand],
+                           kwargs: dict[str, Operand]) -> None:
+        """What the result of a Python function may share: (a view of) an argument, or, a new
+        list or dict, an argument's items (``return list(xs)``: checked as the code runs)."""
+        names = [op.name for op in [*args, *kwargs.values()] if isinstance(op, Var)]
+        if returns_alias(function):
+            self.share(result, names)
+        elif names:
+            self.copied_from[result] = frozenset(names).union(
+                *(self.copied_from.get(n, frozenset()) for n in names))
 
     def user_call(self, function: types.FunctionType, callee: str, args: list[Operand],
                   kwargs: dict[str, Operand], primal: cst.BaseExpression, receiver: bool = False) -> Call:

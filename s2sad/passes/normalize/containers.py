@@ -58,8 +58,12 @@ class ContainerLowering:
         if rule is not None and rule.returns_container and not rule.containers:
             self.fresh_items.add(result)
             return
-        held = [op for p, op in bound.items() if isinstance(op, Var) and op.name in self.holders
-                and (rule is None or rule.returns_container and p in rule.containers)]
+        copied = [op for p, op in bound.items() if isinstance(op, Var)
+                  and (rule is None or rule.returns_container and p in rule.containers)]
+        held = [op for op in copied if op.name in self.holders]
+        if copied:  # (whose items, a parameter's, may be arrays: c[k] += v is checked as it runs)
+            self.copied_from[result] = frozenset().union(
+                *({op.name} | self.copied_from.get(op.name, frozenset()) for op in copied))
         if held:
             self.holders[result] = frozenset().union(*(
                 {op.name} | self.holders[op.name] | self.bases.get(op.name, frozenset()) for op in held))
