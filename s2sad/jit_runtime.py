@@ -58,9 +58,9 @@ def _check_stored_array(container, value, message, where) -> Impl:
 
 
 @cached_overload(rt.check_shared_item)
-def _check_shared_item(container, index, message, where) -> Impl:
+def _check_shared_item(container, index, message, where, elsewhere=True) -> Impl:
     if isinstance(container, types.Array):
-        return lambda container, index, message, where: None  # (an array's item is a copy)
+        return lambda container, index, message, where, elsewhere=True: None  # (an array's item is a copy)
     raise not_compiled(f"an item of a {container} changed in place")
 
 

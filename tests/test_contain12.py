@@ -529,3 +529,29 @@ UNSHARED_ITEMS = [
 @pytest.mark.parametrize("name, source, arg, with_autograd", UNSHARED_ITEMS, ids=[u[0] for u in UNSHARED_ITEMS])
 def test_an_item_changed_in_place_that_nothing_else_holds(name: str, source: str, arg: Any, with_autograd: bool) -> None:
     check(source, (copy.deepcopy(arg),), 0, with_autograd)
+
+
+REPEATED_ITEMS = [
+    ("dict-display", "def f(x):\n    y = x * 1.0\n    d = {'a': y, 'b': y}\n    d['a'] += 1.0\n    return np.sum(d['b'] ** 2)"),
+    ("list-times-int", "def f(x):\n    y = x * 1.0\n    ys = [y] * 2\n    ys[0] += 1.0\n    return np.sum(ys[1] ** 2)"),
+    ("appended-twice", "def f(x):\n    y = x * 1.0\n    ys = []\n    ys.append(y)\n    ys.append(y)\n    ys[0] += 1.0\n"
+     "    return np.sum(ys[1] ** 2)"),
+    ("comprehension", "def f(x):\n    y = x * 1.0\n    ys = [y for _ in range(2)]\n    ys[0] += 1.0\n    return np.sum(ys[1] ** 2)"),
+    ("zeros-times-int", "def f(x):\n    ys = [np.zeros(3)] * 3\n    ys[0] += x\n    return np.sum(ys[1] * x)"),
+]
+
+
+@pytest.mark.parametrize("name, source", REPEATED_ITEMS, ids=[r[0] for r in REPEATED_ITEMS])
+def test_an_array_that_is_two_items_of_a_container_changed_in_place_is_refused(name: str, source: str) -> None:
+    """Python changes both items (one array); s2sad changed one: a silently wrong gradient."""
+    f = make_function(source, {"np": np})
+    line = next(i for i, text in enumerate(source.splitlines(), 1) if "+=" in text)
+    for specialize in (True, False):
+        with pytest.raises(S2SADError, match="another of its items too") as info:
+            s2sad.grad(f, specialize=specialize)(A3.copy())
+        assert info.value.location is not None and info.value.location.line == line
+
+
+def test_distinct_items_of_a_container_changed_in_place() -> None:
+    check("def f(x):\n    ys = [x * 1.0, x * 2.0]\n    for i in range(2):\n        ys[i] += x ** 2\n"
+          "    d = {'a': x * 3.0}\n    d['a'] *= x\n    return np.sum(ys[0] * ys[1]) + np.sum(d['a'])", (A3,), 0, False)

@@ -238,12 +238,20 @@ def check_stored_array(container: Any, value: Any, message: str, where: str) -> 
         raise S2SADError(message, place(where))
 
 
-def check_shared_item(container: Any, index: Any, message: str, where: str) -> None:
-    """``container[index] op= v`` on a list, tuple or dict that may share its items with a name
-    read later: refused when the item is an array or a list (``op=`` changes it in place, which
-    that name would see); a number, or an item of an array, is a new value, as s2sad writes it."""
-    if isinstance(container, (list, tuple, dict)) and not isinstance(
-            container[index], (bool, int, float, complex, np.generic)):
+def check_shared_item(container: Any, index: Any, message: str, where: str, elsewhere: bool = True) -> None:
+    """``container[index] op= v`` on a list, tuple or dict: refused when the item is an array or
+    a list (``op=`` changes it in place) that ``elsewhere`` another name may hold, or that is
+    another item of the container too (``[y, y]``); a number, or an item of an array, is a new
+    value, as s2sad writes it."""
+    if not isinstance(container, (list, tuple, dict)):
+        return
+    item = container[index]
+    if isinstance(item, (bool, int, float, complex, np.generic)):
+        return
+    items = list(container.values() if isinstance(container, dict) else container)
+    if elsewhere or sum(v is item for v in items) > 1 or any(
+            v is not item and isinstance(v, np.ndarray) and isinstance(item, np.ndarray)
+            and np.may_share_memory(v, item) for v in items):
         raise S2SADError(message, place(where))
 
 
