@@ -116,15 +116,19 @@ def _twins(source: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
 
 def check(source: str, args: tuple[Any, ...], wrt: int | tuple[int, ...], with_autograd: bool = True) -> None:
     """The gradient of ``source``'s function at ``args``: its structure and dtypes, finite
-    differences, autograd; the call leaves ``args`` unchanged and no two returned arrays
-    share memory."""
+    differences, autograd, value_and_grad's; the call leaves ``args`` unchanged and no two
+    returned arrays share memory."""
     f, twin = _twins(source)
     args_list = list(args)
     before = copy.deepcopy(args_list)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", s2sad.ZeroGradientWarning)
         grads = s2sad.grad(f, wrt)(*args_list)
+        value, both = s2sad.value_and_grad(f, wrt)(*args_list)
     grads = grads if isinstance(wrt, tuple) else (grads,)
+    both = both if isinstance(wrt, tuple) else (both,)
+    np.testing.assert_allclose(value, f(*copy.deepcopy(args_list)), rtol=1e-6)
+    _close(both, grads, 1e-12, 0, "value_and_grad's gradient")
     for a, b in zip(args_list, before):
         _close(a, b, 0, 0, "the gradient changed its input")
     arrays = [leaf for leaf in _leaves(list(grads)) if isinstance(leaf, np.ndarray)]
