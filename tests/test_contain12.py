@@ -182,6 +182,9 @@ CONTAINERS = [
     ("dict-int-keys", "def f(p):\n    return np.sum(p[0] * p[1] ** 2)", ({0: A3, 1: B3},), 0, True),
     ("dict-stack-values", "def f(p):\n    return np.sum(np.stack(list(p.values())) ** 2 * np.arange(2.0)[:, None])",
      ({"w": A3, "b": B3},), 0, True),
+    ("dict-keys-list", "def f(p):\n    ks = list(p.keys())\n    return np.sum(p[ks[0]] * p[ks[1]] ** 2)", ({"w": A3, "b": B3},), 0, True),
+    ("dict-keys-sorted", "def f(p):\n    ks = sorted(p.keys())\n    s = 0.0\n    for i in range(len(ks)):\n"
+     "        s = s + (i + 1.0) * np.sum(p[ks[i]] ** 2)\n    return s", ({"w": A3, "b": B3},), 0, True),
     ("list-sum-builtin", "def f(xs):\n    return np.sum(sum(xs) ** 2)", ([A3, B3, P3],), 0, True),
     ("list-sum-start", "def f(xs):\n    return np.sum(sum(xs[1:], xs[0]) ** 2)", ([A3, B3, P3],), 0, True),
     ("tuple-sum-builtin", "def f(t):\n    return np.sum(sum(t) ** 2)", ((A3, B3),), 0, True),
