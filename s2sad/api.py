@@ -16,6 +16,7 @@ from .passes.source import call_signature
 from .specializing import enabled, signature_of, specialized_for, specializing
 from .runtime import check_wrt_item, seed, zeros_grad
 from .runtime.checks import check_wrt_of
+from .runtime.trees import distinct
 from .runtime.checks import refuse_other_library
 from .tracebacks import user_errors
 
@@ -238,7 +239,7 @@ def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequenc
     """
     wrt = _argnums(wrt, argnums)
     forward = _generated(f, wrt, "split", specialize)
-    names, _ = wrt_names(unwrap(f), wrt)
+    names, multiple = wrt_names(unwrap(f), wrt)
     signature = inspect.signature(unwrap(f))
 
     def vjp_call(*args: Any, **kwargs: Any) -> Any:
@@ -260,13 +261,19 @@ def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequenc
             cotangent = _checked_cotangent(cotangent, value)
             if has_aux:
                 cotangent = (cotangent, zeros_grad(aux))
-            if fresh:
-                return fresh.pop()(cotangent)
-            return generate(f, wrt, "vjp")(cotangent, *args, **kwargs)
+            grads = fresh.pop()(cotangent) if fresh else generate(f, wrt, "vjp")(cotangent, *args, **kwargs)
+            return _owned(grads, cotangent, multiple)
 
         return (value, pullback, aux) if has_aux else (value, pullback)
 
     return vjp_call
+
+
+def _owned(grads: Any, cotangent: Any, multiple: bool) -> Any:
+    """A pullback's gradient(s) as arrays the caller owns: none of them the cotangent itself
+    (``f(x) = x + 1``), nor one array twice (``x`` and ``y`` of ``x + y``)."""
+    owned = distinct(cotangent, *(grads if multiple else (grads,)))[1:]
+    return owned if multiple else owned[0]
 
 
 def _checked_cotangent(cotangent: Any, value: Any) -> Any:

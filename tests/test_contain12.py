@@ -562,3 +562,24 @@ def test_an_array_that_is_two_items_of_a_container_changed_in_place_is_refused(n
 def test_distinct_items_of_a_container_changed_in_place() -> None:
     check("def f(x):\n    ys = [x * 1.0, x * 2.0]\n    for i in range(2):\n        ys[i] += x ** 2\n"
           "    d = {'a': x * 3.0}\n    d['a'] *= x\n    return np.sum(ys[0] * ys[1]) + np.sum(d['a'])", (A3,), 0, False)
+
+
+# --- what a pullback returns is the caller's own -------------------------------------------
+
+@pytest.mark.parametrize("source, wrt, args", [
+    ("def f(x, y):\n    return x + y", (0, 1), (A3, B3)),
+    ("def f(x):\n    return x + 1.0", 0, (A3,)),
+    ("def f(x):\n    return x", 0, (A3,)),
+    ("def f(p):\n    return p['a'] - p['b']", 0, ({"a": A3, "b": B3},)),
+], ids=["two-arguments", "plus-constant", "identity", "dict"])
+def test_pullback_results_are_distinct_arrays(source: str, wrt: Any, args: tuple[Any, ...]) -> None:
+    """They were one array (x and y of x + y), or the cotangent itself: updating one in place
+    changed the other, or the caller's cotangent."""
+    f = make_function(source, {"np": np})
+    _, pullback = s2sad.vjp(f, wrt)(*args)
+    cotangent = np.ones(3)
+    first, second = pullback(cotangent), pullback(cotangent)
+    arrays = [leaf for leaf in _leaves([first, second, cotangent]) if isinstance(leaf, np.ndarray)]
+    assert not any(np.shares_memory(u, v) for u, v in itertools.combinations(arrays, 2))
+    expected = _fd(lambda *a: np.sum(f(*a) * cotangent), list(args), 0)
+    _close(first[0] if isinstance(wrt, tuple) else first, expected, 1e-6, 1e-8, "pullback")
