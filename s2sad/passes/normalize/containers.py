@@ -23,7 +23,7 @@ class ContainerLowering:
             raise self.unsupported(call, "append takes one value")
         name = receiver.value
         current = self.version.get(name, name)
-        self.check_in_place(name, call, f"'{name}.append(...)'", f"{name} = {name} + [...]")
+        self.check_in_place(name, call, f"'{name}.append(...)'", f"{name} = {name} + [...]", list_method=True)
         op, node = self.operand(call.args[0].value)
         if isinstance(op, Var):
             self.stored.add(op.name)
@@ -73,7 +73,8 @@ class ContainerLowering:
         name = call.func.value.value
         if call.args:
             return self.list_method(call)
-        self.check_in_place(name, call, f"'{name}.pop()'", f"{name}[-1] and {name} = {name}[:-1]")
+        self.check_in_place(name, call, f"'{name}.pop()'", f"{name}[-1] and {name} = {name}[:-1]",
+                            list_method=True)
         current = self.version.get(name, name)
         item = self.fn.fresh(f"{name}_last")
         last = cst.parse_expression(f"{current}[-1]")
@@ -101,7 +102,7 @@ class ContainerLowering:
         if len(call.args) != count or any(a.keyword or a.star for a in call.args):
             raise self.unsupported(call, f"'{name}.{method}' takes {count} positional "
                                          f"argument{'s' if count > 1 else ''} here; write {form}")
-        self.check_in_place(name, call, f"'{name}.{method}(...)'", form)
+        self.check_in_place(name, call, f"'{name}.{method}(...)'", form, list_method=True)
         if method == "pop" and self.version.get(name, name) not in self.lists:  # d.pop(key) of a dict?
             raise self.unsupported(call, f"s2sad cannot tell that '{name}' is a list here (pop of "
                                          f"a dict takes a key); write {form}")
