@@ -649,3 +649,31 @@ def test_lists_changed_where_no_loop_or_name_sees_it(name: str, source: str, wit
     the list, not an item read from it, nor a slice (a new list)."""
     arg = [A3, B3] if name == "pop-twice" else A3
     check(source, (arg,), 0, with_autograd)
+
+
+# --- a generator bound to a name runs when it is read ----------------------------------------
+
+LAZY = [
+    ("list-appended", "def f(x):\n    ys = [x, x * 2.0]\n    g = (y * 2.0 for y in ys)\n    ys.append(x * 3.0)\n"
+     "    return np.sum(sum(g))", 3, 4),
+    ("map-list-appended", "def f(x):\n    ys = [x, x * 2.0]\n    m = map(np.sin, ys)\n    ys.append(x * 3.0)\n"
+     "    return np.sum(sum(m))", 3, 4),
+    ("item-written", "def f(x):\n    ys = [x, x * 2.0]\n    g = (y * 2.0 for y in ys)\n    ys[0] = x * 10.0\n"
+     "    return np.sum(sum(g))", 3, 4),
+    ("name-rebound", "def f(x):\n    c = 1.0\n    g = (y * c for y in [x, x * 2.0])\n    c = 5.0\n    return np.sum(sum(g))", 3, 4),
+]
+
+
+@pytest.mark.parametrize("name, source, line, changed", LAZY, ids=[z[0] for z in LAZY])
+def test_a_generator_whose_inputs_change_before_it_is_read_is_refused(name: str, source: str, line: int,
+                                                                      changed: int) -> None:
+    """s2sad computed it where it stands; Python's runs when read, seeing the change."""
+    f = make_function(source, {"np": np})
+    with pytest.raises(S2SADError, match=f"changes on line {changed}") as info:
+        s2sad.grad(f)(A3.copy())
+    assert info.value.location is not None and info.value.location.line == line
+
+
+def test_a_generator_read_before_its_inputs_change() -> None:
+    check("def f(x):\n    ys = [x, x * 2.0]\n    g = (y * 2.0 for y in ys)\n    z = x * 3.0\n    s = sum(g)\n"
+          "    ys.append(z)\n    return np.sum(s * ys[-1])", (A3,), 0)
