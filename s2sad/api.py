@@ -181,9 +181,9 @@ def _with_tangent(generated: Callable[..., Any], what: str, word: str) -> Callab
             if not args:
                 raise WrtError(f"{what}: pass the arguments, then the {word}")
             args, kwargs = args[:-1], {**kwargs, name: args[-1]}
-        kwargs[name] = _float_tangent(kwargs[name])
+        kwargs[name] = tangent = _float_tangent(kwargs[name])
         try:
-            return generated(*args, **kwargs)
+            result = generated(*args, **kwargs)
         except Exception as error:
             _refuse_libraries(args, kwargs)
             if not isinstance(error, TypeError):
@@ -194,6 +194,8 @@ def _with_tangent(generated: Callable[..., Any], what: str, word: str) -> Callab
                 raise WrtError(f"{what}: {error}; pass the function's arguments, then one {word} "
                                f"(a tuple of {word}s, one per wrt argument, for several)") from None
             raise
+        # (the caller's own arrays, none the tangent passed: f(x) = x + 1 carries it unchanged)
+        return result[0], distinct(tangent, result[1])[1]
 
     tangent_call.__s2sad_source__ = generated.__s2sad_source__  # type: ignore[attr-defined]
     tangent_call.__wrapped__ = generated  # type: ignore[attr-defined]

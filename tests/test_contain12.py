@@ -677,3 +677,13 @@ def test_a_generator_whose_inputs_change_before_it_is_read_is_refused(name: str,
 def test_a_generator_read_before_its_inputs_change() -> None:
     check("def f(x):\n    ys = [x, x * 2.0]\n    g = (y * 2.0 for y in ys)\n    z = x * 3.0\n    s = sum(g)\n"
           "    ys.append(z)\n    return np.sum(s * ys[-1])", (A3,), 0)
+
+
+@pytest.mark.parametrize("source", ["def f(x):\n    return x + 1.0", "def f(x):\n    return x"], ids=["plus-constant", "identity"])
+def test_jvp_tangent_is_not_the_tangent_passed(source: str) -> None:
+    """It was the caller's tangent itself: updating one changed the other."""
+    f = make_function(source, {"np": np})
+    t = np.array([0.5, -1.0, 2.0])
+    _, out = s2sad.jvp(f)(A3.copy(), t)
+    assert not np.shares_memory(out, t)
+    np.testing.assert_array_equal(out, t)
