@@ -545,6 +545,7 @@ REPEATED_ITEMS = [
      "    return np.sum(ys[1] ** 2)"),
     ("comprehension", "def f(x):\n    y = x * 1.0\n    ys = [y for _ in range(2)]\n    ys[0] += 1.0\n    return np.sum(ys[1] ** 2)"),
     ("zeros-times-int", "def f(x):\n    ys = [np.zeros(3)] * 3\n    ys[0] += x\n    return np.sum(ys[1] * x)"),
+    ("a-view-of-another", "def f(x):\n    y = x * 1.0\n    ys = [y, y[:2]]\n    ys[0] += 1.0\n    return np.sum(ys[1] ** 2)"),
 ]
 
 

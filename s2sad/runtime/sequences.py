@@ -249,10 +249,24 @@ def check_shared_item(container: Any, index: Any, message: str, where: str, else
     if isinstance(item, (bool, int, float, complex, np.generic)):
         return
     items = list(container.values() if isinstance(container, dict) else container)
-    if elsewhere or sum(v is item for v in items) > 1 or any(
-            v is not item and isinstance(v, np.ndarray) and isinstance(item, np.ndarray)
-            and np.may_share_memory(v, item) for v in items):
+    if elsewhere or [id(v) for v in items].count(id(item)) > 1 or _shares_memory(item, items):
         raise S2SADError(message, place(where))
+
+
+def _shares_memory(item: Any, items: list[Any]) -> bool:
+    """Whether the array ``item`` shares memory with another array of ``items`` (a view)."""
+    if type(item) is not np.ndarray:
+        return False
+    root, viewed = _memory(item), item.base is not None
+    return any(v is not item and type(v) is np.ndarray and (viewed or v.base is not None)
+               and _memory(v) is root and np.may_share_memory(v, item) for v in items)
+
+
+def _memory(x: Any) -> Any:
+    """The array that owns the memory of ``x`` (a view's base, followed), or ``x``."""
+    while isinstance(getattr(x, "base", None), np.ndarray):
+        x = x.base
+    return x
 
 
 def check_length(items: Any, n: int, where: str) -> None:

@@ -172,7 +172,7 @@ class Aliasing:
             return
         code = self.parsed.code(target).strip()
         why = (f"'{name}' may be a copy of '{readers[0]}', which is read later, and share its items" if readers
-               else f"that item of '{name}' is another of its items too")
+               else f"that item of '{name}' is another of its items too (or a view of one)")
         message = (f"{why}: '{code} {operator_code} ...' would change it in place, which s2sad does not "
                    f"follow; write {code} = {code} {operator_code[:-1]} ...")
         index, _ = self.index(target)
