@@ -10,12 +10,13 @@ from typing import Any, Callable, Generic, ParamSpec, Sequence, TypeVar, Union, 
 import numpy as np
 
 from .compiler import Wrt, build, describe, forget, generate, target, wrt_names
-from .errors import HasAuxError, WrtError
+from .errors import HasAuxError, Location, NonScalarOutputError, WrtError
 from .passes.callees import Decorated, tangent_parameter, unwrap
 from .passes.source import call_signature
 from .specializing import enabled, signature_of, specialized_for, specializing
 from .runtime import check_wrt_item, seed, zeros_grad
 from .runtime.checks import check_wrt_of
+from .runtime.trees import distinct
 from .runtime.checks import refuse_other_library
 from .tracebacks import user_errors
 
@@ -180,9 +181,9 @@ def _with_tangent(generated: Callable[..., Any], what: str, word: str) -> Callab
             if not args:
                 raise WrtError(f"{what}: pass the arguments, then the {word}")
             args, kwargs = args[:-1], {**kwargs, name: args[-1]}
-        kwargs[name] = _float_tangent(kwargs[name])
+        kwargs[name] = tangent = _float_tangent(kwargs[name])
         try:
-            return generated(*args, **kwargs)
+            result = generated(*args, **kwargs)
         except Exception as error:
             _refuse_libraries(args, kwargs)
             if not isinstance(error, TypeError):
@@ -193,6 +194,8 @@ def _with_tangent(generated: Callable[..., Any], what: str, word: str) -> Callab
                 raise WrtError(f"{what}: {error}; pass the function's arguments, then one {word} "
                                f"(a tuple of {word}s, one per wrt argument, for several)") from None
             raise
+        # (the caller's own arrays, none the tangent passed: f(x) = x + 1 carries it unchanged)
+        return result[0], distinct(tangent, result[1])[1]
 
     tangent_call.__s2sad_source__ = generated.__s2sad_source__  # type: ignore[attr-defined]
     tangent_call.__wrapped__ = generated  # type: ignore[attr-defined]
@@ -238,7 +241,7 @@ def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequenc
     """
     wrt = _argnums(wrt, argnums)
     forward = _generated(f, wrt, "split", specialize)
-    names, _ = wrt_names(unwrap(f), wrt)
+    names, multiple = wrt_names(unwrap(f), wrt)
     signature = inspect.signature(unwrap(f))
 
     def vjp_call(*args: Any, **kwargs: Any) -> Any:
@@ -260,13 +263,19 @@ def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequenc
             cotangent = _checked_cotangent(cotangent, value)
             if has_aux:
                 cotangent = (cotangent, zeros_grad(aux))
-            if fresh:
-                return fresh.pop()(cotangent)
-            return generate(f, wrt, "vjp")(cotangent, *args, **kwargs)
+            grads = fresh.pop()(cotangent) if fresh else generate(f, wrt, "vjp")(cotangent, *args, **kwargs)
+            return _owned(grads, cotangent, multiple)
 
         return (value, pullback, aux) if has_aux else (value, pullback)
 
     return vjp_call
+
+
+def _owned(grads: Any, cotangent: Any, multiple: bool) -> Any:
+    """A pullback's gradient(s) as arrays the caller owns: none of them the cotangent itself
+    (``f(x) = x + 1``), nor one array twice (``x`` and ``y`` of ``x + y``)."""
+    owned = distinct(cotangent, *(grads if multiple else (grads,)))[1:]
+    return owned if multiple else owned[0]
 
 
 def _checked_cotangent(cotangent: Any, value: Any) -> Any:
@@ -346,6 +355,23 @@ def _one_array(x: Any) -> np.ndarray:
                        f"arrays; call them once per array, or pass the arrays joined into one") from None
 
 
+def _one_output(fn: Any, value: Any) -> np.ndarray:
+    """The output of ``fn`` as one array of numbers; a dict, or a tuple or list of arrays of
+    different shapes, is refused (located at ``fn``'s definition)."""
+    try:
+        out = None if isinstance(value, dict) else np.asarray(value)
+    except ValueError:  # (items of different shapes)
+        out = None
+    if out is None or out.dtype == object:
+        code = getattr(fn, "__code__", None)
+        where = Location(code.co_filename, code.co_firstlineno, 1) if code is not None else None
+        raise NonScalarOutputError(
+            f"jacobian takes a function that returns one array or number, not a "
+            f"{type(value).__name__} of arrays; return them joined into one (np.concatenate, "
+            f"np.stack), or take one jacobian per output", where)
+    return out
+
+
 def _basis(x: Any) -> Any:
     """Unit vectors shaped like ``x``, one per entry."""
     x = _one_array(x)
@@ -367,7 +393,7 @@ def jacobian(f: Callable[..., Any], wrt: Wrt | None = None, mode: str = "auto", 
     name, index = _single_position(fn, _argnums(wrt, argnums), "jacobian")
 
     def jacobian_call(*args: Any, **kwargs: Any) -> Any:
-        out = np.asarray(fn(*args, **kwargs))
+        out = _one_output(fn, fn(*args, **kwargs))
         x = _wrt_argument(args, kwargs, index, name)
         check_wrt_of(fn, x, name)
         _one_array(x)

@@ -57,6 +57,13 @@ def _check_stored_array(container, value, message, where) -> Impl:
     raise not_compiled(f"an array stored into a {container}")
 
 
+@cached_overload(rt.check_shared_item)
+def _check_shared_item(container, index, message, where, elsewhere=True) -> Impl:
+    if isinstance(container, types.Array):
+        return lambda container, index, message, where, elsewhere=True: None  # (an array's item is a copy)
+    raise not_compiled(f"an item of a {container} changed in place")
+
+
 @cached_overload(rt.seed)
 def _seed(ans) -> Impl:
     if is_float(ans):

@@ -132,9 +132,10 @@ def bind_closure(values: tuple[Any, ...], function: Any, outer: tuple[str, ...])
 
 
 def sum_items_grad(g: Any, items: Any) -> Any:
-    """Gradient of Python's ``sum(items)``: every item gets g, reduced to its shape."""
+    """Gradient of Python's ``sum(items)``: every item gets g, reduced to its shape, each
+    its own array (the caller may update one in place)."""
     if isinstance(items, (list, tuple)):
-        return type(items)(unbroadcast(g, v) for v in items)
+        return rebuild(items, list(distinct(*(unbroadcast(g, v) for v in items))))
     out = np.empty(np.shape(items), dtype=np.result_type(g))
     out[...] = g
     return out
@@ -235,6 +236,37 @@ def check_stored_array(container: Any, value: Any, message: str, where: str) -> 
     (an array's item is a copy)."""
     if isinstance(container, (list, dict)) and isinstance(value, np.ndarray):
         raise S2SADError(message, place(where))
+
+
+def check_shared_item(container: Any, index: Any, message: str, where: str, elsewhere: bool = True) -> None:
+    """``container[index] op= v`` on a list, tuple or dict: refused when the item is an array or
+    a list (``op=`` changes it in place) that ``elsewhere`` another name may hold, or that is
+    another item of the container too (``[y, y]``); a number, or an item of an array, is a new
+    value, as s2sad writes it."""
+    if not isinstance(container, (list, tuple, dict)):
+        return
+    item = container[index]
+    if isinstance(item, (bool, int, float, complex, np.generic)):
+        return
+    items = list(container.values() if isinstance(container, dict) else container)
+    if elsewhere or [id(v) for v in items].count(id(item)) > 1 or _shares_memory(item, items):
+        raise S2SADError(message, place(where))
+
+
+def _shares_memory(item: Any, items: list[Any]) -> bool:
+    """Whether the array ``item`` shares memory with another array of ``items`` (a view)."""
+    if type(item) is not np.ndarray:
+        return False
+    root, viewed = _memory(item), item.base is not None
+    return any(v is not item and type(v) is np.ndarray and (viewed or v.base is not None)
+               and _memory(v) is root and np.may_share_memory(v, item) for v in items)
+
+
+def _memory(x: Any) -> Any:
+    """The array that owns the memory of ``x`` (a view's base, followed), or ``x``."""
+    while isinstance(getattr(x, "base", None), np.ndarray):
+        x = x.base
+    return x
 
 
 def check_length(items: Any, n: int, where: str) -> None:

@@ -43,19 +43,24 @@ class Aliasing:
     in-place write may be lowered as a new value."""
 
     def check_in_place(self, name: str, node: cst.CSTNode, what: str, instead: str,
-                       at_run_time: bool = False, linked: set[str] = frozenset()) -> str | None:
+                       at_run_time: bool = False, linked: set[str] = frozenset(),
+                       list_method: bool = False) -> str | None:
         """Refuse an in-place update that another name or the caller would see.
 
         s2sad writes ``x += v``, ``x[i] = v`` and ``x.append(v)`` as new values; that
         is only faithful when nothing else holds the old object.  ``at_run_time``: return
         the refusal instead, for a check the generated code runs (``x += v`` changes
-        nothing in place when x is a number, whatever else holds it).
+        nothing in place when x is a number, whatever else holds it).  ``list_method``:
+        ``xs.pop()``, ``xs.append(v)``..., which change the list, not its items: what was
+        read from it by indexing (an item, a slice, which is a new list), or from such a
+        value, does not see it.
         """
         if getattr(self.parsed.source.fn, "__s2sad_generated__", False):
             # s2sad's own code changes in place only what nothing reads afterwards (a tape
             # popped once, a buffer no later statement reads): read as new values, it means
             # what it computes
             return None
+        self.refuse_changing_iterated(name, node, what)
         current = self.version.get(name, name)
         why = None
         if current in self.stored:
@@ -69,7 +74,8 @@ class Aliasing:
             if partners:
                 why = f"'{name}' and '{partners[0]}' are the same object, and '{partners[0]}' is read later"
             else:
-                shared = sorted(u for u in self.sharers(current) - {name} - linked if self.read_later(node, u))
+                read = {w for w, b in self.bases.items() if (b | {w}) & self.views} if list_method else set()
+                shared = sorted(u for u in self.sharers(current, read) - {name} - linked if self.read_later(node, u))
                 mine = self.bases.get(current, frozenset()) | {current}
                 holding = sorted(u for u in {user_name(c, self.res.locals) for c, held in self.holders.items()
                                              if held & mine and c not in self.superseded}
@@ -87,6 +93,38 @@ class Aliasing:
         if at_run_time:
             return message
         raise self.unsupported(node, message)
+
+    def refuse_changing_iterated(self, name: str, node: cst.CSTNode, what: str) -> None:
+        """Refuse changing ``name`` in place in the body of a ``for`` loop that iterates over
+        it (``for y in ys: ys.append(v)``): Python's loop sees the change as it goes, s2sad's
+        runs over what it iterated when it began.  Writing the loop's own item (``ys[i] = v``
+        in ``for i, y in enumerate(ys)``, ``d[k] = v`` in ``for k in d``) changes nothing it
+        iterates over later."""
+        index = node.slice[0].slice if isinstance(node, cst.Subscript) and len(node.slice) == 1 else None
+        own = index.value.value if isinstance(index, cst.Index) and isinstance(index.value, cst.Name) else None
+        for loop in (n for n in walk(self.parsed.function.body) if isinstance(n, cst.For)):
+            if name in self.iterated(loop.iter) and own not in flat_targets(loop.target) and any(
+                    x is node for x in walk(loop.body)):
+                raise self.unsupported(node, f"{what} changes '{name}' in a loop over it, which Python's "
+                                             f"loop sees as it goes on and s2sad's does not (it runs over "
+                                             f"'{name}' as the loop found it); loop over a copy: "
+                                             f"for ... in list({name}), or over range(len({name}))")
+
+    def iterated(self, node: cst.BaseExpression) -> set[str]:
+        """The local names whose very object a ``for`` loop over ``node`` iterates, live: ``ys``,
+        ``enumerate(ys)``, ``zip(xs, ys)``, ``reversed(ys)``, ``d.items()`` (not a copy, such as
+        ``list(ys)`` or ``ys[:]``, nor ``range(len(ys))``)."""
+        node = strip_parens(node)
+        if isinstance(node, cst.Name):
+            return {node.value} & self.res.locals
+        if not isinstance(node, cst.Call):
+            return set()
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("items", "values", "keys") and not node.args:
+            return self.iterated(func.value)
+        if self.res.object(func) in (builtins.enumerate, builtins.zip, builtins.reversed, builtins.iter):
+            return set().union(*(self.iterated(a.value) for a in node.args if not a.keyword))
+        return set()
 
     def check_item_in_place(self, target: cst.Subscript, node: cst.CSTNode, operator_code: str) -> None:
         """Refuse ``c[k] += v`` on a list or dict that may hold an array another name reads
@@ -115,6 +153,33 @@ class Aliasing:
             raise self.unsupported(node, f"{why}: '{code} {operator_code} ...' would change an array it holds "
                                          f"in place, which s2sad does not follow; write {code} = {code} "
                                          f"{operator_code[:-1]} ...")
+        self.check_copied_item(target, node, operator_code)
+
+    def check_copied_item(self, target: cst.Subscript, node: cst.CSTNode, operator_code: str) -> None:
+        """``c[k] += v`` where c may be a copy of a list or dict (``dict(p)``, ``p.copy()``) that
+        is read later, or a list or dict the function made, which may hold the same array twice
+        (``[y] * 2``): the item, changed in place if it is an array, is also the other one;
+        checked as the code runs (an array's item, or a number, is a new value)."""
+        name = target.value.value  # type: ignore[attr-defined]
+        sources = frozenset().union(*(s for v, s in self.copied_from.items()
+                                      if user_name(v, self.res.locals) == name and v not in self.superseded))
+        # (and what else was taken from them: another copy, an item read before, w = p["w"])
+        sharing = {user_name(s, self.res.locals) for s in sources | {
+            v for v, s in self.copied_from.items() if s & sources}}.union(*(self.sharers(s) for s in sources))
+        readers = sorted(u for u in sharing & self.res.locals - {name} if self.read_later(node, u))
+        made = any(user_name(v, self.res.locals) == name for v in [*self.holders, *self.lists])  # (made here)
+        if not readers and not made:
+            return
+        code = self.parsed.code(target).strip()
+        why = (f"'{name}' may be a copy of '{readers[0]}', which is read later, and share its items" if readers
+               else f"that item of '{name}' is another of its items too (or a view of one)")
+        message = (f"{why}: '{code} {operator_code} ...' would change it in place, which s2sad does not "
+                   f"follow; write {code} = {code} {operator_code[:-1]} ...")
+        index, _ = self.index(target)
+        held, loc = self.version.get(name, name), self.location(node)
+        self.run_time_check(runtime.check_shared_item, [
+            cst.Name(held), cst.parse_expression(index.code), cst.SimpleString(repr(message)),
+            cst.SimpleString(repr(str(loc))), cst.Name(str(bool(readers)))], (held, *index.reads), loc)
 
     def read_on_line_after(self, node: cst.CSTNode, name: str) -> bool:
         """Whether ``name`` is read on the line of ``node``, after its start (``x[0] = v; s = y``)."""
@@ -174,11 +239,12 @@ class Aliasing:
         if old not in self.lists:
             self.bases[new] = self.bases.get(new, frozenset()) | {old} | self.bases.get(old, frozenset())
 
-    def sharers(self, version: str) -> set[str]:
-        """User variables that may share memory with ``version``: views, aliases, results."""
+    def sharers(self, version: str, besides: frozenset[str] | set[str] = frozenset()) -> set[str]:
+        """User variables that may share memory with ``version``: views, aliases, results (not
+        the versions in ``besides``)."""
         mine = self.bases.get(version, frozenset()) | {version}
         found = set(mine) | {w for w, b in self.bases.items() if (b | {w}) & mine}
-        return {user_name(v, self.res.locals) for v in found - self.superseded} & self.res.locals
+        return {user_name(v, self.res.locals) for v in found - self.superseded - set(besides)} & self.res.locals
 
     def rebind(self, name: str) -> None:
         """``name`` is about to be assigned anew in the function's straight-line top level:

@@ -16,16 +16,15 @@ import numpy as np
 from ... import runtime
 from ...ir import Call, Const, Operand, Var
 from ..resolve import MISSING, Resolution, is_derivative_call, made_derivative
-from ..source import call_signature, generated_function, library_function, wrapping
+from ..source import call_signature, generated_function, library_function
 from .aliasing import VIEWING_FUNCTIONS, returns_alias, returns_same
 from ..callees import MethodOfSelf, RecursiveCall, with_function_arguments
 from .library import callable_object, python_function
 from .naming import join_words
-from .partials import frozen_method_advice
 from .syntax import EMPTY_MODULE, LIST_METHODS, attribute_path, item_of, literal_key, strip_parens, walk
+from .unknown_callees import LocalCallee, UnknownMethod, no_rule_message
 
 
-#: s2sad functions whose result a differentiated function may call: ``grad(fun)(x)``
 class CallLowering:
     """Calls: which function or rule applies, and how the arguments bind."""
 
@@ -166,7 +165,7 @@ class CallLowering:
             fnode = cst.Name(self.fn.fresh(getattr(made, "__name__", None) or made.func.__name__))  # (a method's: a partial)
             self.fn.free[fnode.value] = made
         elif key is MISSING:
-            key = _LocalCallee(self.parsed.code(func).strip(), self.binding(func),
+            key = LocalCallee(self.parsed.code(func).strip(), self.binding(func),
                                self.res.object(func.func) if isinstance(func, cst.Call) else None,
                                isinstance(func, cst.Name) and func.value in self.res.params)
         elif isinstance(func, cst.Attribute) and isinstance(getattr(key, "__self__", None), np.ndarray):
@@ -360,13 +359,12 @@ class CallLowering:
             receiver = isinstance(key, (types.MethodType, MethodOfSelf))
             result = self.emit(self.user_call(python_function(key), callee, args, kwargs, primal, receiver),
                                target, _name_hint(word, args, False), node)
-            if returns_alias(python_function(key)):  # it may return (a view of) an argument
-                self.share(result.name, [op.name for op in [*args, *kwargs.values()] if isinstance(op, Var)])
+            self.note_callee_result(python_function(key), result.name, args, kwargs)
             return result
         else:
             bound = _positional(args, kwargs)
-            problem = _no_rule_message(key, callee, self.registry)
-            if isinstance(key, _LocalCallee) and isinstance(node, cst.Call) and self.local_reads(node.func):
+            problem = no_rule_message(key, callee, self.registry)
+            if isinstance(key, LocalCallee) and isinstance(node, cst.Call) and self.local_reads(node.func):
                 # what the callee is made from (``p = Poly(c)``, then ``p(x)``): a gradient
                 # reaching it is refused at the call, never a silent zero
                 bound["<callee>"] = Const(key.code, self.local_reads(node.func))
@@ -382,6 +380,17 @@ class CallLowering:
         else:
             self.note_items(result.name, rule, bound)
         return result
+
+    def note_callee_result(self, function: types.FunctionType, result: str, args: list[Operand],
+                           kwargs: dict[str, Operand]) -> None:
+        """What the result of a Python function may share: (a view of) an argument, or, a new
+        list or dict, an argument's items (``return list(xs)``: checked as the code runs)."""
+        names = [op.name for op in [*args, *kwargs.values()] if isinstance(op, Var)]
+        if returns_alias(function):
+            self.share(result, names)
+        elif names:
+            self.copied_from[result] = frozenset(names).union(
+                *(self.copied_from.get(n, frozenset()) for n in names))
 
     def user_call(self, function: types.FunctionType, callee: str, args: list[Operand],
                   kwargs: dict[str, Operand], primal: cst.BaseExpression, receiver: bool = False) -> Call:
@@ -460,78 +469,11 @@ class _Splat(Var):
     """A tuple passed as ``*name``: a called Python function's ``*args``."""
 
 
-class _LocalCallee:
-    """A call through a local variable (or an unbound name): no rule can apply."""
-
-    def __init__(self, code: str, binding: str | None = None, maker: Any = None, parameter: bool = False) -> None:
-        self.code = code
-        self.binding = binding  # what the variable is assigned, if told apart (CallLowering.binding)
-        self.maker = maker  # a call's result called (np.vectorize(f)(x)): what made it
-        self.parameter = parameter  # a parameter of the function, called
-
-
-class UnknownMethod:
-    """An attribute or method that is neither a NumPy array's nor followed otherwise: no rule
-    can apply."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-
 def _array_method(name: str) -> Any:
     """The method ``name`` of NumPy arrays, or an UnknownMethod: looked up in the dicts of the
     class and its bases, as an instance finds it (``getattr`` on the class would find the
     metaclass's ``type.__call__`` for ``__call__``)."""
     return next((vars(c)[name] for c in np.ndarray.__mro__ if name in vars(c)), UnknownMethod(name))
-
-
-def _no_rule_message(key: Any, callee: str, registry: Any) -> str:
-    why = registry.refusal(key.maker if isinstance(key, _LocalCallee) else key)
-    if why is not None:
-        return f"'{callee}': {why}"
-    if isinstance(key, _LocalCallee) and key.binding == "partial":
-        return (f"'{callee}' is a functools.partial made in the differentiated function: call the "
-                f"function it wraps, with the arguments it binds written out")
-    if isinstance(key, _LocalCallee) and key.binding == "derivative":
-        return (f"'{callee}' is bound to the gradient of a lambda or nested function, which s2sad "
-                f"follows where it is called as it stands: write grad(lambda v: ...)(x) at the call, "
-                f"or bind the gradient of a module-level function")
-    if isinstance(key, _LocalCallee) and isinstance(key.maker, type):
-        return (f"'{callee}' calls an instance of {key.maker.__qualname__} made in the function, "
-                f"whose __call__ s2sad does not follow there; call a function by its name, or a "
-                f"method of the object (obj.method(x))")
-    if isinstance(key, type) and _python_init(key):
-        return (f"'{callee}(...)' builds an instance of {key.__qualname__} from values that carry a "
-                f"gradient, and s2sad passes no gradient through an object's attributes (objects are "
-                f"constants); pass the arrays that carry a gradient to its methods as arguments "
-                f"(layer.forward(W, x)), and build it from constants only")
-    if isinstance(key, _LocalCallee) and key.parameter:
-        return (f"'{callee}' is a parameter called as a function, and s2sad does not know which "
-                f"function it holds: a function passed as an argument is followed when the caller "
-                f"passes it by name (a module-level function, a NumPy function, a lambda or a "
-                f"function defined in the caller), not through a variable or a container; pass the "
-                f"function itself (apply(np.tanh, x)), or differentiate a function that calls it by name")
-    if isinstance(key, _LocalCallee):
-        return (f"'{callee}' is a local variable (or an unknown name), so s2sad cannot know which "
-                f"function it calls; call the function by its global name, or bind the name once, "
-                f"at the top of the function, to a function (act = np.tanh)")
-    if isinstance(key, UnknownMethod):
-        return (f"'.{key.name}' is not a NumPy array method or attribute s2sad can differentiate; "
-                f"wrap the value in stop_gradient(...) if no gradient should flow through it (a "
-                f"method of your own class is followed when called on self, or on an object "
-                f"bound at module level)")
-    if frozen_method_advice(key) is not None:
-        return f"'{callee}' {frozen_method_advice(key)}"
-    if isinstance(key, functools.partial):
-        return (f"'{callee}' is a functools.partial: inside the differentiated function, call the "
-                f"function it wraps, with the arguments it binds written out")
-    if library_function(key):
-        return (f"no gradient rule for '{callee}', which is library code ({key.__module__}): s2sad "
-                f"never differentiates through a library's source; register a rule with "
-                f"s2sad.defvjp, or wrap the call in stop_gradient(...) if no gradient should flow "
-                f"through it")
-    return (f"no gradient rule for '{callee}'{wrapping(key)}; register one with s2sad.defvjp, or wrap the call "
-            f"in stop_gradient(...) if no gradient should flow through it")
 
 
 def _bound_by(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -547,12 +489,6 @@ def _bound_by(node: cst.CSTNode) -> list[cst.CSTNode]:
     if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
         return [node.name]
     return []
-
-
-def _python_init(cls: type) -> bool:
-    """Whether ``cls`` is a class with an ``__init__`` written in Python, not library code."""
-    init = inspect.getattr_static(cls, "__init__", None)
-    return isinstance(init, types.FunctionType) and not library_function(init)
 
 
 def _python_call(cls: type) -> bool:

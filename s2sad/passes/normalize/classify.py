@@ -47,6 +47,8 @@ class Classification:
                 method = getattr(np.ndarray, func.attr.value, None)
                 if method is not None and self.registry.is_nondifferentiable(method):
                     return "nondiff"
+                if func.attr.value == "keys" and not node.args:  # (a dict's keys carry no gradient)
+                    return "nondiff"
                 # a method of an inactive receiver is inactive only if its arguments are too
                 return self.combined_kind([func.value, *(a.value for a in node.args)])
             return None

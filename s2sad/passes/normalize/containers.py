@@ -23,7 +23,7 @@ class ContainerLowering:
             raise self.unsupported(call, "append takes one value")
         name = receiver.value
         current = self.version.get(name, name)
-        self.check_in_place(name, call, f"'{name}.append(...)'", f"{name} = {name} + [...]")
+        self.check_in_place(name, call, f"'{name}.append(...)'", f"{name} = {name} + [...]", list_method=True)
         op, node = self.operand(call.args[0].value)
         if isinstance(op, Var):
             self.stored.add(op.name)
@@ -58,8 +58,12 @@ class ContainerLowering:
         if rule is not None and rule.returns_container and not rule.containers:
             self.fresh_items.add(result)
             return
-        held = [op for p, op in bound.items() if isinstance(op, Var) and op.name in self.holders
-                and (rule is None or rule.returns_container and p in rule.containers)]
+        copied = [op for p, op in bound.items() if isinstance(op, Var)
+                  and (rule is None or rule.returns_container and p in rule.containers)]
+        held = [op for op in copied if op.name in self.holders]
+        if copied:  # (whose items, a parameter's, may be arrays: c[k] += v is checked as it runs)
+            self.copied_from[result] = frozenset().union(
+                *({op.name} | self.copied_from.get(op.name, frozenset()) for op in copied))
         if held:
             self.holders[result] = frozenset().union(*(
                 {op.name} | self.holders[op.name] | self.bases.get(op.name, frozenset()) for op in held))
@@ -69,7 +73,8 @@ class ContainerLowering:
         name = call.func.value.value
         if call.args:
             return self.list_method(call)
-        self.check_in_place(name, call, f"'{name}.pop()'", f"{name}[-1] and {name} = {name}[:-1]")
+        self.check_in_place(name, call, f"'{name}.pop()'", f"{name}[-1] and {name} = {name}[:-1]",
+                            list_method=True)
         current = self.version.get(name, name)
         item = self.fn.fresh(f"{name}_last")
         last = cst.parse_expression(f"{current}[-1]")
@@ -97,7 +102,7 @@ class ContainerLowering:
         if len(call.args) != count or any(a.keyword or a.star for a in call.args):
             raise self.unsupported(call, f"'{name}.{method}' takes {count} positional "
                                          f"argument{'s' if count > 1 else ''} here; write {form}")
-        self.check_in_place(name, call, f"'{name}.{method}(...)'", form)
+        self.check_in_place(name, call, f"'{name}.{method}(...)'", form, list_method=True)
         if method == "pop" and self.version.get(name, name) not in self.lists:  # d.pop(key) of a dict?
             raise self.unsupported(call, f"s2sad cannot tell that '{name}' is a list here (pop of "
                                          f"a dict takes a key); write {form}")

@@ -15,11 +15,11 @@ from ...rules import draws as random_draws
 from ...rules.registry import pack_rule
 from ..resolve import MISSING
 from .aliasing import may_alias
-from .calls import UnknownMethod
 from .constructs import BINARY_OPS, UNARY_OPS, UNSUPPORTED
 from .library import returns_sequence
 from .naming import user_name
 from .syntax import describe, literal_key, strip_parens
+from .unknown_callees import UnknownMethod
 
 
 _DISPLAYS = (cst.List, cst.Tuple)

@@ -12,7 +12,7 @@ import libcst as cst
 
 from ... import runtime
 from ...ir import Operand, Var
-from .syntax import store_names, strip_parens, variable_name_nodes, walk
+from .syntax import flat_targets, store_names, strip_parens, variable_name_nodes, variable_names, walk
 
 
 #: The functions lowered as the code they stand for, each with its method (by identity: the
@@ -20,6 +20,9 @@ from .syntax import store_names, strip_parens, variable_name_nodes, walk
 _LOWERINGS = ((builtins.map, "map_call"), (functools.reduce, "reduce_call"), (builtins.sorted, "sorted_call"),
               (builtins.max, "extreme_call"), (builtins.min, "extreme_call"))
 _EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+#: Methods that change a list or dict in place.
+_CHANGING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+                               "update", "setdefault", "popitem"})
 
 
 class FunctionalLowering:
@@ -51,11 +54,36 @@ class FunctionalLowering:
         inside = {id(n) for n in walk(statement)}
         repeated = [region for region in _repeated_regions(body) if id(reads[0]) in region
                     and not inside <= region] if len(reads) == 1 else []
+        what = "a generator" if isinstance(value, cst.GeneratorExp) else "a map object"
         if len(reads) != 1 or repeated:
-            what = "a generator" if isinstance(value, cst.GeneratorExp) else "a map object"
             raise self.unsupported(written, f"{what} bound to a name is an iterator, used up by its "
                                           f"first reader, which s2sad follows only where the name is "
                                           f"read once; write a list comprehension (or list(map(...)))")
+        changed = self.changed_before(statement, reads[0], set(variable_names(value)) & self.res.locals)
+        if changed is not None:
+            raise self.unsupported(written, f"{what} bound to a name runs when it is read, after '{changed[0]}' "
+                                          f"changes on line {changed[1]}, which s2sad's (computed where it "
+                                          f"stands) would not see; write a list comprehension (or "
+                                          f"list(map(...)))")
+
+    def changed_before(self, statement: cst.CSTNode, read: cst.Name, names: set[str]) -> tuple[str, int] | None:
+        """One of ``names`` that code after ``statement`` and before ``read`` assigns or changes
+        in place (``ys[0] = v``, ``ys.append(v)``), and the line, if any."""
+        after, before = self.parsed.positions[statement].end, self.parsed.positions[read].start
+        for n in walk(self.parsed.function.body):
+            if n not in self.parsed.positions or not (
+                    (after.line, after.column) <= _start(self.parsed.positions[n]) < (before.line, before.column)):
+                continue
+            if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+                written = {w for t in targets for w in flat_targets(t)}
+            elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name):
+                written = {n.func.value.value} if n.func.attr.value in _CHANGING_METHODS else set()
+            else:
+                written = set()
+            if written & names:
+                return sorted(written & names)[0], self.location(n).line
+        return None
 
     def function_argument(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """A function passed to map, reduce or sorted, as code that calls it: a lambda becomes
@@ -165,3 +193,8 @@ def _repeated_regions(body: cst.CSTNode) -> list[set[int]]:
             continue
         regions.append({id(m) for part in parts if part is not None for m in walk(part)})
     return regions
+
+
+def _start(position: object) -> tuple[int, int]:
+    start = position.start  # type: ignore[attr-defined]
+    return start.line, start.column

@@ -117,6 +117,8 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.partners: dict[str, set[str]] = {}  # version -> user names bound to the same object
         self.bases: dict[str, frozenset[str]] = {}  # version -> earlier versions it may share memory with
         self.holders: dict[str, frozenset[str]] = {}  # container version -> what its items may share
+        # container version -> the containers it may be a copy of (a parameter's: items unknown)
+        self.copied_from: dict[str, frozenset[str]] = {}
         self.superseded: set[str] = set()  # versions of names since rebound in straight-line code
         self.versions_of: dict[str, set[str]] = {}  # user name -> names in fn.names that version it
         self.versioned: set[str] = set()  # the names in versions_of
