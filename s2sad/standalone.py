@@ -41,10 +41,14 @@ def make_standalone(text: str, fn: Callable[..., Any]) -> str:
 
 
 def _constant(value: Any) -> bool:
+    """A value a literal spells: numbers, strings, and tuples, lists and dicts of them (a list
+    or dict as the generated code reads it when the module is written, as a number is)."""
     if isinstance(value, _CONSTANT_TYPES):
         return True
-    if isinstance(value, (tuple, frozenset)):
+    if type(value) in (tuple, frozenset, list):
         return all(_constant(v) for v in value)
+    if type(value) is dict:
+        return all(_constant(k) and _constant(v) for k, v in value.items())
     return isinstance(value, np.generic) and value.dtype.kind in "biufc"
 
 
@@ -163,8 +167,9 @@ class _Module:
             elif isinstance(node, ast.Import):
                 drop |= lines
                 for alias in node.names:
-                    if alias.name.split(".")[0] == "numpy" or not _is_user_module(alias.name):
-                        self.imports.add(ast.unparse(ast.Import(names=[alias])))
+                    if alias.name.split(".")[0] != "numpy" and _is_user_module(alias.name):
+                        raise _user_module(alias.name)
+                    self.imports.add(ast.unparse(ast.Import(names=[alias])))
             elif _rule_function_call(node):
                 drop |= lines
                 name = node.targets[0].id  # type: ignore[attr-defined]
@@ -252,6 +257,8 @@ class _Module:
         if _constant(obj):
             self.user[name] = f"{name} = {_literal(obj)}"
         elif isinstance(obj, types.ModuleType):
+            if _is_user_module(obj.__name__):
+                raise _user_module(obj.__name__)
             as_name = "" if obj.__name__ == name else f" as {name}"
             self.imports.add(f"import {obj.__name__}{as_name}")
         elif _is_s2sad(getattr(obj, "__module__", None)) and not _is_api(obj):
@@ -267,6 +274,11 @@ class _Module:
             attr = getattr(obj, "__name__", name)
             if not where or getattr(sys.modules.get(where), attr, None) is not obj:
                 raise StandaloneError(f"cannot copy or import {name!r} ({obj!r}) in a standalone module")
+            if _is_user_module(where):  # (importing it would need the user's module)
+                raise StandaloneError(
+                    f"the generated code reads {name!r} ({type(obj).__name__}) from {where}, your module: "
+                    f"a standalone module copies only functions and constants (numbers, strings, and "
+                    f"tuples, lists and dicts of them); pass it as an argument")
             self.imports.add(f"from {where} import {attr}" + ("" if attr == name else f" as {name}"))
 
     def copy_function(self, fn: types.FunctionType, name: str) -> str:
@@ -347,6 +359,14 @@ def _rule_function_call(node: ast.stmt) -> bool:
     return (isinstance(node, ast.Assign) and len(node.targets) == 1
             and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call)
             and isinstance(node.value.func, ast.Name) and node.value.func.id == "rule_function")
+
+
+def _user_module(name: str) -> StandaloneError:
+    """The code reads an attribute of the user's module ``name`` (``m.LAM``), which a module
+    that does not import it cannot."""
+    return StandaloneError(f"the generated code reads the module {name!r}, yours: a standalone module "
+                           f"copies your functions and constants by name, not modules; import what "
+                           f"the function reads by name (from {name} import ...)")
 
 
 def _is_user_module(name: str | None) -> bool:
