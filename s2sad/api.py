@@ -346,6 +346,20 @@ def _one_array(x: Any) -> np.ndarray:
                        f"arrays; call them once per array, or pass the arrays joined into one") from None
 
 
+def _output_array(out: Any) -> np.ndarray:
+    """A function's output as one array of numbers (a list or tuple of same-shaped arrays
+    stacked); a dict, or arrays of different shapes, refused."""
+    try:
+        array = np.asarray(out)
+    except ValueError:  # (ragged)
+        array = np.empty(0, dtype=object)
+    if array.dtype.kind not in "biufc":
+        raise WrtError(f"jacobian takes a function that returns one array or number (or a list or tuple "
+                       f"of arrays of one shape), not this {type(out).__name__}; return the parts joined "
+                       f"(np.concatenate([...])), or take the jacobian of each part")
+    return array
+
+
 def _basis(x: Any) -> Any:
     """Unit vectors shaped like ``x``, one per entry."""
     x = _one_array(x)
@@ -367,7 +381,7 @@ def jacobian(f: Callable[..., Any], wrt: Wrt | None = None, mode: str = "auto", 
     name, index = _single_position(fn, _argnums(wrt, argnums), "jacobian")
 
     def jacobian_call(*args: Any, **kwargs: Any) -> Any:
-        out = np.asarray(fn(*args, **kwargs))
+        out = _output_array(fn(*args, **kwargs))
         x = _wrt_argument(args, kwargs, index, name)
         check_wrt_of(fn, x, name)
         _one_array(x)

@@ -601,3 +601,29 @@ def test_cli_a_script_that_exits_when_imported(capsys, tmp_path):
     script.write_text("import sys\n\ndef f(x):\n    return x * x\n\nsys.exit(3)\n")
     code, out, err = _cli(capsys, f"{script}:f")
     assert code == 1 and "importing it exited (SystemExit: 3)" in err and "__main__" in err
+
+
+def _parts(x):
+    return np.sin(x), np.sum(x ** 2)
+
+
+def _named(x):
+    return {"a": x * 2.0}
+
+
+@pytest.mark.parametrize("f", [_parts, _named])
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_jacobian_of_a_tuple_or_dict_output_is_refused(f, mode):
+    """A dict output was a TypeError from inside jacobian, a ragged tuple NumPy's ValueError."""
+    with pytest.raises(s2sad.WrtError, match="returns one array or number"):
+        s2sad.jacobian(f, mode=mode)(np.array([0.3, -0.8, 1.2]))
+
+
+def test_jacobian_of_same_shaped_outputs_stacks_them():
+    def pair(x):
+        return np.sin(x), np.cos(x)
+
+    x = np.array([0.3, -0.8, 1.2])
+    expected = np.stack([np.diag(np.cos(x)), np.diag(-np.sin(x))])
+    for mode in ("forward", "reverse"):
+        assert _close(s2sad.jacobian(pair, mode=mode)(x), expected)
