@@ -15,6 +15,7 @@ import builtins
 import importlib
 import importlib.util
 import inspect
+import math
 import pathlib
 import re
 import sys
@@ -53,9 +54,27 @@ def _constant(value: Any) -> bool:
 
 
 def _literal(value: Any) -> str:
+    """Source that evaluates to the constant ``value``: ``float('inf')`` where ``repr`` is a
+    name (inf, nan), the plain number or string of a subclass's (an ``IntEnum``'s member)."""
     if isinstance(value, np.generic):
-        return f"np.{value.dtype.name}({value.item()!r})"
-    return repr(value)
+        return f"np.{value.dtype.name}({_literal(value.item())})"
+    if type(value) in (tuple, list, frozenset):
+        items = [_literal(v) for v in value]
+        if type(value) is frozenset:
+            return f"frozenset([{', '.join(items)}])"
+        text = ", ".join(items) + ("," if len(items) == 1 and type(value) is tuple else "")
+        return f"({text})" if type(value) is tuple else f"[{text}]"
+    if type(value) is dict:
+        return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, complex):
+        finite = math.isfinite(value.real) and math.isfinite(value.imag)
+        return repr(value) if finite and type(value) is complex else \
+            f"complex({_literal(value.real)}, {_literal(value.imag)})"
+    if isinstance(value, float):
+        return repr(float(value)) if math.isfinite(value) else f"float('{value!r}')"
+    if isinstance(value, (str, bytes)):
+        return repr(value[:])  # (a str subclass's slice is a str)
+    return repr(int(value)) if isinstance(value, int) and not isinstance(value, bool) else repr(value)
 
 
 def _is_s2sad(module: str | None) -> bool:

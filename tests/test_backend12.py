@@ -627,3 +627,36 @@ def test_jacobian_of_same_shaped_outputs_stacks_them():
     expected = np.stack([np.diag(np.cos(x)), np.diag(-np.sin(x))])
     for mode in ("forward", "reverse"):
         assert _close(s2sad.jacobian(pair, mode=mode)(x), expected)
+
+
+def test_standalone_writes_non_finite_and_enum_constants_as_python_reads_them(tmp_path):
+    """``inf``, ``nan``, ``np.float64(inf)`` and ``(1+infj)`` were written by their repr, names
+    the module does not define (a NameError on import); an IntEnum member as ``<Mode.A: 2>``."""
+    loss = _user_function(tmp_path, "b12_constants", '''
+        import enum
+        import numpy as np
+
+        BIG = float("inf")
+        NAN = float("nan")
+        LIMITS = (np.float64(-np.inf), float("inf"))
+        SCALE = complex(1.0, float("inf"))
+
+
+        class Mode(enum.IntEnum):
+            CUBE = 3
+
+
+        MODE = Mode.CUBE
+
+
+        def loss(x):
+            y = np.where(np.isnan(x), NAN, np.minimum(x, BIG))
+            return np.sum(np.clip(y, LIMITS[0], LIMITS[1]) ** MODE) * SCALE.real
+    ''')
+    x = np.array([0.3, -0.7, 1.1])
+    (tmp_path / "out").mkdir()
+    for form, example in (("generic", None), ("specialised", (x,))):
+        (tmp_path / "out" / f"{form}.py").write_text(s2sad.adjoint_source(loss, standalone=True, example=example))
+    got = _run_fresh(tmp_path / "out", [("generic", "grad_loss", [x]), ("specialised", "grad_loss", [x])])
+    for g in got.values():
+        assert _close(g, 3 * x ** 2) and _close(g, numerical_grad(loss, [x], 0), rtol=1e-6)
