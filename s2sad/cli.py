@@ -183,6 +183,9 @@ def _signature(fn: Any, shapes: list[str], dtype: str) -> tuple[Any, ...]:
     for item in shapes:
         name, equals, dims = item.partition("=")
         if not equals or name not in params:
+            if not params:
+                raise UsageError(f"--shapes {item}: {fn.__name__} has no named positional parameter "
+                                 f"(--shapes gives their shapes; *args cannot be given one)")
             raise UsageError(f"--shapes {item}: write NAME=DIMS for a positional parameter of "
                              f"{fn.__name__} ({', '.join(params)}), for example {params[0]}=64x10")
         sizes = dims.split("x")

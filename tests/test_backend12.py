@@ -595,6 +595,14 @@ def test_cli_refuses_options_it_would_ignore_or_misread(capsys, user_file, argv,
     assert code == 2 and words in err and out == ""
 
 
+def test_cli_shapes_of_a_function_without_named_parameters(capsys, tmp_path):
+    """--shapes for ``def f(*xs)`` was an IndexError (the message's example parameter)."""
+    path = tmp_path / "star.py"
+    path.write_text("def total(*xs):\n    return sum(xs)\n")
+    code, out, err = _cli(capsys, f"{path}:total", "--shapes", "xs=3")
+    assert code == 2 and "has no named positional parameter" in err and out == ""
+
+
 def test_cli_a_script_that_exits_when_imported(capsys, tmp_path):
     """sys.exit at import ended the command silently with the script's own exit code."""
     script = tmp_path / "script.py"
