@@ -668,3 +668,29 @@ def test_standalone_writes_non_finite_and_enum_constants_as_python_reads_them(tm
     got = _run_fresh(tmp_path / "out", [("generic", "grad_loss", [x]), ("specialised", "grad_loss", [x])])
     for g in got.values():
         assert _close(g, 3 * x ** 2) and _close(g, numerical_grad(loss, [x], 0), rtol=1e-6)
+
+
+def test_vjp_pullback_reads_the_call_not_later_writes():
+    """The pullback read the caller's arrays when called: writing into the input, into the
+    returned value (tanh's backward pass reads it) or into a dict argument between the call
+    and the pullback changed the gradient (silently wrong), the first pullback and the
+    recomputing second one alike."""
+    x0 = np.array([0.3, -0.7, 1.1])
+    expected = 1 - np.tanh(x0) ** 2
+
+    x = x0.copy()
+    value, pullback = s2sad.vjp(lambda t: np.tanh(t))(x)
+    x[:] = 5.0
+    value *= 0.0
+    assert _close(pullback(np.ones(3)), expected) and _close(pullback(np.ones(3)), expected)
+
+    def layer(p):
+        return np.tanh(p["w"]) * 2.0
+
+    params = {"w": x0.copy()}
+    value, pullback, aux = s2sad.vjp(lambda p: (layer(p), p["w"]), has_aux=True)(params)
+    params["w"][:] = 9.0
+    aux[:] = 7.0
+    assert _close(pullback(np.ones(3))["w"], 2 * expected)
+    params["w"] = np.zeros(3)
+    assert _close(pullback(np.ones(3))["w"], 2 * expected)
