@@ -694,3 +694,53 @@ def test_vjp_pullback_reads_the_call_not_later_writes():
     assert _close(pullback(np.ones(3))["w"], 2 * expected)
     params["w"] = np.zeros(3)
     assert _close(pullback(np.ones(3))["w"], 2 * expected)
+
+
+def test_a_function_whose_file_changed_since_import_is_refused(tmp_path):
+    """The file edited after the import (sin to cos): the gradient was generated from the new
+    text while the function ran the old code, cos' for sin (silently wrong)."""
+    loss = _user_function(tmp_path, "b12_edited", '''
+        import numpy as np
+
+
+        class Model:
+            def energy(self, x):
+                """A docstring, which the class indents."""
+                return np.sum(np.sin(x) * 2.0)
+
+            def loss(self, x):
+                return self.energy(x)
+
+
+        def loss(x):
+            return np.sum(np.sin(x))
+    ''')
+    model = sys.modules["b12_edited"].Model()
+    x = np.array([0.3, 0.5])
+    text = (tmp_path / "b12_edited.py").read_text()
+    (tmp_path / "b12_edited.py").write_text(text.replace("np.sin(x))\n", "np.cos(x))\n"))
+    with pytest.raises(s2sad.SourceError, match="the file changed since its module was imported") as info:
+        s2sad.grad(loss)(x)
+    assert info.value.location.filename.endswith("b12_edited.py") and info.value.location.line == 14
+    assert _close(s2sad.grad(model.loss)(x), 2 * np.cos(x))  # (their text is unchanged)
+
+
+def test_a_function_whose_lines_moved_since_import_is_refused(tmp_path):
+    """Lines inserted above the function: its code's first line then pointed at another
+    function of the file, whose gradient was returned (silently wrong)."""
+    loss = _user_function(tmp_path, "b12_moved", '''
+        import numpy as np
+
+
+        def loss(x):
+            return np.sum(np.sin(x))
+
+
+        def other(x):
+            return np.sum(np.cos(x))
+    ''')
+    path = tmp_path / "b12_moved.py"
+    text = path.read_text()
+    path.write_text(text.replace("def loss", "def other(x):\n    return np.sum(np.cos(x))\n\n\ndef loss", 1))
+    with pytest.raises(s2sad.SourceError, match="not the code it runs"):
+        s2sad.grad(loss)(np.array([0.3, 0.5]))
