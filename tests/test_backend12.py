@@ -744,3 +744,27 @@ def test_a_function_whose_lines_moved_since_import_is_refused(tmp_path):
     path.write_text(text.replace("def loss", "def other(x):\n    return np.sum(np.cos(x))\n\n\ndef loss", 1))
     with pytest.raises(s2sad.SourceError, match="not the code it runs"):
         s2sad.grad(loss)(np.array([0.3, 0.5]))
+
+
+class _Private:
+    def __init__(self):
+        self.__scale = 2.0
+
+    def __energy(self, x):
+        __terms = np.sin(x) * self.__scale
+        return np.sum(__terms)
+
+    def loss(self, x):
+        """Reads __scale (a docstring is left as written)."""
+        return self.__energy(x) + np.sum(self.__scale * x ** 2)
+
+
+def test_private_names_of_a_method_are_mangled_as_python_does():
+    """``self.__scale`` in a method was read unmangled by the generated code, compiled outside
+    the class: AttributeError; ``self.__energy(x)`` an UnsupportedSyntaxError."""
+    model, x = _Private(), np.array([0.3, -0.5, 1.2])
+    expected = 2 * np.cos(x) + 4 * x
+    assert _close(s2sad.grad(model.loss)(x), expected)
+    assert _close(s2sad.grad(model.loss, specialize=False)(x), expected)
+    assert _close(s2sad.jvp(model.loss)(x, np.ones(3))[1], np.sum(expected))
+    assert _close(s2sad.grad(model.loss)(x), numerical_grad(model.loss, [x], 0), rtol=1e-6)

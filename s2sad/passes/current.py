@@ -1,4 +1,5 @@
-"""Whether a function's source, as its file holds it now, is the code the function runs.
+"""Whether a function's source, as its file holds it now, is the code the function runs; and
+a method's text with its private names as Python compiles them (:func:`mangle`).
 
 ``inspect`` reads a function's source from its file, as it is when read: a file edited since
 its module was imported gives the new text, while the function still runs the old code, and a
@@ -15,6 +16,8 @@ from __future__ import annotations
 import __future__
 import ast
 import inspect
+import io
+import tokenize
 import types
 from typing import Any
 
@@ -44,10 +47,35 @@ def _compiles_to(fn: types.FunctionType, text: str) -> bool:
     except (SyntaxError, ValueError):
         return True
     found = [c for c in compiled.co_consts if isinstance(c, types.CodeType) and c.co_name == code.co_name]
-    owner = fn.__qualname__.split(".")[-2] if "." in fn.__qualname__ else ""  # (a method's class)
-    owner = owner if owner.isidentifier() else ""
     # (no def of that name: the lines the code's first line number points at are another text now)
-    return len(found) == 1 and _same(found[0], code, owner.lstrip("_"))
+    return len(found) == 1 and _same(found[0], code, owner_class(fn))
+
+
+def owner_class(fn: types.FunctionType) -> str:
+    """The name, as Python mangles private names with it, of the class whose body defines
+    ``fn`` (a method, or a function nested in one); "" if none."""
+    parts = fn.__qualname__.split(".")[:-1]
+    classes = [p for i, p in enumerate(parts) if p != "<locals>" and parts[i + 1:i + 2] != ["<locals>"]]
+    return classes[-1].lstrip("_") if classes else ""
+
+
+def mangle(text: str, owner: str) -> str:
+    """``text`` with its private names (``self.__scale``, ``__tmp``) as Python compiles them in
+    the class ``owner`` (``self._Model__scale``): generated code is compiled outside the class."""
+    if not owner or "__" not in text:
+        return text
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return text
+    lines = text.splitlines(True)
+    for tok in reversed(tokens):  # (from the end: the columns before each token stay valid)
+        name = tok.string
+        if tok.type == tokenize.NAME and name.startswith("__") and not name.endswith("__"):
+            row, col = tok.start
+            line = lines[row - 1]
+            lines[row - 1] = f"{line[:col]}_{owner}{line[col:]}"
+    return "".join(lines)
 
 
 def _imports(body: list[ast.stmt]) -> list[ast.stmt]:

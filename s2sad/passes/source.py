@@ -20,7 +20,7 @@ import types
 from dataclasses import dataclass
 
 from ..errors import GENERATED_LINES, Location, S2SADError, SourceError, user_line
-from .current import runs_text
+from .current import mangle, owner_class, runs_text
 
 
 #: Where the standard library and installed packages live: code there is never traced into.
@@ -124,6 +124,7 @@ def read_source(fn: object) -> FunctionSource:
     signature = forwarding_signature(fn)
     if signature is not None:
         text, line_map = _specialize(fn, text, signature)
+    text = mangle(text, owner_class(fn))
     return FunctionSource(fn, text, fn.__code__.co_filename, max(first_line, 1), indent,
                           tuple(lines), line_map=line_map)
 
