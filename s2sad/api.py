@@ -18,6 +18,7 @@ from .runtime import check_wrt_item, seed, zeros_grad
 from .runtime.checks import check_wrt_of
 from .runtime.trees import distinct
 from .runtime.checks import refuse_other_library
+from .runtime.trees import rebuild
 from .tracebacks import user_errors
 
 _FUNCTION = types.FunctionType
@@ -245,6 +246,7 @@ def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequenc
     signature = inspect.signature(unwrap(f))
 
     def vjp_call(*args: Any, **kwargs: Any) -> Any:
+        args, kwargs = _copied(args), _copied(kwargs)  # (the pullback reads them later)
         given = signature.bind(*args, **kwargs).arguments
         for name in names:  # (grad's check: the split form leaves its checks to its caller)
             if name in given:
@@ -258,6 +260,7 @@ def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequenc
         if has_aux:
             value, aux = _output_and_aux(f, value)
         fresh = [backward]  # runs once: its backward pass consumes what it kept
+        shown, aux = _copied(value), _copied(aux)  # (the backward pass may read the value's arrays)
 
         def pullback(cotangent: Any) -> Any:
             cotangent = _checked_cotangent(cotangent, value)
@@ -266,7 +269,7 @@ def vjp(f: Callable[..., Any], wrt: Wrt | None = None, *, argnums: int | Sequenc
             grads = fresh.pop()(cotangent) if fresh else generate(f, wrt, "vjp")(cotangent, *args, **kwargs)
             return _owned(grads, cotangent, multiple)
 
-        return (value, pullback, aux) if has_aux else (value, pullback)
+        return (shown, pullback, aux) if has_aux else (shown, pullback)
 
     return vjp_call
 
@@ -276,6 +279,18 @@ def _owned(grads: Any, cotangent: Any, multiple: bool) -> Any:
     (``f(x) = x + 1``), nor one array twice (``x`` and ``y`` of ``x + y``)."""
     owned = distinct(cotangent, *(grads if multiple else (grads,)))[1:]
     return owned if multiple else owned[0]
+
+
+def _copied(tree: Any) -> Any:
+    """``tree`` with its NumPy arrays copied, in tuples, lists and dicts too: a pullback called
+    later reads the arrays of the call, whatever the caller then writes into its own."""
+    if type(tree) is np.ndarray:
+        return tree.copy()
+    if type(tree) is dict:
+        return {key: _copied(value) for key, value in tree.items()}
+    if type(tree) in (tuple, list) or isinstance(tree, tuple) and hasattr(tree, "_fields"):
+        return rebuild(tree, [_copied(item) for item in tree])
+    return tree
 
 
 def _checked_cotangent(cotangent: Any, value: Any) -> Any:

@@ -21,7 +21,6 @@ from typing import Any, Callable, Sequence
 
 from .api import Differentiable
 from .compiler import build, target, wrt_names
-from .passes.callees import unwrap
 from .specializing import specialized_for
 from .errors import S2SADError
 
@@ -107,6 +106,9 @@ def load_function(target: str) -> Any:
             raise S2SADError(f"invalid syntax: {exc.msg}", _syntax_location(exc)) from None
         except Exception as exc:  # noqa: BLE001 - the user's module failed to import
             raise CLIError(f"{where}: importing it failed: {type(exc).__name__}: {exc}") from exc
+        except SystemExit as exc:  # a script that runs (and exits) when imported
+            raise CLIError(f"{where}: importing it exited (SystemExit: {exc.code}); put the script's "
+                           f"own code under 'if __name__ == \"__main__\":'") from None
     else:
         if os.getcwd() not in sys.path and "" not in sys.path:
             sys.path.insert(0, os.getcwd())
@@ -116,6 +118,9 @@ def load_function(target: str) -> Any:
             raise S2SADError(f"invalid syntax: {exc.msg}", _syntax_location(exc)) from None
         except ImportError as exc:
             raise CLIError(f"cannot import module '{where}': {exc}") from exc
+        except SystemExit as exc:
+            raise CLIError(f"{where}: importing it exited (SystemExit: {exc.code}); put the module's "
+                           f"own code under 'if __name__ == \"__main__\":'") from None
     fn: Any = module
     for part in name.split("."):  # Model.loss: a class's function (self is then its first parameter)
         fn = getattr(fn, part, None)
@@ -178,13 +183,16 @@ def _signature(fn: Any, shapes: list[str], dtype: str) -> tuple[Any, ...]:
     for item in shapes:
         name, equals, dims = item.partition("=")
         if not equals or name not in params:
+            if not params:
+                raise UsageError(f"--shapes {item}: {fn.__name__} has no named positional parameter "
+                                 f"(--shapes gives their shapes; *args cannot be given one)")
             raise UsageError(f"--shapes {item}: write NAME=DIMS for a positional parameter of "
                              f"{fn.__name__} ({', '.join(params)}), for example {params[0]}=64x10")
-        try:
-            given[name] = ((tuple(int(n) for n in dims.split("x")), kind) if dims else float)
-        except ValueError:
-            raise UsageError(f"--shapes {item}: the dimensions are integers joined by x "
-                             f"({name}=64x10, {name}=10; {name}= for a float)") from None
+        sizes = dims.split("x")
+        if dims and not all(n.isascii() and n.isdigit() for n in sizes):  # (int() takes "-3")
+            raise UsageError(f"--shapes {item}: the dimensions are non-negative integers joined by x "
+                             f"({name}=64x10, {name}=10; {name}= for a float)")
+        given[name] = (tuple(map(int, sizes)), kind) if dims else float
     return tuple(given.get(p, object) for p in params)
 
 
@@ -262,30 +270,31 @@ def _code(args: argparse.Namespace, color: bool) -> str:
     if args.standalone and not args.stages:
         from .standalone import make_standalone
 
-        code = make_standalone(code, unwrap(fn))
+        code = make_standalone(code, target(fn, wrt).fn)
     return code
 
 
 def _generated(fn: Any, wrt: Any, args: argparse.Namespace, stages: Callable[[str, str], None] | None) -> str:
-    """The generated code of ``--mode`` (specialised to ``--shapes``, if given)."""
-    if args.mode == "hvp":
-        gradient = build(fn, wrt, "grad")
-        names = wrt_names(unwrap(fn), wrt)[0]
-        return build(gradient, names if len(names) > 1 else names[0], "jvp", stages).__s2sad_source__
+    """The generated code of ``--mode`` (specialised to ``--shapes``, if given) of the function
+    behind ``fn`` (a bound method's, a partial's, an object's ``__call__``)."""
     if args.dtype is not None and not args.shapes:
         raise UsageError(f"--dtype {args.dtype} is the dtype of the --shapes arrays: give --shapes too "
                          f"(--shapes x=64x10 --dtype {args.dtype})")
+    if args.shapes and (args.mode != "reverse" or args.jit):
+        raise UsageError("--shapes specialises the gradient: it takes neither --mode "
+                         "forward/hvp nor --jit")
+    t = target(fn, wrt)
+    if args.mode == "hvp":
+        gradient = build(t.fn, t.wrt, "grad")
+        names = wrt_names(t.fn, t.wrt)[0]
+        return build(gradient, names if len(names) > 1 else names[0], "jvp", stages).__s2sad_source__
     if args.shapes:
-        if args.mode != "reverse" or args.jit:
-            raise UsageError("--shapes specialises the gradient: it takes neither --mode "
-                             "forward/hvp nor --jit")
-        t = target(fn, wrt)
         signature = _signature(t.fn, args.shapes, args.dtype or "float64")
         if stages is not None:
             return build(t.fn, t.wrt, "grad", stages, shapes=signature).__s2sad_source__
         generic = build(t.fn, t.wrt, "grad")
         return specialized_for(t.fn, t.wrt, "grad", signature, generic).__s2sad_source__
-    return build(fn, wrt, "grad" if args.mode == "reverse" else "jvp", stages).__s2sad_source__
+    return build(t.fn, t.wrt, "grad" if args.mode == "reverse" else "jvp", stages).__s2sad_source__
 
 
 if __name__ == "__main__":  # pragma: no cover

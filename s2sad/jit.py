@@ -37,6 +37,7 @@ import numpy as np
 
 from . import runtime as rt
 from .errors import JitError, JitWarning, Location, S2SADError
+from .jit_syntax import POWER, SQUARE, power_call
 from .jit_tape import COLUMN, GET, PUT, preallocate
 from .tracebacks import user_stacklevel
 
@@ -50,7 +51,6 @@ MATMUL = "_jit_matmul"  # the name compiled code calls for ``@``
 #: NumPy's vectorised kernels are what the compiled code would run, less its allocations
 #: (numba wins on loops and on small arrays and numbers, where Python's overhead is the cost).
 VECTORISED = 1024
-SQUARE = "_jit_square"  # x ** 2 (jit_runtime.square)
 BLANK, ONE = "_jit_blank", "_jit_one"  # a stand-in for a ufunc's result (jit_arrays.blank, one)
 # the names compiled code calls for reductions over an axis (jit_arrays.AXIS_REDUCTIONS)
 REDUCTIONS = {"sum": "_jit_sum", "max": "_jit_max", "amax": "_jit_max", "min": "_jit_min", "amin": "_jit_min",
@@ -225,10 +225,7 @@ class _Rewrite(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.op, ast.MatMult):
             return ast.copy_location(ast.Call(ast.Name(MATMUL, ast.Load()), [node.left, node.right], []), node)
-        if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and type(node.right.value) is int \
-                and node.right.value == 2:  # numba compiles x ** 2 as a general power: a third of a scalar's compile
-            return ast.copy_location(ast.Call(ast.Name(SQUARE, ast.Load()), [node.left], []), node)
-        return node
+        return power_call(node) if isinstance(node.op, ast.Pow) else node
 
     def visit_Call(self, node: ast.Call) -> Any:
         self.generic_visit(node)
@@ -305,8 +302,9 @@ def _load(plan_: Plan, path: str, name: str) -> types.FunctionType:
         module = types.ModuleType(name)
         module.__file__ = path
         from .jit_arrays import AXIS_REDUCTIONS, blank, one
-        from .jit_runtime import column, get, matmul, put, square
-        module.__dict__.update(plan_.namespace, **{MATMUL: matmul, SQUARE: square, BLANK: blank, ONE: one,
+        from .jit_runtime import column, get, matmul, power, put, square
+        module.__dict__.update(plan_.namespace, **{MATMUL: matmul, SQUARE: square, POWER: power,
+                                                   BLANK: blank, ONE: one,
                                                    COLUMN: column, PUT: put, GET: get})
         module.__dict__.update({name: AXIS_REDUCTIONS[name[len("_jit_"):]] for name in REDUCTIONS.values()})
         exec(compile(plan_.tree, path, "exec"), module.__dict__)  # noqa: S102 - our generated code

@@ -127,6 +127,32 @@ def _square(x) -> Impl:
     raise not_compiled(f"x ** 2 for x a {x}")
 
 
+def power(x: Any, y: Any) -> Any:
+    """``x ** y`` for an exponent that is not a non-negative integer literal (what compiled
+    code calls for it)."""
+    return x ** y
+
+
+def _integer(t: Any) -> bool:
+    return isinstance(t.dtype if isinstance(t, types.Array) else t, types.Integer)  # (True ** -1 is 1)
+
+
+@cached_overload(power)
+def _power(x, y) -> Impl:
+    if not (_integer(x) and _integer(y)):
+        return lambda x, y: x ** y
+    if not isinstance(x, types.Array) and not isinstance(y, types.Array):
+        # Python: an int to a negative int power is a float (numba's integer power gives 0);
+        # one float type, whatever the exponent's sign (the same value: a float to an int power)
+        return lambda x, y: float(x) ** y
+
+    def integers(x, y) -> Any:  # NumPy refuses a negative power of integers (numba's gives 0)
+        if np.any(np.asarray(y) < 0):
+            raise ValueError("Integers to negative integer powers are not allowed.")
+        return x ** y
+    return integers
+
+
 @cached_overload(rt.mul_into)
 def _mul_into(g, dead) -> Impl:
     if (is_float_array(dead) and dead.mutable and dead.layout == "C" and isinstance(g, types.Array)

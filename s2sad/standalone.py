@@ -15,6 +15,7 @@ import builtins
 import importlib
 import importlib.util
 import inspect
+import math
 import pathlib
 import re
 import sys
@@ -41,17 +42,39 @@ def make_standalone(text: str, fn: Callable[..., Any]) -> str:
 
 
 def _constant(value: Any) -> bool:
+    """A value a literal spells: numbers, strings, and tuples, lists and dicts of them (a list
+    or dict as the generated code reads it when the module is written, as a number is)."""
     if isinstance(value, _CONSTANT_TYPES):
         return True
-    if isinstance(value, (tuple, frozenset)):
+    if type(value) in (tuple, frozenset, list):
         return all(_constant(v) for v in value)
+    if type(value) is dict:
+        return all(_constant(k) and _constant(v) for k, v in value.items())
     return isinstance(value, np.generic) and value.dtype.kind in "biufc"
 
 
 def _literal(value: Any) -> str:
+    """Source that evaluates to the constant ``value``: ``float('inf')`` where ``repr`` is a
+    name (inf, nan), the plain number or string of a subclass's (an ``IntEnum``'s member)."""
     if isinstance(value, np.generic):
-        return f"np.{value.dtype.name}({value.item()!r})"
-    return repr(value)
+        return f"np.{value.dtype.name}({_literal(value.item())})"
+    if type(value) in (tuple, list, frozenset):
+        items = [_literal(v) for v in value]
+        if type(value) is frozenset:
+            return f"frozenset([{', '.join(items)}])"
+        text = ", ".join(items) + ("," if len(items) == 1 and type(value) is tuple else "")
+        return f"({text})" if type(value) is tuple else f"[{text}]"
+    if type(value) is dict:
+        return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, complex):
+        finite = math.isfinite(value.real) and math.isfinite(value.imag)
+        return repr(value) if finite and type(value) is complex else \
+            f"complex({_literal(value.real)}, {_literal(value.imag)})"
+    if isinstance(value, float):
+        return repr(float(value)) if math.isfinite(value) else f"float('{value!r}')"
+    if isinstance(value, (str, bytes)):
+        return repr(value[:])  # (a str subclass's slice is a str)
+    return repr(int(value)) if isinstance(value, int) and not isinstance(value, bool) else repr(value)
 
 
 def _is_s2sad(module: str | None) -> bool:
@@ -163,8 +186,9 @@ class _Module:
             elif isinstance(node, ast.Import):
                 drop |= lines
                 for alias in node.names:
-                    if alias.name.split(".")[0] == "numpy" or not _is_user_module(alias.name):
-                        self.imports.add(ast.unparse(ast.Import(names=[alias])))
+                    if alias.name.split(".")[0] != "numpy" and _is_user_module(alias.name):
+                        raise _user_module(alias.name)
+                    self.imports.add(ast.unparse(ast.Import(names=[alias])))
             elif _rule_function_call(node):
                 drop |= lines
                 name = node.targets[0].id  # type: ignore[attr-defined]
@@ -252,6 +276,8 @@ class _Module:
         if _constant(obj):
             self.user[name] = f"{name} = {_literal(obj)}"
         elif isinstance(obj, types.ModuleType):
+            if _is_user_module(obj.__name__):
+                raise _user_module(obj.__name__)
             as_name = "" if obj.__name__ == name else f" as {name}"
             self.imports.add(f"import {obj.__name__}{as_name}")
         elif _is_s2sad(getattr(obj, "__module__", None)) and not _is_api(obj):
@@ -267,6 +293,11 @@ class _Module:
             attr = getattr(obj, "__name__", name)
             if not where or getattr(sys.modules.get(where), attr, None) is not obj:
                 raise StandaloneError(f"cannot copy or import {name!r} ({obj!r}) in a standalone module")
+            if _is_user_module(where):  # (importing it would need the user's module)
+                raise StandaloneError(
+                    f"the generated code reads {name!r} ({type(obj).__name__}) from {where}, your module: "
+                    f"a standalone module copies only functions and constants (numbers, strings, and "
+                    f"tuples, lists and dicts of them); pass it as an argument")
             self.imports.add(f"from {where} import {attr}" + ("" if attr == name else f" as {name}"))
 
     def copy_function(self, fn: types.FunctionType, name: str) -> str:
@@ -347,6 +378,14 @@ def _rule_function_call(node: ast.stmt) -> bool:
     return (isinstance(node, ast.Assign) and len(node.targets) == 1
             and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call)
             and isinstance(node.value.func, ast.Name) and node.value.func.id == "rule_function")
+
+
+def _user_module(name: str) -> StandaloneError:
+    """The code reads an attribute of the user's module ``name`` (``m.LAM``), which a module
+    that does not import it cannot."""
+    return StandaloneError(f"the generated code reads the module {name!r}, yours: a standalone module "
+                           f"copies your functions and constants by name, not modules; import what "
+                           f"the function reads by name (from {name} import ...)")
 
 
 def _is_user_module(name: str | None) -> bool:

@@ -20,6 +20,7 @@ import types
 from dataclasses import dataclass
 
 from ..errors import GENERATED_LINES, Location, S2SADError, SourceError, user_line
+from .current import mangle, owner_class, runs_text
 
 
 #: Where the standard library and installed packages live: code there is never traced into.
@@ -110,12 +111,20 @@ def read_source(fn: object) -> FunctionSource:
         ) from None
     raw = "".join(lines)
     text = textwrap.dedent(raw)
+    if not runs_text(fn, raw, _tree(fn.__code__.co_filename, linecache.getlines(fn.__code__.co_filename))):
+        raise SourceError(
+            f"the source of {fn.__qualname__} in {os.path.basename(fn.__code__.co_filename)} is not the "
+            f"code it runs: the file changed since its module was imported (or a decorator rewrote "
+            f"the code); reload the module (importlib.reload, or restart the kernel) and take the "
+            f"function again",
+            Location(fn.__code__.co_filename, max(first_line, 1), 1, lines[0] if lines else ""))
     first = lines[0] if lines else ""
     indent = len(first) - len(first.lstrip()) if text.strip() else 0
     line_map: tuple[int, ...] = ()
     signature = forwarding_signature(fn)
     if signature is not None:
         text, line_map = _specialize(fn, text, signature)
+    text = mangle(text, owner_class(fn))
     return FunctionSource(fn, text, fn.__code__.co_filename, max(first_line, 1), indent,
                           tuple(lines), line_map=line_map)
 
