@@ -342,7 +342,7 @@ REFUSED = {
 
 #: checked through every mode (vjp, jacobian, hvp, hessian, grad of grad, jit="auto" too)
 EVERY_MODE = ("lambda_map", "lambda_reduce", "method_loss", "nested_def_closure", "recursion_power",
-              "star_args", "for_break_else", "while_else", "aug_slice", "walrus_if",
+              "star_args", "for_break_else", "while_else", "aug_slice", "dictcomp", "walrus_if",
               "kwargs_call", "inheritance_super", "listcomp_nested", "unpack_enumerate_zip")
 
 
@@ -432,3 +432,25 @@ PURE = {
 @pytest.mark.parametrize("name", sorted(PURE))
 def test_a_call_whose_result_the_gradient_does_not_need_runs(name: str) -> None:
     check_light(made(PURE[name]), (X, W))
+
+
+WRITTEN_INTO = {
+    # second order of code that writes into a dict or list: the gradient of the first-order
+    # code's dict was added with '+' (a TypeError), and its list's joined (a wrong gradient)
+    "dict_set_twice": "def f(x, w):\n    d = {'a': x, 'b': w}\n    d['a'] = d['a'] * w\n"
+                      "    d['b'] = np.sin(d['a'])\n    return np.sum(d['a'] * d['b'])\n",
+    "dict_set_in_a_loop": "def f(x, w):\n    d = {'h': x}\n    for i in range(3):\n"
+                          "        d['h'] = np.tanh(d['h'] * w[i])\n    return np.sum(d['h'] ** 2)\n",
+    "list_of_numbers": "def f(x, w):\n    ys = [x[0], x[1], w[0]]\n    ys[1] = ys[0] * ys[2]\n"
+                       "    ys[0] = ys[1] ** 2\n    return ys[0] + ys[1] * ys[2]\n",
+    "dict_comprehension": "def f(x, w):\n    d = {k: x * i for i, k in enumerate('ab')}\n    d['a'] = d['b'] * w\n"
+                          "    return np.sum(d['a'] ** 2 + d['b'])\n",
+    "tuple_in_a_dict": "def f(x, w):\n    d = {'p': (x, w)}\n    a, b = d['p']\n    d['p'] = (a * b, b)\n"
+                       "    return np.sum(d['p'][0] ** 2)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRITTEN_INTO))
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_second_order_of_a_write_into_a_dict_or_list(name: str, wrt: int) -> None:
+    check(made(WRITTEN_INTO[name]), (X, W), wrt)
