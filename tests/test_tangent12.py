@@ -328,7 +328,6 @@ REFUSED = {
     'nonlocal_counter': ('def f(x, w):\n    n = 0\n    def g(t):\n        nonlocal n\n        n += 1\n        return t * w\n    return np.sum(g(x)) * n\n', 'AA', 4, 9, "'nonlocal'\\ is\\ not\\ supported;\\ pass\\ the\\ va"),
     'partial': ('def h(a, b, scale=1.0):\n    return a * b * scale\n\ndef f(x, w):\n    g = functools.partial(h, scale=2.0)\n    return np.sum(g(x, w))\n', 'AA', 6, 19, "'g'\\ is\\ a\\ functools\\.partial\\ made\\ in\\ the\\ d"),
     'partial_grad': ('def h(a, b):\n    return a * b\n\ndef f(x, w):\n    g = functools.partial(h, w)\n    return np.sum(g(x))\n', 'AA', 6, 19, "'g'\\ is\\ a\\ functools\\.partial\\ made\\ in\\ the\\ d"),
-    'pass_ellipsis': ('def f(x, w):\n    if x[0] > 10:\n        pass\n    ...\n    return np.sum(x * w)\n', 'AA', 4, 5, 'an\\ expression\\ statement\\ whose\\ result\\ is\\ '),
     'setcomp': ('def f(x, w):\n    s = {int(i) for i in range(3)}\n    return sum(x[i] * w[i] for i in s)\n', 'AA', 3, 5, 'this\\ loop\\ iterates\\ over\\ a\\ set,\\ which\\ s2s'),
     'shadow_abs_param': ('def f(x, w, abs=np.abs):\n    return np.sum(abs(x) * w)\n', 'AA', 2, 19, "'abs'\\ is\\ a\\ parameter\\ called\\ as\\ a\\ functio"),
     'string_ops': ("def f(x, w):\n    name = 'layer' + str(1)\n    d = {name: x}\n    return np.sum(d['layer1'] * w)\n", 'AA', 3, 10, 'dict\\ keys\\ must\\ be\\ string\\ literals'),
@@ -492,3 +491,56 @@ def test_an_operator_a_class_writes_in_python_is_refused_where_a_gradient_reache
 def test_an_object_with_its_own_operators_where_no_operator_carries_a_gradient(source: str) -> None:
     check_light(made(SCALED + "\n" + source), (X, W))
 
+
+MATCH = {
+    # 'match' was refused outright; literal patterns are the if/elif/else they mean
+    "strings": "def f(x, w, mode='lin'):\n    match mode:\n        case 'sq':\n            y = x ** 2\n"
+               "        case 'lin':\n            y = x * w\n        case _:\n            y = np.sin(x)\n"
+               "    return np.sum(y * w)\n",
+    "the_default": "def f(x, w, mode='other'):\n    match mode:\n        case 'sq':\n            y = x ** 2\n"
+                   "        case _:\n            y = np.sin(x) * w\n    return np.sum(y * w)\n",
+    "returns": "def f(x, w):\n    n = 2\n    match n:\n        case 1:\n            return np.sum(x)\n"
+               "        case 2:\n            return np.sum(x * w)\n    return 0.0\n",
+    "first_statement_or": "def f(x, w):\n    match x.ndim:\n        case 1:\n            y = x * w\n"
+                          "        case 2 | 3:\n            y = x\n    return np.sum(y ** 2)\n",
+    "in_a_loop_with_a_guard": "def f(x, w):\n    s = 0.0\n    for i in range(3):\n        match i:\n"
+                              "            case 0 | 2 if x[i] > 0:\n                s = s + x[i] * w[i]\n"
+                              "            case 1:\n                s = s * x[i]\n            case _:\n"
+                              "                s = s - w[i] * x[i] ** 2\n    return s\n",
+    "none": "def f(x, w, b=None):\n    match b:\n        case None:\n            y = x * w\n        case _:\n"
+            "            y = x * b\n    return np.sum(y)\n",
+    "in_a_callee": "def h(t, mode):\n    match mode:\n        case 'a':\n            return t ** 2\n"
+                   "        case 'b':\n            return np.sin(t)\n    return t\n\ndef f(x, w):\n"
+                   "    return np.sum(h(x, 'b') * w + h(w, 'a') * x)\n",
+    "dotted_names": "import enum\nclass M(enum.Enum):\n    A = 1\n    B = 2\nMODE = M.B\n\ndef f(x, w):\n"
+                    "    match MODE:\n        case M.A:\n            y = x\n        case M.B:\n            y = x * w\n"
+                    "    return np.sum(y * w)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATCH))
+def test_a_match_on_literal_patterns(name: str) -> None:
+    check_light(made(MATCH[name]), (X, W))
+
+
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_a_match_in_every_mode(wrt: int) -> None:
+    check(made(MATCH["in_a_loop_with_a_guard"]), (X, W), wrt)
+
+
+@pytest.mark.parametrize("source, line, column", [
+    ("def f(x, w):\n    match x.ndim:\n        case n:\n            y = x * n\n    return np.sum(y * w)\n", 3, 14),
+    ("def f(x, w):\n    match (1, 2):\n        case (a, b):\n            y = x * a\n    return np.sum(y * w)\n", 3, 15),
+])
+def test_a_match_on_other_patterns_is_refused_at_the_pattern(source: str, line: int, column: int) -> None:
+    refused_at(made(source), (X, W), line, column, "a 'case' pattern other than a literal")
+
+
+@pytest.mark.parametrize("source", [
+    # a literal as a statement was refused ("may change its arguments in place"): it does nothing
+    "def f(x, w):\n    if x[0] > 10:\n        pass\n    ...\n    return np.sum(x * w)\n",
+    "def f(x, w):\n    y = x * w\n    \"\"\"the second half\"\"\"\n    return np.sum(y ** 2)\n",
+    "def f(x, w):\n    for t in w:\n        ...\n        x = x * t\n    return np.sum(x)\n",
+])
+def test_a_literal_as_a_statement_does_nothing(source: str) -> None:
+    check_light(made(source), (X, W))
