@@ -544,3 +544,13 @@ def test_a_match_on_other_patterns_is_refused_at_the_pattern(source: str, line: 
 ])
 def test_a_literal_as_a_statement_does_nothing(source: str) -> None:
     check_light(made(source), (X, W))
+
+
+def test_second_order_through_pairs_holding_strings() -> None:
+    """The gradient of a string (a dict's key in a pair) was a string array (np.zeros_like):
+    adding gradients of such pairs at second order raised a UFuncTypeError."""
+    f = made("def f(x, w):\n    items = []\n    for k, v in zip(['a', 'b'], [x * 2, w]):\n"
+             "        items = items + [(k, v)]\n    d = dict(items)\n    return np.sum(d['a'] * np.sin(d['b'] * x))\n")
+    check_light(f, (X, W))
+    for wrt in (0, 1):
+        second_order(f, (X, W), wrt, direction(X))
