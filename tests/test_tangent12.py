@@ -392,6 +392,11 @@ STATEFUL = {
                                  "    s = outer(y, x[0] * w[0])\n    return np.sum(y * w)\n", 11, 9),
     "appended_to_a_list": ("def push(items, v):\n    items.append(v)\n    return len(items)\n\ndef f(x, w):\n"
                            "    ys = [w[0]]\n    n = push(ys, x[0])\n    return ys[-1] * w[1]\n", 7, 9),
+    # a function calls a method of an object it is passed, which keeps the value
+    "method_of_an_argument": ("class Box:\n    def __init__(self):\n        self.v = None\n    def store(self, t):\n"
+                              "        self.v = t\n        return 0\n\ndef keep(b, t):\n    r = b.store(t)\n"
+                              "    return r\n\nB = Box()\n\ndef f(x, w):\n    u = keep(B, x * w)\n"
+                              "    return np.sum(B.v * w)\n", 15, 9),
     # a list's or dict's method that changes it, its result (None) assigned: was wrong or an IndexError
     "list_reverse": ("def f(x, w):\n    ys = [x[0], x[1] * w[1], w[2]]\n    r = ys.reverse()\n"
                      "    return ys[0] * 2 + ys[2]\n", 3, 9),

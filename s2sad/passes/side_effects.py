@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import libcst as cst
 
-from ..errors import UnsupportedSyntaxError
+from ..errors import GENERATED_LINES, UnsupportedSyntaxError
 from ..ir import Assign, Call, Function, If, Loop, Opaque, Raw, Return, operand_reads, reads, statements
 from .callees import unwrap
 from .normalize.syntax import walk
@@ -27,6 +27,18 @@ from .source import library_function
 _MUTATING = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
                        "sort", "reverse", "fill", "resize", "popitem", "add", "discard", "itemset",
                        "put", "setflags", "__setitem__", "__iadd__", "__imul__"})
+#: Methods of arrays, lists and dicts that change nothing (any other method of an object the
+#: function is passed may change it: ``box.store(v)``).
+_READING = frozenset({"sum", "mean", "max", "min", "std", "var", "prod", "cumsum", "cumprod", "copy",
+                      "reshape", "ravel", "flatten", "transpose", "swapaxes", "squeeze", "astype", "dot",
+                      "clip", "round", "conj", "conjugate", "tolist", "item", "any", "all", "argmax",
+                      "argmin", "argsort", "nonzero", "diagonal", "trace", "view", "get", "keys", "values",
+                      "items", "count", "index", "__len__", "__getitem__", "__contains__",
+                      # a random generator's draws: the state they change carries no gradient
+                      "random", "normal", "uniform", "integers", "choice", "permutation", "standard_normal",
+                      "binomial", "poisson", "exponential", "beta", "gamma", "laplace", "logistic",
+                      "lognormal", "multinomial", "multivariate_normal", "dirichlet", "geometric",
+                      "rand", "randn", "randint", "random_sample", "standard_t", "chisquare"})
 #: What an expression statement may call without changing its arguments.
 _HARMLESS_ROOTS = frozenset({"print", "warnings", "logging", "log", "logger"})
 
@@ -89,7 +101,8 @@ def state_change(fn: Any) -> str | None:
 
 
 def _scan(fn: Any, seen: set[int]) -> str | None:
-    if not isinstance(fn, types.FunctionType) or library_function(fn) or id(fn) in seen:
+    if not isinstance(fn, types.FunctionType) or library_function(fn) or id(fn) in seen \
+            or fn.__code__.co_filename in GENERATED_LINES:  # (s2sad's own code: a gradient grad(f) made)
         return None
     seen.add(id(fn))
     try:
@@ -99,8 +112,10 @@ def _scan(fn: Any, seen: set[int]) -> str | None:
         return None
     where = f"{fn.__code__.co_filename}:"
     locals_ = _fresh_locals(tree)
+    objects = {n for n, v in fn.__globals__.items() if not isinstance(v, (types.ModuleType, type, types.FunctionType))}
+    receivers = ({a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)} | objects) - locals_
     for node in ast.walk(tree):
-        what = _changes(node, locals_)
+        what = _changes(node, locals_) or _method_of(node, receivers)
         if what is not None:
             return f"{where}{first + node.lineno - 1}: {what}"
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -127,6 +142,15 @@ def _fresh_locals(tree: ast.AST) -> set[str]:
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
             aliased.update(n.id for n in ast.walk(node.optional_vars) if isinstance(n, ast.Name))
     return fresh - aliased
+
+
+def _method_of(node: ast.AST, receivers: set[str]) -> str | None:
+    """A call of a method of an object the function is passed or reads (a parameter, a global
+    object) that is not known to change nothing."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr not in _READING \
+            and _root(node.func) in receivers:
+        return f"'{ast.unparse(node.func)}(...)', a method that may change its object"
+    return None
 
 
 def _root(node: ast.expr) -> str | None:
