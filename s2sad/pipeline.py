@@ -104,8 +104,9 @@ def _activity_label(stmt: Assign, act: activity_pass.Activity) -> str:
 
 def _run_activity(s: State) -> None:
     params = tuple(dict.fromkeys(wrt_parameter(p) for p in s.wrt))  # args for args[0], args[1]
-    s.activity = activity_pass.analyze(s.ir, params, forward=s.kind == "jvp")
-    s.warned = activity_pass.warn_zero_gradients(s.ir, params, s.activity, s.source.filename in GENERATED_LINES)
+    generated = s.source.filename in GENERATED_LINES
+    s.activity = activity_pass.analyze(s.ir, params, forward=s.kind == "jvp", generated=generated)
+    s.warned = activity_pass.warn_zero_gradients(s.ir, params, s.activity, generated)
 
 
 def _run_reverse(s: State) -> None:

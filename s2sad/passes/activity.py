@@ -33,6 +33,7 @@ from ..ir import (Assign, Call, Const, Function, Loop, Opaque, Operand, Return, 
                   reads)
 from ..rules.registry import APPEND, SETITEM, Rule
 from ..tracebacks import user_stacklevel
+from .side_effects import check_callee_effects
 
 
 @dataclass
@@ -337,7 +338,7 @@ def _integer(index: object) -> bool:
         return False
 
 
-def analyze(fn: Function, wrt: tuple[str, ...], forward: bool = False) -> Activity:
+def analyze(fn: Function, wrt: tuple[str, ...], forward: bool = False, generated: bool = False) -> Activity:
     varied, cuts = _varied(fn, set(wrt), forward)
     ret = fn.body[-1]
     assert isinstance(ret, Return)
@@ -360,6 +361,8 @@ def analyze(fn: Function, wrt: tuple[str, ...], forward: bool = False) -> Activi
     _check_float_writes(fn, stmts, surely, varied, active)
     _check_unused_calls(stmts, useful, active)
     _check_changed_in_place(stmts, active, varied)
+    if not generated:  # (s2sad's own code calls what it differentiates for its effect on nothing)
+        check_callee_effects(fn, stmts, varied, useful, _flows)
     return Activity(varied, useful, active, cuts, forward)
 
 

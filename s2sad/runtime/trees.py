@@ -21,8 +21,9 @@ def zeros_grad(x: Any, seed: Any = None) -> Any:
 
     ``seed``, the call's seed, gives an array of ``x`` the library of the gradients
     added to it (a NumPy parameter's gradient on Dask data is a Dask array)."""
-    if type(x) is float or type(x) is int or type(x) is bool or x is None:
-        return 0.0  # an int's too: a later iteration may make the variable a float (None: unassigned)
+    if type(x) is float or type(x) is int or type(x) is bool or x is None or isinstance(x, str):
+        return 0.0  # an int's too: a later iteration may make the variable a float (None: unassigned;
+        # a string: a dict's key held in a pair, ('a', v), which carries no gradient)
     if type(x) is complex:
         return 0j
     if isinstance(x, np.generic):  # a NumPy scalar: one of its type

@@ -426,16 +426,23 @@ class CallLowering:
     def makes_callable(self, func: cst.BaseExpression) -> bool:
         """Whether ``func`` is ``C(...)``, or a local variable the function assigns only ``C(...)``,
         with ``C`` a class whose ``__call__`` is written in Python (called as ``func.__call__``)."""
-        def makes(value: cst.BaseExpression) -> bool:
+        classes = self.made_classes(func)
+        return bool(classes) and all(_python_call(c) for c in classes)
+
+    def made_classes(self, node: cst.BaseExpression) -> list[type]:
+        """The classes ``C`` of ``node`` if it is ``C(...)``, or a local variable the function
+        assigns only ``C(...)``; else none."""
+        def made(value: cst.BaseExpression) -> type | None:
             cls = self.res.object(value.func) if isinstance(value, cst.Call) else None
-            return isinstance(cls, type) and _python_call(cls)
-        if not (isinstance(func, cst.Name) and func.value in self.res.locals):
-            return makes(func)
+            return cls if isinstance(cls, type) else None
+        if not (isinstance(node, cst.Name) and node.value in self.res.locals):
+            return [c for c in [made(node)] if c is not None]
         body = walk(self.parsed.function.body)
-        values = [n.value for n in body if isinstance(n, cst.Assign) and len(n.targets) == 1
-                  and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value == func.value]
-        return func.value not in self.res.params and bool(values) and all(makes(v) for v in values) and len(
-            values) == sum(1 for n in body for t in _bound_by(n) if isinstance(t, cst.Name) and t.value == func.value)
+        classes = [made(n.value) for n in body if isinstance(n, cst.Assign) and len(n.targets) == 1
+                   and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value == node.value]
+        only = node.value not in self.res.params and len(classes) == sum(
+            1 for n in body for t in _bound_by(n) if isinstance(t, cst.Name) and t.value == node.value)
+        return [c for c in classes if c is not None] if only and None not in classes else []
 
     def loop_item(self, func: cst.BaseExpression) -> bool:
         """Whether ``func`` is a name bound only as a for loop's item (``for layer in self.layers:

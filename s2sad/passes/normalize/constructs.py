@@ -52,7 +52,6 @@ UNSUPPORTED: dict[type, str] = {
                 "the variables it reads as arguments",
     cst.NamedExpr: "the walrus operator ':=' is not supported; assign on its own line",
     cst.Set: "set values are not supported",
-    cst.Match: "'match' statements are not supported",
 }
 #: Context managers a ``with`` may open around differentiated code: they change which warnings
 #: NumPy gives, not values; the body is differentiated as if the ``with`` were not there.

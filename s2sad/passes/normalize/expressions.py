@@ -16,7 +16,7 @@ from ...rules.registry import pack_rule
 from ..resolve import MISSING
 from .aliasing import may_alias
 from .constructs import BINARY_OPS, UNARY_OPS, UNSUPPORTED
-from .library import returns_sequence
+from .library import python_method, returns_sequence
 from .naming import user_name
 from .syntax import describe, literal_key, strip_parens
 from .unknown_callees import UnknownMethod
@@ -162,7 +162,25 @@ class ExpressionLowering:
         if key is None:
             return (f"the operator '{self.parsed.code(node.operator).strip()}' is not supported on "
                     f"values that carry a gradient")
+        name = getattr(key, "__name__", "").strip("_")
+        for operand, order in ((node.left, ("", "r")), (node.right, ("r", ""))):
+            for cls in self.held_classes(operand):
+                written = [d for d in (f"__{r}{name}__" for r in order) if python_method(cls, d)]
+                if written:
+                    return (f"{self.parsed.code(operand).strip()} is a {cls.__name__}, whose "
+                            f"'{self.parsed.code(node.operator).strip()}' is its own {written[0]}, which "
+                            f"s2sad does not differentiate as an operator; call it as a method "
+                            f"({self.parsed.code(operand).strip()}.{written[0]}(...)) or a function")
         return None
+
+    def held_classes(self, node: cst.BaseExpression) -> list[type]:
+        """The classes of the objects ``node`` may hold that are known here: a global's or a
+        closure variable's, or those of the constructor calls it is made by."""
+        node = strip_parens(node)
+        if isinstance(node, (cst.Name, cst.Attribute)) and not self.local_reads(node):
+            held = self.res.object(node)
+            return [] if held is MISSING else [type(held)]
+        return self.made_classes(node)
 
     def is_sequence(self, node: cst.BaseExpression) -> bool:
         """Whether ``node`` is certainly a list or tuple: a display, a comprehension, a list."""

@@ -18,7 +18,7 @@ from .syntax import flat_targets, store_names, strip_parens, variable_name_nodes
 #: The functions lowered as the code they stand for, each with its method (by identity: the
 #: objects a call may resolve to need not be hashable).
 _LOWERINGS = ((builtins.map, "map_call"), (functools.reduce, "reduce_call"), (builtins.sorted, "sorted_call"),
-              (builtins.max, "extreme_call"), (builtins.min, "extreme_call"))
+              (builtins.max, "extreme_call"), (builtins.min, "extreme_call"), (builtins.zip, "zip_call"))
 _EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
 #: Methods that change a list or dict in place.
 _CHANGING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
@@ -46,7 +46,7 @@ class FunctionalLowering:
         second reader would find full where Python's iterator is used up."""
         written, value = value, strip_parens(value)
         if name not in self.fn.user_names or not (isinstance(value, cst.GeneratorExp) or isinstance(
-                value, cst.Call) and self.res.object(value.func) is builtins.map):
+                value, cst.Call) and any(self.res.object(value.func) is f for f in (builtins.map, builtins.zip))):
             return
         body = self.parsed.function.body
         stores = store_names(body)
@@ -54,7 +54,7 @@ class FunctionalLowering:
         inside = {id(n) for n in walk(statement)}
         repeated = [region for region in _repeated_regions(body) if id(reads[0]) in region
                     and not inside <= region] if len(reads) == 1 else []
-        what = "a generator" if isinstance(value, cst.GeneratorExp) else "a map object"
+        what = "a generator" if isinstance(value, cst.GeneratorExp) else f"a {self.parsed.code(value.func)} object"
         if len(reads) != 1 or repeated:
             raise self.unsupported(written, f"{what} bound to a name is an iterator, used up by its "
                                           f"first reader, which s2sad follows only where the name is "
@@ -117,6 +117,20 @@ class FunctionalLowering:
             loop_target = cst.Tuple([cst.Element(cst.Name(n)) for n in names])
         call = cst.Call(func, [cst.Arg(cst.Name(n)) for n in names])
         return self.comprehension(cst.GeneratorExp(call, cst.CompFor(loop_target, iterable)), target)
+
+    def zip_call(self, node: cst.Call, target: str | None) -> Operand:
+        """``zip(xs, ys)`` where it is no loop's iterable (``sorted(zip(xs, ys), key=...)``,
+        ``list(zip(...))``) as ``((a, b) for a, b in zip(xs, ys))``: refused, as ``map``, where
+        its value is bound to a name that is read more than once."""
+        if not node.args or any(a.keyword for a in node.args):
+            raise self.unsupported(node, "zip takes sequences passed by position here; write the "
+                                         "pairs with a comprehension")
+        names = [cst.Name(self.fn.fresh("zipped")) for _ in node.args]
+        zip_name = cst.Name("zip")
+        self.res.objects[zip_name] = builtins.zip
+        iterable = cst.Call(zip_name, [cst.Arg(self.listed(a.value)) for a in node.args])
+        items = cst.Tuple([cst.Element(n) for n in names])
+        return self.comprehension(cst.GeneratorExp(items, cst.CompFor(items, iterable)), target)
 
     def reduce_call(self, node: cst.Call, target: str | None) -> Operand:
         """``functools.reduce(f, xs)`` as ``acc = xs[0]`` and ``for v in xs[1:]: acc = f(acc, v)``

@@ -3,6 +3,7 @@ library or an installed package), which s2sad never traces into."""
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from typing import Any
 
@@ -35,3 +36,10 @@ def callable_object(key: Any) -> bool:
     return not isinstance(key, (type, types.FunctionType, types.MethodType, functools.partial,
                                 Decorated, Dispatch, RecursiveCall)) and isinstance(
         getattr(type(key), "__call__", None), types.FunctionType) and not library_function(type(key).__call__)
+
+
+def python_method(cls: type, name: str) -> bool:
+    """Whether ``cls`` has a method ``name`` written in Python outside libraries (a user's
+    class's own ``__mul__``)."""
+    method = inspect.getattr_static(cls, name, None)
+    return isinstance(method, types.FunctionType) and not library_function(method)

@@ -48,9 +48,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
 
     def __init__(self, parsed: Parsed, res: Resolution, registry: Registry, callee: bool = False,
                  replayed: bool = False) -> None:
-        self.parsed = parsed
-        self.res = res
-        self.registry = registry
+        self.parsed, self.res, self.registry = parsed, res, registry
         fdef = parsed.function
         self.fn = Function(fdef.name.value, res.params, fdef.params)
         self.fn.user_names = all_names(fdef)
@@ -60,6 +58,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.fn.closure = {name for name, free in res.free.items() if free.kind == "closure"}
         self.version: dict[str, str] = {p: p for p in res.params}
         self.loc: Location | None = None
+        self.stand_ins: dict[cst.CSTNode, cst.CSTNode] = {}  # a node built here -> the user's it stands for
         self.out: list[Stmt] = self.fn.body
         self.enclosing: list[list[Stmt]] = []  # the blocks around self.out, outermost first
         self.loops: list[tuple[str | None, str | None]] = []  # (break flag, continue flag)
@@ -129,7 +128,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
             raise self.unsupported(fdef, "async functions cannot be differentiated; use 'def'")
         body = statements_of(fdef.body)
         self.check_closure_parameters()
-        if not self.block(body, docstring=True):
+        if not self.block(body):
             last = body[-1] if body else fdef
             raise UnsupportedSyntaxError(
                 f"{self.fn.name} must end with 'return <scalar>' to be differentiated",
@@ -143,7 +142,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
     def location(self, node: cst.CSTNode) -> Location:
         """Where ``node`` is in the file; nodes built here report their statement."""
         try:
-            return self.parsed.location(node)
+            return self.parsed.location(self.stand_ins.get(node, node))
         except KeyError:
             assert self.loc is not None
             return self.loc

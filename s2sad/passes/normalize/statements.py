@@ -36,10 +36,15 @@ STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write,
                                                      "assert_array_less", "assert_")))
 
 
+
+#: Expression statements that do nothing: a literal (a docstring, a string written as a
+#: comment, ``...`` in a stub).
+_INERT_STATEMENTS = (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis, cst.Integer, cst.Float)
+
 class StatementLowering:
     """Lowering blocks and simple statements, branches and how their versions join."""
 
-    def block(self, stmts: list[cst.BaseStatement], docstring: bool = False) -> bool:
+    def block(self, stmts: list[cst.BaseStatement]) -> bool:
         """Lower ``stmts`` into ``self.out``; True if every path through them returns.
 
         A statement that may ``break`` or ``continue`` guards the statements after it
@@ -47,12 +52,13 @@ class StatementLowering:
         statements after it into its other branches.
         """
         stmts = [new for stmt in stmts for new in self.else_after_loop(stmt)]
+        stmts = [new for stmt in stmts for new in self.match_as_if(stmt)]
         stmts = [new for stmt in stmts for new in self.quiet_body(stmt)]
         for i, stmt in enumerate(stmts):
             rest = stmts[i + 1:]
             if isinstance(stmt, cst.SimpleStatementLine):
                 for j, small in enumerate(stmt.body):
-                    ended = self.small_statement(small, docstring=docstring and i == 0 and j == 0)
+                    ended = self.small_statement(small)
                     if ended:
                         dead = stmt.body[j + 1:] or rest
                         if dead:
@@ -117,6 +123,50 @@ class StatementLowering:
                     for value in ("False", "True")]
         return [set_flag[0], stmt.with_changes(orelse=cst.Else(cst.IndentedBlock([set_flag[1]]))),
                 cst.If(flag, cst.IndentedBlock(after))]
+
+    def match_as_if(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
+        """A ``match`` whose patterns are literals, dotted names, ``|`` of them and ``_`` (with
+        guards), as the ``if``/``elif``/``else`` it means (``subject == value``; ``is`` for
+        None, True and False), its subject evaluated once; any other statement as it is."""
+        if not isinstance(stmt, cst.Match):
+            return [stmt]
+        subject = strip_parens(stmt.subject)
+        before: list[cst.BaseStatement] = []
+        if not isinstance(subject, cst.Name) and self.local_reads(subject):
+            name = cst.Name(self.temporary("subject"))
+            before = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(name)], subject)])]
+            self.stand_ins.update({before[0]: stmt, before[0].body[0]: stmt})
+            subject = name
+        orelse: cst.If | cst.Else | None = None
+        for case in reversed(stmt.cases):
+            test = self.pattern_test(subject, case.pattern)
+            if case.guard is not None:
+                test = case.guard if test is None else cst.BooleanOperation(test, cst.And(), case.guard)
+            if test is None:  # (irrefutable: the last case)
+                orelse = cst.Else(case.body)
+                continue
+            orelse = cst.If(test, case.body, orelse=orelse)
+            self.stand_ins[orelse] = case
+        if isinstance(orelse, cst.Else):
+            return before + statements_of(orelse.body)
+        return before + ([orelse] if orelse is not None else [])
+
+    def pattern_test(self, subject: cst.Name, pattern: cst.MatchPattern) -> cst.BaseExpression | None:
+        """The condition under which ``pattern`` matches ``subject``; None if it always does."""
+        if isinstance(pattern, cst.MatchAs) and pattern.pattern is None and pattern.name is None:
+            return None
+        if isinstance(pattern, (cst.MatchValue, cst.MatchSingleton)):
+            compare = cst.Equal() if isinstance(pattern, cst.MatchValue) else cst.Is()
+            return cst.Comparison(subject, [cst.ComparisonTarget(compare, pattern.value)])
+        if isinstance(pattern, cst.MatchOr) and all(
+                isinstance(e.pattern, (cst.MatchValue, cst.MatchSingleton)) for e in pattern.patterns):
+            tests = [self.pattern_test(subject, e.pattern) for e in pattern.patterns]
+            test = tests[0]
+            for t in tests[1:]:
+                test = cst.BooleanOperation(test, cst.Or(), t)
+            return test
+        raise self.unsupported(pattern, "a 'case' pattern other than a literal, a dotted name, '|' of "
+                                        "them or '_' is not supported; write if/elif/else")
 
     def with_statement(self, node: cst.With) -> None:
         """``with np.errstate(...):`` or ``with warnings.catch_warnings():`` around a block: the
@@ -270,13 +320,13 @@ class StatementLowering:
                                              "attributes outside the differentiated function")
             self.deleted[name.value] = self.version[name.value]
 
-    def small_statement(self, node: cst.BaseSmallStatement, docstring: bool) -> str | None:
+    def small_statement(self, node: cst.BaseSmallStatement) -> str | None:
         """Lower one simple statement; returns "return", "break" or "continue" if it jumps."""
         self.loc = self.location(node)
         if isinstance(node, cst.Pass):
             return None
         if isinstance(node, cst.Expr):
-            if docstring and isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)):
+            if isinstance(node.value, _INERT_STATEMENTS):  # (a docstring, a string as a comment, '...')
                 return None
             self.expression_statement(node)
         elif isinstance(node, cst.Assign):
