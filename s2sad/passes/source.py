@@ -20,7 +20,6 @@ import types
 from dataclasses import dataclass
 
 from ..errors import GENERATED_LINES, Location, S2SADError, SourceError, user_line
-from .current import mangle, owner_class, runs_text
 
 
 #: Where the standard library and installed packages live: code there is never traced into.
@@ -111,6 +110,7 @@ def read_source(fn: object) -> FunctionSource:
         ) from None
     raw = "".join(lines)
     text = textwrap.dedent(raw)
+    from .current import mangle, owner_class, runs_text  # (on the first generation: import s2sad stays light)
     if not runs_text(fn, raw, _tree(fn.__code__.co_filename, linecache.getlines(fn.__code__.co_filename))):
         raise SourceError(
             f"the source of {fn.__qualname__} in {os.path.basename(fn.__code__.co_filename)} is not the "
