@@ -53,8 +53,9 @@ _VAR_W = (f"np.where(np.isnan(a), 0.0, reduce_grad(2.0 * {{g}} / ({_COUNT} - ddo
 defvjp(np.nanvar, _NANMOMENT, a=_VAR_W.format(g="g"),
        jvp={"a": f"np.sum({_VAR_W.format(g='np.ones_like(ans)')} * np.where(np.isnan(a), 0.0, t), "
                  f"axis=axis, keepdims=keepdims)"})
-defvjp(np.nanstd, _NANMOMENT, a=_VAR_W.format(g="(0.5 * g / ans)"),
-       jvp={"a": f"np.sum({_VAR_W.format(g='(0.5 / ans)')} * np.where(np.isnan(a), 0.0, t), "
+# nanstd: 0 where the deviation is 0 (one entry that is not NaN: identically constant), as np.std
+defvjp(np.nanstd, _NANMOMENT, a=_VAR_W.format(g="(g * safe_divide(0.5, ans))"),
+       jvp={"a": f"np.sum({_VAR_W.format(g='safe_divide(0.5, ans)')} * np.where(np.isnan(a), 0.0, t), "
                  f"axis=axis, keepdims=keepdims)"})
 
 defvjp(np.nancumsum, "a, axis=None, dtype=None, out=None",
