@@ -26,3 +26,14 @@ def test_nanstd_without_deviation_has_a_zero_gradient_like_std(x) -> None:
     _, slope = s2sad.jvp(f)(x, np.ones_like(x))
     assert slope == 0.0
     assert not np.any(np.isnan(s2sad.hvp(f)(x, np.ones_like(x))))
+
+
+def test_a_cast_to_float32_gives_the_gradient_in_the_inputs_dtype() -> None:
+    """np.asarray(x, dtype=np.float32) gave a float64 x a float32 gradient."""
+    x = np.array([0.1, 0.2, 0.3])
+    g = s2sad.grad(_f("np.sum(np.asarray(x, dtype=np.float32) * np.array([1.0, 2.0, 3.0]))"))(x)
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(g, [1.0, 2.0, 3.0])
+    g = s2sad.grad(_f("np.sum(np.array(x, dtype=np.float32) ** 2)"))(x)
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(g, 2 * x, rtol=1e-6)
