@@ -37,3 +37,23 @@ def test_a_cast_to_float32_gives_the_gradient_in_the_inputs_dtype() -> None:
     g = s2sad.grad(_f("np.sum(np.array(x, dtype=np.float32) ** 2)"))(x)
     assert g.dtype == np.float64
     np.testing.assert_allclose(g, 2 * x, rtol=1e-6)
+
+
+@pytest.mark.parametrize("axis, shape", [((0, 2), (2, 4)), ((2, 0), (4, 2)), ((-1, 0), (4, 2)), ((1,), (3,))])
+def test_average_over_a_tuple_of_axes_with_weights(axis, shape) -> None:
+    """np.average(a, axis=(0, 2), weights=w) with w shaped like those axes was a TypeError in
+    the generated code (axis_shape took one axis); the weights are laid along the axes, in the
+    order the tuple names them, in every mode."""
+    rng = np.random.default_rng(3)
+    a, w = rng.standard_normal((2, 3, 4)), rng.uniform(0.5, 2.0, shape)
+    f = make_function(f"def f(a, w):\n    return np.sum(np.sin(np.average(a, axis={axis}, weights=w)))\n",
+                      {"np": np})
+    ga, gw = s2sad.grad(f, (0, 1))(a, w)
+    np.testing.assert_allclose(ga, numerical(f, [a, w], 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gw, numerical(f, [a, w], 1), rtol=1e-6, atol=1e-8)
+    v = rng.standard_normal(shape)
+    _, slope = s2sad.jvp(f, 1)(a, w, v)
+    np.testing.assert_allclose(slope, np.sum(gw * v), rtol=1e-9)
+    eps = 1e-6
+    want = (s2sad.grad(f, 1)(a, w + eps * v) - s2sad.grad(f, 1)(a, w - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(s2sad.hvp(f, 1)(a, w, v), want, rtol=1e-5, atol=1e-8)

@@ -239,8 +239,9 @@ defvjp(np.linalg.vector_norm, "x, *, axis=None, keepdims=False, ord=2",
 REGISTRY.declare_nondifferentiable(rt.one_axis)
 
 # --- weighted averages ----------------------------------------------------------------------
-# average = sum(w a) / sum(w) along axis, w the weights laid out like a (1-d weights along axis)
-_LAY = "({w} if np.ndim({w}) == np.ndim(a) else np.reshape({w}, axis_shape(a, axis)))"
+# average = sum(w a) / sum(w) along axis, w the weights laid out like a (weights along axis,
+# their axes in the order of the tuple axis)
+_LAY = "({w} if np.ndim({w}) == np.ndim(a) else np.reshape(np.transpose({w}, axis_order(a, axis)), axis_shape(a, axis)))"
 _WB = f"(np.ones_like(a) if isinstance(weights, type(None)) else {_LAY.format(w='weights')})"
 _SW = f"reduce_grad(np.sum({_WB} * np.ones_like(a), axis=axis, keepdims=keepdims), a, axis, keepdims)"
 _AVG, _GAVG = "(ans[0] if returned else ans)", "(g[0] if returned else g)"
@@ -262,8 +263,11 @@ defvjp(np.average, "a, axis=None, weights=None, returned=False, *, keepdims=Fals
                 _SUM_KEEP.format(x=f"{_TB} * np.ones_like(a)"))},
        a=f"reduce_grad({_GAVG}, a, axis, keepdims) * {_WB} / {_SW}",
        weights=f"unbroadcast({_WBAR}, weights) if np.ndim(weights) == np.ndim(a) else "
-               f"np.sum(np.reshape(np.moveaxis({_WBAR}, axis, -1), (-1, np.shape(weights)[0])), axis=0)")
+               f"np.reshape(np.sum(np.reshape(np.moveaxis({_WBAR}, axis, axis_end(axis)), (-1, np.size(weights))), "
+               f"axis=0), np.shape(weights))")
 REGISTRY.declare_nondifferentiable(rt.axis_shape)
+REGISTRY.declare_nondifferentiable(rt.axis_order)
+REGISTRY.declare_nondifferentiable(rt.axis_end)
 
 # --- interpolation --------------------------------------------------------------------------
 # np.interp is linear in fp (and in left, right), piecewise linear in x (the slope of x's cell,

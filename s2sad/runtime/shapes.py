@@ -248,7 +248,24 @@ def meshgrid_grad_transpose(h: Any, k: int, indexing: str, x1: Any, x2: Any = No
     return [spread if i == k else np.zeros_like(grid) for i, grid in enumerate(grids)]
 
 
-def axis_shape(a: Any, axis: int) -> tuple[int, ...]:
-    """The shape that lays a 1-d array along ``axis`` of ``a``: -1 there, 1 elsewhere."""
+def _axes(a: Any, axis: int | tuple[int, ...]) -> tuple[int, ...]:
     ndim = np.ndim(a)
-    return tuple(-1 if i == axis % ndim else 1 for i in range(ndim))
+    return tuple(ax % ndim for ax in (axis if isinstance(axis, tuple) else (axis,)))
+
+
+def axis_shape(a: Any, axis: int | tuple[int, ...]) -> tuple[int, ...]:
+    """The shape that lays an array along ``axis`` of ``a`` (its axes in their order in ``a``,
+    see :func:`axis_order`): ``a``'s length there, 1 elsewhere."""
+    axes = _axes(a, axis)
+    return tuple(np.shape(a)[i] if i in axes else 1 for i in range(np.ndim(a)))
+
+
+def axis_order(a: Any, axis: int | tuple[int, ...]) -> tuple[int, ...]:
+    """The transposition that puts an array whose axes follow ``axis`` (np.average's weights
+    for a tuple of axes) in the order those axes have in ``a``."""
+    return tuple(int(i) for i in np.argsort(_axes(a, axis)))
+
+
+def axis_end(axis: int | tuple[int, ...]) -> tuple[int, ...]:
+    """The last axes, as many as ``axis`` names (np.moveaxis's destination)."""
+    return tuple(range(-len(axis), 0)) if isinstance(axis, tuple) else (-1,)
