@@ -197,3 +197,19 @@ def test_average_over_a_tuple_of_axes_with_weights(axis, shape) -> None:
     eps = 1e-6
     want = (s2sad.grad(f, 1)(a, w + eps * v) - s2sad.grad(f, 1)(a, w - eps * v)) / (2 * eps)
     np.testing.assert_allclose(s2sad.hvp(f, 1)(a, w, v), want, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("body", ["np.tril(x)", "np.triu(x, 1)", "np.tril(x, -1)", "np.triu(x, -2)"])
+def test_tril_of_a_vector_sums_the_gradient_of_its_rows(body) -> None:
+    """np.tril(v) of a vector is the square whose rows are v, masked: the gradient was that
+    square's (shape (3, 3) for a (3,) input); it is now the sum of its rows, in every mode."""
+    rng = np.random.default_rng(5)
+    x, w, v = rng.standard_normal(3), rng.standard_normal((3, 3)), rng.standard_normal(3)
+    f = make_function(f"def f(x):\n    return np.sum(W * {body} ** 2)\n", {"np": np, "W": w})
+    g = s2sad.grad(f)(x)
+    assert g.shape == (3,)
+    np.testing.assert_allclose(g, numerical(f, [x], 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(s2sad.jvp(f)(x, v)[1], np.sum(g * v), rtol=1e-9)
+    eps = 1e-6
+    want = (s2sad.grad(f)(x + eps * v) - s2sad.grad(f)(x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(s2sad.hvp(f)(x, v), want, rtol=1e-5, atol=1e-8)

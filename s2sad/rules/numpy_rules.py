@@ -321,8 +321,9 @@ for diagonal in (np.diagonal, np.ndarray.diagonal):
 defvjp(np.diag, "v, k=0", linear="joint",
        v="np.diag(g, k) if np.ndim(v) == 1 else diagonal_grad(g, v, k)")
 defvjp(np.diagflat, "v, k=0", linear="joint", v="np.reshape(np.diagonal(g, k), np.shape(v))")
-defvjp(np.tril, "m, k=0", linear="joint", m="np.tril(g, k)")
-defvjp(np.triu, "m, k=0", linear="joint", m="np.triu(g, k)")
+# a vector m is taken as the rows of a square (np.tril(v)[i, j] is v[j] or 0): its gradient sums them
+defvjp(np.tril, "m, k=0", linear="joint", m="np.tril(g, k) if np.ndim(m) > 1 else np.sum(np.tril(g, k), axis=0)")
+defvjp(np.triu, "m, k=0", linear="joint", m="np.triu(g, k) if np.ndim(m) > 1 else np.sum(np.triu(g, k), axis=0)")
 defvjp(np.pad, "array, pad_width, mode='constant', constant_values=0, end_values=0, "
                "reflect_type='even', stat_length=None", linear="joint",
        array="pad_grad(g, array, pad_width, mode, reflect_type)",
