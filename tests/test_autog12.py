@@ -213,3 +213,21 @@ def test_tril_of_a_vector_sums_the_gradient_of_its_rows(body) -> None:
     eps = 1e-6
     want = (s2sad.grad(f)(x + eps * v) - s2sad.grad(f)(x - eps * v)) / (2 * eps)
     np.testing.assert_allclose(s2sad.hvp(f)(x, v), want, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("p_shape, x_shape", [((2, 1), (3,)), ((2, 3), ()), ((3, 2, 1), (2, 4)), ((4, 3), (3,))])
+def test_polyval_with_rows_of_coefficients(p_shape, x_shape) -> None:
+    """np.polyval(p, x) with p of two or more dimensions (each row a coefficient, broadcast
+    against x): p's gradient had shape (n,) and x's used the degrees along p's last axis."""
+    rng = np.random.default_rng(8)
+    p, x = rng.standard_normal(p_shape), rng.standard_normal(x_shape)
+    f = make_function("def f(p, x):\n    return np.sum(np.sin(np.polyval(p, x)))\n", {"np": np})
+    gp, gx = s2sad.grad(f, (0, 1))(p, x)
+    assert gp.shape == p.shape
+    np.testing.assert_allclose(gp, numerical(f, [p, x], 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gx, numerical(f, [p, x], 1), rtol=1e-6, atol=1e-8)
+    v = rng.standard_normal(x_shape)
+    np.testing.assert_allclose(s2sad.jvp(f, 1)(p, x, v)[1], np.sum(gx * v), rtol=1e-9, atol=1e-12)
+    eps = 1e-6
+    want = (s2sad.grad(f, 0)(p + eps * gp, x) - s2sad.grad(f, 0)(p - eps * gp, x)) / (2 * eps)
+    np.testing.assert_allclose(s2sad.hvp(f, 0)(p, x, gp), want, rtol=1e-5, atol=1e-8)

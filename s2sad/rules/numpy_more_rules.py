@@ -118,12 +118,15 @@ for convert in (builtins.tuple, builtins.list, builtins.dict):
 defvjp(np.vdot, "a, b", linear="each",  # sum(conj(a) b): a's gradient is conjugated
        a="np.reshape(np.conj(g * np.ravel(b)), np.shape(a))", b="np.reshape(g * np.conj(np.ravel(a)), np.shape(b))")
 _DEGREES = "np.arange(np.shape(p)[0] - 1, -1, -1)"
+# p's rows are the coefficients (arrays of them too, each broadcast against x); the derivative's
+# coefficients scale p's rows by their degrees
+_SLOPES = "np.polyval(np.moveaxis(np.moveaxis(p[:-1], 0, -1) * np.arange(np.shape(p)[0] - 1, 0, -1), -1, 0), x)"
 defvjp(np.polyval, "p, x",
-       jvp={"p": "np.polyval(t, x)",
-            "x": "t * np.polyval(p[:-1] * np.arange(np.shape(p)[0] - 1, 0, -1), x)"},
+       jvp={"p": "np.polyval(t, x)", "x": f"t * {_SLOPES}"},
        p=f"np.sum(np.reshape(np.expand_dims(g, -1) * np.expand_dims(x, -1) ** {_DEGREES}, "
-         f"(-1, np.shape(p)[0])), axis=0)",
-       x="unbroadcast(g * np.polyval(p[:-1] * np.arange(np.shape(p)[0] - 1, 0, -1), x), x)")
+         f"(-1, np.shape(p)[0])), axis=0) if np.ndim(p) == 1 else "
+         f"unbroadcast(np.moveaxis(np.expand_dims(g, -1) * np.expand_dims(x, -1) ** {_DEGREES}, -1, 0), p)",
+       x=f"unbroadcast(g * {_SLOPES}, x)")
 for conv in (np.convolve, rt.convolve_full):
     defvjp(conv, "a, v, mode='full'", linear="each",
            a="convolve_grad(g, a, v, mode)", v="convolve_grad(g, v, a, mode)")
