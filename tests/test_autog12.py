@@ -17,6 +17,7 @@ import pytest
 pytest.importorskip("scipy")
 
 import s2sad  # noqa: E402
+from s2sad.errors import S2SADError  # noqa: E402
 from autog12_catalogue import catalogue  # noqa: E402
 from autog12_check import against_autograd, forward, numerical, reverse, second  # noqa: E402
 from gradcheck import make_function  # noqa: E402
@@ -26,6 +27,8 @@ pytestmark = pytest.mark.filterwarnings("ignore")
 
 # what is refused, by case: a piece of the message (the rest of the catalogue must be right)
 REFUSED = {
+    'sla.eigvalsh(x) [3x3]C': 'a gradient reaches scipy.linalg.eigvalsh of complex values',
+    'sla.eigh(x, eigvals_only=True) [3x3]C': 'a gradient reaches scipy.linalg.eigh of complex values',
     "x.flatten('F') [2x3]": 'ndarray.flatten takes at most 1 positional arguments',
     'x.item(1) * x [3]': 'item takes at most 1 positional arguments',
     "np.pad(x, 2, mode='reflect', reflect_type='odd') [3]": "s2sad differentiates np.pad with mode 'constant', 'edge', 'r",
@@ -231,3 +234,19 @@ def test_polyval_with_rows_of_coefficients(p_shape, x_shape) -> None:
     eps = 1e-6
     want = (s2sad.grad(f, 0)(p + eps * gp, x) - s2sad.grad(f, 0)(p - eps * gp, x)) / (2 * eps)
     np.testing.assert_allclose(s2sad.hvp(f, 0)(p, x, gp), want, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("body", ["sla.eigvalsh(x)", "sla.eigh(x, eigvals_only=True)"])
+def test_scipy_eigenvalues_of_a_complex_matrix_are_refused(body) -> None:
+    """scipy.linalg.eigvalsh (and eigh with eigvals_only=True) of a complex Hermitian matrix
+    gave a silently wrong gradient (a rule without conjugates); it is refused where it stands,
+    in reverse and forward mode, as np.linalg.eigvalsh's is."""
+    from scipy import linalg
+    rng = np.random.default_rng(9)
+    z = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    z = z + z.conj().T
+    f = make_function(f"def f(x):\n    return np.sum({body} ** 2)\n", {"np": np, "sla": linalg})
+    for run in (lambda: s2sad.grad(f)(z), lambda: s2sad.jvp(f)(z, np.ones((3, 3)))):
+        with pytest.raises(S2SADError, match=r"scipy\.linalg\.eig.* of complex values") as info:
+            run()
+        assert info.value.location.line == 2

@@ -308,10 +308,13 @@ _EV = f"np.linalg.eigh(a, {_UPLO})[1]"
 _EVS = f"({_EV} * np.expand_dims(g, -2)) @ np.swapaxes({_EV}, -1, -2)"
 _EVALS_T = f"np.sum({_EV} * (read_triangle(t, lower) @ {_EV}), axis=-2)"
 _EVALS = f"(np.tril(2.0 * {_EVS}) if lower else np.triu(2.0 * {_EVS})) - {_EVS} * np.eye(np.shape(a)[-1])"
+# (the eigenvalues' rule takes no conjugates: a Hermitian a is refused, as eigh_grad refuses it)
+_REAL = "real_input({rule}, a, 'scipy.linalg.{name}')"
 defvjp(linalg.eigh, _EIGH.format(only="eigvals_only=False, "), returns_container=True, unsupported=_EIGH_ONLY,
-       jvp={"a": f"{_EVALS_T} if eigvals_only else eigh_jvp(t, a, ans, {_UPLO})"},
-       a=f"({_EVALS}) if eigvals_only else eigh_grad(g, a, ans, {_UPLO})")
-defvjp(linalg.eigvalsh, _EIGH.format(only=""), unsupported=_EIGH_ONLY, jvp={"a": _EVALS_T}, a=_EVALS)
+       jvp={"a": f"{_REAL.format(rule=_EVALS_T, name='eigh')} if eigvals_only else eigh_jvp(t, a, ans, {_UPLO})"},
+       a=f"{_REAL.format(rule=_EVALS, name='eigh')} if eigvals_only else eigh_grad(g, a, ans, {_UPLO})")
+defvjp(linalg.eigvalsh, _EIGH.format(only=""), unsupported=_EIGH_ONLY,
+       jvp={"a": _REAL.format(rule=_EVALS_T, name="eigvalsh")}, a=_REAL.format(rule=_EVALS, name="eigvalsh"))
 # lu_solve with respect to b (linear): x = a^-1 b (trans 0), a^-T b (1); its transpose swaps them
 defvjp(linalg.lu_solve, "lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True", linear="joint",
        unsupported=_in_place("overwrite_b"), containers=("lu_and_piv",),
