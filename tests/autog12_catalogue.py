@@ -419,6 +419,7 @@ def unregistered() -> list[Case]:
         c("np.log10(x)", (V,), "positive", complex_in=True), c("np.power(x, 2.5)", (V,), "positive", complex_in=True),
         c("np.power(2.0, x)", (V,), complex_in=True), c("x ** y", (V, V), "positive", complex_in=True),
         c("np.linalg.det(x)", ((2, 3, 3),), complex_in=True), c("np.dot(x, y)", (M, V), complex_in=True),
+        c("np.sign(x)", (M,), complex_in=True), c("np.sign(x) * x", (S,), complex_in=True),
         c("sla.eigvalsh(x)", (SQ,), complex_in=True), c("sla.eigh(x, eigvals_only=True)", (SQ,), complex_in=True),
     ]
 

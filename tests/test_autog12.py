@@ -250,3 +250,22 @@ def test_scipy_eigenvalues_of_a_complex_matrix_are_refused(body) -> None:
         with pytest.raises(S2SADError, match=r"scipy\.linalg\.eig.* of complex values") as info:
             run()
         assert info.value.location.line == 2
+
+
+def test_sign_of_complex_values_is_differentiated() -> None:
+    """np.sign(z) of a complex z is z / |z| (NumPy 2), which depends on z's phase: it was
+    declared non-differentiable, a silent zero gradient; it is now i Im(g sign(z)) / z, and 0
+    for a real x (piecewise constant), in every mode."""
+    rng = np.random.default_rng(10)
+    z = rng.standard_normal(4) + 1j * rng.standard_normal(4)
+    w = rng.standard_normal(4) + 1j * rng.standard_normal(4)
+    f = make_function("def f(z):\n    return np.sum(np.real(W * np.sign(z)))\n", {"np": np, "W": w})
+    g = s2sad.grad(f)(z)
+    eps = 1e-6
+    want = np.array([(f(z + eps * e) - f(z - eps * e) - 1j * (f(z + 1j * eps * e) - f(z - 1j * eps * e))) / (2 * eps)
+                     for e in np.eye(4)])
+    np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-9)
+    v = rng.standard_normal(4) + 1j * rng.standard_normal(4)
+    np.testing.assert_allclose(s2sad.jvp(f)(z, v)[1], np.real(np.sum(g * v)), rtol=1e-9)
+    x = np.array([0.5, -2.0, 3.0])
+    np.testing.assert_array_equal(s2sad.grad(_f("np.sum(np.sign(x) * x ** 2)"))(x), 2 * np.abs(x))
