@@ -269,3 +269,20 @@ def test_sign_of_complex_values_is_differentiated() -> None:
     np.testing.assert_allclose(s2sad.jvp(f)(z, v)[1], np.real(np.sum(g * v)), rtol=1e-9)
     x = np.array([0.5, -2.0, 3.0])
     np.testing.assert_array_equal(s2sad.grad(_f("np.sum(np.sign(x) * x ** 2)"))(x), 2 * np.abs(x))
+
+
+def test_digamma_of_complex_values_is_refused_and_gamma_second_order_too() -> None:
+    """scipy.special.digamma of complex values: its rule's polygamma takes real values only, and
+    the generated code raised NumPy's TypeError; it is refused at the call, and so is the
+    second derivative of scipy.special.gamma of complex values (whose gradient is digamma's)."""
+    from scipy import special
+    z = np.array([0.5 + 0.3j, 1.2 - 0.4j])
+    space = {"np": np, "special": special}
+    f = make_function("def f(z):\n    return np.sum(np.abs(special.digamma(z)) ** 2)\n", space)
+    with pytest.raises(S2SADError, match="scipy.special.digamma of complex values") as info:
+        s2sad.grad(f)(z)
+    assert info.value.location.line == 2
+    g = make_function("def f(z):\n    return np.sum(np.abs(special.gamma(z)) ** 2)\n", space)
+    s2sad.grad(g)(z)  # first order: digamma of complex values is computed, not differentiated
+    with pytest.raises(S2SADError, match="scipy.special.digamma of complex values"):
+        s2sad.hvp(g)(z, np.ones(2, dtype=complex))
