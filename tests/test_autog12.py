@@ -286,3 +286,19 @@ def test_digamma_of_complex_values_is_refused_and_gamma_second_order_too() -> No
     s2sad.grad(g)(z)  # first order: digamma of complex values is computed, not differentiated
     with pytest.raises(S2SADError, match="scipy.special.digamma of complex values"):
         s2sad.hvp(g)(z, np.ones(2, dtype=complex))
+
+
+@pytest.mark.parametrize("body", ["stats.cauchy.logpdf(x, 0.5, 2.0)", "stats.laplace.logpdf(x, y)",
+                                  "stats.multivariate_normal.logpdf(x, y, 2.0 * np.eye(3))",
+                                  "stats.norm.cdf(x, y)", "stats.norm.logpdf(x)"])
+def test_scipy_stats_of_complex_values_are_refused(body) -> None:
+    """scipy.stats' densities are of real variables (SciPy drops imaginary parts in some methods,
+    keeps them in others): complex values gave silently wrong gradients and tangents; a gradient
+    reaching them is refused at the call."""
+    from scipy import stats
+    x, y = np.array([0.3 + 0.2j, -1.0 + 0.5j, 0.7 - 0.1j]), np.array([0.2, 0.1, -0.3])
+    f = make_function(f"def f(x, y):\n    return np.sum(np.abs({body}))\n", {"np": np, "stats": stats})
+    for run in (lambda: s2sad.grad(f)(x, y), lambda: s2sad.jvp(f)(x, y, np.ones(3, dtype=complex))):
+        with pytest.raises(S2SADError, match=r"scipy\.stats\..* of complex values") as info:
+            run()
+        assert info.value.location.line == 2

@@ -151,6 +151,12 @@ _NO_SHAPE_CDF = ("s2sad does not differentiate a distribution function with resp
 _DISCRETE = "a count (or a shift of one) has no derivative; pass a constant or stop_gradient(...)"
 
 
+def _real_only(method: str, **templates: str) -> dict[str, str]:
+    """Each parameter's template, refusing complex values of that parameter (the distributions
+    are of real variables; SciPy drops or keeps imaginary parts from one method to the next)."""
+    return {p: f"real_input({v}, {p}, 'scipy.stats.{method}')" for p, v in templates.items()}
+
+
 def location_scale(name: str, shapes: str, score: str, **shape_scores: str) -> None:
     dist = getattr(stats, name)
     score = score.format(z=_Z)
@@ -160,21 +166,23 @@ def location_scale(name: str, shapes: str, score: str, **shape_scores: str) -> N
                 "scale": f"-{{g}} * ({score} * {_Z} + 1.0) / scale",
                 **{s: f"{{g}} * ({v.format(z=_Z)})" for s, v in shape_scores.items()}}
     defvjp(dist.logpdf, params, name=f"scipy.stats.{name}.logpdf", broadcast=broadcast, elementwise=True,
-           **{p: v.format(g="g") for p, v in log_vjps.items()})
+           **_real_only(f"{name}.logpdf", **{p: v.format(g="g") for p, v in log_vjps.items()}))
     defvjp(dist.pdf, params, name=f"scipy.stats.{name}.pdf", broadcast=broadcast, elementwise=True,
-           **{p: v.format(g="(g * ans)") for p, v in log_vjps.items()})
+           **_real_only(f"{name}.pdf", **{p: v.format(g="(g * ans)") for p, v in log_vjps.items()}))
     args = ", ".join(broadcast)
     USER_OBJECTS[f"{name}_pdf"], USER_OBJECTS[f"{name}_logpdf"] = dist.pdf, dist.logpdf
     pdf, ratio = f"{name}_pdf({args})", f"np.exp({name}_logpdf({args}) - ans)"
     refuse = {s: _NO_SHAPE_CDF for s in shape_scores}
     for method, density, sign in (("cdf", pdf, ""), ("sf", pdf, "-"), ("logcdf", ratio, ""), ("logsf", ratio, "-")):
         defvjp(getattr(dist, method), params, name=f"scipy.stats.{name}.{method}", broadcast=broadcast,
-               elementwise=True, refuse=refuse, x=f"{sign}g * {density}", loc=f"{'' if sign else '-'}g * {density}",
-               scale=f"{'' if sign else '-'}g * {density} * {_Z}")
+               elementwise=True, refuse=refuse, **_real_only(
+                   f"{name}.{method}", x=f"{sign}g * {density}", loc=f"{'' if sign else '-'}g * {density}",
+                   scale=f"{'' if sign else '-'}g * {density} * {_Z}"))
     # ppf(q) = loc + scale z(q): its slope in q is 1 / pdf at the answer
     defvjp(dist.ppf, f"q{params[1:]}", name=f"scipy.stats.{name}.ppf", broadcast=("q", *broadcast[1:]),
-           elementwise=True, refuse=refuse, q=f"g / {name}_pdf({', '.join(('ans', *broadcast[1:]))})",
-           loc="g", scale="g * (ans - loc) / scale")
+           elementwise=True, refuse=refuse, **_real_only(
+               f"{name}.ppf", q=f"g / {name}_pdf({', '.join(('ans', *broadcast[1:]))})", loc="g",
+               scale="g * (ans - loc) / scale"))
 
 
 location_scale("norm", "", "(-{z})")
@@ -194,14 +202,14 @@ _K = "(k - loc)"
 for method, g in (("logpmf", "g"), ("pmf", "(g * ans)")):
     defvjp(getattr(stats.poisson, method), "k, mu, loc=0", name=f"scipy.stats.poisson.{method}",
            broadcast=("k", "mu", "loc"), elementwise=True, refuse={"k": _DISCRETE, "loc": _DISCRETE},
-           mu=f"{g} * ({_K} / mu - 1.0)")
+           **_real_only(f"poisson.{method}", mu=f"{g} * ({_K} / mu - 1.0)"))
     defvjp(getattr(stats.binom, method), "k, n, p, loc=0", name=f"scipy.stats.binom.{method}",
            broadcast=("k", "n", "p", "loc"), elementwise=True,
            refuse={"k": _DISCRETE, "n": _DISCRETE, "loc": _DISCRETE},
-           p=f"{g} * ({_K} / p - (n - {_K}) / (1.0 - p))")
+           **_real_only(f"binom.{method}", p=f"{g} * ({_K} / p - (n - {_K}) / (1.0 - p))"))
     defvjp(getattr(stats.bernoulli, method), "k, p, loc=0", name=f"scipy.stats.bernoulli.{method}",
            broadcast=("k", "p", "loc"), elementwise=True, refuse={"k": _DISCRETE, "loc": _DISCRETE},
-           p=f"{g} * ({_K} / p - (1.0 - {_K}) / (1.0 - p))")
+           **_real_only(f"bernoulli.{method}", p=f"{g} * ({_K} / p - (1.0 - {_K}) / (1.0 - p))"))
 
 # multivariate_normal: with r = x - mean and s = cov^-1 r (a row per sample), logpdf has
 # gradient -s for x, s for mean and (s s^T - cov^-1) / 2 for cov
@@ -220,13 +228,15 @@ _MVN_T = {"x": f"np.reshape(-np.sum(np.reshape(t, (-1, {_D})) * {_S}, axis=-1), 
 for method, g, factor in (("logpdf", "g", ""), ("pdf", "(g * ans)", "ans * ")):
     defvjp(getattr(stats.multivariate_normal, method), "x, mean=None, cov=1, allow_singular=False",
            name=f"scipy.stats.multivariate_normal.{method}",
-           jvp={p: f"{factor}({v})" for p, v in _MVN_T.items()}, **{p: v.format(g=g) for p, v in _MVN.items()})
+           jvp=_real_only(f"multivariate_normal.{method}", **{p: f"{factor}({v})" for p, v in _MVN_T.items()}),
+           **_real_only(f"multivariate_normal.{method}", **{p: v.format(g=g) for p, v in _MVN.items()}))
 # dirichlet: the last axis of x holds the components
 _DIRICHLET = "(digamma(np.sum(alpha)) - digamma(alpha) + np.log(x))"
 defvjp(stats.dirichlet.logpdf, "x, alpha", name="scipy.stats.dirichlet.logpdf",
-       jvp={"x": "np.sum((alpha - 1.0) / x * t, axis=-1)", "alpha": f"np.sum({_DIRICHLET} * t, axis=-1)"},
-       x="np.expand_dims(g, -1) * (alpha - 1.0) / x",
-       alpha=f"unbroadcast(np.expand_dims(g, -1) * {_DIRICHLET}, alpha)")
+       jvp=_real_only("dirichlet.logpdf", x="np.sum((alpha - 1.0) / x * t, axis=-1)",
+                      alpha=f"np.sum({_DIRICHLET} * t, axis=-1)"),
+       **_real_only("dirichlet.logpdf", x="np.expand_dims(g, -1) * (alpha - 1.0) / x",
+                    alpha=f"unbroadcast(np.expand_dims(g, -1) * {_DIRICHLET}, alpha)"))
 
 # --- scipy.linalg -------------------------------------------------------------------------
 # overwrite_a=True (overwrite_b=True) lets LAPACK write over an input that gradients read
