@@ -302,3 +302,17 @@ def test_scipy_stats_of_complex_values_are_refused(body) -> None:
         with pytest.raises(S2SADError, match=r"scipy\.stats\..* of complex values") as info:
             run()
         assert info.value.location.line == 2
+
+
+@pytest.mark.parametrize("body", ["np.var(x, mean=np.mean(x))", "np.std(x, mean=np.mean(x), ddof=1)"])
+def test_var_with_a_mean_of_complex_values_is_refused(body) -> None:
+    """np.var(x, mean=m) of complex values (the mean of |x - m| ** 2) was differentiated without
+    conjugates, a silently wrong gradient; it is refused, as np.var(x) of complex values is."""
+    z = np.array([0.3 + 0.2j, -1.0 + 0.5j, 0.7 - 0.1j])
+    f = _f(body)
+    for run in (lambda: s2sad.grad(f)(z), lambda: s2sad.jvp(f)(z, np.ones(3, dtype=complex))):
+        with pytest.raises(S2SADError, match="np.var of complex values") as info:
+            run()
+        assert info.value.location.line == 2
+    x = z.real  # real values: right
+    np.testing.assert_allclose(s2sad.grad(f)(x), numerical(f, [x], 0), rtol=1e-6, atol=1e-9)

@@ -208,8 +208,9 @@ _DDOF = "ddof if correction is None else correction"
 
 def _moment_weight(g: str) -> str:
     """The adjoint of ``a`` in np.var (``g``: the incoming gradient; np.std: scaled)."""
-    return (f"var_grad({g}, a, axis, {_DDOF}, keepdims) if mean is None else "
-            f"reduce_grad(2.0 * {g} / (np.size(a) / np.size(ans) - ({_DDOF})), a, axis, keepdims) * (a - mean)")
+    return (f"var_grad({g}, a, axis, {_DDOF}, keepdims) if mean is None else real_input("
+            f"reduce_grad(2.0 * {g} / (np.size(a) / np.size(ans) - ({_DDOF})), a, axis, keepdims) * (a - mean), "
+            f"a - mean, 'np.var')")  # (real deviations only, as var_grad)
 
 
 for moment, scale in ((np.var, "{}"), (np.ndarray.var, "{}"), (np.std, "{} * safe_divide(0.5, ans)"),
