@@ -316,3 +316,17 @@ def test_var_with_a_mean_of_complex_values_is_refused(body) -> None:
         assert info.value.location.line == 2
     x = z.real  # real values: right
     np.testing.assert_allclose(s2sad.grad(f)(x), numerical(f, [x], 0), rtol=1e-6, atol=1e-9)
+
+
+def test_slogdet_of_complex_values_is_refused_in_forward_mode_too() -> None:
+    """np.linalg.slogdet of a complex matrix is refused in reverse mode (slogdet_grad), but its
+    tangent was computed without the sign's phase: a silently wrong jvp; now refused too."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    f = _f("np.real(np.linalg.slogdet(x)[0]) * np.linalg.slogdet(x).logabsdet")
+    with pytest.raises(S2SADError, match="np.linalg.slogdet of complex values") as info:
+        s2sad.jvp(f)(a, np.ones((3, 3), dtype=complex))
+    assert info.value.location.line == 2
+    x = a.real
+    v = rng.standard_normal((3, 3))
+    np.testing.assert_allclose(s2sad.jvp(f)(x, v)[1], np.sum(s2sad.grad(f)(x) * v), rtol=1e-9)

@@ -262,7 +262,8 @@ defvjp(np.einsum, "subscripts, a, b=None, c=None, d=None, out=None, dtype=None, 
 defvjp(np.linalg.det, "a", jvp={"a": "np.sum(det_cofactor(a) * t, axis=(-2, -1))"},  # singular a too
        a="np.expand_dims(g, (-2, -1)) * det_cofactor(a)")
 defvjp(np.linalg.slogdet, "a", returns_container=True, a="slogdet_grad(g, a)",
-       jvp={"a": "(np.zeros_like(ans[0]), np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1))"})
+       jvp={"a": "(np.zeros_like(ans[0]), real_input(np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1), a, "
+                 "'np.linalg.slogdet'))"})  # (a complex a: refused, as by slogdet_grad)
 defvjp(np.linalg.inv, "a", jvp={"a": "-ans @ t @ ans"},
        a="-np.swapaxes(ans, -1, -2) @ g @ np.swapaxes(ans, -1, -2)")
 defvjp(np.linalg.solve, "a, b", a="solve_grad_a(g, a, b, ans)", b="solve_grad_b(g, a, b)",
