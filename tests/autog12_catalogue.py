@@ -230,6 +230,8 @@ def products() -> list[Case]:
         c("np.corrcoef(x)", ((3, 5),)), c("np.corrcoef(x, y)", ((5,), (5,))),
         c("signal.convolve(x, y)", ((4,), (3,))), c("signal.correlate(x, y, mode='same')", ((5,), (3,))),
         c("signal.convolve(x, y, mode='valid')", ((3, 4), (2, 2))),
+        c("signal.correlate(x, y)", ((4,), (3,)), complex_in=True),
+        c("signal.correlate(x, y, mode='same')", ((3, 4), (2, 2)), complex_in=True),
     ]
 
 

@@ -330,3 +330,38 @@ def test_slogdet_of_complex_values_is_refused_in_forward_mode_too() -> None:
     x = a.real
     v = rng.standard_normal((3, 3))
     np.testing.assert_allclose(s2sad.jvp(f)(x, v)[1], np.sum(s2sad.grad(f)(x) * v), rtol=1e-9)
+
+
+@pytest.mark.parametrize("mode, shapes", [("full", ((5,), (3,))), ("same", ((3, 4), (2, 2))), ("valid", ((5,), (3,)))])
+def test_scipy_correlate_of_complex_values_conjugates(mode, shapes) -> None:
+    """scipy.signal.correlate(a, v) sums a[l] conj(v[l - k]): its rule flipped v but left out the
+    conjugate, so complex inputs had silently wrong gradients (real ones were right)."""
+    from scipy import signal
+    rng = np.random.default_rng(12)
+    a, v = (rng.standard_normal(s) + 1j * rng.standard_normal(s) for s in shapes)
+    f = make_function(f"def f(a, v):\n    return np.sum(np.abs(signal.correlate(a, v, mode={mode!r})) ** 2)\n",
+                      {"np": np, "signal": signal})
+    ga, gv = s2sad.grad(f, (0, 1))(a, v)
+    eps = 1e-6
+    for g, k, x in ((ga, 0, a), (gv, 1, v)):
+        want = np.zeros_like(x)
+        for i in np.ndindex(x.shape):
+            e = np.zeros_like(x)
+            e[i] = eps
+            step = [(lambda d: [a + d, v]), (lambda d: [a, v + d])][k]
+            want[i] = (f(*step(e)) - f(*step(-e)) - 1j * (f(*step(1j * e)) - f(*step(-1j * e)))) / (2 * eps)
+        np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8)
+
+
+def test_logsumexp_with_return_sign_of_complex_values_is_refused() -> None:
+    """logsumexp(a, return_sign=True) of complex values returns the sum's phase as its sign,
+    which the rule leaves out: a silently wrong gradient and tangent; now refused."""
+    from scipy import special
+    z = np.array([0.3 + 0.2j, -1.0 + 0.5j, 0.7 - 0.1j])
+    f = make_function("def f(x):\n    return np.real(special.logsumexp(x, return_sign=True)[0])\n",
+                      {"np": np, "special": special})
+    for run in (lambda: s2sad.grad(f)(z), lambda: s2sad.jvp(f)(z, np.ones(3, dtype=complex))):
+        with pytest.raises(S2SADError, match=r"logsumexp\(\.\.\., return_sign=True\) of complex values"):
+            run()
+    x = z.real
+    np.testing.assert_allclose(s2sad.grad(f)(x), numerical(f, [x], 0), rtol=1e-6, atol=1e-9)

@@ -133,14 +133,19 @@ _W = f"np.exp(a - reduce_grad({_L}, a, axis, keepdims))"  # exp(a - lse), in a's
 _GW = f"reduce_grad({_G} * {_SIGN}, a, axis, keepdims) * {_W}"
 
 
+# (with return_sign=True, the sign of a complex sum is its phase, which these rules leave out: refused)
+_LSE = "'scipy.special.logsumexp(..., return_sign=True)'"
+_RS = f"real_input(real_input({{x}}, a, {_LSE}), b, {_LSE}) if return_sign else {{x}}"
+
+
 def _lse_tangent(term: str) -> str:
     x = f"np.sum({term} * t, axis=axis, keepdims=keepdims) * {_SIGN}"
-    return f"({x}, np.zeros_like(ans[1])) if return_sign else {x}"
+    return f"(real_input(real_input({x}, a, {_LSE}), b, {_LSE}), np.zeros_like(ans[1])) if return_sign else {x}"
 
 
 defvjp(special.logsumexp, "a, axis=None, b=None, keepdims=False, return_sign=False", returns_container=True,
        jvp={"a": _lse_tangent(f"{_B} * {_W}"), "b": _lse_tangent(_W)},
-       a=f"unbroadcast({_GW} * {_B}, a)", b=f"unbroadcast({_GW}, b)")
+       a=_RS.format(x=f"unbroadcast({_GW} * {_B}, a)"), b=_RS.format(x=f"unbroadcast({_GW}, b)"))
 
 # --- scipy.stats -------------------------------------------------------------------------
 # A location-scale family: logpdf(x) = l(z) - log(scale) with z = (x - loc) / scale; its rules
@@ -342,9 +347,10 @@ for factor, solver in ((linalg.lu_factor, "solve(a, b)"), (linalg.cho_factor, "s
 # --- scipy.signal ---------------------------------------------------------------------------
 defvjp(signal.convolve, "in1, in2, mode='full', method='auto'", linear="each",
        in1="convolve_grad(g, in1, in2, mode)", in2="convolve_grad(g, in2, in1, mode)")
-# correlate(in1, in2) is convolve(in1, in2 flipped along every axis)
+# correlate(in1, in2) is convolve(in1, in2 flipped along every axis and conjugated)
 defvjp(signal.correlate, "in1, in2, mode='full', method='auto'", linear="each",
-       in1="convolve_grad(g, in1, np.flip(in2), mode)", in2="np.flip(convolve_grad(g, np.flip(in2), in1, mode))")
+       in1="convolve_grad(g, in1, np.conj(np.flip(in2)), mode)",
+       in2="np.conj(np.flip(convolve_grad(g, np.conj(np.flip(in2)), in1, mode)))")
 
 # --- scipy.spatial.distance -----------------------------------------------------------------
 # d_ij = |a_i - b_j| (or its square): its gradient moves a_i along a_i - b_j, by the weights
