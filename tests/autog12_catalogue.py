@@ -221,7 +221,7 @@ def products() -> list[Case]:
         c("np.einsum('ij,kj->ikj', x, y)", (M, M)),
         c("np.linalg.multi_dot([x, y, x.T])", (M, (3, 3))), c("np.trapezoid(x)", (V,)),
         c("np.trapezoid(x, dx=0.5, axis=0)", (M,)), c("np.trapezoid(x, y)", (V, V)),
-        c("np.convolve(x, y)", ((4,), (3,))), c("np.convolve(x, y, mode='same')", ((5,), (3,))),
+        c("np.convolve(x, y)", ((4,), (3,))), c("np.convolve(x, y)", (S, V)), c("np.convolve(x, 2.0)", (V,)), c("np.convolve(x, y, mode='same')", ((5,), (3,))),
         c("np.convolve(x, y, mode='valid')", ((5,), (3,))), c("np.correlate(x, y)", ((5,), (3,))),
         c("np.correlate(x, y, mode='full')", ((4,), (3,))), c("np.correlate(x, y, 'same')", ((4,), (2,))),
         c("np.convolve(x, y)", ((4,), (3,)), complex_in=True), c("np.correlate(x, y, 'full')", ((4,), (3,)), complex_in=True),

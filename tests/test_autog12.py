@@ -365,3 +365,16 @@ def test_logsumexp_with_return_sign_of_complex_values_is_refused() -> None:
             run()
     x = z.real
     np.testing.assert_allclose(s2sad.grad(f)(x), numerical(f, [x], 0), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("shapes", [((), (3,)), ((4,), ()), ((), ())])
+def test_convolve_with_a_number(shapes) -> None:
+    """np.convolve reads a number as a vector of one: its gradient's helper took the number's
+    shape () as is, and the generated code raised NumPy's ValueError."""
+    rng = np.random.default_rng(13)
+    a, v = (rng.standard_normal(s) for s in shapes)
+    f = make_function("def f(a, v):\n    return np.sum(np.sin(np.convolve(a, v)))\n", {"np": np})
+    ga, gv = s2sad.grad(f, (0, 1))(a, v)
+    assert np.shape(ga) == np.shape(a) and np.shape(gv) == np.shape(v)
+    np.testing.assert_allclose(ga, numerical(f, [a, v], 0), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(gv, numerical(f, [a, v], 1), rtol=1e-6, atol=1e-9)
