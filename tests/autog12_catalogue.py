@@ -140,7 +140,7 @@ def shaping() -> list[Case]:
     return [
         c("np.reshape(x, (3, 2))", (M,)), c("x.reshape(-1)", (T,)), c("x.reshape(4, -1, order='F')", (T,)),
         c("np.reshape(x, (6,), order='F')", (M,)), c("np.ravel(x, order='F')", (T,)), c("x.flatten()", (M,)),
-        c("x.ravel()", (M,), complex_in=True), c("np.transpose(x)", (T,)), c("np.transpose(x, (1, 0, 2))", (T,)),
+        c("x.ravel()", (M,), complex_in=True), c("np.transpose(x)", (T,)), c("np.transpose(x, (1, 0, 2))", (T,)), c("np.transpose(x, (-1, 0, 1))", (T,)),
         c("x.transpose(2, 0, 1)", (T,)), c("x.T", (M,), complex_in=True), c("x.mT", (T,)),
         c("np.swapaxes(x, 0, 2)", (T,)), c("np.moveaxis(x, 0, -1)", (T,)), c("np.moveaxis(x, [0, 1], [2, 0])", (T,)),
         c("np.rollaxis(x, 2)", (T,)), c("np.expand_dims(x, 1)", (M,)), c("np.expand_dims(x, (0, 2))", (M,)),

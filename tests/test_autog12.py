@@ -378,3 +378,20 @@ def test_convolve_with_a_number(shapes) -> None:
     assert np.shape(ga) == np.shape(a) and np.shape(gv) == np.shape(v)
     np.testing.assert_allclose(ga, numerical(f, [a, v], 0), rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(gv, numerical(f, [a, v], 1), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("body", ["np.transpose(x, (-1, 0, 1))", "x.transpose(-1, -3, -2)", "np.permute_dims(x, (1, -1, 0))"])
+def test_transpose_with_negative_axes(body) -> None:
+    """np.transpose(x, (-1, 0, 1)): the gradient undid the permutation by sorting the axes as
+    given, so negative ones came first (the identity here): a silently wrong gradient."""
+    rng = np.random.default_rng(14)
+    x, w = rng.standard_normal((2, 3, 4)), rng.standard_normal(24)
+    f = make_function(f"def f(x):\n    return np.sum(np.ravel({body}) * W)\n", {"np": np, "W": w})
+    g = s2sad.grad(f)(x)
+    np.testing.assert_allclose(g, numerical(f, [x], 0), rtol=1e-6, atol=1e-9)
+    v = rng.standard_normal(x.shape)
+    np.testing.assert_allclose(s2sad.jvp(f)(x, v)[1], np.sum(g * v), rtol=1e-9)
+    h = make_function(f"def h(x):\n    return np.sum(np.ravel({body}) ** 3 * W)\n", {"np": np, "W": w})
+    eps = 1e-6
+    want = (s2sad.grad(h)(x + eps * v) - s2sad.grad(h)(x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(s2sad.hvp(h)(x, v), want, rtol=1e-5, atol=1e-8)

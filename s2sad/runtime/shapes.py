@@ -40,13 +40,13 @@ def transpose_grad(g: Any, axes: Any = None) -> Any:
 
 def undo_permutation(axes: Any) -> tuple[int, ...]:
     """The axes that undo the transposition ``axes``, as a tuple of ints (Dask takes no array)."""
-    axes = [int(a) for a in np.ravel(axes)]
+    axes = [int(a) % np.size(axes) for a in np.ravel(axes)]  # (np.transpose takes negative axes too)
     return tuple(sorted(range(len(axes)), key=axes.__getitem__))
 
 
 def invert_axes(axes: Any) -> Any:
     """The permutation that undoes ``np.transpose(x, axes)``."""
-    return None if axes is None else tuple(np.argsort(axes))
+    return None if axes is None else tuple(np.argsort(np.mod(axes, np.size(axes))))
 
 
 def stack_grad(g: Any, arrays: Any, axis: int = 0) -> Any:
