@@ -395,3 +395,14 @@ def test_transpose_with_negative_axes(body) -> None:
     eps = 1e-6
     want = (s2sad.grad(h)(x + eps * v) - s2sad.grad(h)(x - eps * v)) / (2 * eps)
     np.testing.assert_allclose(s2sad.hvp(h)(x, v), want, rtol=1e-5, atol=1e-8)
+
+
+def test_arithmetic_on_a_flat_iterator() -> None:
+    """x.flat * y (NumPy reads the iterator as the vector of x's items): the gradient took the
+    iterator for a number, summed y's gradient to one value and raised NumPy's ValueError."""
+    rng = np.random.default_rng(15)
+    x, y = rng.standard_normal((2, 3)), rng.standard_normal(6)
+    f = make_function("def f(x, y):\n    return np.sum(np.sin(x.flat * y))\n", {"np": np})
+    gx, gy = s2sad.grad(f, (0, 1))(x, y)
+    np.testing.assert_allclose(gx, numerical(f, [x, y], 0), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(gy, numerical(f, [x, y], 1), rtol=1e-6, atol=1e-9)
