@@ -406,3 +406,12 @@ def test_arithmetic_on_a_flat_iterator() -> None:
     gx, gy = s2sad.grad(f, (0, 1))(x, y)
     np.testing.assert_allclose(gx, numerical(f, [x, y], 0), rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(gy, numerical(f, [x, y], 1), rtol=1e-6, atol=1e-9)
+
+
+def test_sign_of_real_values_still_compiles_with_jit() -> None:
+    """np.sign's rule (complex values: i Im(g sign(z)) / z) keeps real values' gradients real
+    through real_like, which numba compiles: jit=True code using np.sign compiles as before."""
+    pytest.importorskip("numba")
+    f = _f("np.sum(np.sign(x) * x ** 2 + np.abs(x))")
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(s2sad.grad(f, jit=True)(x), 2 * np.abs(x) + np.sign(x))
