@@ -98,10 +98,10 @@ for absolute in (np.abs, builtins.abs):  # of a complex x: conj(x) / |x| (comple
            jvp={"x": "t * np.sign(x) if np.isrealobj(x) else safe_divide(np.real(np.conj(x) * t), ans)"},
            x="g * np.sign(x) if np.isrealobj(x) else np.real(g) * safe_divide(np.conj(x), ans)")
 # sign: for a complex z, z / |z| = exp(i angle(z)), whose gradient is i Im(g sign(z)) / z (0 at
-# z = 0, as sign(0) is 0); for a real x the same expressions are 0 (real_like: in x's type)
+# z = 0, as sign(0) is 0); for a real x, 0 (real_like keeps the branches' types alike for numba)
 defvjp(np.sign, "x", elementwise=True, shape=shapes.numpy_elementwise(np.sign),
-       jvp={"x": "real_like(1j * ans * np.imag(safe_divide(t, x)), ans)"},
-       x="real_like(1j * safe_divide(np.imag(g * ans), x), x)")
+       jvp={"x": "t * 0.0 if np.isrealobj(x) else real_like(1j * ans * np.imag(safe_divide(t, x)), ans)"},
+       x="np.real(g) * 0.0 if np.isrealobj(x) else real_like(1j * safe_divide(np.imag(g * ans), x), x)")
 binary(np.maximum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 binary(np.minimum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 defvjp(np.where, "condition, x, y", linear="joint", shape=shapes.elementwise(np.where),
