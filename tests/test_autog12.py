@@ -415,3 +415,15 @@ def test_sign_of_real_values_still_compiles_with_jit() -> None:
     f = _f("np.sum(np.sign(x) * x ** 2 + np.abs(x))")
     x = np.array([0.5, -1.0, 2.0])
     np.testing.assert_allclose(s2sad.grad(f, jit=True)(x), 2 * np.abs(x) + np.sign(x))
+
+
+def test_ix_of_values_that_carry_a_gradient_is_refused() -> None:
+    """np.ix_ was declared non-differentiable, but of floats it returns the values themselves
+    (reshaped): np.ix_(x)[0] ** 2 had a silent zero gradient; it is refused at the call, and
+    np.ix_ of index arrays indexes as before."""
+    with pytest.raises(S2SADError, match="np.ix_ builds index arrays") as info:
+        s2sad.grad(_f("np.sum(np.ix_(x)[0] ** 2)"))(np.array([1.0, 2.0]))
+    assert (info.value.location.line, info.value.location.column) == (2, 19)
+    x = np.arange(9.0).reshape(3, 3)
+    g = s2sad.grad(_f("np.sum(x[np.ix_(np.array([0, 2]), np.array([1, 2]))] ** 3)"))(x)
+    np.testing.assert_array_equal(g, [[0, 3, 12], [0, 0, 0], [0, 147, 192]])

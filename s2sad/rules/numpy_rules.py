@@ -416,6 +416,10 @@ unary(math.degrees, "g * (180 / np.pi)")
 unary(math.erf, "g * (2 / np.pi ** 0.5) * np.exp(-x ** 2)")
 unary(math.erfc, "-g * (2 / np.pi ** 0.5) * np.exp(-x ** 2)")
 binary(math.atan2, "g * y / (x ** 2 + y ** 2)", "-g * x / (x ** 2 + y ** 2)")
+# np.ix_ of index arrays carries no gradient; of floats it returns the values themselves (reshaped)
+REGISTRY.declare_refused(np.ix_, "np.ix_ builds index arrays; a value that carries a gradient reaching it "
+                                 "would come back as itself without one: index with integer arrays, or "
+                                 "reshape the values (x[:, None], x[None, :])")
 for math_gamma in (math.gamma, math.lgamma):  # (their rules come with SciPy's: scipy_rules.py)
     REGISTRY.declare_refused(math_gamma, f"the derivative of math.{math_gamma.__name__} is SciPy's digamma, and "
                              f"s2sad declares it once SciPy is imported: import scipy.special in your module "
@@ -450,7 +454,7 @@ REGISTRY.declare_nondifferentiable(
     np.any, np.all, np.count_nonzero, np.argwhere, np.flatnonzero, np.searchsorted, np.digitize,
     np.argpartition, np.heaviside, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
     np.tril_indices_from, np.triu_indices_from, np.diag_indices_from, np.lexsort, np.isin,
-    np.unravel_index, np.ravel_multi_index, np.result_type, np.promote_types, np.ix_,
+    np.unravel_index, np.ravel_multi_index, np.result_type, np.promote_types,
     np.shares_memory, np.may_share_memory,
     np.ndarray.any, np.ndarray.all, np.ndarray.searchsorted, np.ndarray.argpartition,
     math.isclose, math.isfinite, math.isinf, math.isnan, math.factorial, math.comb, math.perm,
