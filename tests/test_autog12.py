@@ -427,3 +427,18 @@ def test_ix_of_values_that_carry_a_gradient_is_refused() -> None:
     x = np.arange(9.0).reshape(3, 3)
     g = s2sad.grad(_f("np.sum(x[np.ix_(np.array([0, 2]), np.array([1, 2]))] ** 3)"))(x)
     np.testing.assert_array_equal(g, [[0, 3, 12], [0, 0, 0], [0, 147, 192]])
+
+
+@pytest.mark.parametrize("body", ["np.max(x, axis=0)", "np.prod(x, axis=-1)", "np.cumprod(x, axis=0)",
+                                  "np.repeat(x, 2, axis=0)", "np.sum(x, axis=0, keepdims=True)", "x.max(0)"])
+def test_reducing_a_0d_array_over_axis_0(body) -> None:
+    """NumPy reduces a 0-d array over axis 0 (or -1) as over nothing (np.cumprod and np.repeat
+    take it as a vector of one): the helpers took the axis modulo the rank 0 (ZeroDivisionError)
+    or moved an axis it does not have (AxisError, IndexError)."""
+    f = _f(f"np.sum({body} ** 2)")
+    x = np.array(0.7)
+    g = s2sad.grad(f)(x)
+    assert np.shape(g) == ()
+    np.testing.assert_allclose(g, numerical(f, [x], 0), rtol=1e-6)
+    np.testing.assert_allclose(s2sad.jvp(f)(x, np.array(1.0))[1], g, rtol=1e-9)
+    np.testing.assert_allclose(s2sad.hvp(f)(x, np.array(1.0)), numerical(s2sad.grad(f), [x], 0), rtol=1e-5)

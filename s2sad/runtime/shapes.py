@@ -102,8 +102,8 @@ def block_grad(g: Any, arrays: Any) -> Any:
 
 def repeat_grad(g: Any, x: Any, repeats: Any, axis: Any = None) -> Any:
     """Gradient of ``np.repeat(x, repeats, axis)``: the gradients of each entry's copies, summed."""
-    n = np.size(x) if axis is None else np.shape(x)[axis]
-    axis = 0 if axis is None else axis
+    n = np.size(x) if axis is None or np.ndim(x) == 0 else np.shape(x)[axis]
+    axis = 0 if axis is None or np.ndim(x) == 0 else axis  # (a 0-d x repeats as a vector)
     source = np.repeat(np.arange(n), repeats)  # the entry each copy comes from
     copies = np.moveaxis(g, axis, 0)
     out = np.zeros((n,) + np.shape(copies)[1:], dtype=np.result_type(g))
