@@ -442,3 +442,15 @@ def test_reducing_a_0d_array_over_axis_0(body) -> None:
     np.testing.assert_allclose(g, numerical(f, [x], 0), rtol=1e-6)
     np.testing.assert_allclose(s2sad.jvp(f)(x, np.array(1.0))[1], g, rtol=1e-9)
     np.testing.assert_allclose(s2sad.hvp(f)(x, np.array(1.0)), numerical(s2sad.grad(f), [x], 0), rtol=1e-5)
+
+
+def test_scipy_cholesky_of_a_number() -> None:
+    """scipy.linalg.cholesky(a) of a number is its 1 x 1 factor: the gradient had that (1, 1)
+    shape instead of the number's ()."""
+    from scipy import linalg
+    f = make_function("def f(x):\n    return np.sum(sla.cholesky(x) ** 3)\n", {"np": np, "sla": linalg})
+    x = np.array(2.0)
+    g = s2sad.grad(f)(x)
+    assert np.shape(g) == ()
+    np.testing.assert_allclose(g, 1.5 * np.sqrt(x), rtol=1e-9)
+    np.testing.assert_allclose(s2sad.jvp(f)(x, np.array(1.0))[1], g, rtol=1e-9)

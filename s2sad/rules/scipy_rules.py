@@ -266,7 +266,8 @@ defvjp(linalg.pinv, "a, atol=None, rtol=None, return_rank=False, check_finite=Tr
        jvp={"a": "pinv_jvp(t, a, ans)"}, a="pinv_grad(g, a, ans)")
 # scipy's cholesky is upper triangular unless lower=True, and reads that triangle of a
 defvjp(linalg.cholesky, "a, lower=False, overwrite_a=False, check_finite=True", unsupported=_in_place("overwrite_a"),
-       jvp={"a": "cholesky_jvp(t, ans, not lower)"}, a="cholesky_grad(g, ans, not lower)")
+       jvp={"a": "cholesky_jvp(np.reshape(t, np.shape(ans)), ans, not lower)"},
+       a="np.reshape(cholesky_grad(g, ans, not lower), np.shape(a))")  # (a number: SciPy's 1 x 1 matrix)
 # x = op(a)^-1 b with op(a) = a or a^T (trans), a triangular (the other triangle unread)
 _T = "(0 if trans in (0, 'N') else 1)"
 _GB = "solve_triangular(a, g, 1 - {t}, lower, unit_diagonal)".format(t=_T)
