@@ -222,6 +222,13 @@ def _safe_divide(x, y) -> Impl:
     raise not_compiled(f"a division by what may be 0 of types {x} and {y}")
 
 
+@cached_overload(rt.real_like)
+def _real_like(ct, x) -> Impl:
+    if _real64(x):  # a real x's gradient or tangent is real (np.sign's rule: 0 there)
+        return lambda ct, x: np.real(ct)
+    raise not_compiled(f"the gradient of a value of type {x} that may be complex")
+
+
 @cached_overload(rt.balanced_eq)
 def _balanced_eq(x, ans, y) -> Impl:
     if _real64(x, ans, y):

@@ -44,6 +44,9 @@ ROWS: list[Row] = [
     Row("np.angle(x * (1 - 1j), deg=True)", ((5,),), (np.angle,)),
     Row("np.angle(x) * x", ((5,),), (np.angle,), "nonzero"),  # a real x: angle 0 or pi, no gradient
     Row("np.angle(x + 1j * y)", (F, F), (np.angle,)),
+    Row("np.real(np.sign(x + 1j * y) * (2 - 1j))", ((3, 4), (3, 4)), (np.sign,)),  # z / |z|
+    Row("np.imag(np.sign(x * (1 + 2j)))", ((5,),), (np.sign,), "nonzero"),
+    Row("np.sign(x) * x", ((5,),), (np.sign,), "nonzero"),  # a real x: piecewise constant
     Row("np.abs(x + 1j * y)", ((3, 4), (3, 4)), (np.abs,)),
     Row("abs(x * (2 - 1j))", ((5,),), (abs,)),
     Row("abs(x + 1j * y)", (F, F), (abs,)),

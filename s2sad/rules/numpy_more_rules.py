@@ -53,8 +53,9 @@ _VAR_W = (f"np.where(np.isnan(a), 0.0, reduce_grad(2.0 * {{g}} / ({_COUNT} - ddo
 defvjp(np.nanvar, _NANMOMENT, a=_VAR_W.format(g="g"),
        jvp={"a": f"np.sum({_VAR_W.format(g='np.ones_like(ans)')} * np.where(np.isnan(a), 0.0, t), "
                  f"axis=axis, keepdims=keepdims)"})
-defvjp(np.nanstd, _NANMOMENT, a=_VAR_W.format(g="(0.5 * g / ans)"),
-       jvp={"a": f"np.sum({_VAR_W.format(g='(0.5 / ans)')} * np.where(np.isnan(a), 0.0, t), "
+# nanstd: 0 where the deviation is 0 (one entry that is not NaN: identically constant), as np.std
+defvjp(np.nanstd, _NANMOMENT, a=_VAR_W.format(g="(g * safe_divide(0.5, ans))"),
+       jvp={"a": f"np.sum({_VAR_W.format(g='safe_divide(0.5, ans)')} * np.where(np.isnan(a), 0.0, t), "
                  f"axis=axis, keepdims=keepdims)"})
 
 defvjp(np.nancumsum, "a, axis=None, dtype=None, out=None",
@@ -117,12 +118,15 @@ for convert in (builtins.tuple, builtins.list, builtins.dict):
 defvjp(np.vdot, "a, b", linear="each",  # sum(conj(a) b): a's gradient is conjugated
        a="np.reshape(np.conj(g * np.ravel(b)), np.shape(a))", b="np.reshape(g * np.conj(np.ravel(a)), np.shape(b))")
 _DEGREES = "np.arange(np.shape(p)[0] - 1, -1, -1)"
+# p's rows are the coefficients (arrays of them too, each broadcast against x); the derivative's
+# coefficients scale p's rows by their degrees
+_SLOPES = "np.polyval(np.moveaxis(np.moveaxis(p[:-1], 0, -1) * np.arange(np.shape(p)[0] - 1, 0, -1), -1, 0), x)"
 defvjp(np.polyval, "p, x",
-       jvp={"p": "np.polyval(t, x)",
-            "x": "t * np.polyval(p[:-1] * np.arange(np.shape(p)[0] - 1, 0, -1), x)"},
+       jvp={"p": "np.polyval(t, x)", "x": f"t * {_SLOPES}"},
        p=f"np.sum(np.reshape(np.expand_dims(g, -1) * np.expand_dims(x, -1) ** {_DEGREES}, "
-         f"(-1, np.shape(p)[0])), axis=0)",
-       x="unbroadcast(g * np.polyval(p[:-1] * np.arange(np.shape(p)[0] - 1, 0, -1), x), x)")
+         f"(-1, np.shape(p)[0])), axis=0) if np.ndim(p) == 1 else "
+         f"unbroadcast(np.moveaxis(np.expand_dims(g, -1) * np.expand_dims(x, -1) ** {_DEGREES}, -1, 0), p)",
+       x=f"unbroadcast(g * {_SLOPES}, x)")
 for conv in (np.convolve, rt.convolve_full):
     defvjp(conv, "a, v, mode='full'", linear="each",
            a="convolve_grad(g, a, v, mode)", v="convolve_grad(g, v, a, mode)")
@@ -238,8 +242,9 @@ defvjp(np.linalg.vector_norm, "x, *, axis=None, keepdims=False, ord=2",
 REGISTRY.declare_nondifferentiable(rt.one_axis)
 
 # --- weighted averages ----------------------------------------------------------------------
-# average = sum(w a) / sum(w) along axis, w the weights laid out like a (1-d weights along axis)
-_LAY = "({w} if np.ndim({w}) == np.ndim(a) else np.reshape({w}, axis_shape(a, axis)))"
+# average = sum(w a) / sum(w) along axis, w the weights laid out like a (weights along axis,
+# their axes in the order of the tuple axis)
+_LAY = "({w} if np.ndim({w}) == np.ndim(a) else np.reshape(np.transpose({w}, axis_order(a, axis)), axis_shape(a, axis)))"
 _WB = f"(np.ones_like(a) if isinstance(weights, type(None)) else {_LAY.format(w='weights')})"
 _SW = f"reduce_grad(np.sum({_WB} * np.ones_like(a), axis=axis, keepdims=keepdims), a, axis, keepdims)"
 _AVG, _GAVG = "(ans[0] if returned else ans)", "(g[0] if returned else g)"
@@ -261,8 +266,11 @@ defvjp(np.average, "a, axis=None, weights=None, returned=False, *, keepdims=Fals
                 _SUM_KEEP.format(x=f"{_TB} * np.ones_like(a)"))},
        a=f"reduce_grad({_GAVG}, a, axis, keepdims) * {_WB} / {_SW}",
        weights=f"unbroadcast({_WBAR}, weights) if np.ndim(weights) == np.ndim(a) else "
-               f"np.sum(np.reshape(np.moveaxis({_WBAR}, axis, -1), (-1, np.shape(weights)[0])), axis=0)")
+               f"np.reshape(np.sum(np.reshape(np.moveaxis({_WBAR}, axis, axis_end(axis)), (-1, np.size(weights))), "
+               f"axis=0), np.shape(weights))")
 REGISTRY.declare_nondifferentiable(rt.axis_shape)
+REGISTRY.declare_nondifferentiable(rt.axis_order)
+REGISTRY.declare_nondifferentiable(rt.axis_end)
 
 # --- interpolation --------------------------------------------------------------------------
 # np.interp is linear in fp (and in left, right), piecewise linear in x (the slope of x's cell,

@@ -98,6 +98,11 @@ for absolute in (np.abs, builtins.abs):  # of a complex x: conj(x) / |x| (comple
     defvjp(absolute, "x", elementwise=True, shape=shapes.numpy_elementwise(absolute),
            jvp={"x": "t * np.sign(x) if np.isrealobj(x) else safe_divide(np.real(np.conj(x) * t), ans)"},
            x="g * np.sign(x) if np.isrealobj(x) else np.real(g) * safe_divide(np.conj(x), ans)")
+# sign: for a complex z, z / |z| = exp(i angle(z)), whose gradient is i Im(g sign(z)) / z (0 at
+# z = 0, as sign(0) is 0); for a real x, 0 (real_like keeps the branches' types alike for numba)
+defvjp(np.sign, "x", elementwise=True, shape=shapes.numpy_elementwise(np.sign),
+       jvp={"x": "t * 0.0 if np.isrealobj(x) else real_like(1j * ans * np.imag(safe_divide(t, x)), ans)"},
+       x="np.real(g) * 0.0 if np.isrealobj(x) else real_like(1j * safe_divide(np.imag(g * ans), x), x)")
 binary(np.maximum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 binary(np.minimum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 defvjp(np.where, "condition, x, y", linear="joint", shape=shapes.elementwise(np.where),
@@ -204,8 +209,9 @@ _DDOF = "ddof if correction is None else correction"
 
 def _moment_weight(g: str) -> str:
     """The adjoint of ``a`` in np.var (``g``: the incoming gradient; np.std: scaled)."""
-    return (f"var_grad({g}, a, axis, {_DDOF}, keepdims) if mean is None else "
-            f"reduce_grad(2.0 * {g} / (np.size(a) / np.size(ans) - ({_DDOF})), a, axis, keepdims) * (a - mean)")
+    return (f"var_grad({g}, a, axis, {_DDOF}, keepdims) if mean is None else real_input("
+            f"reduce_grad(2.0 * {g} / (np.size(a) / np.size(ans) - ({_DDOF})), a, axis, keepdims) * (a - mean), "
+            f"a - mean, 'np.var')")  # (real deviations only, as var_grad)
 
 
 for moment, scale in ((np.var, "{}"), (np.ndarray.var, "{}"), (np.std, "{} * safe_divide(0.5, ans)"),
@@ -257,7 +263,8 @@ defvjp(np.einsum, "subscripts, a, b=None, c=None, d=None, out=None, dtype=None, 
 defvjp(np.linalg.det, "a", jvp={"a": "np.sum(det_cofactor(a) * t, axis=(-2, -1))"},  # singular a too
        a="np.expand_dims(g, (-2, -1)) * det_cofactor(a)")
 defvjp(np.linalg.slogdet, "a", returns_container=True, a="slogdet_grad(g, a)",
-       jvp={"a": "(np.zeros_like(ans[0]), np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1))"})
+       jvp={"a": "(np.zeros_like(ans[0]), real_input(np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1), a, "
+                 "'np.linalg.slogdet'))"})  # (a complex a: refused, as by slogdet_grad)
 defvjp(np.linalg.inv, "a", jvp={"a": "-ans @ t @ ans"},
        a="-np.swapaxes(ans, -1, -2) @ g @ np.swapaxes(ans, -1, -2)")
 defvjp(np.linalg.solve, "a, b", a="solve_grad_a(g, a, b, ans)", b="solve_grad_b(g, a, b)",
@@ -322,8 +329,9 @@ for diagonal in (np.diagonal, np.ndarray.diagonal):
 defvjp(np.diag, "v, k=0", linear="joint",
        v="np.diag(g, k) if np.ndim(v) == 1 else diagonal_grad(g, v, k)")
 defvjp(np.diagflat, "v, k=0", linear="joint", v="np.reshape(np.diagonal(g, k), np.shape(v))")
-defvjp(np.tril, "m, k=0", linear="joint", m="np.tril(g, k)")
-defvjp(np.triu, "m, k=0", linear="joint", m="np.triu(g, k)")
+# a vector m is taken as the rows of a square (np.tril(v)[i, j] is v[j] or 0): its gradient sums them
+defvjp(np.tril, "m, k=0", linear="joint", m="np.tril(g, k) if np.ndim(m) > 1 else np.sum(np.tril(g, k), axis=0)")
+defvjp(np.triu, "m, k=0", linear="joint", m="np.triu(g, k) if np.ndim(m) > 1 else np.sum(np.triu(g, k), axis=0)")
 defvjp(np.pad, "array, pad_width, mode='constant', constant_values=0, end_values=0, "
                "reflect_type='even', stat_length=None", linear="joint",
        array="pad_grad(g, array, pad_width, mode, reflect_type)",
@@ -411,6 +419,10 @@ unary(math.degrees, "g * (180 / np.pi)")
 unary(math.erf, "g * (2 / np.pi ** 0.5) * np.exp(-x ** 2)")
 unary(math.erfc, "-g * (2 / np.pi ** 0.5) * np.exp(-x ** 2)")
 binary(math.atan2, "g * y / (x ** 2 + y ** 2)", "-g * x / (x ** 2 + y ** 2)")
+# np.ix_ of index arrays carries no gradient; of floats it returns the values themselves (reshaped)
+REGISTRY.declare_refused(np.ix_, "np.ix_ builds index arrays; a value that carries a gradient reaching it "
+                                 "would come back as itself without one: index with integer arrays, or "
+                                 "reshape the values (x[:, None], x[None, :])")
 for math_gamma in (math.gamma, math.lgamma):  # (their rules come with SciPy's: scipy_rules.py)
     REGISTRY.declare_refused(math_gamma, f"the derivative of math.{math_gamma.__name__} is SciPy's digamma, and "
                              f"s2sad declares it once SciPy is imported: import scipy.special in your module "
@@ -429,7 +441,7 @@ for choose in (builtins.max, builtins.min):  # max(items) and max(a, b): ties sh
 # --- no gradient ---------------------------------------------------------------
 REGISTRY.declare_nondifferentiable(
     runtime.stop_gradient,
-    np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.sign,
+    np.floor, np.ceil, np.round, np.around, np.rint, np.trunc,
     np.argmax, np.argmin, np.argsort, np.nonzero, np.shape, np.ndim, np.size,
     np.zeros_like, np.ones_like, np.empty_like, np.zeros, np.ones,
     np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
@@ -445,7 +457,7 @@ REGISTRY.declare_nondifferentiable(
     np.any, np.all, np.count_nonzero, np.argwhere, np.flatnonzero, np.searchsorted, np.digitize,
     np.argpartition, np.heaviside, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
     np.tril_indices_from, np.triu_indices_from, np.diag_indices_from, np.lexsort, np.isin,
-    np.unravel_index, np.ravel_multi_index, np.result_type, np.promote_types, np.ix_,
+    np.unravel_index, np.ravel_multi_index, np.result_type, np.promote_types,
     np.shares_memory, np.may_share_memory,
     np.ndarray.any, np.ndarray.all, np.ndarray.searchsorted, np.ndarray.argpartition,
     math.isclose, math.isfinite, math.isinf, math.isnan, math.factorial, math.comb, math.perm,

@@ -71,7 +71,7 @@ unary(special.erfinv, "g * (np.pi ** 0.5 / 2.0) * np.exp(ans ** 2)")
 unary(special.erfcinv, "-g * (np.pi ** 0.5 / 2.0) * np.exp(ans ** 2)")
 unary(special.gamma, "g * ans * digamma(x)")
 unary(special.gammaln, "g * digamma(x)")
-unary(special.digamma, "g * polygamma(1, x)")
+unary(special.digamma, "real_input(g, x, 'scipy.special.digamma') * polygamma(1, x)")  # (polygamma: real x)
 unary(special.entr, "-g * (np.log(x) + 1.0)")
 unary(special.ndtr, "g * np.exp(-0.5 * x ** 2) / (2.0 * np.pi) ** 0.5")
 unary(special.log_ndtr, "g * np.exp(-0.5 * x ** 2 - ans) / (2.0 * np.pi) ** 0.5")
@@ -133,14 +133,19 @@ _W = f"np.exp(a - reduce_grad({_L}, a, axis, keepdims))"  # exp(a - lse), in a's
 _GW = f"reduce_grad({_G} * {_SIGN}, a, axis, keepdims) * {_W}"
 
 
+# (with return_sign=True, the sign of a complex sum is its phase, which these rules leave out: refused)
+_LSE = "'scipy.special.logsumexp(..., return_sign=True)'"
+_RS = f"real_input(real_input({{x}}, a, {_LSE}), b, {_LSE}) if return_sign else {{x}}"
+
+
 def _lse_tangent(term: str) -> str:
     x = f"np.sum({term} * t, axis=axis, keepdims=keepdims) * {_SIGN}"
-    return f"({x}, np.zeros_like(ans[1])) if return_sign else {x}"
+    return f"(real_input(real_input({x}, a, {_LSE}), b, {_LSE}), np.zeros_like(ans[1])) if return_sign else {x}"
 
 
 defvjp(special.logsumexp, "a, axis=None, b=None, keepdims=False, return_sign=False", returns_container=True,
        jvp={"a": _lse_tangent(f"{_B} * {_W}"), "b": _lse_tangent(_W)},
-       a=f"unbroadcast({_GW} * {_B}, a)", b=f"unbroadcast({_GW}, b)")
+       a=_RS.format(x=f"unbroadcast({_GW} * {_B}, a)"), b=_RS.format(x=f"unbroadcast({_GW}, b)"))
 
 # --- scipy.stats -------------------------------------------------------------------------
 # A location-scale family: logpdf(x) = l(z) - log(scale) with z = (x - loc) / scale; its rules
@@ -149,6 +154,12 @@ _Z = "((x - loc) / scale)"
 _NO_SHAPE_CDF = ("s2sad does not differentiate a distribution function with respect to its shape "
                  "parameters; pass a constant")
 _DISCRETE = "a count (or a shift of one) has no derivative; pass a constant or stop_gradient(...)"
+
+
+def _real_only(method: str, **templates: str) -> dict[str, str]:
+    """Each parameter's template, refusing complex values of that parameter (the distributions
+    are of real variables; SciPy drops or keeps imaginary parts from one method to the next)."""
+    return {p: f"real_input({v}, {p}, 'scipy.stats.{method}')" for p, v in templates.items()}
 
 
 def location_scale(name: str, shapes: str, score: str, **shape_scores: str) -> None:
@@ -160,21 +171,23 @@ def location_scale(name: str, shapes: str, score: str, **shape_scores: str) -> N
                 "scale": f"-{{g}} * ({score} * {_Z} + 1.0) / scale",
                 **{s: f"{{g}} * ({v.format(z=_Z)})" for s, v in shape_scores.items()}}
     defvjp(dist.logpdf, params, name=f"scipy.stats.{name}.logpdf", broadcast=broadcast, elementwise=True,
-           **{p: v.format(g="g") for p, v in log_vjps.items()})
+           **_real_only(f"{name}.logpdf", **{p: v.format(g="g") for p, v in log_vjps.items()}))
     defvjp(dist.pdf, params, name=f"scipy.stats.{name}.pdf", broadcast=broadcast, elementwise=True,
-           **{p: v.format(g="(g * ans)") for p, v in log_vjps.items()})
+           **_real_only(f"{name}.pdf", **{p: v.format(g="(g * ans)") for p, v in log_vjps.items()}))
     args = ", ".join(broadcast)
     USER_OBJECTS[f"{name}_pdf"], USER_OBJECTS[f"{name}_logpdf"] = dist.pdf, dist.logpdf
     pdf, ratio = f"{name}_pdf({args})", f"np.exp({name}_logpdf({args}) - ans)"
     refuse = {s: _NO_SHAPE_CDF for s in shape_scores}
     for method, density, sign in (("cdf", pdf, ""), ("sf", pdf, "-"), ("logcdf", ratio, ""), ("logsf", ratio, "-")):
         defvjp(getattr(dist, method), params, name=f"scipy.stats.{name}.{method}", broadcast=broadcast,
-               elementwise=True, refuse=refuse, x=f"{sign}g * {density}", loc=f"{'' if sign else '-'}g * {density}",
-               scale=f"{'' if sign else '-'}g * {density} * {_Z}")
+               elementwise=True, refuse=refuse, **_real_only(
+                   f"{name}.{method}", x=f"{sign}g * {density}", loc=f"{'' if sign else '-'}g * {density}",
+                   scale=f"{'' if sign else '-'}g * {density} * {_Z}"))
     # ppf(q) = loc + scale z(q): its slope in q is 1 / pdf at the answer
     defvjp(dist.ppf, f"q{params[1:]}", name=f"scipy.stats.{name}.ppf", broadcast=("q", *broadcast[1:]),
-           elementwise=True, refuse=refuse, q=f"g / {name}_pdf({', '.join(('ans', *broadcast[1:]))})",
-           loc="g", scale="g * (ans - loc) / scale")
+           elementwise=True, refuse=refuse, **_real_only(
+               f"{name}.ppf", q=f"g / {name}_pdf({', '.join(('ans', *broadcast[1:]))})", loc="g",
+               scale="g * (ans - loc) / scale"))
 
 
 location_scale("norm", "", "(-{z})")
@@ -194,14 +207,14 @@ _K = "(k - loc)"
 for method, g in (("logpmf", "g"), ("pmf", "(g * ans)")):
     defvjp(getattr(stats.poisson, method), "k, mu, loc=0", name=f"scipy.stats.poisson.{method}",
            broadcast=("k", "mu", "loc"), elementwise=True, refuse={"k": _DISCRETE, "loc": _DISCRETE},
-           mu=f"{g} * ({_K} / mu - 1.0)")
+           **_real_only(f"poisson.{method}", mu=f"{g} * ({_K} / mu - 1.0)"))
     defvjp(getattr(stats.binom, method), "k, n, p, loc=0", name=f"scipy.stats.binom.{method}",
            broadcast=("k", "n", "p", "loc"), elementwise=True,
            refuse={"k": _DISCRETE, "n": _DISCRETE, "loc": _DISCRETE},
-           p=f"{g} * ({_K} / p - (n - {_K}) / (1.0 - p))")
+           **_real_only(f"binom.{method}", p=f"{g} * ({_K} / p - (n - {_K}) / (1.0 - p))"))
     defvjp(getattr(stats.bernoulli, method), "k, p, loc=0", name=f"scipy.stats.bernoulli.{method}",
            broadcast=("k", "p", "loc"), elementwise=True, refuse={"k": _DISCRETE, "loc": _DISCRETE},
-           p=f"{g} * ({_K} / p - (1.0 - {_K}) / (1.0 - p))")
+           **_real_only(f"bernoulli.{method}", p=f"{g} * ({_K} / p - (1.0 - {_K}) / (1.0 - p))"))
 
 # multivariate_normal: with r = x - mean and s = cov^-1 r (a row per sample), logpdf has
 # gradient -s for x, s for mean and (s s^T - cov^-1) / 2 for cov
@@ -220,13 +233,15 @@ _MVN_T = {"x": f"np.reshape(-np.sum(np.reshape(t, (-1, {_D})) * {_S}, axis=-1), 
 for method, g, factor in (("logpdf", "g", ""), ("pdf", "(g * ans)", "ans * ")):
     defvjp(getattr(stats.multivariate_normal, method), "x, mean=None, cov=1, allow_singular=False",
            name=f"scipy.stats.multivariate_normal.{method}",
-           jvp={p: f"{factor}({v})" for p, v in _MVN_T.items()}, **{p: v.format(g=g) for p, v in _MVN.items()})
+           jvp=_real_only(f"multivariate_normal.{method}", **{p: f"{factor}({v})" for p, v in _MVN_T.items()}),
+           **_real_only(f"multivariate_normal.{method}", **{p: v.format(g=g) for p, v in _MVN.items()}))
 # dirichlet: the last axis of x holds the components
 _DIRICHLET = "(digamma(np.sum(alpha)) - digamma(alpha) + np.log(x))"
 defvjp(stats.dirichlet.logpdf, "x, alpha", name="scipy.stats.dirichlet.logpdf",
-       jvp={"x": "np.sum((alpha - 1.0) / x * t, axis=-1)", "alpha": f"np.sum({_DIRICHLET} * t, axis=-1)"},
-       x="np.expand_dims(g, -1) * (alpha - 1.0) / x",
-       alpha=f"unbroadcast(np.expand_dims(g, -1) * {_DIRICHLET}, alpha)")
+       jvp=_real_only("dirichlet.logpdf", x="np.sum((alpha - 1.0) / x * t, axis=-1)",
+                      alpha=f"np.sum({_DIRICHLET} * t, axis=-1)"),
+       **_real_only("dirichlet.logpdf", x="np.expand_dims(g, -1) * (alpha - 1.0) / x",
+                    alpha=f"unbroadcast(np.expand_dims(g, -1) * {_DIRICHLET}, alpha)"))
 
 # --- scipy.linalg -------------------------------------------------------------------------
 # overwrite_a=True (overwrite_b=True) lets LAPACK write over an input that gradients read
@@ -251,7 +266,8 @@ defvjp(linalg.pinv, "a, atol=None, rtol=None, return_rank=False, check_finite=Tr
        jvp={"a": "pinv_jvp(t, a, ans)"}, a="pinv_grad(g, a, ans)")
 # scipy's cholesky is upper triangular unless lower=True, and reads that triangle of a
 defvjp(linalg.cholesky, "a, lower=False, overwrite_a=False, check_finite=True", unsupported=_in_place("overwrite_a"),
-       jvp={"a": "cholesky_jvp(t, ans, not lower)"}, a="cholesky_grad(g, ans, not lower)")
+       jvp={"a": "cholesky_jvp(np.reshape(t, np.shape(ans)), ans, not lower)"},
+       a="np.reshape(cholesky_grad(g, ans, not lower), np.shape(a))")  # (a number: SciPy's 1 x 1 matrix)
 # x = op(a)^-1 b with op(a) = a or a^T (trans), a triangular (the other triangle unread)
 _T = "(0 if trans in (0, 'N') else 1)"
 _GB = "solve_triangular(a, g, 1 - {t}, lower, unit_diagonal)".format(t=_T)
@@ -308,10 +324,13 @@ _EV = f"np.linalg.eigh(a, {_UPLO})[1]"
 _EVS = f"({_EV} * np.expand_dims(g, -2)) @ np.swapaxes({_EV}, -1, -2)"
 _EVALS_T = f"np.sum({_EV} * (read_triangle(t, lower) @ {_EV}), axis=-2)"
 _EVALS = f"(np.tril(2.0 * {_EVS}) if lower else np.triu(2.0 * {_EVS})) - {_EVS} * np.eye(np.shape(a)[-1])"
+# (the eigenvalues' rule takes no conjugates: a Hermitian a is refused, as eigh_grad refuses it)
+_REAL = "real_input({rule}, a, 'scipy.linalg.{name}')"
 defvjp(linalg.eigh, _EIGH.format(only="eigvals_only=False, "), returns_container=True, unsupported=_EIGH_ONLY,
-       jvp={"a": f"{_EVALS_T} if eigvals_only else eigh_jvp(t, a, ans, {_UPLO})"},
-       a=f"({_EVALS}) if eigvals_only else eigh_grad(g, a, ans, {_UPLO})")
-defvjp(linalg.eigvalsh, _EIGH.format(only=""), unsupported=_EIGH_ONLY, jvp={"a": _EVALS_T}, a=_EVALS)
+       jvp={"a": f"{_REAL.format(rule=_EVALS_T, name='eigh')} if eigvals_only else eigh_jvp(t, a, ans, {_UPLO})"},
+       a=f"{_REAL.format(rule=_EVALS, name='eigh')} if eigvals_only else eigh_grad(g, a, ans, {_UPLO})")
+defvjp(linalg.eigvalsh, _EIGH.format(only=""), unsupported=_EIGH_ONLY,
+       jvp={"a": _REAL.format(rule=_EVALS_T, name="eigvalsh")}, a=_REAL.format(rule=_EVALS, name="eigvalsh"))
 # lu_solve with respect to b (linear): x = a^-1 b (trans 0), a^-T b (1); its transpose swaps them
 defvjp(linalg.lu_solve, "lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True", linear="joint",
        unsupported=_in_place("overwrite_b"), containers=("lu_and_piv",),
@@ -329,9 +348,10 @@ for factor, solver in ((linalg.lu_factor, "solve(a, b)"), (linalg.cho_factor, "s
 # --- scipy.signal ---------------------------------------------------------------------------
 defvjp(signal.convolve, "in1, in2, mode='full', method='auto'", linear="each",
        in1="convolve_grad(g, in1, in2, mode)", in2="convolve_grad(g, in2, in1, mode)")
-# correlate(in1, in2) is convolve(in1, in2 flipped along every axis)
+# correlate(in1, in2) is convolve(in1, in2 flipped along every axis and conjugated)
 defvjp(signal.correlate, "in1, in2, mode='full', method='auto'", linear="each",
-       in1="convolve_grad(g, in1, np.flip(in2), mode)", in2="np.flip(convolve_grad(g, np.flip(in2), in1, mode))")
+       in1="convolve_grad(g, in1, np.conj(np.flip(in2)), mode)",
+       in2="np.conj(np.flip(convolve_grad(g, np.conj(np.flip(in2)), in1, mode)))")
 
 # --- scipy.spatial.distance -----------------------------------------------------------------
 # d_ij = |a_i - b_j| (or its square): its gradient moves a_i along a_i - b_j, by the weights

@@ -39,7 +39,7 @@ def reduce_to(g: Any, x: Any) -> Any:
             raise S2SADError(
                 f"arithmetic on a {type(x).__name__} cannot be differentiated (in Python, + on "
                 f"lists and tuples concatenates them); use np.concatenate, or arrays")
-        shape = ()
+        shape = np.shape(x) if isinstance(x, np.flatiter) else ()  # (x.flat: a vector of x's items)
     gshape = getattr(g, "shape", ())
     if gshape == shape:
         if kind is not np.ndarray and type(g) is np.ndarray:

@@ -86,7 +86,7 @@ def _reduced_stand_in(fun: Any, a: Any, axis: Any, keepdims: bool) -> Any:
     if axis is None:
         shape = (1,) * ndim if keepdims else ()
     else:
-        axes = {i % ndim for i in ((axis,) if isinstance(axis, (int, np.integer)) else axis)}
+        axes = {i % ndim for i in ((axis,) if isinstance(axis, (int, np.integer)) else axis)} if ndim else set()
         shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape) if keepdims or i not in axes)
     known = _stand_in_of(shape, dtype)
     return fun(a, axis=axis, keepdims=keepdims) if known is None else known

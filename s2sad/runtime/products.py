@@ -267,6 +267,8 @@ def convolve_grad(g: Any, x: Any, other: Any, mode: str = "full") -> Any:
     """Gradient for ``x`` of ``convolve(x, other, mode)``: ``g`` placed in the full output,
     correlated with ``other``."""
     x, other = list_as_array(x), list_as_array(other)  # np.convolve([a, b], v)
+    if np.ndim(x) == 0 or np.ndim(other) == 0:  # np.convolve reads a number as a vector of one
+        return np.reshape(convolve_grad(g, np.atleast_1d(x), np.atleast_1d(other), mode), np.shape(x))
     shape = tuple(np.add(np.shape(x), np.shape(other)) - 1)
     full = np.zeros(shape, dtype=np.result_type(g, x, other))
     start = [(n - m) // 2 for n, m in zip(shape, np.shape(g))]

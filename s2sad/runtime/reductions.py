@@ -18,6 +18,8 @@ def expand_reduced(g: Any, ndim: int, axis: Any, keepdims: bool) -> Any:
         return g
     if axis is None:
         return np.reshape(g, (1,) * ndim)
+    if ndim == 0:  # (NumPy reduces a 0-d array over axis 0 or -1: over nothing)
+        return g
     axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
     return np.expand_dims(g, tuple(a % ndim for a in axes))
 
@@ -186,7 +188,7 @@ def cumsum_grad(g: Any, x: Any, axis: Any = None) -> Any:
 def cumprod_grad(g: Any, x: Any, axis: Any = None) -> Any:
     """Gradient of ``np.cumprod(x, axis)``, exact where x has zeros (quadratic in the axis length)."""
     shape = np.shape(x)
-    if axis is None:
+    if axis is None or np.ndim(x) == 0:  # (a 0-d x's axis 0: the vector of its one item)
         x, axis = np.ravel(x), 0
     x, g = np.moveaxis(x, axis, -1), np.moveaxis(g, axis, -1)
     full = np.ones((np.shape(x)[-1],) * 2, dtype=bool)
@@ -199,7 +201,7 @@ def cumprod_grad(g: Any, x: Any, axis: Any = None) -> Any:
 
 def cumprod_jvp(t: Any, x: Any, axis: Any = None) -> Any:
     """Tangent of ``np.cumprod(x, axis)``, exact where x has zeros (quadratic in the axis length)."""
-    if axis is None:
+    if axis is None or np.ndim(x) == 0:
         x, t, axis = np.ravel(x), np.ravel(t), 0
     x, t = np.moveaxis(x, axis, -1), np.moveaxis(t, axis, -1)
     full = np.ones((np.shape(x)[-1],) * 2, dtype=bool)
@@ -253,7 +255,7 @@ def sort_grad(g: Any, x: Any, axis: Any = -1) -> Any:
     """Gradient of ``np.sort(x, axis)``: g back in x's order; equal entries share their gradients."""
     real_only("np.sort", x)
     shape = np.shape(x)
-    if axis is None:
+    if axis is None or np.ndim(x) == 0:  # (a 0-d x's axis 0: the vector of its one item)
         x, axis = np.ravel(x), 0
     x, g = np.moveaxis(x, axis, -1), np.moveaxis(g, axis, -1)
     order = np.argsort(x, axis=-1, kind="stable")
@@ -268,7 +270,7 @@ def sort_grad(g: Any, x: Any, axis: Any = -1) -> Any:
 def sort_jvp(t: Any, x: Any, axis: Any = -1) -> Any:
     """Tangent of ``np.sort(x, axis)``: t in sorted order; equal entries share their tangents."""
     real_only("np.sort", x)
-    if axis is None:
+    if axis is None or np.ndim(x) == 0:
         x, t, axis = np.ravel(x), np.ravel(t), 0
     x, t = np.moveaxis(x, axis, -1), np.moveaxis(t, axis, -1)
     order = np.argsort(x, axis=-1, kind="stable")

@@ -145,6 +145,8 @@ def array_grad(g: Any, obj: Any) -> Any:
     """Gradient of ``np.array(obj)`` for nested lists/tuples of scalars and arrays."""
     if isinstance(obj, (list, tuple)):
         return type(obj)(array_grad(g[i], o) for i, o in enumerate(obj))
+    if isinstance(obj, (np.ndarray, np.generic)) and obj.dtype.kind == "f" and np.result_type(g).kind == "f":
+        g = np.asarray(g, dtype=obj.dtype)  # np.asarray(x, dtype=np.float32): x's gradient in x's dtype
     return g if np.ndim(obj) or not isinstance(g, np.ndarray) else g[()]
 
 

@@ -40,13 +40,13 @@ def transpose_grad(g: Any, axes: Any = None) -> Any:
 
 def undo_permutation(axes: Any) -> tuple[int, ...]:
     """The axes that undo the transposition ``axes``, as a tuple of ints (Dask takes no array)."""
-    axes = [int(a) for a in np.ravel(axes)]
+    axes = [int(a) % np.size(axes) for a in np.ravel(axes)]  # (np.transpose takes negative axes too)
     return tuple(sorted(range(len(axes)), key=axes.__getitem__))
 
 
 def invert_axes(axes: Any) -> Any:
     """The permutation that undoes ``np.transpose(x, axes)``."""
-    return None if axes is None else tuple(np.argsort(axes))
+    return None if axes is None else tuple(np.argsort(np.mod(axes, np.size(axes))))
 
 
 def stack_grad(g: Any, arrays: Any, axis: int = 0) -> Any:
@@ -102,8 +102,8 @@ def block_grad(g: Any, arrays: Any) -> Any:
 
 def repeat_grad(g: Any, x: Any, repeats: Any, axis: Any = None) -> Any:
     """Gradient of ``np.repeat(x, repeats, axis)``: the gradients of each entry's copies, summed."""
-    n = np.size(x) if axis is None else np.shape(x)[axis]
-    axis = 0 if axis is None else axis
+    n = np.size(x) if axis is None or np.ndim(x) == 0 else np.shape(x)[axis]
+    axis = 0 if axis is None or np.ndim(x) == 0 else axis  # (a 0-d x repeats as a vector)
     source = np.repeat(np.arange(n), repeats)  # the entry each copy comes from
     copies = np.moveaxis(g, axis, 0)
     out = np.zeros((n,) + np.shape(copies)[1:], dtype=np.result_type(g))
@@ -248,7 +248,24 @@ def meshgrid_grad_transpose(h: Any, k: int, indexing: str, x1: Any, x2: Any = No
     return [spread if i == k else np.zeros_like(grid) for i, grid in enumerate(grids)]
 
 
-def axis_shape(a: Any, axis: int) -> tuple[int, ...]:
-    """The shape that lays a 1-d array along ``axis`` of ``a``: -1 there, 1 elsewhere."""
+def _axes(a: Any, axis: int | tuple[int, ...]) -> tuple[int, ...]:
     ndim = np.ndim(a)
-    return tuple(-1 if i == axis % ndim else 1 for i in range(ndim))
+    return tuple(ax % ndim for ax in (axis if isinstance(axis, tuple) else (axis,)))
+
+
+def axis_shape(a: Any, axis: int | tuple[int, ...]) -> tuple[int, ...]:
+    """The shape that lays an array along ``axis`` of ``a`` (its axes in their order in ``a``,
+    see :func:`axis_order`): ``a``'s length there, 1 elsewhere."""
+    axes = _axes(a, axis)
+    return tuple(np.shape(a)[i] if i in axes else 1 for i in range(np.ndim(a)))
+
+
+def axis_order(a: Any, axis: int | tuple[int, ...]) -> tuple[int, ...]:
+    """The transposition that puts an array whose axes follow ``axis`` (np.average's weights
+    for a tuple of axes) in the order those axes have in ``a``."""
+    return tuple(int(i) for i in np.argsort(_axes(a, axis)))
+
+
+def axis_end(axis: int | tuple[int, ...]) -> tuple[int, ...]:
+    """The last axes, as many as ``axis`` names (np.moveaxis's destination)."""
+    return tuple(range(-len(axis), 0)) if isinstance(axis, tuple) else (-1,)
