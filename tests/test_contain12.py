@@ -13,10 +13,14 @@ import re
 import warnings
 from typing import Any, Callable
 
-import autograd
-import autograd.numpy as anp
 import numpy as np
 import pytest
+
+try:  # (a dev-only oracle: without it, the checks against finite differences still run)
+    import autograd
+    import autograd.numpy as anp
+except ImportError:
+    autograd = anp = None
 
 import s2sad
 from s2sad.errors import NonDifferentiableInputError, NonScalarOutputError, S2SADError
@@ -111,7 +115,7 @@ def _close(a: Any, b: Any, rtol: float, atol: float, what: str) -> None:
 def _twins(source: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """The function in ``source`` for s2sad (NumPy) and for autograd (autograd.numpy)."""
     names = {"Point": Point, "s2sad": s2sad}
-    return make_function(source, {"np": np, **names}), make_function(source, {"np": anp, **names})
+    return make_function(source, {"np": np, **names}), make_function(source, {"np": anp or np, **names})
 
 
 def check(source: str, args: tuple[Any, ...], wrt: int | tuple[int, ...], with_autograd: bool = True) -> None:
@@ -139,7 +143,7 @@ def check(source: str, args: tuple[Any, ...], wrt: int | tuple[int, ...], with_a
         _assert_like(g, args_list[n], f"gradient of argument {n}")
         tol = (1e-4, 1e-4) if wide else (1e-5, 1e-6)
         _close(g, _fd(f, args_list, n), *tol, f"argument {n} against finite differences")
-        if with_autograd:
+        if with_autograd and autograd is not None:
             _close(g, autograd.grad(twin, n)(*args_list), 1e-6, 1e-8, f"argument {n} against autograd")
 
 
@@ -413,7 +417,8 @@ def test_third_derivative_of_a_scalar_function(name: str, source: str, t: Any) -
     assert type(value) is type(t) and np.shape(value) == np.shape(t)
     eps = 1e-5
     np.testing.assert_allclose(value, (d2(t + eps) - d2(t - eps)) / (2 * eps), rtol=1e-5)
-    np.testing.assert_allclose(value, autograd.grad(autograd.grad(autograd.grad(twin)))(t), rtol=1e-9)
+    if autograd is not None:
+        np.testing.assert_allclose(value, autograd.grad(autograd.grad(autograd.grad(twin)))(t), rtol=1e-9)
 
 
 # --- jacobian and hessian --------------------------------------------------------------------
@@ -431,6 +436,8 @@ JACOBIANS = [
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
 @pytest.mark.parametrize("name, source, x", JACOBIANS, ids=[j[0] for j in JACOBIANS])
 def test_jacobian_against_autograd(name: str, source: str, x: Any, mode: str) -> None:
+    if autograd is None:
+        pytest.skip("autograd (a dev-only oracle) is not installed")
     f, twin = _twins(source)
     got = s2sad.jacobian(f, mode=mode)(x)
     expected = autograd.jacobian(lambda v: anp.array(twin(v)))(x)
@@ -445,6 +452,8 @@ def test_jacobian_against_autograd(name: str, source: str, x: Any, mode: str) ->
     ("def f(xs):\n    return xs[0] * xs[1] ** 2 + sum(xs) ** 2", [1.0, 2.0]),
 ], ids=["vector", "matrix", "float", "list-of-floats"])
 def test_hessian_against_autograd(source: str, x: Any) -> None:
+    if autograd is None:
+        pytest.skip("autograd (a dev-only oracle) is not installed")
     f, twin = _twins(source)
     np.testing.assert_allclose(s2sad.hessian(f)(x), autograd.hessian(lambda v: twin(v) if not isinstance(x, list)
                                                                      else twin(list(v)))(np.asarray(x, float)),
