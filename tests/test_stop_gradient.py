@@ -214,3 +214,41 @@ def test_no_warning_when_gradient_flows():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         grad(mixed)(rng.normal(size=3), rng.normal(size=3))
+
+
+class _Recorder:
+    """Keeps what it is called with (as a probe or a logger would) and returns it."""
+
+    def __init__(self) -> None:
+        self.seen: list = []
+
+    def __call__(self, x):
+        self.seen.append(np.copy(x))
+        return x
+
+
+_RECORD = _Recorder()
+_record = lambda x: _RECORD(x)  # noqa: E731 - (a lambda bound at module level, on a line of its own)
+_HISTORY: list = []
+
+
+def _e_step(h):
+    _HISTORY.append(float(np.sum(h)))  # (state of its own, changed: no gradient asked through it)
+    r = np.exp(h - np.max(h))
+    return r / np.sum(r)
+
+
+def _stopped_calls_that_keep_state(x):
+    r = stop_gradient(_e_step(x * 2.0))
+    z = stop_gradient(_record(np.tanh(x)))
+    return np.sum(r * x ** 2) + np.sum(z * x)
+
+
+def test_a_stopped_call_that_changes_state_of_its_own_runs():
+    """(It was refused at second order and first: 'it may change state read later'; inside
+    stop_gradient no gradient is asked through it, and it changes none of its arguments.)"""
+    x = np.array([0.3, -0.5, 1.2])
+    r, z = np.exp(2 * x - np.max(2 * x)), np.tanh(x)
+    r = r / np.sum(r)
+    np.testing.assert_allclose(s2sad.grad(_stopped_calls_that_keep_state)(x), 2 * r * x + z, rtol=1e-12)
+    np.testing.assert_allclose(s2sad.hvp(_stopped_calls_that_keep_state)(x, np.ones(3)), 2 * r, rtol=1e-12)

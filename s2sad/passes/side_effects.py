@@ -70,10 +70,11 @@ def check_callee_effects(fn: Function, stmts: list[Assign], varied: set[str], us
 
 def _check_kept_whole(fn: Function, value: Opaque, stmt: Assign) -> None:
     """The Python functions called by name in an expression that carries no gradient (a
-    comparison, ``stop_gradient(...)``), which runs as written."""
+    comparison, ``stop_gradient(...)``), which runs as written: an error where one changes an
+    argument in place (what it does to other state, no gradient was asked to follow)."""
     for node in walk(value.node):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
-            what = state_change(fn.free.get(node.func.value))
+            what = state_change(fn.free.get(node.func.value), arguments_only=True)
             if what is not None:
                 _refuse(node.func.value, what, stmt)
 
@@ -94,33 +95,39 @@ def _statement_reads(stmt: Any) -> tuple[str, ...]:
     return tuple(stmt.reads) if isinstance(stmt, (Loop, Raw)) else ()
 
 
-def state_change(fn: Any) -> str | None:
+def state_change(fn: Any, arguments_only: bool = False) -> str | None:
     """Where ``fn``, or a Python function it calls by name, may change state its caller sees
-    ('file:line: what'); None where its source shows no such statement (or cannot be read)."""
-    return _scan(fn, set())
+    ('file:line: what'), or only its arguments with ``arguments_only``; None where its source
+    shows no such statement (or cannot be read)."""
+    return _scan(fn, set(), arguments_only)
 
 
-def _scan(fn: Any, seen: set[int]) -> str | None:
+def _scan(fn: Any, seen: set[int], arguments_only: bool) -> str | None:
     if not isinstance(fn, types.FunctionType) or library_function(fn) or id(fn) in seen \
             or fn.__code__.co_filename in GENERATED_LINES:  # (s2sad's own code: a gradient grad(f) made)
         return None
     seen.add(id(fn))
     try:
         lines, first = inspect.getsourcelines(fn.__code__)
-        tree = ast.parse(textwrap.dedent("".join(lines)))
+        tree: ast.AST = ast.parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError):
         return None
+    if fn.__name__ == "<lambda>":  # (its lines hold the statement around it too: f = lambda ...)
+        tree = ast.Module([ast.Expr(n) for n in ast.walk(tree) if isinstance(n, ast.Lambda)], [])
     where = f"{fn.__code__.co_filename}:"
-    locals_ = _fresh_locals(tree)
+    arguments = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
     objects = {n for n, v in fn.__globals__.items() if not isinstance(v, (types.ModuleType, type, types.FunctionType))}
-    receivers = ({a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)} | objects) - locals_
+    locals_ = _fresh_locals(tree)
+    # (what it may change: anything not made in it, or only what it is passed)
+    outside = (arguments if arguments_only else None, locals_)
+    receivers = (arguments | (set() if arguments_only else objects)) - locals_
     for node in ast.walk(tree):
-        what = _changes(node, locals_) or _method_of(node, receivers)
+        what = _changes(node, outside) or _method_of(node, receivers)
         if what is not None:
             return f"{where}{first + node.lineno - 1}: {what}"
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             called = fn.__globals__.get(node.func.id)
-            found = _scan(called, seen)
+            found = _scan(called, seen, arguments_only)
             if found is not None:
                 return found
     return None
@@ -159,25 +166,31 @@ def _root(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _changes(node: ast.AST, fresh: set[str]) -> str | None:
-    """What ``node`` changes outside the function, in words; None if nothing."""
-    if isinstance(node, (ast.Global, ast.Nonlocal)):
+def _changes(node: ast.AST, outside: tuple[set[str] | None, set[str]]) -> str | None:
+    """What ``node`` changes outside the function, in words; None if nothing.  ``outside``:
+    the names whose objects count (None: any), and those the function made itself."""
+    only, fresh = outside
+
+    def seen(root: str | None) -> bool:
+        return root not in fresh and (only is None or root in only)
+
+    if isinstance(node, (ast.Global, ast.Nonlocal)) and only is None:
         return f"'{type(node).__name__.lower()}'"
     if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
         targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
         for target in targets:
             for t in ast.walk(target):
-                if isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) not in fresh:
+                if isinstance(t, (ast.Attribute, ast.Subscript)) and seen(_root(t)):
                     return f"a write into '{ast.unparse(t)}'"
-        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id not in fresh:
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and seen(node.target.id):
             return f"'{ast.unparse(node)}', in place on a list or an array"
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
         root = _root(node.value.func)
-        if root not in _HARMLESS_ROOTS and root not in fresh:
+        if root not in _HARMLESS_ROOTS and seen(root):
             return f"the call '{ast.unparse(node.value)}', which may change its arguments"
     if isinstance(node, ast.Call):
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in _MUTATING and _root(func) not in fresh:
+        if isinstance(func, ast.Attribute) and func.attr in _MUTATING and seen(_root(func)):
             return f"'{ast.unparse(func)}(...)', which changes its object"
         if any(k.arg == "out" for k in node.keywords):
             return f"'out=' in '{ast.unparse(node)}'"
