@@ -203,13 +203,14 @@ def called_twice(x):
 
 
 def test_values_that_may_change_or_differ_are_not_shared():
-    assert forward_of(s2sad.adjoint_source(twins_one_changed, wrt="x")).count("x * 2.0") == 2
     assert forward_of(s2sad.adjoint_source(called_twice)).count("noisy(x)") == 2
     x = np.array([0.5, 1.5, 2.5])
     CALLS[0] = 0
     np.testing.assert_allclose(s2sad.grad(called_twice)(x), 4.0 * x)  # d/dx sum(x * 2x)
-    w = np.array([1.0, -2.0, 3.0])
-    np.testing.assert_allclose(s2sad.grad(twins_one_changed)(x, w), 2.0 * w)
+    # (a call that changes a value carrying a gradient, run for its effect, is refused now:
+    # passes/side_effects.py; the twin it changes was the one not to share)
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match=r"zero_first\(\.\.\.\) is passed values that carry"):
+        s2sad.grad(twins_one_changed)(x, np.array([1.0, -2.0, 3.0]))
 
 
 def test_a_product_with_a_dead_forward_array_is_computed_in_its_buffer():

@@ -48,8 +48,8 @@ class InPlaceWriteLowering:
                             f"{self.parsed.code(target).strip()} = {self.parsed.code(shown or value).strip()}")
         self.out.append(Assign(new, call, self.location(target)))
         self.version[name] = new
-        if current in self.lists:  # (xs[0] = v leaves a list: xs * 2 then repeats its items)
-            self.lists.add(new)
+        if current in self.lists:  # (xs[0] = v leaves a list: xs * 2 then repeats its items, x * xs multiplies)
+            self.maybe_sequences.add(new)
         if current in self.holders:  # a list or dict now holding v itself
             self.holders[new] = self.holders[current].union(*(
                 {v.name} | self.bases.get(v.name, frozenset()) | self.holders.get(v.name, frozenset())
