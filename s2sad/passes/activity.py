@@ -429,22 +429,22 @@ def _check_unused_calls(stmts: list[Assign], useful: set[str], active: set[str])
 
 
 def _check_changed_in_place(stmts: list[Assign], active: set[str], varied: set[str]) -> None:
-    """A statement that changes its arguments in place without a rule (``np.random.shuffle(a)``),
-    or stores in an attribute (``self.last = h``), passed a value whose gradient is needed: an
-    error (the gradient would ignore the change, or reads of the attribute would carry none)."""
+    """``np.random.shuffle(a)`` (a change in place without a rule) of a value whose gradient is
+    needed, or ``self.last = h`` storing a value that carries a gradient (which reads of the
+    attribute, anywhere later, would not carry): an error, not a gradient ignoring the change."""
     for stmt in stmts:
         v = stmt.value
-        # (what an attribute holds may be read anywhere later: carrying a gradient is enough)
-        names = [n for n in v.reads if n in (varied if v.kind == "stores" else active)] if isinstance(
-            v, Opaque) and v.kind in ("changes", "stores") else []
-        if names and v.kind == "stores":
+        if not (isinstance(v, Opaque) and v.kind in ("changes", "stores")):
+            continue
+        if v.kind == "stores" and any(n in varied for n in v.reads):
             attribute = v.node.targets[0].target if isinstance(v.node, cst.Assign) else v.node.target
             raise NoGradientRuleError(
                 f"the value stored in '{cst.Module([]).code_for_node(attribute).strip()}' carries a gradient, and "
                 f"s2sad passes none through an attribute or a global variable; keep it in a local variable "
                 f"(and return it as aux if it is needed outside)", stmt.loc)
-        if names:
-            a = names[0]
+        changed = [n for n in v.reads if n in active] if v.kind == "changes" else []
+        if changed:
+            a = changed[0]
             raise NoGradientRuleError(
                 f"'{cst.Module([]).code_for_node(v.node).strip()}' changes {a} in place, and {a} carries a "
                 f"gradient here, which would not follow the change; write {a} = {a}[rng.permutation(len({a}))] "

@@ -260,7 +260,7 @@ class AssignmentLowering:
         op, value = self.operand(node.value)  # (lowered first: what carries a gradient is known then)
         statement = node.with_changes(value=value, **({"targets": [cst.AssignTarget(self.rename(target))]}
                                                       if isinstance(node, cst.Assign) else {"target": self.rename(target)}))
-        reads = (*self.local_reads(target), *(r for r in operand_reads(op) if r not in self.local_reads(target)))
+        reads = tuple(dict.fromkeys((*self.local_reads(target), *operand_reads(op))))
         self.out.append(Assign(None, Opaque(statement, reads, "stores"), self.loc))
         return True
 

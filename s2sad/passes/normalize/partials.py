@@ -14,7 +14,7 @@ import libcst as cst
 import numpy as np
 
 from ..resolve import MISSING
-from .syntax import store_names, strip_parens, variable_name_nodes, walk
+from .syntax import EMPTY_MODULE, store_names, strip_parens, variable_name_nodes, walk
 
 #: methods of a frozen distribution that take the point first, then the distribution's arguments
 POINT_METHODS = frozenset({"pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf", "pmf", "logpmf"})
@@ -117,7 +117,7 @@ class PartialApplications:
         if bound.distribution is None or method not in POINT_METHODS | SUMMARY_METHODS:
             raise self.unsupported(func, f"'.{method}' of a {_kind(bound.distribution is not None)} made "
                                          f"in the function is not followed; call "
-                                         f"{_spelled(bound.func) if bound.distribution is not None else 'the function'}."
+                                         f"{EMPTY_MODULE.code_for_node(bound.func).strip() if bound.distribution is not None else 'the function'}."
                                          f"{method}(...) with the distribution's arguments written out")
         called = cst.Attribute(bound.func, cst.Name(method))
         self.res.objects[called] = getattr(bound.distribution, method)
@@ -166,10 +166,6 @@ def frozen_method_advice(method: Any) -> str | None:
     return (f"is a method of a frozen scipy.stats distribution, which s2sad follows when it is made in "
             f"the function; call the distribution's function with its arguments: "
             f"scipy.stats.{dist.name}.{method.__name__}(x, {', '.join(bound)})")
-
-
-def _spelled(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node).strip()
 
 
 def _kind(distribution: bool) -> str:
