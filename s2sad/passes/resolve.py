@@ -279,7 +279,8 @@ def _declared_global(body: cst.CSTNode) -> frozenset[str]:
         n = stack.pop()
         if isinstance(n, cst.Global):
             found.update(item.name.value for item in n.names)
-        elif not isinstance(n, (cst.FunctionDef, cst.ClassDef)) and type(n) not in _SCOPES:
+        elif not isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.BaseExpression, cst.BaseSmallStatement)) \
+                and type(n) not in _SCOPES:  # (a global statement is no expression's part)
             stack.extend(children(n))
     return frozenset(found)
 

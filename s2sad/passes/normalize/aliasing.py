@@ -102,7 +102,7 @@ class Aliasing:
         iterates over later."""
         index = node.slice[0].slice if isinstance(node, cst.Subscript) and len(node.slice) == 1 else None
         own = index.value.value if isinstance(index, cst.Index) and isinstance(index.value, cst.Name) else None
-        for loop in (n for n in walk(self.parsed.function.body) if isinstance(n, cst.For)):
+        for loop in (n for n in self.body_nodes if isinstance(n, cst.For)):
             if name in self.iterated(loop.iter) and own not in flat_targets(loop.target) and any(
                     x is node for x in walk(loop.body)):
                 raise self.unsupported(node, f"{what} changes '{name}' in a loop over it, which Python's "
@@ -190,16 +190,16 @@ class Aliasing:
         return any(isinstance(n, cst.Name) and n.value == name and id(n) not in stores
                    and n in self.parsed.positions and self.parsed.positions[n].start.line == start.line
                    and self.parsed.positions[n].start.column > start.column
-                   for n in walk(self.parsed.function.body))
+                   for n in self.body_nodes)
 
     def read_after(self, node: cst.CSTNode, name: str) -> bool:
         """Whether ``name`` is read after ``node`` ends, or in a loop around it outside it."""
         end = self.parsed.positions[node].end.line
         inside = {id(x) for x in walk(node)}
-        loops = [n for n in walk(self.parsed.function.body) if isinstance(n, LOOP_NODES)
+        loops = [n for n in self.body_nodes if isinstance(n, LOOP_NODES)
                  and n is not node and id(n) not in inside and any(x is node for x in walk(n))]
         stores = store_names(self.parsed.function.body)
-        for n in walk(self.parsed.function.body):
+        for n in self.body_nodes:
             if (isinstance(n, cst.Name) and n.value == name and id(n) not in stores
                     and id(n) not in inside and n in self.parsed.positions):
                 if self.parsed.positions[n].start.line > end or any(
@@ -212,10 +212,10 @@ class Aliasing:
         iteration may read the value this one leaves (``left = x[i - 1]`` at the top of the body
         is read in no other iteration)."""
         line = self.location(node).line
-        loops = [n for n in walk(self.parsed.function.body) if isinstance(n, LOOP_NODES)
+        loops = [n for n in self.body_nodes if isinstance(n, LOOP_NODES)
                  and any(x is node for x in walk(n)) and self.loop_carries(n, name)]
         stores = store_names(self.parsed.function.body)
-        for n in walk(self.parsed.function.body):
+        for n in self.body_nodes:
             if isinstance(n, cst.Name) and n.value == name and id(n) not in stores and n in self.parsed.positions:
                 if self.location(n).line > line or any(any(x is n for x in walk(loop)) for loop in loops):
                     return True

@@ -3,6 +3,7 @@ adjoints, methods, ``*args``/``**kwargs``, and the message when nothing applies.
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
 import inspect
 import math
@@ -264,7 +265,7 @@ class CallLowering:
     def binding(self, func: cst.BaseExpression) -> str | None:
         """What ``func``, a variable, is assigned, when the message about calling it can say
         more: "partial" (``functools.partial(...)``), "derivative" (``grad(lambda ...)``)."""
-        calls = [n.value for n in walk(self.parsed.function.body) if isinstance(func, cst.Name) and isinstance(
+        calls = [n.value for n in self.body_nodes if isinstance(func, cst.Name) and isinstance(
             n, cst.Assign) and isinstance(n.value, cst.Call) and any(
             isinstance(t.target, cst.Name) and t.target.value == func.value for t in n.targets)]
         if any(self.res.object(c.func) is functools.partial for c in calls):
@@ -437,12 +438,30 @@ class CallLowering:
             return cls if isinstance(cls, type) else None
         if not (isinstance(node, cst.Name) and node.value in self.res.locals):
             return [c for c in [made(node)] if c is not None]
-        body = walk(self.parsed.function.body)
-        classes = [made(n.value) for n in body if isinstance(n, cst.Assign) and len(n.targets) == 1
-                   and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value == node.value]
-        only = node.value not in self.res.params and len(classes) == sum(
-            1 for n in body for t in _bound_by(n) if isinstance(t, cst.Name) and t.value == node.value)
-        return [c for c in classes if c is not None] if only and None not in classes else []
+        found = self.made_by_name.get(node.value)
+        if found is None:
+            assigned, bound = self.name_bindings
+            classes = [made(value) for value in assigned.get(node.value, [])]
+            only = node.value not in self.res.params and len(classes) == bound[node.value]
+            found = self.made_by_name[node.value] = classes if only and None not in classes else []
+        return list(found)
+
+    @functools.cached_property
+    def made_by_name(self) -> dict[str, list[type]]:
+        """``made_classes`` of each local name asked so far."""
+        return {}
+
+    @functools.cached_property
+    def name_bindings(self) -> tuple[dict[str, list[cst.BaseExpression]], collections.Counter[str]]:
+        """For each name: the values of the body's plain ``name = value`` statements, and how
+        many times the body binds it (found once: an operand of each line asks)."""
+        assigned: dict[str, list[cst.BaseExpression]] = {}
+        bound: collections.Counter[str] = collections.Counter()
+        for n in self.body_nodes:
+            if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
+                assigned.setdefault(n.targets[0].target.value, []).append(n.value)
+            bound.update(t.value for t in _bound_by(n) if isinstance(t, cst.Name))
+        return assigned, bound
 
     def loop_item(self, func: cst.BaseExpression) -> bool:
         """Whether ``func`` is a name bound only as a for loop's item (``for layer in self.layers:

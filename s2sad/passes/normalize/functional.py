@@ -70,7 +70,7 @@ class FunctionalLowering:
         """One of ``names`` that code after ``statement`` and before ``read`` assigns or changes
         in place (``ys[0] = v``, ``ys.append(v)``), and the line, if any."""
         after, before = self.parsed.positions[statement].end, self.parsed.positions[read].start
-        for n in walk(self.parsed.function.body):
+        for n in self.body_nodes:
             if n not in self.parsed.positions or not (
                     (after.line, after.column) <= _start(self.parsed.positions[n]) < (before.line, before.column)):
                 continue

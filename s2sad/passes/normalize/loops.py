@@ -411,7 +411,7 @@ class LoopLowering:
     def loads_outside(self, node: cst.CSTNode) -> set[str]:
         """Local names read anywhere in the function outside ``node``."""
         inside = set(walk(node))
-        return {n.value for n in walk(self.parsed.function.body)
+        return {n.value for n in self.body_nodes
                 if isinstance(n, cst.Name) and n not in inside and n.value in self.res.locals}
 
     def comprehension(self, node: CompNode, target: str | None) -> Operand:

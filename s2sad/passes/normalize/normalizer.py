@@ -3,6 +3,7 @@ and expression, combined."""
 from __future__ import annotations
 
 import builtins
+import functools
 import types
 from typing import Any
 
@@ -32,7 +33,7 @@ from .shuffles import InPlaceDraws
 from .records import RecordAttributes
 from .statements import StatementLowering
 from .stores import stores_changed_later
-from .syntax import statements_of
+from .syntax import statements_of, walk
 from .views import ViewFollowing, ViewLink
 
 
@@ -121,6 +122,12 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.superseded: set[str] = set()  # versions of names since rebound in straight-line code
         self.versions_of: dict[str, set[str]] = {}  # user name -> names in fn.names that version it
         self.versioned: set[str] = set()  # the names in versions_of
+
+    @functools.cached_property
+    def body_nodes(self) -> list[cst.CSTNode]:
+        """Every node of the function's body, in source order (walked once: the parsed function
+        does not change)."""
+        return walk(self.parsed.function.body)
 
     def run(self) -> Function:
         fdef = self.parsed.function
