@@ -151,7 +151,8 @@ def _rebound(stmts: list[Stmt]) -> set[str]:
 def _preallocate(adj: Adjoint, c: _Counted) -> None:
     """Keep the tape of ``c`` in arrays if every value it saves can be kept in one."""
     known = adj.known or {}
-    saved = [n for n in c.loop.saved if n != c.target and n not in _unchanged(adj, c.loop)]
+    unchanged = _unchanged(adj, c.loop)
+    saved = [n for n in c.loop.saved if n != c.target and n not in unchanged]
     again = {n: base for n in saved if (base := _argument_row(adj, c, n))}
     if not all(n in again or _storable(known.get(n)) for n in saved) or not all(
             _storable(known.get(s.row)) for s in c.stacks):

@@ -102,7 +102,7 @@ class Aliasing:
         iterates over later."""
         index = node.slice[0].slice if isinstance(node, cst.Subscript) and len(node.slice) == 1 else None
         own = index.value.value if isinstance(index, cst.Index) and isinstance(index.value, cst.Name) else None
-        for loop in (n for n in self.body_nodes if isinstance(n, cst.For)):
+        for loop in self.for_loops:
             if name in self.iterated(loop.iter) and own not in flat_targets(loop.target) and any(
                     x is node for x in walk(loop.body)):
                 raise self.unsupported(node, f"{what} changes '{name}' in a loop over it, which Python's "

@@ -265,9 +265,8 @@ class CallLowering:
     def binding(self, func: cst.BaseExpression) -> str | None:
         """What ``func``, a variable, is assigned, when the message about calling it can say
         more: "partial" (``functools.partial(...)``), "derivative" (``grad(lambda ...)``)."""
-        calls = [n.value for n in self.body_nodes if isinstance(func, cst.Name) and isinstance(
-            n, cst.Assign) and isinstance(n.value, cst.Call) and any(
-            isinstance(t.target, cst.Name) and t.target.value == func.value for t in n.targets)]
+        calls = [v for v in (self.assigned_values(func.value) if isinstance(func, cst.Name) else [])
+                 if isinstance(v, cst.Call)]
         if any(self.res.object(c.func) is functools.partial for c in calls):
             return "partial"
         return "derivative" if any(is_derivative_call(c, self.res) and (isinstance(
@@ -441,7 +440,7 @@ class CallLowering:
         found = self.made_by_name.get(node.value)
         if found is None:
             assigned, bound = self.name_bindings
-            classes = [made(value) for value in assigned.get(node.value, [])]
+            classes = [made(n.value) for n in assigned.get(node.value, []) if len(n.targets) == 1]
             only = node.value not in self.res.params and len(classes) == bound[node.value]
             found = self.made_by_name[node.value] = classes if only and None not in classes else []
         return list(found)
@@ -452,16 +451,21 @@ class CallLowering:
         return {}
 
     @functools.cached_property
-    def name_bindings(self) -> tuple[dict[str, list[cst.BaseExpression]], collections.Counter[str]]:
-        """For each name: the values of the body's plain ``name = value`` statements, and how
-        many times the body binds it (found once: an operand of each line asks)."""
-        assigned: dict[str, list[cst.BaseExpression]] = {}
+    def name_bindings(self) -> tuple[dict[str, list[cst.Assign]], collections.Counter[str]]:
+        """For each name: the body's ``=`` statements with a target that is the name, and how
+        many times the body binds it (found once: operands of every line ask)."""
+        assigned: dict[str, list[cst.Assign]] = {}
         bound: collections.Counter[str] = collections.Counter()
         for n in self.body_nodes:
-            if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
-                assigned.setdefault(n.targets[0].target.value, []).append(n.value)
+            if isinstance(n, cst.Assign):
+                for name in dict.fromkeys(t.target.value for t in n.targets if isinstance(t.target, cst.Name)):
+                    assigned.setdefault(name, []).append(n)
             bound.update(t.value for t in _bound_by(n) if isinstance(t, cst.Name))
         return assigned, bound
+
+    def assigned_values(self, name: str) -> list[cst.BaseExpression]:
+        """The values of the body's ``=`` statements with a target that is ``name``."""
+        return [n.value for n in self.name_bindings[0].get(name, [])]
 
     def loop_item(self, func: cst.BaseExpression) -> bool:
         """Whether ``func`` is a name bound only as a for loop's item (``for layer in self.layers:

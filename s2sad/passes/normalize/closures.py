@@ -62,8 +62,7 @@ class ClosureArguments:
         value = strip_parens(value)
         bound = value
         if made and isinstance(value, cst.Name):  # (generated code binds the values to a name first)
-            values = [n.value for n in self.body_nodes if isinstance(n, cst.Assign)
-                      and any(isinstance(t.target, cst.Name) and t.target.value == value.value for t in n.targets)]
+            values = self.assigned_values(value.value)
             bound = values[0] if len(values) == 1 else value
         if made and isinstance(bound, cst.Call) and self.res.object(bound.func) is runtime.bind_closure:
             function = bound.args[1].value  # (the nested function, defined in generated code too)

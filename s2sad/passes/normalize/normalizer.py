@@ -129,6 +129,11 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         does not change)."""
         return walk(self.parsed.function.body)
 
+    @functools.cached_property
+    def for_loops(self) -> list[cst.For]:
+        """The function's ``for`` loops, nested ones too."""
+        return [n for n in self.body_nodes if isinstance(n, cst.For)]
+
     def run(self) -> Function:
         fdef = self.parsed.function
         if fdef.asynchronous is not None:
