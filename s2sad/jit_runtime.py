@@ -446,6 +446,17 @@ def _getitem_grad(g, x, index) -> Impl:
     raise not_compiled(f"the gradient of indexing a {x} with {index}")
 
 
+@cached_overload(rt.added_at)
+def _added_at(acc, x, index, g) -> Impl:
+    if is_float_array(acc) and is_float_array(x) and acc.dtype == x.dtype == types.float64 and _basic_index(index):
+        def impl(acc, x, index, g) -> Any:
+            out = acc + np.zeros_like(x)  # (acc unchanged; the dtype add_grads gives)
+            out[index] += g
+            return out
+        return impl
+    raise not_compiled(f"adding a gradient at {index} to a {acc}")
+
+
 @cached_overload(rt.add_at)
 def _add_at(acc, index, g) -> Impl:
     if is_float_array(acc) and _basic_index(index):

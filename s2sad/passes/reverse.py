@@ -105,6 +105,9 @@ class Reverser:
         if d in self.defined:
             if scatter is not None and owned:
                 code = f"{self.adj.use('add_at')}({d}, {scatter[0]}, {scatter[1]})"
+            elif scatter is not None and var in self.structural:  # (a list's: no zero per item)
+                code = f"{self.adj.use('added_at')}({d}, {var}, {scatter[0]}, {scatter[1]})"
+                reads = reads | {var}
             elif var in self.structural:
                 code = f"{self.adj.use('add_grads')}({d}, {code})"
             elif owned:  # an array this code made: add in place, no new array per term

@@ -26,8 +26,9 @@ from .fold import atomic, drop_copies, fold_constants
 from .number_sums import sum_numbers
 from .parsed_lines import Spans, line_names, parsed_line, rename
 from .shapes import READ_ONLY, Evaluator, Helper, Shapes, analyze, assignment_targets, code_statements, origins
-from .specialize_rules import (attribute_grad, attribute_grad_known, attribute_tangent, attribute_tangent_known,
-                               axes_text, balanced_eq, balanced_eq_known, stacked_grad, stacked_product, summed_axes)
+from .specialize_rules import (added_at, added_at_known, ambiguous, attribute_grad, attribute_grad_known,
+                               attribute_tangent, attribute_tangent_known, axes_text, balanced_eq, balanced_eq_known,
+                               getitem_grad_known, stacked_grad, stacked_product, summed_axes)
 from .unstop import unstop
 from .specialize_callees import CalleeSpecializer
 from .specialize_containers import (checked, describe, split_trees, tree_known, tree_result, tree_sum, tree_zeros,
@@ -62,24 +63,9 @@ def _reduction_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
     if len(args) < 2:
         return None
     g, x = ev.value(args[0]), ev.value(args[1])
-    if g is None or x is None or not (x.array and x.real and g.real) or _ambiguous(g, x):
+    if g is None or x is None or not (x.array and x.real and g.real) or ambiguous(g, x):
         return None
     return Known(x.shape, x.dtype if g.python else g.dtype, np.ndarray)
-
-
-def _getitem_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
-    """``getitem_grad(g, x, index)``: zeros shaped like x, of g's and x's dtype, with g at index."""
-    if len(args) != 3:
-        return None
-    g, x = ev.value(args[0]), ev.value(args[1])
-    if g is None or x is None or not (x.array and x.real and g.real) or _ambiguous(g, x):
-        return None
-    return Known(x.shape, np.result_type(g.probe(), np.zeros((), x.dtype)), np.ndarray)
-
-
-def _ambiguous(g: Known, x: Known) -> bool:
-    """Whether the dtype of ``g`` spread over ``x`` depends on g being a float or a float64."""
-    return g.weak_or_strong and x.dtype != np.float64
 
 
 def _matmul_known(position: int) -> Helper:
@@ -137,7 +123,7 @@ HELPERS: dict[str, Helper] = {
     "unbroadcast": _unbroadcast_known, "reduce_grad": _reduction_known, "mean_grad": _reduction_known,
     "matmul_grad_lhs": _matmul_known(1), "matmul_grad_rhs": _matmul_known(2),
     "zeros_grad": _zeros_known, "seed_for": _seed_for_known, "seed": _seed_known,
-    "grad_like": _grad_like_known, "getitem_grad": _getitem_known, "balanced_eq": balanced_eq_known,
+    "grad_like": _grad_like_known, "getitem_grad": getitem_grad_known, "added_at": added_at_known, "balanced_eq": balanced_eq_known,
     "add_grads": _add_grads_known, "reshape_back": _reshape_back_known, "attribute_grad": attribute_grad_known}
 
 
@@ -258,7 +244,7 @@ def _reduce_grad(w: _Writer, args: list[ast.expr], texts: list[str], mean: bool 
     g, x = w.value(args[0]), w.value(args[1])
     axis, keepdims = _literal(texts[2]), _literal(texts[3])
     if g is None or x is None or not (x.array and x.real and g.real and x.shape) or type(keepdims) is not bool \
-            or _ambiguous(g, x):
+            or ambiguous(g, x):
         return None
     ndim = len(x.shape)
     if axis is None:
@@ -292,7 +278,7 @@ def _reduce_grad(w: _Writer, args: list[ast.expr], texts: list[str], mean: bool 
 
 def _getitem_grad(w: _Writer, args: list[ast.expr], texts: list[str]) -> str | None:
     """The gradient of ``x[None, :, :]`` (new axes and whole slices): g in x's shape."""
-    if _getitem_known(w.shapes.evaluator, args) is None:
+    if getitem_grad_known(w.shapes.evaluator, args) is None:
         return None
     index = args[2].elts if isinstance(args[2], ast.Tuple) else [args[2]]
     whole = all(isinstance(i, ast.Constant) and i.value is None or isinstance(i, ast.Call)
@@ -351,7 +337,8 @@ REWRITES: dict[str, Rewrite] = {
     "unbroadcast": _unbroadcast, "reduce_grad": _reduce_grad,
     "mean_grad": lambda w, args, texts: _reduce_grad(w, args, texts, mean=True),
     "matmul_grad_lhs": _matmul_grad(1), "matmul_grad_rhs": _matmul_grad(2),
-    "zeros_grad": _zeros_grad, "getitem_grad": _getitem_grad, "balanced_eq": lambda w, args, texts: balanced_eq(w.shapes.evaluator, args, texts), "reshape_back": _reshape_back,
+    "zeros_grad": _zeros_grad, "getitem_grad": _getitem_grad,
+    "added_at": lambda w, args, texts: added_at(w.shapes.evaluator, args, texts, w.adj.use), "balanced_eq": lambda w, args, texts: balanced_eq(w.shapes.evaluator, args, texts), "reshape_back": _reshape_back,
     "attribute_grad": lambda w, args, texts: attribute_grad(w.shapes.evaluator, args, texts, w.np),
     "seed_for": lambda w, args, texts: "1.0" if _seed_for_known(w.shapes.evaluator, args) else None,
     "seed": lambda w, args, texts: "1.0" if _seed_known(w.shapes.evaluator, args) else None,

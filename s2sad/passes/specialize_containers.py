@@ -31,7 +31,7 @@ from .shapes import READ_ONLY, Evaluator
 Path = tuple[Any, ...]  # keys and indices from the container to a leaf
 Part = Optional[str]  # a leaf's contribution (its code), None for zero
 Where = tuple[int, int]  # a backward line's place: its index among all lines, and its top-level line's
-TREE_HELPERS = ("getitem_grad", "add_at", "add_grads", "unpack_grad", "zeros_grad")
+TREE_HELPERS = ("getitem_grad", "add_at", "added_at", "add_grads", "unpack_grad", "zeros_grad")
 
 
 class _Unsplit(Exception):
@@ -204,8 +204,8 @@ class _Split:
             tree = self.ev.known(s.value)  # a callee's gradient of a known container
             return self.received(s.targets[0].id, tree, x) if isinstance(tree, KnownTree) and plain(tree) else None
         d, helper, args = s.targets[0].id, self.names[_called(s.value)], s.value.args
-        if helper in ("add_at", "add_grads"):
-            if not (len(args) == (3 if helper == "add_at" else 2) and isinstance(args[0], ast.Name)
+        if helper in ("add_at", "added_at", "add_grads"):
+            if not (len(args) == {"add_at": 3, "added_at": 4}.get(helper, 2) and isinstance(args[0], ast.Name)
                     and args[0].id in self.trees):
                 return None  # (an array's)
             if args[0].id != d:
@@ -213,6 +213,10 @@ class _Split:
             tree = self.trees[d]
             if helper == "add_at":
                 return self.add(d, self.at(tree, args[1], args[2]), x)
+            if helper == "added_at":
+                if self.ev.tree(args[1]) != tree:
+                    raise _Unsplit
+                return self.add(d, self.at(tree, args[2], args[3]), x)
             inner = args[1]
             made = self.made(self.names.get(_called(inner), ""), inner.args) if isinstance(inner, ast.Call) else None
             if made is not None and made[0] == tree:

@@ -1,7 +1,8 @@
 """Specialised forms of rules' helpers: the gradients of products of stacked matrices
 (``matmul_grad_lhs``/``_rhs`` of 3-d operands), where a maximum's or minimum's operand
-won (``balanced_eq``), and the gradient and tangent of ``x.T`` on what may be a record
-(``attribute_grad``, ``attribute_tangent``) of a real array, as the NumPy a person writes
+won (``balanced_eq``), the gradient and tangent of ``x.T`` on what may be a record
+(``attribute_grad``, ``attribute_tangent``) of a real array, and an item's gradient added
+to what may be a container's (``added_at``) of an array, as the NumPy a person writes
 (see passes/specialize.py)."""
 from __future__ import annotations
 
@@ -9,9 +10,47 @@ import ast
 
 import numpy as np
 
-from ..rules.shapes import Known, broadcast_shapes, matmul_shape
+from typing import Callable
+
+from ..rules.shapes import Known, KnownTree, broadcast_shapes, matmul_shape
 from .fold import atomic
 from .shapes import Evaluator
+from .specialize_containers import tree_known
+
+
+def ambiguous(g: Known, x: Known) -> bool:
+    """Whether the dtype of ``g`` spread over ``x`` depends on g being a float or a float64."""
+    return g.weak_or_strong and x.dtype != np.float64
+
+
+def getitem_grad_known(ev: Evaluator, args: list[ast.expr]) -> Known | None:
+    """``getitem_grad(g, x, index)``: zeros shaped like x, of g's and x's dtype, with g at index."""
+    if len(args) != 3:
+        return None
+    g, x = ev.value(args[0]), ev.value(args[1])
+    if g is None or x is None or not (x.array and x.real and g.real) or ambiguous(g, x):
+        return None
+    return Known(x.shape, np.result_type(g.probe(), np.zeros((), x.dtype)), np.ndarray)
+
+
+def added_at_known(ev: Evaluator, args: list[ast.expr]) -> Known | KnownTree | None:
+    """``added_at(acc, x, index, g)``: the gradient of the container x; of an array x, the sum
+    of acc and ``getitem_grad(g, x, index)``."""
+    if len(args) != 4:
+        return None
+    tree = tree_known(ev, args[:2])
+    scattered, acc = getitem_grad_known(ev, [args[3], args[1], args[2]]), ev.value(args[0])
+    if tree is not None or scattered is None or acc is None or not acc.array or acc.shape != scattered.shape:
+        return tree
+    return Known(acc.shape, np.result_type(acc.probe(), scattered.probe()), np.ndarray)
+
+
+def added_at(ev: Evaluator, args: list[ast.expr], texts: list[str], use: Callable[[str], str]) -> str | None:
+    """``added_at(acc, x, index, g)`` of a known array x: ``acc + getitem_grad(g, x, index)``."""
+    if not isinstance(added_at_known(ev, args), Known):
+        return None
+    acc = texts[0] if atomic(texts[0]) else f"({texts[0]})"
+    return f"{acc} + {use('getitem_grad')}({texts[3]}, {texts[1]}, {texts[2]})"
 
 
 def summed_axes(g: tuple[int, ...], x: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:

@@ -80,6 +80,8 @@ defvjp(rt.items_in_order_tangent, "t, items, order=None", containers=("t",), ret
 attribute_read(rt.field_of, rt.field_grad, rt.field_tangent)
 attribute_read(rt.attribute_of, rt.attribute_grad, rt.attribute_tangent)
 defvjp(rt.add_at, "acc, index, ct", returns_container=True, linear="joint", acc="g", ct="g[index]")
+defvjp(rt.added_at, "acc, x, index, ct", containers=("acc", "ct"), returns_container=True, linear="joint", acc="g",
+       ct="g[index]")
 defvjp(rt.unpack_grad, "x, grads", linear="joint", grads="tuple(g)")
 # (the gradient of a list or dict written into, ``d[k] = v``, is a list or dict)
 defvjp(rt.setitem_grad_x, "ct, index", containers=("ct",), returns_container=True, linear="joint",

@@ -51,6 +51,17 @@ def _foreign_set(out: Any, index: Any, g: Any, what: str) -> Any:
     return out
 
 
+def added_at(acc: Any, x: Any, index: Any, g: Any) -> Any:
+    """``add_grads(acc, getitem_grad(g, x, index))``, ``acc`` unchanged, for the gradient
+    ``acc`` of ``x``: a tuple's, list's or dict's is rebuilt with only the item at ``index``
+    new (no zero per item: reading ``xs[-1]`` once per step of a loop that appends to ``xs``
+    stays linear in the steps)."""
+    if isinstance(acc, dict) and isinstance(x, dict) and index in acc or isinstance(
+            acc, (list, tuple)) and isinstance(x, (list, tuple)) and len(acc) == len(x):
+        return add_at(acc, index, g)
+    return add_grads(acc, getitem_grad(g, x, index))
+
+
 def add_at(acc: Any, index: Any, g: Any) -> Any:
     """``acc[index] += g`` on a gradient ``acc`` that generated code owns.
 
