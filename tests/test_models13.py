@@ -9,6 +9,7 @@ Gradients and Hessian-vector products against central finite differences in floa
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -448,6 +449,70 @@ def test_rbm_contrastive_divergence_and_fgsm() -> None:
     args = (RNG.normal(size=3), X, np.sign(RNG.normal(size=15)))
     check_grad(fgsm, args)
     check_hvp(fgsm, args)
+
+
+# --- an HMM's log partition function, as autograd's hmm_em example writes it ------------------
+
+def hmm_log_partition(natural_params: list, data: Any) -> float:
+    if isinstance(data, list):  # several sequences: the sum of their log partition functions
+        return sum(map(functools.partial(hmm_log_partition, natural_params), data))
+    log_pi, log_A, log_B = natural_params
+    log_alpha = log_pi
+    for y in data:
+        log_alpha = logsumexp(log_alpha[:, None] + log_A, axis=0) + log_B[:, y]
+    return logsumexp(log_alpha)
+
+
+def hmm_by_generator(natural_params: list, data: Any) -> float:
+    if isinstance(data, list):
+        return sum(hmm_by_generator(natural_params, seq) for seq in data)
+    log_alpha = natural_params[0]
+    for y in data:
+        log_alpha = logsumexp(log_alpha[:, None] + natural_params[1], axis=0) + natural_params[2][:, y]
+    return logsumexp(log_alpha)
+
+
+def hmm_partial_by_name(natural_params: list, data: list) -> float:
+    one = functools.partial(hmm_log_partition, natural_params)
+    return sum(map(one, data)) + functools.reduce(functools.partial(_weighted, natural_params[0]), data, 0.0)
+
+
+def _weighted(log_pi: np.ndarray, acc: float, seq: np.ndarray) -> float:
+    return acc + np.sum(np.exp(log_pi)) * len(seq)
+
+
+def _hmm_data() -> tuple:
+    S, O = 3, 4
+    params = [RNG.uniform(size=S), RNG.uniform(size=(S, S)), RNG.uniform(size=(S, O))]
+    natural = [np.log(p / p.sum(-1, keepdims=True)) for p in params]
+    return natural, [RNG.integers(0, O, size=5), RNG.integers(0, O, size=3)]
+
+
+@pytest.mark.parametrize("f", [hmm_log_partition, hmm_by_generator, hmm_partial_by_name])
+def test_hmm_log_partition_over_several_sequences(f: Callable[..., float]) -> None:
+    # map(functools.partial(f, params), data) was refused ("calls an instance of partial made in
+    # the function"); a recursive call in a generator over the sequences crashed in the code
+    # specialised to a list of arrays (UnboundLocalError: the leaves of its gradient)
+    natural, data = _hmm_data()
+    g = check_grad(f, (natural, data))
+    assert isinstance(g, list) and [x.shape for x in g] == [x.shape for x in natural]
+    value, expected = s2sad.value_and_grad(f)(natural, data)
+    assert value == pytest.approx(f(natural, data))
+    for a, b in zip(s2sad.grad(f, specialize=False)(natural, data), expected):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_partial_in_map_computes_its_arguments_once_where_it_stands() -> None:
+    def f(w: np.ndarray, xs: list) -> float:
+        rng = np.random.default_rng(0)  # one draw, bound by the partial, for every item
+        return sum(map(functools.partial(_scaled, w * rng.normal()), xs))
+
+    xs = [RNG.normal(size=3) for _ in range(3)]
+    check_grad(f, (RNG.normal(size=3), xs))
+
+
+def _scaled(w: np.ndarray, x: np.ndarray) -> float:
+    return np.sum(np.tanh(w * x))
 
 
 # --- physics ------------------------------------------------------------------------------------
