@@ -18,6 +18,7 @@ import pytest
 scipy = pytest.importorskip("scipy")
 import scipy.linalg  # noqa: E402
 import scipy.optimize  # noqa: E402
+import scipy.stats  # noqa: E402
 from numpy.lib.stride_tricks import sliding_window_view  # noqa: E402
 from scipy.linalg import cho_factor, cho_solve  # noqa: E402
 from scipy.special import expit, gammaln, logsumexp  # noqa: E402
@@ -513,6 +514,81 @@ def test_partial_in_map_computes_its_arguments_once_where_it_stands() -> None:
 
 def _scaled(w: np.ndarray, x: np.ndarray) -> float:
     return np.sum(np.tanh(w * x))
+
+
+# --- factories: a loss made by a function, with nested helpers (autograd's mixture VI) --------
+
+def make_mixture_elbo(log_density: Callable, num_samples: int, k: int) -> Callable:
+    def unpack(mixture_params: np.ndarray) -> tuple:
+        log_weights = mixture_params[:k] - logsumexp(mixture_params[:k])
+        return log_weights, np.reshape(mixture_params[k:], (k, -1))
+
+    def mixture_log_density(mixture_params: np.ndarray, x: np.ndarray) -> np.ndarray:
+        log_weights, var_params = unpack(mixture_params)
+        densities = np.vstack([_diag_gaussian_log_density(p, x) for p in var_params]).T
+        return logsumexp(densities + log_weights, axis=1)
+
+    def elbo(mixture_params: np.ndarray, t: int) -> float:
+        def lower_bound(params: np.ndarray) -> float:
+            # reads mixture_log_density, log_density and num_samples from the factory's scope
+            # (these were "a local variable (or an unknown name)", and a value a NameError)
+            samples = _sample_diag_gaussian(params, num_samples, np.random.RandomState(t))
+            return np.mean(log_density(samples) - mixture_log_density(mixture_params, samples))
+
+        log_weights, var_params = unpack(mixture_params)
+        return np.sum(np.stack([lower_bound(p) for p in var_params]) * np.exp(log_weights))
+
+    return elbo
+
+
+def _diag_gaussian_log_density(params: np.ndarray, x: np.ndarray) -> np.ndarray:
+    d = np.shape(params)[0] // 2
+    return np.sum(scipy.stats.norm.logpdf(x, params[:d], np.exp(params[d:])), axis=-1)
+
+
+def _sample_diag_gaussian(params: np.ndarray, n: int, rs: np.random.RandomState) -> np.ndarray:
+    d = np.shape(params)[0] // 2
+    return rs.randn(n, d) * np.exp(params[d:]) + params[:d]
+
+
+def _banana(x: np.ndarray) -> np.ndarray:
+    return scipy.stats.norm.logpdf(x[:, 1], 0, 1.35) + scipy.stats.norm.logpdf(x[:, 0], -0.5, np.exp(x[:, 1]))
+
+
+def test_loss_made_by_a_factory_with_nested_helpers() -> None:
+    elbo = make_mixture_elbo(_banana, 10, 2)
+    params = np.concatenate([np.ones(2), -1.0 + 0.3 * RNG.normal(size=8)])
+    check_grad(elbo, (params, 0))
+
+    def make(scale: float, act: Callable) -> Callable:
+        def inner(w: np.ndarray) -> float:
+            return np.sum(act(w)) * scale
+
+        def loss(w: np.ndarray, x: np.ndarray) -> float:
+            def nested(v: np.ndarray) -> float:
+                return inner(v * x) + scale * np.sum(act(v))
+
+            return nested(w) * scale
+
+        return loss
+
+    args = (RNG.normal(size=3), RNG.normal(size=3))
+    check_grad(make(2.0, np.tanh), args)
+    check_hvp(make(2.0, np.tanh), args)
+
+
+def test_hvp_through_a_callee_drawing_from_a_generator_passed_in_is_refused() -> None:
+    # the Hessian-vector product runs the callee's forward pass again, and its draws from the
+    # RandomState passed in then differed: a wrong result; now refused at the draw
+    def lower_bound(params: np.ndarray) -> float:
+        samples = _sample_diag_gaussian(params, 10, np.random.RandomState(0))
+        return np.mean(_banana(samples))
+
+    params = np.array([0.1, -0.2, -0.5, 0.3])
+    check_grad(lower_bound, (params,))
+    with pytest.raises(s2sad.errors.NoGradientRuleError, match="draw other random numbers") as info:
+        s2sad.hvp(lower_bound)(params, np.ones(4))
+    assert info.value.location.line == _sample_diag_gaussian.__code__.co_firstlineno + 2
 
 
 # --- physics ------------------------------------------------------------------------------------
