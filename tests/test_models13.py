@@ -704,3 +704,23 @@ def test_models_against_jax() -> None:
     np.testing.assert_allclose(s2sad.hvp(gp_by_cho_factor)(*args, v),
                                jax.jvp(jax.grad(jax_gp), args, (v, np.zeros_like(args[1]), np.zeros(7)))[1],
                                rtol=1e-6)
+
+
+# --- refused with the place and what to write ----------------------------------------------------
+
+def _unpack_layers(weights: np.ndarray, shapes: list) -> Any:
+    for m, n in shapes:
+        yield weights[:m * n].reshape((m, n)), weights[m * n:m * n + n]
+        weights = weights[(m + 1) * n:]
+
+
+def test_layers_unpacked_by_a_generator_are_refused_at_the_yield() -> None:
+    # (an InternalCompilerError: "'Yield' object has no attribute 'func'")
+    def predictions(weights: np.ndarray, inputs: np.ndarray) -> float:
+        for W, b in _unpack_layers(weights, [(2, 3), (3, 1)]):
+            inputs = np.tanh(inputs @ W + b)
+        return np.sum(inputs)
+
+    with pytest.raises(s2sad.errors.UnsupportedSyntaxError, match="yield") as info:
+        s2sad.grad(predictions)(RNG.normal(size=13), RNG.normal(size=(4, 2)))
+    assert info.value.location.line == _unpack_layers.__code__.co_firstlineno + 2

@@ -432,7 +432,8 @@ class StatementLowering:
             self.shuffle(value, None)
             return
         called = self.res.object(value.func) if isinstance(value, cst.Call) else None
-        if (draws(called) and self.draws(value) or self.generator_method(value.func) is not None
+        method = self.generator_method(value.func) if isinstance(value, cst.Call) else None  # (not a yield)
+        if (draws(called) and self.draws(value) or method is not None
                 or any(getattr(called, "__func__", called) is f for f in STATEMENT_CALLS)):
             self.check_expression(value)
             self.out.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), "nondiff"), self.loc))
