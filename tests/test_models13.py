@@ -589,6 +589,11 @@ def test_hvp_through_a_callee_drawing_from_a_generator_passed_in_is_refused() ->
     with pytest.raises(s2sad.errors.NoGradientRuleError, match="draw other random numbers") as info:
         s2sad.hvp(lower_bound)(params, np.ones(4))
     assert info.value.location.line == _sample_diag_gaussian.__code__.co_firstlineno + 2
+    # a second pullback runs the forward pass again too (it gave another gradient)
+    _, pullback = s2sad.vjp(_sample_diag_gaussian)(params, 3, np.random.RandomState(0))
+    np.testing.assert_allclose(pullback(np.ones((3, 2)))[:2], [3.0, 3.0])
+    with pytest.raises(s2sad.errors.NoGradientRuleError, match="draw other random numbers"):
+        pullback(np.ones((3, 2)))
 
 
 # --- physics ------------------------------------------------------------------------------------
