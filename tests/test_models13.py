@@ -596,6 +596,25 @@ def test_hvp_through_a_callee_drawing_from_a_generator_passed_in_is_refused() ->
         pullback(np.ones((3, 2)))
 
 
+def hmc_with_its_potential_inside(q: np.ndarray, p: np.ndarray, eps: float) -> float:
+    def potential(v: np.ndarray) -> float:
+        return 0.5 * np.sum(v ** 2) + 0.1 * np.sum(v ** 4)
+
+    force = s2sad.grad(potential)  # (was refused: "bound to the gradient of a nested function")
+    for _ in range(5):
+        p = p - 0.5 * eps * force(q)
+        q = q + eps * p
+        p = p - 0.5 * eps * force(q)
+    return potential(q) + 0.5 * np.sum(p ** 2)
+
+
+def test_leapfrog_with_the_gradient_of_a_nested_potential_bound_to_a_name() -> None:
+    args = (RNG.normal(size=3), RNG.normal(size=3), 0.1)
+    check_grad(hmc_with_its_potential_inside, args, 0)
+    check_grad(hmc_with_its_potential_inside, args, 2)
+    check_hvp(hmc_with_its_potential_inside, args, 1)
+
+
 # --- physics ------------------------------------------------------------------------------------
 
 def spring_rhs(state: np.ndarray, k: np.ndarray, m: np.ndarray, c: float) -> np.ndarray:

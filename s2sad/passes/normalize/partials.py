@@ -13,7 +13,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from ..resolve import MISSING
+from ..resolve import MISSING, is_derivative_call
 from .syntax import EMPTY_MODULE, store_names, strip_parens, variable_name_nodes, walk
 
 #: methods of a frozen distribution that take the point first, then the distribution's arguments
@@ -39,6 +39,8 @@ class PartialApplications:
         """``name = functools.partial(g, ...)`` or ``name = st.norm(...)``: record what calls
         through ``name`` call, its arguments computed here; False for any other assignment."""
         value = strip_parens(value)
+        if self.bind_derivative(name, value):
+            return True
         if not (isinstance(value, cst.Call) and (self.res.object(value.func) is functools.partial
                                                  or _is_distribution(self.res.object(value.func)))):
             return False
@@ -54,6 +56,28 @@ class PartialApplications:
                                            f"and nowhere else (assigned again, passed on, read in a nested "
                                            f"function); write the call it stands for there")
         self.record_application(name, value)
+        return True
+
+    def bind_derivative(self, name: str, value: cst.BaseExpression) -> bool:
+        """``name = grad(g)`` (any derivative of s2sad's API) of a nested function or lambda,
+        with literal options: each call through ``name`` lowered as ``grad(g)(x)``, which is
+        followed where it stands; False for any other assignment."""
+        if not (is_derivative_call(value, self.res) and self.out is self.fn.body) or self.local_reads(
+                cst.Call(value.func, value.args[1:])):
+            return False
+        function = strip_parens(value.args[0].value)
+        if not (isinstance(function, cst.Lambda) or isinstance(function, cst.Name)
+                and function.value in self.local_functions):
+            return False
+        misuse = self.use_beyond_applications(name)
+        if misuse is not None:
+            raise self.unsupported(misuse, f"'{name}' is bound to a derivative of a nested function, which "
+                                           f"s2sad follows where it is called ({name}(x)) and nowhere else "
+                                           f"(assigned again, passed on, read in a nested function); write "
+                                           f"the call it stands for there")
+        new = self.new_version(name)
+        self.version[name] = new
+        self.applications[new] = Application(value, None)
         return True
 
     def record_application(self, name: str, value: cst.Call) -> None:
