@@ -114,12 +114,20 @@ def test_standalone_module_runs_the_lambdas_gradient(tmp_path) -> None:
     np.testing.assert_allclose(namespace["grad_maml_step"](W, X), grad(maml_step)(W, X), rtol=1e-12)
 
 
-def test_a_derivative_of_a_lambda_bound_to_a_name_is_refused_at_its_call() -> None:
+def test_a_derivative_of_a_lambda_bound_to_a_name_is_followed_at_its_calls() -> None:
     def bound(w, x):
-        dl = grad(lambda v: loss(v, x))
+        dl = grad(lambda v: loss(v, x))  # each call through dl: grad(lambda v: ...)(w), as it stands
         return loss(w - 0.1 * dl(w), x)
 
-    with pytest.raises(s2sad.S2SADError, match=r"'dl' is bound to the gradient of a lambda .* "
-                                                 r"write grad\(lambda v: \.\.\.\)\(x\) at the call") as info:
-        grad(bound)(W, X)
-    assert info.value.location.line == bound.__code__.co_firstlineno + 2
+    assert_grad_matches(bound, (W, X), 0)
+
+
+def test_a_derivative_bound_to_a_name_and_used_otherwise_is_refused() -> None:
+    def kept(w, x):
+        dl = grad(lambda v: loss(v, x))
+        gradients = [dl]
+        return loss(w - 0.1 * gradients[0](w), x)
+
+    with pytest.raises(s2sad.S2SADError, match=r"'dl' is bound to a derivative of a nested function") as info:
+        grad(kept)(W, X)
+    assert info.value.location.line == kept.__code__.co_firstlineno + 2

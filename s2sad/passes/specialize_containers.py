@@ -263,13 +263,13 @@ class _Split:
         return [(path, under.get(path)) for path, _ in leaves(tree)]
 
     def block(self, outs: list[Out]) -> list[Out]:
-        """``outs`` with the containers' gradients split (zeros written before a block and at the end)."""
+        """``outs`` with the containers' gradients split (zeros written before a block and at the end).
+        A block is rewritten as a copy: a later use that is not split leaves ``outs`` as they were."""
         out: list[Out] = []
         for x in outs:
             if isinstance(x, Block):
                 out += self.flush()
-                x.body, x.orelse = self.block(x.body), self.block(x.orelse)
-                out.append(x)
+                out.append(replace(x, body=self.block(x.body), orelse=self.block(x.orelse)))
                 continue
             made = self.statement(x)
             out += [x] if made is None else made

@@ -8,11 +8,12 @@ imported (``import s2sad`` does not import SciPy).  The methods of the
 Conventions: a parameter with no derivative s2sad computes (the shape parameters of
 ``cdf``/``sf``, discrete arguments, the order of Bessel functions) is refused, at the
 user's call, when a value that carries a gradient reaches it.  ``cholesky``,
-``solve_triangular`` and ``cho_solve`` read one triangle: the gradient lies on it;
+``solve_triangular`` and ``cho_solve`` read one triangle: the gradient lies on it (``cho_factor``'s
+other triangle is its input's, unchanged);
 ``multivariate_normal`` reads the lower triangle of its covariance.  ``solve`` reads what
 its ``assume_a`` says (a triangle, a band, the diagonal, all of a): the gradient lies there;
 ``eigh`` and ``eigvalsh`` are the standard problem's (``b=`` and subsets are refused);
-``lu_solve`` and ``cho_solve`` are differentiated in ``b``, their factors are constants; an
+``lu_solve`` is differentiated in ``b``, its factors are constants (``lu_factor`` is refused); an
 ``overwrite_a=True`` or ``overwrite_b=True`` is refused (gradients read those inputs).
 """
 from __future__ import annotations
@@ -282,11 +283,30 @@ defvjp(linalg.solve_triangular, "a, b, trans=0, lower=False, unit_diagonal=False
        b=_GB,
        a=_TRI.format(m=f"-({_OUTER.format(u='ans', v=_GB)} if {_T} else {_OUTER.format(u=_GB, v='ans')})"))
 # (the factor comes as a tuple, (c, lower) or (lu, piv), which SciPy reads as it is, not as an array)
-defvjp(linalg.cho_solve, "c_and_lower, b, overwrite_b=False, check_finite=True", linear="joint",
+# cho_solve((c, lower), b) solves A x = b with A = F F^T (F = tril(c)) or F^T F (F = triu(c)): A's
+# cotangent is M = -(w x^T + x w^T) with w = A^-1 g, and F's M F (lower) or F M (upper), on F's triangle
+_C, _LOW, _N_C = "c_and_lower[0]", "c_and_lower[1]", "np.shape(c_and_lower[0])[-1]"
+_F = f"(np.tril({_C}) if {_LOW} else np.triu({_C}))"
+_COL = "np.reshape({v}, (%s, -1))" % _N_C
+_W = _COL.format(v="cho_solve(c_and_lower, g)")
+_M = f"-({_W} @ np.transpose({_COL.format(v='ans')}) + {_COL.format(v='ans')} @ np.transpose({_W}))"
+_DF = f"(np.tril(t[0]) if {_LOW} else np.triu(t[0]))"
+_DA = (f"({_DF} @ np.transpose({_F}) + {_F} @ np.transpose({_DF}) if {_LOW} else "
+       f"np.transpose({_DF}) @ {_F} + np.transpose({_F}) @ {_DF})")
+defvjp(linalg.cho_solve, "c_and_lower, b, overwrite_b=False, check_finite=True",
        unsupported=_in_place("overwrite_b"), containers=("c_and_lower",),
-       refuse={"c_and_lower": "s2sad differentiates scipy.linalg.cho_solve with respect to b only; for a "
-                              "gradient with respect to the factor, write np.linalg.solve(c @ c.T, b)"},
-       b="cho_solve(c_and_lower, g)")
+       jvp={"b": "cho_solve(c_and_lower, t)",
+            "c_and_lower": f"-cho_solve(c_and_lower, np.reshape({_DA} @ {_COL.format(v='ans')}, np.shape(ans)))"},
+       b="cho_solve(c_and_lower, g)",
+       c_and_lower=f"(np.tril({_M} @ {_F}) if {_LOW} else np.triu({_F} @ {_M}), 0.0)")
+# cho_factor(a) is (c, lower): c holds scipy.linalg.cholesky(a, lower) on its triangle and a as it
+# was on the other (SciPy leaves it unread and unchanged)
+_TRI = "(np.tril({m}) if lower else np.triu({m}))"
+_OTHER = "(np.triu({m}, 1) if lower else np.tril({m}, -1))"
+defvjp(linalg.cho_factor, "a, lower=False, overwrite_a=False, check_finite=True", returns_container=True,
+       unsupported=_in_place("overwrite_a"),
+       jvp={"a": f"(cholesky_jvp(t, {_TRI.format(m='ans[0]')}, not lower) + {_OTHER.format(m='t')}, 0.0)"},
+       a=f"cholesky_grad({_TRI.format(m='g[0]')}, {_TRI.format(m='ans[0]')}, not lower) + {_OTHER.format(m='g[0]')}")
 # the derivative of a matrix function at a in direction e is the upper right block of the
 # function of [[a, e], [0, a]]; the adjoint is the same at a's transpose
 _N = "np.shape(A)[-1]"
@@ -338,12 +358,10 @@ defvjp(linalg.lu_solve, "lu_and_piv, b, trans=0, overwrite_b=False, check_finite
                              "with respect to the matrix, write scipy.linalg.solve(a, b)"},
        b="lu_solve(lu_and_piv, g, 1 if trans in (0, 'N') else 0) if trans in (0, 'N', 1, 'T') else "
          "np.conj(lu_solve(lu_and_piv, np.conj(g), 0))")
-# the factorizations' results are read by lu_solve and cho_solve, which s2sad differentiates in b only
-for factor, solver in ((linalg.lu_factor, "solve(a, b)"), (linalg.cho_factor, "solve(a, b, assume_a='pos')")):
-    REGISTRY.declare_refused(factor, f"s2sad does not differentiate scipy.linalg.{factor.__name__} (its "
-                                     f"factors are differentiated only as constants, by lu_solve and cho_solve "
-                                     f"in b); for a gradient with respect to the matrix, write "
-                                     f"scipy.linalg.{solver}")
+# lu_factor's results are read by lu_solve, which s2sad differentiates in b only
+REGISTRY.declare_refused(linalg.lu_factor, "s2sad does not differentiate scipy.linalg.lu_factor (its factors are "
+                                           "differentiated only as constants, by lu_solve in b); for a gradient "
+                                           "with respect to the matrix, write scipy.linalg.solve(a, b)")
 
 # --- scipy.signal ---------------------------------------------------------------------------
 defvjp(signal.convolve, "in1, in2, mode='full', method='auto'", linear="each",

@@ -11,7 +11,7 @@ imports every one of them from here, and ``__all__`` names them all.
 from __future__ import annotations
 
 from .broadcast import broadcast_tangent, unbroadcast
-from .checks import (check_assignment_order, check_float_write, check_number, check_out, check_tangent,
+from .checks import (check_assignment_order, check_float_write, check_number, check_replayable, check_out, check_tangent,
                      check_wrt, check_wrt_item, view_flag)
 from .complex_fft import (fft_lengths, fftn_grad, hfft_grad, ihfft_grad, imag_grad, irfftn_grad, real_grad,
                           real_input, real_like, rfftn_grad)
@@ -48,7 +48,7 @@ __all__ = [
     # broadcast
     "broadcast_tangent", "unbroadcast",
     # checks
-    "check_assignment_order", "check_float_write", "check_number", "check_out", "check_tangent",
+    "check_assignment_order", "check_float_write", "check_number", "check_replayable", "check_out", "check_tangent",
     "check_wrt", "check_wrt_item", "view_flag",
     # complex_fft
     "fft_lengths", "fftn_grad", "hfft_grad", "ihfft_grad", "imag_grad", "irfftn_grad", "real_grad",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import linecache
+import random
 from typing import Any
 
 import numpy as np
@@ -198,6 +199,25 @@ def check_float_write(x: Any, where: str, v: Any = None) -> None:
         f"converts it, so it has no gradient; create the array with a float dtype (for example "
         f"np.zeros(n) or dtype=float), or write stop_gradient(...) of the value",
         Location(filename, int(line), int(column)))
+
+
+def check_replayable(receiver: Any, where: str) -> None:
+    """A method of an object known only as the code runs, in code whose forward pass runs again
+    (a callee's vjp, when its caller is differentiated again): refused, at ``where``
+    ("file:line:col"), when the object is a random number generator, whose draws would differ
+    the second time."""
+    if not isinstance(receiver, (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
+                                 random.Random)):
+        return
+    from ..errors import NoGradientRuleError
+
+    filename, line, column = where.rsplit(":", 2)
+    raise NoGradientRuleError(
+        f"this function's forward pass runs again when its caller is differentiated again (a "
+        f"Hessian-vector product, a gradient of a gradient, a second pullback), and this call of a "
+        f"method of a {type(receiver).__name__} would then draw other random numbers; draw them in the "
+        f"function you differentiate and pass them in (eps = rng.standard_normal(n), then "
+        f"mu + sigma * eps)", Location(filename, int(line), int(column)))
 
 
 def check_number(x: Any, where: str, refusal: str) -> None:

@@ -110,6 +110,11 @@ class CallLowering:
             # (where the receiver stands: where the call does, also when written ``layer.__call__`` here)
             key = MethodOfSelf(func.attr.value, self.location(func.value),
                                spelled=EMPTY_MODULE.code_for_node(func.value).strip(), arity=_arity(node))
+            if self.replayed and isinstance(receiver, Var):  # (rs.randn(n), rs a generator passed in)
+                where = self.location(node)
+                self.run_time_check(runtime.check_replayable, [
+                    rnode, cst.SimpleString(repr(f"{where.filename}:{where.line}:{where.column}"))],
+                    (receiver.name,), where)
         return _Callee(key, func.with_changes(value=rnode), [receiver], [rnode])
 
     def super_receiver(self, value: cst.BaseExpression) -> tuple[type, str, cst.BaseExpression | None] | None:

@@ -2,7 +2,8 @@
 generator expression ``(f(v) for v in xs)``, ``functools.reduce(f, xs)`` as a loop that
 folds, ``sorted(xs, key=k)`` as the items taken in the order the sort finds (an order that
 carries no gradient).  Each is recognised by identity (``map`` is the builtin only where
-the function's scope does not rebind it); a lambda passed is a nested function."""
+the function's scope does not rebind it); a lambda passed is a nested function, a
+``functools.partial(g, a)`` the calls of ``g`` it stands for."""
 from __future__ import annotations
 
 import builtins
@@ -86,9 +87,11 @@ class FunctionalLowering:
         return None
 
     def function_argument(self, node: cst.BaseExpression) -> cst.BaseExpression:
-        """A function passed to map, reduce or sorted, as code that calls it: a lambda becomes
-        a nested function, named."""
+        """A function passed to map or reduce, as code that calls it: a lambda becomes a nested
+        function, named; ``functools.partial(g, a)`` a name that calls through it call ``g`` by."""
         node = strip_parens(node)
+        if isinstance(node, cst.Call) and self.res.object(node.func) is functools.partial:
+            return self.partial_argument(node)
         return self.anonymous_function(node) if isinstance(node, cst.Lambda) else node
 
     def listed(self, node: cst.BaseExpression) -> cst.Name:

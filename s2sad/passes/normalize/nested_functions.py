@@ -41,8 +41,9 @@ class NestedFunctionLowering:
         if outer:
             node = self.with_outer_parameters(name, node, outer, recursive)
         text, filename, first = _compiled_source(name, node, loc, bool(outer))
-        self.local_functions[name] = _compiled(name, text, filename, first, recursive,
-                                               self.parsed.source.fn.__globals__)
+        fn = self.parsed.source.fn
+        self.local_functions[name] = _compiled(name, text, filename, first, recursive, fn.__globals__,
+                                               _closure_values(fn, read - own - self.res.locals))
         self.version[name] = name
         statement = node.with_changes(leading_lines=[]) if isinstance(node, cst.FunctionDef) else \
             cst.Assign([cst.AssignTarget(cst.Name(name))], node)
@@ -120,14 +121,30 @@ def _compiled_source(name: str, node: cst.FunctionDef | cst.Lambda, loc: Locatio
     return text, filename, first
 
 
+def _closure_values(fn: Any, names: set[str]) -> dict[str, Any]:
+    """The variables among ``names`` that ``fn`` reads from the scope enclosing it (a function
+    made by a factory), with their values: a nested function of ``fn`` reads them there too."""
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    values = {}
+    for n in sorted(names & set(cells)):
+        try:
+            values[n] = cells[n].cell_contents
+        except ValueError:  # (an empty cell: not assigned yet, a NameError when read)
+            continue
+    return values
+
+
 def _compiled(name: str, text: str, filename: str, first: int, recursive: bool,
-              scope: dict[str, Any]) -> Any:
+              scope: dict[str, Any], closure: dict[str, Any]) -> Any:
     """The function ``name`` that ``text`` defines, compiled with the globals ``scope``
-    (a recursive one inside a maker function, so that its own name is a closure cell)."""
+    inside a maker function when it is recursive (its own name a closure cell) or reads
+    variables of the scope enclosing the function (``closure``, closure cells too)."""
     tree = ast.parse(text)
     ast.increment_lineno(tree, first - 1)
-    if recursive:
-        maker = ast.FunctionDef(name=_MAKER, args=ast.arguments([], [], None, [], [], None, []),
+    made = recursive or bool(closure)
+    if made:
+        maker = ast.FunctionDef(name=_MAKER, args=ast.arguments([], [ast.arg(n) for n in closure], None, [], [],
+                                                                None, []),
                                 body=[*tree.body, ast.Return(ast.Name(name, ast.Load()))],
                                 decorator_list=[], returns=None,
                                 **({"type_params": []} if sys.version_info >= (3, 12) else {}))
@@ -135,4 +152,4 @@ def _compiled(name: str, text: str, filename: str, first: int, recursive: bool,
         ast.fix_missing_locations(tree)
     defined: dict[str, Any] = {}
     exec(compile(tree, filename, "exec"), scope, defined)
-    return defined[_MAKER]() if recursive else defined[name]
+    return defined[_MAKER](**closure) if made else defined[name]

@@ -13,7 +13,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from ..resolve import MISSING
+from ..resolve import MISSING, is_derivative_call
 from .syntax import EMPTY_MODULE, store_names, strip_parens, variable_name_nodes, walk
 
 #: methods of a frozen distribution that take the point first, then the distribution's arguments
@@ -39,6 +39,8 @@ class PartialApplications:
         """``name = functools.partial(g, ...)`` or ``name = st.norm(...)``: record what calls
         through ``name`` call, its arguments computed here; False for any other assignment."""
         value = strip_parens(value)
+        if self.bind_derivative(name, value):
+            return True
         if not (isinstance(value, cst.Call) and (self.res.object(value.func) is functools.partial
                                                  or _is_distribution(self.res.object(value.func)))):
             return False
@@ -53,6 +55,33 @@ class PartialApplications:
                                            f"s2sad follows where it is called ({_called_as(name, distribution)}) "
                                            f"and nowhere else (assigned again, passed on, read in a nested "
                                            f"function); write the call it stands for there")
+        self.record_application(name, value)
+        return True
+
+    def bind_derivative(self, name: str, value: cst.BaseExpression) -> bool:
+        """``name = grad(g)`` (any derivative of s2sad's API) of a nested function or lambda,
+        with literal options: each call through ``name`` lowered as ``grad(g)(x)``, which is
+        followed where it stands; False for any other assignment."""
+        if not (is_derivative_call(value, self.res) and self.out is self.fn.body) or self.local_reads(
+                cst.Call(value.func, value.args[1:])):
+            return False
+        function = strip_parens(value.args[0].value)
+        if not (isinstance(function, cst.Lambda) or isinstance(function, cst.Name)
+                and function.value in self.local_functions):
+            return False
+        misuse = self.use_beyond_applications(name)
+        if misuse is not None:
+            raise self.unsupported(misuse, f"'{name}' is bound to a derivative of a nested function, which "
+                                           f"s2sad follows where it is called ({name}(x)) and nowhere else "
+                                           f"(assigned again, passed on, read in a nested function); write "
+                                           f"the call it stands for there")
+        new = self.new_version(name)
+        self.version[name] = new
+        self.applications[new] = Application(value, None)
+        return True
+
+    def record_application(self, name: str, value: cst.Call) -> None:
+        """Calls through ``name`` from here on call what ``value`` applies, its arguments computed here."""
         held = [r for a in value.args if isinstance(strip_parens(a.value), (cst.Name, cst.Attribute, cst.Subscript))
                 for r in self.local_reads(a.value)]  # (the objects it holds: arrays changed in place later)
         application = self.application(value)
@@ -60,7 +89,14 @@ class PartialApplications:
         self.version[name] = new  # (which holds no value: calls through it are lowered as what they call)
         self.applications[new] = application
         self.share(new, held)
-        return True
+
+    def partial_argument(self, value: cst.Call) -> cst.Name:
+        """``functools.partial(g, a)`` passed to ``map`` or ``functools.reduce``: its arguments
+        computed where it stands (as Python does), the calls the lowering writes made through
+        a fresh name, each lowered as ``g(a, ...)``."""
+        name = self.fn.fresh("partial_fn")
+        self.record_application(name, value)
+        return cst.Name(name)
 
     def application(self, value: cst.Call) -> Application:
         """The application ``value`` makes, its arguments computed here."""
@@ -124,16 +160,21 @@ class PartialApplications:
         return node.with_changes(func=called, args=_merged(bound, node.args))
 
     def use_beyond_applications(self, name: str) -> cst.Name | None:
-        """A use of ``name`` other than one assignment, calls of it and of its methods, in
-        the function itself (not in a nested function, compiled on its own); or None."""
+        """A use of ``name`` other than one assignment, calls of it and of its methods, and
+        ``map(name, xs)`` or ``functools.reduce(name, xs)`` (which call it), in the function
+        itself (not in a nested function, compiled on its own); or None."""
         body = self.parsed.function.body
         nested = {id(n) for f in walk(body) if isinstance(f, (cst.FunctionDef, cst.Lambda)) for n in walk(f)}
         uses = [n for n in variable_name_nodes(body) if n.value == name]
         stored = [n for n in uses if id(n) in store_names(body)]
         if len(stored) > 1:
             return stored[1]
-        calls = [strip_parens(n.func) for n in walk(body) if isinstance(n, cst.Call)]
+        calls = [n for n in walk(body) if isinstance(n, cst.Call)]
+        passed = {id(strip_parens(c.args[0].value)) for c in calls if c.args and not c.args[0].keyword
+                  and not c.args[0].star and any(self.res.object(c.func) is f for f in (map, functools.reduce))}
+        calls = [strip_parens(c.func) for c in calls]
         fine = {id(f) for f in calls} | {id(strip_parens(f.value)) for f in calls if isinstance(f, cst.Attribute)}
+        fine |= passed
         return next((n for n in uses if id(n) in nested or id(n) not in fine | {id(s) for s in stored}), None)
 
 

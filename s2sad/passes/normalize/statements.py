@@ -23,7 +23,7 @@ WARNINGS_FILTERS = (warnings.simplefilter, warnings.filterwarnings)
 #: Calls that may stand as statements: they print, warn, log or check and change nothing (a
 #: logger's method called on a logger: ``log.debug(...)``).
 STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write, runtime.seed,
-                   runtime.check_assignment_order, runtime.check_number, runtime.check_wrt_item,
+                   runtime.check_assignment_order, runtime.check_number, runtime.check_replayable, runtime.check_wrt_item,
                    runtime.check_out, runtime.check_length, runtime.check_sequence, runtime.check_stored_array,
                    runtime.check_shared_item,
                    warnings.warn, *WARNINGS_FILTERS, logging.debug, logging.info, logging.warning,
@@ -432,7 +432,8 @@ class StatementLowering:
             self.shuffle(value, None)
             return
         called = self.res.object(value.func) if isinstance(value, cst.Call) else None
-        if (draws(called) and self.draws(value) or self.generator_method(value.func) is not None
+        method = self.generator_method(value.func) if isinstance(value, cst.Call) else None  # (not a yield)
+        if (draws(called) and self.draws(value) or method is not None
                 or any(getattr(called, "__func__", called) is f for f in STATEMENT_CALLS)):
             self.check_expression(value)
             self.out.append(Assign(None, Opaque(self.rename(value), self.local_reads(value), "nondiff"), self.loc))
