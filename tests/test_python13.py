@@ -1,0 +1,88 @@
+"""The Python people write inside functions they differentiate (probe python13): list and dict
+methods run as statements, `del`, slice assignment of lists, gradients bound to a name and
+called, methods and the state of `self`, the same array twice in a container, and a broad
+probe in the style of Tangent's and autograd's suites (dataclasses, named tuples, properties,
+closures, comprehensions, iterators, `while`/`else`, `try`/`finally`, recursion with a memo,
+`functools`, `itertools`, `math`).  Gradients and Hessian-vector products are checked against
+central finite differences in float64; refusals against their location."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import s2sad
+from tests.gradcheck import assert_grad_matches, numerical_grad
+
+R = np.random.default_rng(13)
+
+
+def assert_hvp_matches(f: Callable[..., Any], args: list[Any], wrt: int = 0) -> None:
+    """``s2sad.hvp(f, wrt)`` against central differences of ``s2sad.grad(f, wrt)``."""
+    x = args[wrt]
+    v = float(R.normal()) if isinstance(x, float) else R.normal(size=np.shape(x))
+    grad = s2sad.grad(f, wrt)
+
+    def at(t: float) -> np.ndarray:
+        moved = list(args)
+        moved[wrt] = x + t * v
+        return np.asarray(grad(*moved))
+    expected = (at(1e-5) - at(-1e-5)) / 2e-5
+    np.testing.assert_allclose(s2sad.hvp(f, wrt)(*args, v), expected, rtol=1e-4, atol=1e-6)
+
+
+def raises_at(f: Callable[..., Any], args: list[Any], line: int, text: str,
+              where: Callable[..., Any] | None = None, wrt: int = 0) -> None:
+    """``s2sad.grad(f, wrt)(*args)`` raises an S2SADError at ``line`` of ``where`` (``f`` by
+    default; line 1 is its ``def``)."""
+    with pytest.raises(s2sad.S2SADError) as info:
+        s2sad.grad(f, wrt)(*args)
+    where = where or f
+    assert info.value.location.line == where.__code__.co_firstlineno + line - 1, str(info.value)
+    assert info.value.location.filename == where.__code__.co_filename
+    assert text in str(info.value), str(info.value)
+
+
+# --- the same array twice in a container ---------------------------------------------------------
+
+def bump_first(xs: list) -> float:
+    xs[0] += 1.0
+    return np.sum(xs[0] * xs[1])
+
+
+def bump_first_of_copy(xs: list) -> float:
+    ys = list(xs)
+    ys[0] += 1.0
+    return np.sum(ys[0] * ys[1])
+
+
+def calls_bump_first_of_copy(a: np.ndarray) -> float:
+    b = a * 2.0
+    r = bump_first_of_copy([a, b])
+    return r + np.sum(a ** 2)  # (Python's a is the one ys[0] += 1.0 changed)
+
+
+def calls_bump_first_of_copy_on_numbers(x: np.ndarray) -> float:
+    return bump_first_of_copy([x[0], x[1]]) + x[0] ** 2
+
+
+def test_an_item_changed_in_place_that_is_another_item_too_is_refused_as_the_code_runs() -> None:
+    a = np.array([0.5, 2.0])
+    raises_at(bump_first, [[a, a]], 2, "that item of 'xs' is another of its items too")
+    with pytest.raises(s2sad.S2SADError):
+        s2sad.hvp(bump_first)([a, a], [a, a])
+    g = s2sad.grad(bump_first)([a, 2.0 * a])  # (distinct arrays: as Python computes)
+    np.testing.assert_allclose(g[0], 2.0 * a)
+    np.testing.assert_allclose(g[1], a + 1.0)
+
+
+def test_an_array_item_of_a_copy_of_a_callees_argument_changed_in_place_is_refused() -> None:
+    # Python's ys[0] += 1.0 changes the caller's array a (read afterwards): s2sad's new value would not
+    raises_at(calls_bump_first_of_copy, [np.array([0.5, 2.0])], 3, "'ys' may be a copy of the argument 'xs'",
+              where=bump_first_of_copy)
+
+
+def test_a_number_item_of_a_copy_of_a_callees_argument_is_a_new_value() -> None:
+    assert_grad_matches(calls_bump_first_of_copy_on_numbers, [np.array([0.5, 2.0])], 0)
+    assert_hvp_matches(calls_bump_first_of_copy_on_numbers, [np.array([0.5, 2.0])])
