@@ -86,3 +86,117 @@ def test_an_array_item_of_a_copy_of_a_callees_argument_changed_in_place_is_refus
 def test_a_number_item_of_a_copy_of_a_callees_argument_is_a_new_value() -> None:
     assert_grad_matches(calls_bump_first_of_copy_on_numbers, [np.array([0.5, 2.0])], 0)
     assert_hvp_matches(calls_bump_first_of_copy_on_numbers, [np.array([0.5, 2.0])])
+
+
+# --- list and dict methods run as statements, del ------------------------------------------------
+
+def sort_statement(x: np.ndarray) -> float:
+    ys = [x[0], x[1] * 2.0, x[2] ** 2]
+    ys.sort()
+    return ys[0] * 3.0 + ys[2]
+
+
+def sort_by_key_reversed(x: np.ndarray) -> float:
+    ys = [x[0], x[1] * 2.0, x[2] ** 2]
+    ys.sort(key=lambda t: abs(t), reverse=True)
+    return ys[0] * 3.0 + ys[1] ** 2 - ys[2]
+
+
+def sort_in_a_loop(x: np.ndarray) -> float:
+    ys = []
+    for i in range(3):
+        ys.append(x[i] * (i + 1))
+        ys.sort()
+    return ys[0] * 3.0 + ys[1] * 2 + ys[2]
+
+
+def sort_a_copy(xs: list) -> float:
+    xs = list(xs)
+    xs.sort()
+    return xs[0] * 3.0 + xs[2]
+
+
+def calls_sort_a_copy(x: np.ndarray) -> float:
+    return sort_a_copy([x[0], x[1], x[2]])
+
+
+def reverse_statement(x: np.ndarray) -> float:
+    ys = [x * 1.0, x ** 2, np.sin(x)]
+    ys.reverse()
+    return np.sum(ys[0] * 3.0 + ys[1] ** 2)
+
+
+def remove_statement(x: np.ndarray) -> float:
+    a, b, c = x[0], x[1] * 2.0, x[2] ** 2
+    ys = [a, b, c]
+    ys.remove(b)
+    return ys[0] * 3.0 + ys[1] ** 2
+
+
+def remove_an_array(x: np.ndarray) -> float:
+    a, b = x * 2.0, x ** 2
+    ys = [a, b, np.sin(x)]
+    ys.remove(a)  # (the first item is a itself: Python compares no arrays)
+    return np.sum(ys[0] * ys[1])
+
+
+def delete_an_item(x: np.ndarray) -> float:
+    ys = [x[0], x[1] * 2.0, x[2] ** 2]
+    del ys[1]
+    return ys[0] * 3.0 + ys[1] ** 2
+
+
+def delete_the_last_and_a_slice(x: np.ndarray) -> float:
+    ys = [x[0], x[1] * 2.0, x[2] ** 2, x[0] * x[1], np.sin(x[2])]
+    del ys[-1]
+    del ys[1:3]
+    return ys[0] * 3.0 + ys[1] ** 2
+
+
+def delete_in_a_while_loop(x: np.ndarray) -> float:
+    ys = [x[0], x[1] * 2.0, x[2] ** 2, np.sin(x[0])]
+    while len(ys) > 1:
+        del ys[0]
+        ys[0] = ys[0] * 2.0
+    return ys[0]
+
+
+def delete_a_key(x: np.ndarray) -> float:
+    d = {"a": x[0], "b": x[1] * 2.0, "c": x[2] ** 2}
+    del d["b"]
+    return sum(v ** 2 for v in d.values()) + d["c"]
+
+
+def delete_a_key_of_a_copy(p: dict) -> float:
+    q = dict(p)
+    del q["b"]
+    return np.sum(q["a"] ** 2) + len(q)
+
+
+def sort_an_array(x: np.ndarray) -> float:
+    y = x * 2.0
+    y.sort()
+    return y[0] * 3.0 + y[2]
+
+
+STATEMENTS = [sort_statement, sort_by_key_reversed, sort_in_a_loop, calls_sort_a_copy, reverse_statement,
+              remove_statement, remove_an_array, delete_an_item, delete_the_last_and_a_slice,
+              delete_in_a_while_loop, delete_a_key]
+
+
+@pytest.mark.parametrize("f", STATEMENTS, ids=[f.__name__ for f in STATEMENTS])
+def test_list_and_dict_changes_written_as_statements(f) -> None:
+    x = np.array([0.3, -1.2, 0.8])
+    assert_grad_matches(f, [x], 0)
+    assert_hvp_matches(f, [x])
+
+
+def test_deleting_a_key_of_a_dict_argument_gives_it_no_gradient() -> None:
+    x = np.array([0.3, -1.2, 0.8])
+    g = s2sad.grad(delete_a_key_of_a_copy)({"a": x, "b": 2.0 * x})
+    np.testing.assert_allclose(g["a"], 2.0 * x)
+    np.testing.assert_array_equal(g["b"], np.zeros(3))
+
+
+def test_sorting_an_array_in_place_is_refused_where_it_runs() -> None:
+    raises_at(sort_an_array, [np.array([0.3, -1.2, 0.8])], 3, "write y = np.sort(y) for an array")

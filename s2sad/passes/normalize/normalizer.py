@@ -24,6 +24,7 @@ from .expressions import ExpressionLowering
 from .flow import loop_item_names
 from .functional import FunctionalLowering
 from .inplace import InPlaceWriteLowering
+from .list_statements import ListStatementLowering
 from .loops import LoopLowering
 from .naming import Naming, all_names
 from .nested_functions import NestedFunctionLowering
@@ -37,7 +38,7 @@ from .views import ViewFollowing, ViewLink
 
 
 class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
-                 Naming, NestedFunctionLowering, FunctionalLowering, ContainerLowering,
+                 Naming, NestedFunctionLowering, FunctionalLowering, ContainerLowering, ListStatementLowering,
                  InPlaceWriteLowering, Aliasing, ViewFollowing, PartialApplications, InPlaceDraws,
                  ExpressionLowering, RecordAttributes, CallLowering, ClosureArguments, Classification):
     """Lowers one function's body to A-normal form (see the package's docstring).
