@@ -200,3 +200,70 @@ def test_deleting_a_key_of_a_dict_argument_gives_it_no_gradient() -> None:
 
 def test_sorting_an_array_in_place_is_refused_where_it_runs() -> None:
     raises_at(sort_an_array, [np.array([0.3, -1.2, 0.8])], 3, "write y = np.sort(y) for an array")
+
+
+# --- the gradient of a lambda or nested function bound to a name, then called -------------------
+
+def inner_loss(v: np.ndarray, x: np.ndarray) -> float:
+    return np.sum(np.sin(v * x))
+
+
+def maml_bound(w: np.ndarray, x: np.ndarray) -> float:
+    dl = s2sad.grad(lambda v: inner_loss(v, x))
+    return np.sum((w - 0.1 * dl(w)) ** 2)
+
+
+def maml_bound_steps(w: np.ndarray, x: np.ndarray) -> float:
+    dl = s2sad.grad(lambda v: inner_loss(v, x))
+    for _ in range(3):
+        w = w - 0.1 * dl(w)
+    return np.sum(w ** 2)
+
+
+def nested_def_bound(w: np.ndarray, x: np.ndarray) -> float:
+    def inner(v):
+        return inner_loss(v, x) + np.sum(v ** 2)
+    dl = s2sad.grad(inner)
+    return np.sum(dl(w) * dl(2.0 * w))
+
+
+def bound_then_variable_rebound(w: np.ndarray, x: np.ndarray) -> float:
+    dl = s2sad.grad(lambda v: inner_loss(v, x))
+    a = dl(w)
+    x = x * 2.0  # (the lambda reads x when called, as Python's closure does)
+    return np.sum(a * dl(w))
+
+
+def bound_in_a_loop(w: np.ndarray, x: np.ndarray) -> float:
+    for k in range(2):
+        dl = s2sad.grad(lambda v: inner_loss(v, x * (k + 1)))
+        w = w - 0.1 * dl(w)
+    return np.sum(w ** 2)
+
+
+def value_and_grad_bound(w: np.ndarray, x: np.ndarray) -> float:
+    f = s2sad.value_and_grad(lambda v: inner_loss(v, x))
+    val, g = f(w)
+    return val * np.sum(g)
+
+
+def bound_in_a_loop_called_after(w: np.ndarray, x: np.ndarray) -> float:
+    for k in range(2):
+        dl = s2sad.grad(lambda v: inner_loss(v, x * (k + 1)))
+    return np.sum(dl(w))
+
+
+BOUND = [maml_bound, maml_bound_steps, nested_def_bound, bound_then_variable_rebound, bound_in_a_loop,
+         value_and_grad_bound]
+
+
+@pytest.mark.parametrize("f", BOUND, ids=[f.__name__ for f in BOUND])
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_a_derivative_bound_to_a_name_then_called(f, wrt: int) -> None:
+    args = [np.array([0.3, -1.2, 0.8]), np.array([0.5, 1.5, -0.7])]
+    assert_grad_matches(f, args, wrt)
+    assert_hvp_matches(f, args, wrt)
+
+
+def test_a_derivative_bound_in_a_loop_and_called_after_it_is_refused_at_the_call() -> None:
+    raises_at(bound_in_a_loop_called_after, [np.ones(3), np.ones(3)], 4, "bind it in the block where it is called")

@@ -13,7 +13,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from ..resolve import MISSING
+from ..resolve import MISSING, is_derivative_call
 from .syntax import EMPTY_MODULE, store_names, strip_parens, variable_name_nodes, walk
 
 #: methods of a frozen distribution that take the point first, then the distribution's arguments
@@ -39,6 +39,8 @@ class PartialApplications:
         """``name = functools.partial(g, ...)`` or ``name = st.norm(...)``: record what calls
         through ``name`` call, its arguments computed here; False for any other assignment."""
         value = strip_parens(value)
+        if self.bind_derivative(name, value):
+            return True
         if not (isinstance(value, cst.Call) and (self.res.object(value.func) is functools.partial
                                                  or _is_distribution(self.res.object(value.func)))):
             return False
@@ -60,6 +62,26 @@ class PartialApplications:
         self.version[name] = new  # (which holds no value: calls through it are lowered as what they call)
         self.applications[new] = application
         self.share(new, held)
+        return True
+
+    def bind_derivative(self, name: str, value: cst.BaseExpression) -> bool:
+        """``name = grad(lambda v: ..., ...)`` (or of a nested function): each call through
+        ``name`` is lowered as ``grad(lambda v: ...)(x)`` written where it stands, which reads
+        the lambda's variables when called, as Python's closure does; False for any other."""
+        if not is_derivative_call(value, self.res):
+            return False
+        fun = strip_parens(value.args[0].value)
+        if not (isinstance(fun, cst.Lambda) or isinstance(fun, cst.Name) and fun.value in self.local_functions):
+            return False
+        misuse = self.use_beyond_applications(name)
+        if misuse is not None:
+            raise self.unsupported(misuse, f"'{name}' is bound to the gradient of a lambda or nested function, "
+                                           f"which s2sad follows where it is called ({name}(x)) and nowhere "
+                                           f"else (assigned again, passed on, read in a nested function); "
+                                           f"write grad(...)(x) there")
+        new = self.new_version(name)
+        self.version[name] = new  # (which holds no value: calls through it are the derivative's calls)
+        self.applications[new] = Application(value, None)
         return True
 
     def application(self, value: cst.Call) -> Application:

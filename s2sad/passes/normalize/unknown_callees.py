@@ -38,9 +38,9 @@ def no_rule_message(key: Any, callee: str, registry: Any) -> str:
         return (f"'{callee}' is a functools.partial made in the differentiated function: call the "
                 f"function it wraps, with the arguments it binds written out")
     if isinstance(key, LocalCallee) and key.binding == "derivative":
-        return (f"'{callee}' is bound to the gradient of a lambda or nested function, which s2sad "
-                f"follows where it is called as it stands: write grad(lambda v: ...)(x) at the call, "
-                f"or bind the gradient of a module-level function")
+        return (f"'{callee}' is bound to the gradient of a lambda or nested function in a loop or "
+                f"branch this call is after, which s2sad does not follow: bind it in the block where "
+                f"it is called, or write grad(lambda v: ...)(x) at the call")
     if isinstance(key, LocalCallee) and isinstance(key.maker, type):
         return (f"'{callee}' calls an instance of {key.maker.__qualname__} made in the function, "
                 f"whose __call__ s2sad does not follow there; call a function by its name, or a "
