@@ -267,3 +267,184 @@ def test_a_derivative_bound_to_a_name_then_called(f, wrt: int) -> None:
 
 def test_a_derivative_bound_in_a_loop_and_called_after_it_is_refused_at_the_call() -> None:
     raises_at(bound_in_a_loop_called_after, [np.ones(3), np.ones(3)], 4, "bind it in the block where it is called")
+
+
+# --- methods: private names, state of self ---------------------------------------------------------
+
+class Scaled:
+    def __init__(self) -> None:
+        self.__scale = 1.5
+        self.__w = np.array([1.0, 2.0, 3.0])
+
+    def energy(self, x: np.ndarray) -> float:
+        def inner(t):
+            __tmp = self.__scale * np.sin(t) * self.__w
+            return __tmp ** 2
+        return np.sum(inner(x)) + self.__helper(x)
+
+    def __helper(self, x: np.ndarray) -> float:
+        def inner(t):
+            return np.cos(t) * self.__scale
+        return np.sum(inner(x) ** 3)
+
+
+SCALED = Scaled()
+
+
+def test_a_private_attribute_read_in_a_nested_def_of_a_method() -> None:
+    x = np.array([0.3, -1.2, 0.8])
+    assert_grad_matches(SCALED.energy, [x], 0)
+    assert_hvp_matches(SCALED.energy, [x])
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.n = 0
+        self.cache = None
+
+    def step(self, x: np.ndarray) -> float:
+        self.n += 1
+        return np.sum(x ** 2)
+
+    def remember(self, x: np.ndarray) -> float:
+        self.cache = "full" if x.shape[0] > 2 else "small"
+        return np.sum(np.sin(x))
+
+    def counted(self, x: np.ndarray) -> float:
+        a = self.step(x)
+        if self.n == 2:
+            return a * 3.0
+        return a
+
+
+COUNTER = Counter()
+
+
+def counts_then_branches(x: np.ndarray) -> float:
+    COUNTER.n = 0
+    y = COUNTER.step(x)
+    y2 = COUNTER.step(x * 2.0)
+    if COUNTER.n == 2:
+        return y + y2 * np.sum(np.sin(x))
+    return 100.0 * y
+
+
+def caches_then_branches(x: np.ndarray) -> float:
+    y = COUNTER.remember(x)
+    if COUNTER.cache == "full":
+        return y * np.sum(x ** 3)
+    return -y
+
+
+def fresh_counter_branches(x: np.ndarray) -> float:
+    c = Counter()
+    y = c.step(x)
+    if c.n == 1:
+        return y * np.sum(np.sin(x))
+    return y
+
+
+def method_reads_what_it_changes(x: np.ndarray) -> float:
+    COUNTER.n = 1
+    return COUNTER.counted(x) * np.sum(np.cos(x))
+
+
+@pytest.mark.parametrize("f", [counts_then_branches, caches_then_branches, fresh_counter_branches])
+def test_state_of_an_object_changed_and_read_by_a_condition(f) -> None:
+    x = np.array([0.3, -1.2, 0.8])
+    assert_grad_matches(f, [x], 0)
+    assert_hvp_matches(f, [x])
+
+
+def test_a_callee_reading_state_it_changes_is_refused_where_its_forward_pass_runs_again() -> None:
+    x = np.array([0.3, -1.2, 0.8])
+    assert_grad_matches(method_reads_what_it_changes, [x], 0)  # (first order: its forward pass runs once)
+    with pytest.raises(s2sad.S2SADError) as info:
+        s2sad.hvp(method_reads_what_it_changes)(x, np.ones(3))
+    assert info.value.location.line == Counter.counted.__code__.co_firstlineno + 2, str(info.value)
+    assert "'self.n' is read in a function that changes it" in info.value.message
+
+
+# --- reversed() where it is no loop's own iterable; try/finally -----------------------------------
+
+def zip_with_reversed(x: np.ndarray) -> float:
+    s = 0.0
+    for i, (a, b) in enumerate(zip(x, reversed(x))):
+        s = s + i * a * b
+    return s
+
+
+def list_of_reversed(x: np.ndarray) -> float:
+    ys = list(reversed([x[0], x[1] * 2.0, x[2] ** 2]))
+    return ys[0] * 3.0 + ys[1] ** 2
+
+
+def reversed_rows(x: np.ndarray) -> float:
+    rows = list(reversed(np.outer(x, x)))
+    return np.sum(rows[0] * np.arange(3.0)) + np.sum(rows[2] ** 2)
+
+
+def try_finally(x: np.ndarray) -> float:
+    try:
+        y = np.sum(x ** 2)
+    finally:
+        z = 2.0
+    return y * z
+
+
+def try_finally_in_a_loop(x: np.ndarray) -> float:
+    s = 0.0
+    for v in x:
+        try:
+            s = s + np.sin(v)
+        finally:
+            s = s * 1.5
+    return s
+
+
+def try_finally_that_returns(x: np.ndarray) -> float:
+    try:
+        return np.sum(x ** 2)
+    finally:
+        pass
+
+
+def reversed_read_twice(x: np.ndarray) -> float:
+    r = reversed([x[0], x[1]])
+    a = list(r)
+    return a[0] + len(list(r))
+
+
+ORDERED = [zip_with_reversed, list_of_reversed, reversed_rows, try_finally, try_finally_in_a_loop]
+
+
+@pytest.mark.parametrize("f", ORDERED, ids=[f.__name__ for f in ORDERED])
+def test_reversed_and_try_finally(f) -> None:
+    x = np.array([0.3, -1.2, 0.8])
+    assert_grad_matches(f, [x], 0)
+    assert_hvp_matches(f, [x])
+
+
+def test_try_finally_that_returns_is_refused_at_the_try() -> None:
+    raises_at(try_finally_that_returns, [np.ones(3)], 2, "'try:' ... 'finally:' ... is, where neither")
+
+
+def test_a_reversed_iterator_read_twice_is_refused() -> None:
+    raises_at(reversed_read_twice, [np.ones(3)], 2, "a reversed object bound to a name is an iterator")
+
+
+def reverse_result_assigned(x: np.ndarray) -> float:
+    ys = [x[0], x[1] * 2.0, x[2]]
+    r = ys.reverse()
+    return ys[0] * 2 + ys[2]
+
+
+def remove_result_assigned(x: np.ndarray) -> float:
+    ys = [x[0], 1.0, x[2] * x[1]]
+    r = ys.remove(1.0)
+    return ys[0] * 2 + ys[1]
+
+
+@pytest.mark.parametrize("f", [reverse_result_assigned, remove_result_assigned])
+def test_a_list_method_that_changes_it_inside_an_expression_is_refused(f) -> None:
+    raises_at(f, [np.array([0.3, -1.2, 0.8])], 3, "inside an expression is not supported; call it on its own line")

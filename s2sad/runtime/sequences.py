@@ -316,3 +316,8 @@ def without_item_grad(g: Any, items: Any, key: Any) -> Any:
     for position, i in enumerate(kept):
         parts[i] = g[position]
     return parts
+
+
+def reversed_order(items: Any) -> list[int]:
+    """The positions of ``items`` in the order ``reversed(items)`` gives them: last first."""
+    return list(range(len(items) - 1, -1, -1))

@@ -18,7 +18,8 @@ from .syntax import flat_targets, store_names, strip_parens, variable_name_nodes
 #: The functions lowered as the code they stand for, each with its method (by identity: the
 #: objects a call may resolve to need not be hashable).
 _LOWERINGS = ((builtins.map, "map_call"), (functools.reduce, "reduce_call"), (builtins.sorted, "sorted_call"),
-              (builtins.max, "extreme_call"), (builtins.min, "extreme_call"), (builtins.zip, "zip_call"))
+              (builtins.max, "extreme_call"), (builtins.min, "extreme_call"), (builtins.zip, "zip_call"),
+              (builtins.reversed, "reversed_call"))
 _EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
 #: Methods that change a list or dict in place.
 _CHANGING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
@@ -46,7 +47,7 @@ class FunctionalLowering:
         second reader would find full where Python's iterator is used up."""
         written, value = value, strip_parens(value)
         if name not in self.fn.user_names or not (isinstance(value, cst.GeneratorExp) or isinstance(
-                value, cst.Call) and any(self.res.object(value.func) is f for f in (builtins.map, builtins.zip))):
+                value, cst.Call) and any(self.res.object(value.func) is f for f in (builtins.map, builtins.zip, builtins.reversed))):
             return
         body = self.parsed.function.body
         stores = store_names(body)
@@ -169,6 +170,19 @@ class FunctionalLowering:
                                                            cst.Arg(cst.Name(order))])
         return self.lower(picked, target, "ordered")
 
+
+    def reversed_call(self, node: cst.Call, target: str | None) -> Operand:
+        """``reversed(xs)`` where it is no loop's own iterable (``list(reversed(xs))``,
+        ``zip(xs, reversed(xs))``) as ``items_in_order(xs, order)``, the positions last first:
+        the items Python's iterator gives (a dict's keys, an array's rows), as a list."""
+        if len(node.args) != 1 or node.args[0].keyword:
+            raise self.unsupported(node, "reversed takes one sequence")
+        items = self.held(node.args[0].value)
+        order = self.temporary("order")
+        self.lower(self.helper_call(runtime.reversed_order, [cst.Arg(cst.parse_expression(items))]), order, order)
+        picked = self.helper_call(runtime.items_in_order, [cst.Arg(cst.parse_expression(items)),
+                                                           cst.Arg(cst.Name(order))])
+        return self.lower(picked, target, "reversed")
 
     def extreme_call(self, node: cst.Call, target: str | None) -> Operand | None:
         """``max(xs, key=k)`` (``min``) as the first item of ``sorted(xs, key=k, reverse=True)``

@@ -31,6 +31,7 @@ from .nested_functions import NestedFunctionLowering
 from .partials import Application, PartialApplications
 from .shuffles import InPlaceDraws
 from .records import RecordAttributes
+from .replayed_state import REPLAYED_READ, first_changed_read
 from .statements import StatementLowering
 from .stores import stores_changed_later
 from .syntax import statements_of
@@ -129,6 +130,9 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
             raise self.unsupported(fdef, "async functions cannot be differentiated; use 'def'")
         body = statements_of(fdef.body)
         self.check_closure_parameters()
+        changed = first_changed_read(self.parsed.source.fn, fdef.body, self.fn.free) if self.replayed else None
+        if changed is not None:
+            raise self.unsupported(changed, REPLAYED_READ.format(self.parsed.code(changed).strip()))
         if not self.block(body):
             last = body[-1] if body else fdef
             raise UnsupportedSyntaxError(

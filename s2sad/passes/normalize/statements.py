@@ -42,6 +42,16 @@ STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write,
 #: comment, ``...`` in a stub).
 _INERT_STATEMENTS = (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis, cst.Integer, cst.Float)
 
+def try_finally_in_order(stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
+    """A ``try`` with only a ``finally``, neither part of which returns, breaks or continues,
+    as its body then its ``finally``: what Python runs when nothing raises (an exception
+    leaves the function, and no gradient is asked); any other statement as it is."""
+    if not (isinstance(stmt, cst.Try) and not stmt.handlers and stmt.orelse is None and stmt.finalbody):
+        return [stmt]
+    parts = [*statements_of(stmt.body), *statements_of(stmt.finalbody.body)]
+    return [stmt] if may_return(parts) or any(may_jump(p) for p in parts) else parts
+
+
 class StatementLowering:
     """Lowering blocks and simple statements, branches and how their versions join."""
 
@@ -55,6 +65,7 @@ class StatementLowering:
         stmts = [new for stmt in stmts for new in self.else_after_loop(stmt)]
         stmts = [new for stmt in stmts for new in self.match_as_if(stmt)]
         stmts = [new for stmt in stmts for new in self.quiet_body(stmt)]
+        stmts = [new for stmt in stmts for new in try_finally_in_order(stmt)]
         for i, stmt in enumerate(stmts):
             rest = stmts[i + 1:]
             if isinstance(stmt, cst.SimpleStatementLine):
