@@ -321,3 +321,10 @@ def without_item_grad(g: Any, items: Any, key: Any) -> Any:
 def reversed_order(items: Any) -> list[int]:
     """The positions of ``items`` in the order ``reversed(items)`` gives them: last first."""
     return list(range(len(items) - 1, -1, -1))
+
+
+def check_slice_length(x: Any, index: Any, v: Any, message: str, where: str) -> None:
+    """``x[i:j] = v``: refused when ``x`` is a list that it would make longer or shorter
+    (s2sad follows an assignment that keeps each item's place)."""
+    if isinstance(x, list) and isinstance(index, slice) and len(x[index]) != len(v):
+        raise S2SADError(message, place(where))

@@ -26,7 +26,7 @@ WARNINGS_FILTERS = (warnings.simplefilter, warnings.filterwarnings)
 STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write, runtime.seed,
                    runtime.check_assignment_order, runtime.check_number, runtime.check_wrt_item,
                    runtime.check_out, runtime.check_length, runtime.check_sequence, runtime.check_stored_array,
-                   runtime.check_shared_item, runtime.check_list,
+                   runtime.check_shared_item, runtime.check_list, runtime.check_slice_length,
                    warnings.warn, *WARNINGS_FILTERS, logging.debug, logging.info, logging.warning,
                    logging.error, logging.critical, logging.exception, logging.log,
                    logging.Logger.debug, logging.Logger.info, logging.Logger.warning, logging.Logger.error,
