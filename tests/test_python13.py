@@ -483,3 +483,28 @@ def test_a_slice_assignment_that_changes_a_lists_length_is_refused_where_it_runs
     # (it was an IndexError in the backward pass)
     raises_at(slice_assigned_shorter, [np.array([0.3, -1.2, 0.8])], 3,
               "changes the length of the list 'ys', which s2sad does not follow; write ys = ys[:i] + [...]")
+
+
+# --- comprehensions whose targets nest -----------------------------------------------------------
+
+def generator_over_enumerate_zip(x: np.ndarray) -> float:
+    return sum(i * a * b for i, (a, b) in enumerate(zip(x, x ** 2)))
+
+
+def list_comprehension_of_nested_pairs(x: np.ndarray) -> float:
+    pairs = [(x[0], (x[1], x[2])), (x[2], (x[0], x[0] * x[1]))]
+    return sum([a * b * c for a, (b, c) in pairs])
+
+
+def comprehension_variable_shadows_a_local(x: np.ndarray) -> float:
+    i = 5.0
+    s = sum(i * a for i, (a, b) in enumerate(zip(x, x)))
+    return s + i * x[0]
+
+
+@pytest.mark.parametrize("f", [generator_over_enumerate_zip, list_comprehension_of_nested_pairs,
+                               comprehension_variable_shadows_a_local])
+def test_a_comprehension_target_that_nests(f) -> None:
+    x = np.array([0.3, -1.2, 0.8])
+    assert_grad_matches(f, [x], 0)
+    assert_hvp_matches(f, [x])
