@@ -7,6 +7,8 @@ closures, comprehensions, iterators, `while`/`else`, `try`/`finally`, recursion 
 central finite differences in float64; refusals against their location."""
 from __future__ import annotations
 
+import itertools
+import operator
 from typing import Any, Callable
 
 import numpy as np
@@ -505,6 +507,35 @@ def comprehension_variable_shadows_a_local(x: np.ndarray) -> float:
 @pytest.mark.parametrize("f", [generator_over_enumerate_zip, list_comprehension_of_nested_pairs,
                                comprehension_variable_shadows_a_local])
 def test_a_comprehension_target_that_nests(f) -> None:
+    x = np.array([0.3, -1.2, 0.8])
+    assert_grad_matches(f, [x], 0)
+    assert_hvp_matches(f, [x])
+
+
+# --- itertools.accumulate --------------------------------------------------------------------------
+
+def running_sums(x: np.ndarray) -> float:
+    return sum(itertools.accumulate(x ** 2))
+
+
+def running_products(x: np.ndarray) -> float:
+    return sum(itertools.accumulate(x, lambda a, b: a * b + 0.5))
+
+
+def running_products_from(x: np.ndarray) -> float:
+    r = list(itertools.accumulate([x[0], x[1] ** 2, x[2]], operator.mul, initial=2.0))
+    return r[0] + r[1] * r[3]
+
+
+def loop_over_running_sums(x: np.ndarray) -> float:
+    s = 0.0
+    for v in itertools.accumulate(np.sin(x)):
+        s = s + v ** 2
+    return s
+
+
+@pytest.mark.parametrize("f", [running_sums, running_products, running_products_from, loop_over_running_sums])
+def test_itertools_accumulate(f) -> None:
     x = np.array([0.3, -1.2, 0.8])
     assert_grad_matches(f, [x], 0)
     assert_hvp_matches(f, [x])
