@@ -539,3 +539,69 @@ def test_itertools_accumulate(f) -> None:
     x = np.array([0.3, -1.2, 0.8])
     assert_grad_matches(f, [x], 0)
     assert_hvp_matches(f, [x])
+
+
+# --- an item of a container called ---------------------------------------------------------------
+
+class Layer:
+    def __init__(self, W: np.ndarray) -> None:
+        self.W = W
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return np.tanh(self.W @ x)
+
+
+class Stack:
+    def __init__(self) -> None:
+        self.layers = [Layer(np.eye(3) * 0.5), Layer(np.ones((3, 3)) * 0.1)]
+
+    @property
+    def depth(self) -> int:
+        return len(self.layers)
+
+    def by_index(self, x: np.ndarray) -> float:
+        for i in range(self.depth):
+            x = self.layers[i](x)
+        return np.sum(x ** 2)
+
+    def by_loop(self, x: np.ndarray) -> float:
+        for layer in self.layers:
+            x = layer(x)
+        return np.sum(x ** 2)
+
+
+STACK = Stack()
+
+
+def test_layers_called_in_a_loop_over_them() -> None:
+    x = np.array([0.3, -1.2, 0.8])
+    assert_grad_matches(STACK.by_loop, [x], 0)
+    assert_hvp_matches(STACK.by_loop, [x])
+
+
+def test_an_item_of_a_container_called_is_refused_with_the_loop_as_advice() -> None:
+    raises_at(STACK.by_index, [np.ones(3)], 3, "calls an item of a container, which s2sad cannot know where it "
+                                               "compiles the call; loop over the container (for layer in self.layers")
+
+
+# --- pop of a dict ---------------------------------------------------------------------------------
+
+def pop_a_key(x: np.ndarray) -> float:
+    d = {"a": x[0], "b": x[1] * 2.0, "c": x[2] ** 2}
+    v = d.pop("b")
+    return d["a"] * d["c"] + v ** 2 + len(d)
+
+
+def pop_a_key_of_a_copy(p: dict) -> float:
+    q = dict(p)
+    w = q.pop("w")
+    return np.sum(w ** 2) * q["s"]
+
+
+def test_pop_of_a_dict() -> None:
+    x = np.array([0.3, -1.2, 0.8])
+    assert_grad_matches(pop_a_key, [x], 0)
+    assert_hvp_matches(pop_a_key, [x])
+    g = s2sad.grad(pop_a_key_of_a_copy)({"w": x, "s": 2.0})
+    np.testing.assert_allclose(g["w"], 4.0 * x)
+    assert g["s"] == pytest.approx(np.sum(x ** 2))
