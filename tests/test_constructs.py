@@ -693,9 +693,9 @@ def pop_of_what_may_be_a_dict(d):
     return v * 2.0
 
 
-def test_pop_with_an_argument_of_an_unknown_container_is_refused_with_advice():
-    refused_at(pop_of_what_may_be_a_dict, "d.pop(1)", "s2sad cannot tell that 'd' is a list here",
-               {1: 2.0, 3: 4.0})
+def test_pop_with_an_argument_of_an_unknown_container_takes_the_item_out_of_a_dict_or_list():
+    assert s2sad.grad(pop_of_what_may_be_a_dict)({1: 2.0, 3: 4.0}) == {1: 2.0, 3: 0.0}
+    assert s2sad.grad(pop_of_what_may_be_a_dict)([1.0, 2.0, 3.0]) == [0.0, 2.0, 0.0]
 
 
 # --- forward mode over every construct above -----------------------------------------------

@@ -128,6 +128,29 @@ def test_a_derivative_bound_to_a_name_and_used_otherwise_is_refused() -> None:
         gradients = [dl]
         return loss(w - 0.1 * gradients[0](w), x)
 
-    with pytest.raises(s2sad.S2SADError, match=r"'dl' is bound to a derivative of a nested function") as info:
+    with pytest.raises(s2sad.S2SADError, match=r"'dl' is bound to the gradient of a lambda or nested function") as info:
         grad(kept)(W, X)
     assert info.value.location.line == kept.__code__.co_firstlineno + 2
+
+
+def _apply(f: Callable, v: np.ndarray) -> np.ndarray:
+    return f(v)
+
+
+def test_a_derivative_of_a_lambda_bound_to_a_name_is_followed_through_map() -> None:
+    def mapped(w, x):
+        dl = grad(lambda v: loss(v, x))
+        return loss(w - 0.1 * list(map(dl, [w]))[0], x)
+
+    assert_grad_matches(mapped, (W, X), 0)
+
+
+def test_a_derivative_of_a_lambda_bound_to_a_name_is_refused_where_it_is_passed_on() -> None:
+    def passed_on(w, x):
+        dl = grad(lambda v: loss(v, x))
+        return loss(w - 0.1 * _apply(dl, w), x)
+
+    with pytest.raises(s2sad.S2SADError, match=r"'dl' is bound to the gradient of a lambda .* "
+                                                 r"write grad\(\.\.\.\)\(x\) there") as info:
+        grad(passed_on)(W, X)
+    assert (info.value.location.line, info.value.location.column) == (passed_on.__code__.co_firstlineno + 2, 38)

@@ -32,7 +32,7 @@ from .specialize_rules import (added_at, added_at_known, ambiguous, attribute_gr
 from .unstop import unstop
 from .specialize_callees import CalleeSpecializer
 from .specialize_containers import (checked, describe, split_trees, tree_known, tree_result, tree_sum, tree_zeros,
-                                    without_passing_sequence_checks)
+                                    without_passing_checks)
 
 Rewrite = Callable[["_Writer", list[ast.expr], list[str]], Optional[str]]
 
@@ -361,7 +361,7 @@ def specialize(adj: Adjoint, arguments: dict[str, Known | None]) -> None:
     writer = _Writer(adj, shapes)
     if adj.split:  # (code made to be differentiated again keeps its stop_gradient calls)
         unstop(adj.forward, adj.fn)
-    adj.forward = without_passing_sequence_checks(adj.forward, adj.fn, shapes.evaluator)
+    adj.forward = without_passing_checks(adj.forward, adj.fn, shapes.evaluator)
     trees = split_trees(adj, shapes.evaluator)  # (a dict's gradient: one variable per key)
     adj.backward = _lines(adj.backward, writer)
     if adj.seed:
@@ -515,7 +515,7 @@ def specialize_tangents(adj: Adjoint, arguments: dict[str, Known | None]) -> Non
     adj.specialized_to = _described(arguments)
     writer = _Writer(adj, shapes, TANGENT_REWRITES)
     unstop(adj.forward, adj.fn)
-    adj.forward = [s for s in without_passing_sequence_checks(adj.forward, adj.fn, shapes.evaluator)
+    adj.forward = [s for s in without_passing_checks(adj.forward, adj.fn, shapes.evaluator)
                    if not _passing_check(writer, s)]
     for s in statements(adj.forward):
         if isinstance(s, Raw):

@@ -20,7 +20,7 @@ import libcst as cst
 import numpy as np
 
 from ..ir import Assign, Function, If, Loop, Opaque, Stmt
-from ..runtime import check_sequence
+from ..runtime import check_sequence, check_shared_item, check_slice_length
 from ..rules.shapes import FloatScalar, Known, KnownTree
 from .adjoint import Adjoint, Block, Line, Out, lines
 from .codegen import expression_code
@@ -404,27 +404,34 @@ def tree_known(ev: Evaluator, args: list[ast.expr]) -> KnownTree | None:
 
 
 
-def without_passing_sequence_checks(stmts: list[Stmt], fn: Function, ev: Evaluator) -> list[Stmt]:
-    """``stmts`` without the ``check_sequence(xs)`` calls of loops over a value known to be
-    a list, a tuple or an array (nested statements too): the check passes."""
+def without_passing_checks(stmts: list[Stmt], fn: Function, ev: Evaluator) -> list[Stmt]:
+    """``stmts`` without the run-time checks the known values pass (nested statements too):
+    ``check_sequence(xs)`` of loops over a value known to be a list, a tuple or an array, and
+    ``check_shared_item(c, ...)`` of ``c[k] += v`` and ``check_slice_length(c, ...)`` of ``c[i:j] = v``
+    on a ``c`` known to be an array."""
     kept: list[Stmt] = []
     for s in stmts:
         if isinstance(s, If):
-            s.body, s.orelse = (without_passing_sequence_checks(s.body, fn, ev),
-                                without_passing_sequence_checks(s.orelse, fn, ev))
+            s.body, s.orelse = (without_passing_checks(s.body, fn, ev), without_passing_checks(s.orelse, fn, ev))
         elif isinstance(s, Loop):
-            s.body = without_passing_sequence_checks(s.body, fn, ev)
-        elif isinstance(s, Assign) and isinstance(s.value, Opaque) and _sequence_known(s.value.node, fn, ev):
+            s.body = without_passing_checks(s.body, fn, ev)
+        elif isinstance(s, Assign) and isinstance(s.value, Opaque) and _check_passes(s.value.node, fn, ev):
             continue
         kept.append(s)
     return kept
 
 
-def _sequence_known(node: cst.BaseExpression, fn: Function, ev: Evaluator) -> bool:
-    """Whether ``node`` is ``check_sequence(xs)`` of an ``xs`` known to be a list, a tuple or an array."""
-    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and len(node.args) == 1
-            and fn.free.get(node.func.value) is check_sequence):
+def _check_passes(node: cst.BaseExpression, fn: Function, ev: Evaluator) -> bool:
+    """Whether ``node`` is ``check_sequence(xs)`` of an ``xs`` known to be a list, a tuple or an
+    array, or ``check_shared_item(c, ...)`` or ``check_slice_length(c, ...)`` of a ``c`` known to be
+    no list, tuple or dict."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.args):
+        return False
+    check = fn.free.get(node.func.value)
+    if check is not check_sequence and check is not check_shared_item and check is not check_slice_length:
         return False
     known = ev.known(ast.parse(expression_code(node.args[0].value), mode="eval").body)
-    return isinstance(known, KnownTree) and known.kind is not dict or isinstance(known, Known) and (
-        known.array or known.kind is tuple)
+    if check is not check_sequence:
+        return isinstance(known, Known)
+    return len(node.args) == 1 and (isinstance(known, KnownTree) and known.kind is not dict or isinstance(
+        known, Known) and (known.array or known.kind is tuple))

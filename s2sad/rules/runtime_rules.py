@@ -102,6 +102,10 @@ defvjp(rt.repeat_items, "x, n", name="*", containers=("x",), returns_container=T
        x="repeat_items_grad(g, x, n)")
 defvjp(rt.repeat_items_grad, "ct, x, n", containers=("ct",), returns_container=True, linear="joint",
        ct="repeat_items(g, n)")
+defvjp(rt.without_item, "items, key", name="del", containers=("items",), returns_container=True, linear="joint",
+       items="without_item_grad(g, items, key)")
+defvjp(rt.without_item_grad, "ct, items, key", containers=("ct",), returns_container=True, linear="joint",
+       ct="without_item(g, key)")
 defvjp(rt.merge_dicts, "a, b", name="{**a, **b}", containers=("a", "b"), returns_container=True,
        linear="joint", a="merge_dicts_grad(g, a, b, False)", b="merge_dicts_grad(g, a, b, True)")
 defvjp(rt.merge_dicts_grad, "ct, a, b, right", containers=("ct",), returns_container=True, linear="joint",
@@ -237,7 +241,8 @@ REGISTRY.declare_nondifferentiable(rt.seed, rt.seed_for, rt.zeros_grad, rt.stand
                                    rt.check_assignment_order, rt.invert_axes, rt.no_third_order,
                                    rt.check_number, rt.sort_order, rt.has_key,
                                    rt.check_length, rt.check_sequence, rt.check_stored_array,
-                                   rt.check_shared_item, rt.check_replayable)
+                                   rt.check_shared_item, rt.check_replayable, rt.check_list, rt.position_of,
+                                   rt.reversed_order, rt.check_slice_length)
 
 # --- helpers of s2sad/rules/numpy_more_rules.py that are not linear ---------------------------
 REGISTRY.declare_nondifferentiable(rt.check_wrt_item)

@@ -36,7 +36,8 @@ from .reductions import (accumulate_indices, cumprod_grad, cumprod_jvp, cumsum_g
 from .seeds import seed, seed_for, stop_gradient
 from .sequences import (array_grad, bind_closure, call_object, choice_grad, choice_jvp, concat, concat_grad, merge_dicts, merge_dicts_grad, repeat_items, repeat_items_grad, sequence_grad,
                         sequence_jvp, check_length, check_sequence, check_stored_array, check_shared_item, has_key, sort_order, items_in_order,
-                        items_in_order_grad, items_in_order_tangent, sum_items_grad, unpack_grad)
+                        items_in_order_grad, items_in_order_tangent, sum_items_grad, unpack_grad, check_list,
+                        position_of, reversed_order, without_item, without_item_grad, check_slice_length)
 from .shapes import (as_column, axis_end, axis_order, axis_shape, block_grad, concatenate_grad, diagonal_grad, diff_embed,
                      diff_grad, gradient_grad, invert_axes, join_grad, linspace_grad, meshgrid_grad,
                      meshgrid_grad_transpose, pad_grad, repeat_grad, reshape_back, reshape_grad,
@@ -83,7 +84,8 @@ __all__ = [
     # sequences
     "array_grad", "bind_closure", "call_object", "choice_grad", "choice_jvp", "concat", "concat_grad", "merge_dicts", "merge_dicts_grad", "repeat_items", "repeat_items_grad", "sequence_grad",
     "sequence_jvp", "check_length", "check_sequence", "check_stored_array", "check_shared_item", "has_key", "sort_order", "items_in_order", "items_in_order_grad",
-    "items_in_order_tangent", "sum_items_grad", "unpack_grad",
+    "items_in_order_tangent", "sum_items_grad", "unpack_grad", "check_list", "position_of", "reversed_order", "without_item", "check_slice_length",
+    "without_item_grad",
     # shapes
     "as_column", "axis_end", "axis_order", "axis_shape", "block_grad", "concatenate_grad", "diagonal_grad", "diff_embed",
     "diff_grad", "gradient_grad", "invert_axes", "join_grad", "linspace_grad", "meshgrid_grad",

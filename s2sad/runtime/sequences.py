@@ -280,3 +280,51 @@ def check_length(items: Any, n: int, where: str) -> None:
     if len(items) != n:
         raise S2SADError(f"zip(*rows) yields items of {len(items)} values here, which the loop "
                          f"unpacks into {n} names", place(where))
+
+
+def check_list(x: Any, message: str, where: str) -> None:
+    """``xs.sort()``, ``xs.reverse()`` or ``xs.remove(v)``, written as a new list: refused
+    unless ``xs`` is a list (an array's ``sort`` sorts it in place as an array)."""
+    if not isinstance(x, list):
+        raise S2SADError(f"{message} (here it is a {type(x).__name__})", place(where))
+
+
+def position_of(items: list, value: Any) -> int:
+    """The position ``items.remove(value)`` removes: that of the first item that is ``value``
+    or equal to it, as Python's ``list.index`` finds it (a ValueError if none is)."""
+    return items.index(value)
+
+
+def without_item(items: Any, key: Any) -> Any:
+    """``del items[key]`` as a new list or dict: an index, a slice or a key, as Python deletes."""
+    if not isinstance(items, (list, dict)):
+        raise S2SADError(f"'del' of an item of a {type(items).__name__}: s2sad follows it on a "
+                         f"list or dict")
+    out = list(items) if isinstance(items, list) else dict(items)
+    del out[key]
+    return out
+
+
+def without_item_grad(g: Any, items: Any, key: Any) -> Any:
+    """Gradient of ``without_item(items, key)``: each item left its part of ``g``, the deleted
+    ones zero."""
+    if isinstance(items, dict):
+        return {k: g[k] if k in g else zeros_grad(v) for k, v in items.items()}
+    kept = list(range(len(items)))
+    del kept[key]
+    parts = [zeros_grad(v) for v in items]
+    for position, i in enumerate(kept):
+        parts[i] = g[position]
+    return parts
+
+
+def reversed_order(items: Any) -> list[int]:
+    """The positions of ``items`` in the order ``reversed(items)`` gives them: last first."""
+    return list(range(len(items) - 1, -1, -1))
+
+
+def check_slice_length(x: Any, index: Any, v: Any, message: str, where: str) -> None:
+    """``x[i:j] = v``: refused when ``x`` is a list that it would make longer or shorter
+    (s2sad follows an assignment that keeps each item's place)."""
+    if isinstance(x, list) and isinstance(index, slice) and len(x[index]) != len(v):
+        raise S2SADError(message, place(where))

@@ -157,9 +157,10 @@ class Aliasing:
 
     def check_copied_item(self, target: cst.Subscript, node: cst.CSTNode, operator_code: str) -> None:
         """``c[k] += v`` where c may be a copy of a list or dict (``dict(p)``, ``p.copy()``) that
-        is read later, or a list or dict the function made, which may hold the same array twice
-        (``[y] * 2``): the item, changed in place if it is an array, is also the other one;
-        checked as the code runs (an array's item, or a number, is a new value)."""
+        is read later (an argument of a callee: by the calling function), or any list or dict,
+        which may hold the same array twice (``[y] * 2``, an argument ``[a, a]``): the item,
+        changed in place if it is an array, is also the other one; checked as the code runs (an
+        array's item, or a number, is a new value)."""
         name = target.value.value  # type: ignore[attr-defined]
         sources = frozenset().union(*(s for v, s in self.copied_from.items()
                                       if user_name(v, self.res.locals) == name and v not in self.superseded))
@@ -167,11 +168,15 @@ class Aliasing:
         sharing = {user_name(s, self.res.locals) for s in sources | {
             v for v, s in self.copied_from.items() if s & sources}}.union(*(self.sharers(s) for s in sources))
         readers = sorted(u for u in sharing & self.res.locals - {name} if self.read_later(node, u))
+        arguments = sorted(sharing & set(self.res.params)) if self.callee else []
         made = any(user_name(v, self.res.locals) == name for v in [*self.holders, *self.lists])  # (made here)
-        if not readers and not made:
+        one_key = len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index)
+        if not (readers or arguments or made or one_key):  # (x[i, j] += v: an array's item)
             return
         code = self.parsed.code(target).strip()
         why = (f"'{name}' may be a copy of '{readers[0]}', which is read later, and share its items" if readers
+               else f"'{name}' may be a copy of the argument '{arguments[0]}', whose items the calling "
+                    f"function holds" if arguments
                else f"that item of '{name}' is another of its items too (or a view of one)")
         message = (f"{why}: '{code} {operator_code} ...' would change it in place, which s2sad does not "
                    f"follow; write {code} = {code} {operator_code[:-1]} ...")
@@ -179,7 +184,7 @@ class Aliasing:
         held, loc = self.version.get(name, name), self.location(node)
         self.run_time_check(runtime.check_shared_item, [
             cst.Name(held), cst.parse_expression(index.code), cst.SimpleString(repr(message)),
-            cst.SimpleString(repr(str(loc))), cst.Name(str(bool(readers)))], (held, *index.reads), loc)
+            cst.SimpleString(repr(str(loc))), cst.Name(str(bool(readers or arguments)))], (held, *index.reads), loc)
 
     def read_on_line_after(self, node: cst.CSTNode, name: str) -> bool:
         """Whether ``name`` is read on the line of ``node``, after its start (``x[0] = v; s = y``)."""

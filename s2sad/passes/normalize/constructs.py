@@ -31,7 +31,8 @@ UNARY_OPS: dict[type, tuple[Any, str]] = {
 }
 #: Statements and expressions s2sad does not differentiate, with what to write instead.
 UNSUPPORTED: dict[type, str] = {
-    cst.Try: "'try' statements are not supported; handle errors outside the differentiated function",
+    cst.Try: ("'try' statements are not supported; handle errors outside the differentiated function "
+              "('try:' ... 'finally:' ... is, where neither part returns, breaks or continues)"),
     cst.With: "only 'with np.errstate(...)' and 'with warnings.catch_warnings()' are supported, "
               "without 'as' and with literal arguments; move this context manager outside the "
               "differentiated function",

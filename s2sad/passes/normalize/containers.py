@@ -94,7 +94,8 @@ class ContainerLowering:
     def list_method(self, call: cst.Call) -> cst.BaseExpression:
         """``xs.insert(i, v)``, ``xs.extend(ys)`` and ``xs.pop(i)`` on a local list, as new
         versions of the list (``xs = xs[:i] + [v] + xs[i:]``, ``xs = xs + list(ys)``,
-        ``xs = xs[:i] + xs[i:][1:]`` after ``v = xs[i]``); returns what the call returns."""
+        ``xs = xs[:i] + xs[i:][1:]`` after ``v = xs[i]``; ``d.pop(k)`` of what may be a dict,
+        ``d = without_item(d, k)`` after ``v = d[k]``); returns what the call returns."""
         name, method = call.func.value.value, call.func.attr.value
         forms = {"insert": (f"{name} = {name}[:i] + [v] + {name}[i:]", 2), "extend": (f"{name} = {name} + list(ys)", 1),
                  "pop": (f"v = {name}[i] and {name} = {name}[:i] + {name}[i:][1:]", 1)}
@@ -103,11 +104,14 @@ class ContainerLowering:
             raise self.unsupported(call, f"'{name}.{method}' takes {count} positional "
                                          f"argument{'s' if count > 1 else ''} here; write {form}")
         self.check_in_place(name, call, f"'{name}.{method}(...)'", form, list_method=True)
-        if method == "pop" and self.version.get(name, name) not in self.lists:  # d.pop(key) of a dict?
-            raise self.unsupported(call, f"s2sad cannot tell that '{name}' is a list here (pop of "
-                                         f"a dict takes a key); write {form}")
         held = [self.held(a.value) for a in call.args]
         result = cst.Name("None")
+        if method == "pop" and self.version.get(name, name) not in self.lists:  # (a dict's, d.pop(key), too)
+            item = self.temporary(f"{name}item_of")
+            self.lower(cst.parse_expression(f"{name}[{held[0]}]"), item, item)
+            self.new_list_version(name, self.helper_call(runtime.without_item, [
+                cst.Arg(cst.Name(name)), cst.Arg(cst.parse_expression(held[0]))]), False)
+            return cst.Name(item)
         if method == "pop":
             item = self.temporary(f"{name}item_of")
             self.lower(cst.parse_expression(f"{name}[{held[0]}]"), item, item)

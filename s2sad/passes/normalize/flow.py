@@ -59,6 +59,8 @@ def assigned_in(body: list[cst.BaseStatement]) -> set[str]:
             targets = [n.target]
         elif isinstance(n, cst.For):
             targets = [n.target]
+        elif isinstance(n, cst.Del):  # (del ys[i]: a new version of ys)
+            targets = [t.value for t in walk(n.target) if isinstance(t, cst.Subscript)]
         if isinstance(n, cst.Expr) and isinstance(n.value, cst.Call):
             func = n.value.func
             if isinstance(func, cst.Attribute) and func.attr.value in LIST_METHODS:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import builtins
 import functools
+import itertools
+import operator
 
 import libcst as cst
 
@@ -19,7 +21,8 @@ from .syntax import flat_targets, store_names, strip_parens, variable_name_nodes
 #: The functions lowered as the code they stand for, each with its method (by identity: the
 #: objects a call may resolve to need not be hashable).
 _LOWERINGS = ((builtins.map, "map_call"), (functools.reduce, "reduce_call"), (builtins.sorted, "sorted_call"),
-              (builtins.max, "extreme_call"), (builtins.min, "extreme_call"), (builtins.zip, "zip_call"))
+              (builtins.max, "extreme_call"), (builtins.min, "extreme_call"), (builtins.zip, "zip_call"),
+              (builtins.reversed, "reversed_call"), (itertools.accumulate, "accumulate_call"))
 _EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
 #: Methods that change a list or dict in place.
 _CHANGING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
@@ -47,7 +50,8 @@ class FunctionalLowering:
         second reader would find full where Python's iterator is used up."""
         written, value = value, strip_parens(value)
         if name not in self.fn.user_names or not (isinstance(value, cst.GeneratorExp) or isinstance(
-                value, cst.Call) and any(self.res.object(value.func) is f for f in (builtins.map, builtins.zip))):
+                value, cst.Call) and any(self.res.object(value.func) is f for f in (
+                builtins.map, builtins.zip, builtins.reversed, itertools.accumulate))):
             return
         body = self.parsed.function.body
         stores = store_names(body)
@@ -154,6 +158,34 @@ class FunctionalLowering:
                 cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(acc))], fold)])]))])
         return self.emit_operand(Var(self.version[acc]), target)
 
+    def accumulate_call(self, node: cst.Call, target: str | None) -> Operand:
+        """``itertools.accumulate(xs, f, initial=a)`` as the list of the running folds: a loop
+        that sets ``acc`` to the first item (or to ``a``, listed first), then ``f(acc, v)``."""
+        positional = [a for a in node.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        if not 1 <= len(positional) <= 2 or set(keywords) - {"func", "initial"} or len(positional) == 2 and (
+                "func" in keywords):
+            raise self.unsupported(node, "itertools.accumulate takes a sequence, a function, and initial= "
+                                         "by keyword")
+        func = positional[1].value if len(positional) == 2 else keywords.get("func")
+        func = None if func is None or self.res.object(func) is operator.add else self.function_argument(func)
+        items = self.listed(positional[0].value).value
+        acc, out, item, k = (self.fn.fresh(n) for n in ("running", "accumulated", "item", "k"))
+        self.res.locals = self.res.locals | {acc, out, item, k}  # (bound by the code below, as a user's)
+        fold = cst.BinaryOperation(cst.Name(acc), cst.Add(), cst.Name(item)) if func is None else cst.Call(
+            func, [cst.Arg(cst.Name(acc)), cst.Arg(cst.Name(item))])
+        initial = keywords.get("initial")
+        first = cst.parse_statement(f"{out} = []") if initial is None else cst.parse_statement(f"{out} = [{acc}]")
+        start = [] if initial is None else [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(acc))], initial)])]
+        step = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(acc))], fold)])
+        body = [step] if initial is not None else [cst.If(cst.parse_expression(f"{k} == 0"), cst.IndentedBlock(
+            [cst.parse_statement(f"{acc} = {item}")]), orelse=cst.Else(cst.IndentedBlock([step])))]
+        loop = cst.For(cst.parse_expression(f"{k}, {item}"), cst.parse_expression(f"enumerate({items})"),
+                       cst.IndentedBlock([*body, cst.parse_statement(f"{out}.append({acc})")]))
+        self.res.objects[loop.iter.func] = builtins.enumerate
+        self.block([*start, first, loop])
+        return self.emit_operand(Var(self.version[out]), target)
+
     def sorted_call(self, node: cst.Call, target: str | None) -> Operand:
         """``sorted(xs, key=k, reverse=r)`` as ``items_in_order(xs, order)``, with ``order`` the
         indices in the order the sort puts the items (Python's sort is stable, so sorting the
@@ -172,6 +204,19 @@ class FunctionalLowering:
                                                            cst.Arg(cst.Name(order))])
         return self.lower(picked, target, "ordered")
 
+
+    def reversed_call(self, node: cst.Call, target: str | None) -> Operand:
+        """``reversed(xs)`` where it is no loop's own iterable (``list(reversed(xs))``,
+        ``zip(xs, reversed(xs))``) as ``items_in_order(xs, order)``, the positions last first:
+        the items Python's iterator gives (a dict's keys, an array's rows), as a list."""
+        if len(node.args) != 1 or node.args[0].keyword:
+            raise self.unsupported(node, "reversed takes one sequence")
+        items = self.held(node.args[0].value)
+        order = self.temporary("order")
+        self.lower(self.helper_call(runtime.reversed_order, [cst.Arg(cst.parse_expression(items))]), order, order)
+        picked = self.helper_call(runtime.items_in_order, [cst.Arg(cst.parse_expression(items)),
+                                                           cst.Arg(cst.Name(order))])
+        return self.lower(picked, target, "reversed")
 
     def extreme_call(self, node: cst.Call, target: str | None) -> Operand | None:
         """``max(xs, key=k)`` (``min``) as the first item of ``sorted(xs, key=k, reverse=True)``

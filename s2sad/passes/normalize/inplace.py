@@ -9,7 +9,7 @@ import libcst as cst
 import numpy as np
 
 from ... import runtime
-from ...ir import Assign, Call, Opaque, Operand, Var
+from ...ir import Assign, Call, Const, Opaque, Operand, Var, operand_code, operand_reads
 from ...rules.registry import SETITEM
 from ..resolve import MISSING
 from .syntax import EMPTY_MODULE, strip_parens
@@ -37,6 +37,8 @@ class InPlaceWriteLowering:
         v = self.lower(value, None, "value")
         self.stored_array_check(target, value, v)
         index_op, slice_nodes = self.index(target)
+        if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Slice):
+            self.slice_length_check(target, current, index_op, v)
         new = self.new_version(name)
         node = target.with_changes(value=cst.Name(new), slice=slice_nodes)
         call = Call(self.registry.rule(SETITEM), f"{name}[...] =",
@@ -57,6 +59,18 @@ class InPlaceWriteLowering:
         self.same_array(new, current)
         self.relaid(new, current)
         self.follow_views(name, target, linked)
+
+    def slice_length_check(self, target: cst.Subscript, current: str, index: Const, v: Operand) -> None:
+        """``xs[i:j] = v``: refused as the code runs when ``xs`` is a list whose length it changes."""
+        code = self.parsed.code(target).strip()
+        message = (f"'{code} = ...' changes the length of the list '{target.value.value}', which s2sad "
+                   f"does not follow; write {target.value.value} = {target.value.value}[:i] + [...] + "
+                   f"{target.value.value}[j:]")
+        loc = self.location(target)
+        self.run_time_check(runtime.check_slice_length, [
+            cst.Name(current), cst.parse_expression(index.code), cst.parse_expression(operand_code(v)),
+            cst.SimpleString(repr(message)), cst.SimpleString(repr(str(loc)))],
+            (current, *index.reads, *operand_reads(v)), loc)
 
     def stored_array_check(self, target: cst.Subscript, value: cst.BaseExpression, v: Operand) -> None:
         """``d[k] = y`` with the array ``y`` holds changed in place afterwards: refused as the code

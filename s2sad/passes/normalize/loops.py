@@ -421,7 +421,7 @@ class LoopLowering:
         comp_names = []
         clause = node.for_in
         while clause is not None:
-            names = _target_names(clause.target)
+            names = _bound_names(clause.target)
             if names is None:
                 raise self.unsupported(clause.target, "comprehension targets must be names")
             comp_names += names
@@ -517,9 +517,21 @@ def _dict_iteration(iterable: cst.BaseExpression, names: list[str] | None,
 
 
 def _target_names(target: cst.BaseExpression) -> list[str] | None:
+    """The names of a target that is a name or a flat tuple of names; None for another."""
     if isinstance(target, cst.Name):
         return [target.value]
     if isinstance(target, (cst.Tuple, cst.List)) and all(
             isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement) for e in target.elements):
         return [e.value.value for e in target.elements]
+    return None
+
+
+def _bound_names(target: cst.BaseExpression) -> list[str] | None:
+    """The names a comprehension's target binds, through nested tuples (``i, (k, v)``: its loop
+    unpacks them as a ``for`` does); None for another target (a starred one)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in target.elements):
+        names = [_bound_names(e.value) for e in target.elements]
+        return None if None in names else [n for part in names for n in part]
     return None

@@ -25,12 +25,14 @@ from .expressions import ExpressionLowering
 from .flow import loop_item_names
 from .functional import FunctionalLowering
 from .inplace import InPlaceWriteLowering
+from .list_statements import ListStatementLowering
 from .loops import LoopLowering
 from .naming import Naming, all_names
 from .nested_functions import NestedFunctionLowering
 from .partials import Application, PartialApplications
 from .shuffles import InPlaceDraws
 from .records import RecordAttributes
+from .replayed_state import REPLAYED_READ, first_changed_read
 from .statements import StatementLowering
 from .stores import stores_changed_later
 from .syntax import statements_of, walk
@@ -38,7 +40,7 @@ from .views import ViewFollowing, ViewLink
 
 
 class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
-                 Naming, NestedFunctionLowering, FunctionalLowering, ContainerLowering,
+                 Naming, NestedFunctionLowering, FunctionalLowering, ContainerLowering, ListStatementLowering,
                  InPlaceWriteLowering, Aliasing, ViewFollowing, PartialApplications, InPlaceDraws,
                  ExpressionLowering, RecordAttributes, CallLowering, ClosureArguments, Classification):
     """Lowers one function's body to A-normal form (see the package's docstring).
@@ -140,6 +142,9 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
             raise self.unsupported(fdef, "async functions cannot be differentiated; use 'def'")
         body = statements_of(fdef.body)
         self.check_closure_parameters()
+        changed = first_changed_read(self.parsed.source.fn, fdef.body, self.fn.free) if self.replayed else None
+        if changed is not None:
+            raise self.unsupported(changed, REPLAYED_READ.format(self.parsed.code(changed).strip()))
         if not self.block(body):
             last = body[-1] if body else fdef
             raise UnsupportedSyntaxError(

@@ -58,28 +58,6 @@ class PartialApplications:
         self.record_application(name, value)
         return True
 
-    def bind_derivative(self, name: str, value: cst.BaseExpression) -> bool:
-        """``name = grad(g)`` (any derivative of s2sad's API) of a nested function or lambda,
-        with literal options: each call through ``name`` lowered as ``grad(g)(x)``, which is
-        followed where it stands; False for any other assignment."""
-        if not (is_derivative_call(value, self.res) and self.out is self.fn.body) or self.local_reads(
-                cst.Call(value.func, value.args[1:])):
-            return False
-        function = strip_parens(value.args[0].value)
-        if not (isinstance(function, cst.Lambda) or isinstance(function, cst.Name)
-                and function.value in self.local_functions):
-            return False
-        misuse = self.use_beyond_applications(name)
-        if misuse is not None:
-            raise self.unsupported(misuse, f"'{name}' is bound to a derivative of a nested function, which "
-                                           f"s2sad follows where it is called ({name}(x)) and nowhere else "
-                                           f"(assigned again, passed on, read in a nested function); write "
-                                           f"the call it stands for there")
-        new = self.new_version(name)
-        self.version[name] = new
-        self.applications[new] = Application(value, None)
-        return True
-
     def record_application(self, name: str, value: cst.Call) -> None:
         """Calls through ``name`` from here on call what ``value`` applies, its arguments computed here."""
         held = [r for a in value.args if isinstance(strip_parens(a.value), (cst.Name, cst.Attribute, cst.Subscript))
@@ -97,6 +75,26 @@ class PartialApplications:
         name = self.fn.fresh("partial_fn")
         self.record_application(name, value)
         return cst.Name(name)
+
+    def bind_derivative(self, name: str, value: cst.BaseExpression) -> bool:
+        """``name = grad(lambda v: ..., ...)`` (or of a nested function): each call through
+        ``name`` is lowered as ``grad(lambda v: ...)(x)`` written where it stands, which reads
+        the lambda's variables when called, as Python's closure does; False for any other."""
+        if not is_derivative_call(value, self.res) or self.local_reads(cst.Call(value.func, value.args[1:])):
+            return False  # (options read where the call stands: Python computes them here)
+        fun = strip_parens(value.args[0].value)
+        if not (isinstance(fun, cst.Lambda) or isinstance(fun, cst.Name) and fun.value in self.local_functions):
+            return False
+        misuse = self.use_beyond_applications(name)
+        if misuse is not None:
+            raise self.unsupported(misuse, f"'{name}' is bound to the gradient of a lambda or nested function, "
+                                           f"which s2sad follows where it is called ({name}(x)) and nowhere "
+                                           f"else (assigned again, passed on, read in a nested function); "
+                                           f"write grad(...)(x) there")
+        new = self.new_version(name)
+        self.version[name] = new  # (which holds no value: calls through it are the derivative's calls)
+        self.applications[new] = Application(value, None)
+        return True
 
     def application(self, value: cst.Call) -> Application:
         """The application ``value`` makes, its arguments computed here."""

@@ -15,6 +15,7 @@ from ...rules import draws
 from .constructs import CONTEXT_MANAGERS, UNSUPPORTED
 from .flow import always_returns, may_jump, may_return
 from .inplace import ufunc_at_helper
+from .list_statements import CHANGING_LIST_METHODS
 from .syntax import LIST_METHODS, LOOP_NODES, describe, statements_of, strip_parens, walk
 
 
@@ -25,7 +26,7 @@ WARNINGS_FILTERS = (warnings.simplefilter, warnings.filterwarnings)
 STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write, runtime.seed,
                    runtime.check_assignment_order, runtime.check_number, runtime.check_replayable, runtime.check_wrt_item,
                    runtime.check_out, runtime.check_length, runtime.check_sequence, runtime.check_stored_array,
-                   runtime.check_shared_item,
+                   runtime.check_shared_item, runtime.check_list, runtime.check_slice_length,
                    warnings.warn, *WARNINGS_FILTERS, logging.debug, logging.info, logging.warning,
                    logging.error, logging.critical, logging.exception, logging.log,
                    logging.Logger.debug, logging.Logger.info, logging.Logger.warning, logging.Logger.error,
@@ -41,6 +42,16 @@ STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write,
 #: comment, ``...`` in a stub).
 _INERT_STATEMENTS = (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis, cst.Integer, cst.Float)
 
+def try_finally_in_order(stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
+    """A ``try`` with only a ``finally``, neither part of which returns, breaks or continues,
+    as its body then its ``finally``: what Python runs when nothing raises (an exception
+    leaves the function, and no gradient is asked); any other statement as it is."""
+    if not (isinstance(stmt, cst.Try) and not stmt.handlers and stmt.orelse is None and stmt.finalbody):
+        return [stmt]
+    parts = [*statements_of(stmt.body), *statements_of(stmt.finalbody.body)]
+    return [stmt] if may_return(parts) or any(may_jump(p) for p in parts) else parts
+
+
 class StatementLowering:
     """Lowering blocks and simple statements, branches and how their versions join."""
 
@@ -54,6 +65,7 @@ class StatementLowering:
         stmts = [new for stmt in stmts for new in self.else_after_loop(stmt)]
         stmts = [new for stmt in stmts for new in self.match_as_if(stmt)]
         stmts = [new for stmt in stmts for new in self.quiet_body(stmt)]
+        stmts = [new for stmt in stmts for new in try_finally_in_order(stmt)]
         for i, stmt in enumerate(stmts):
             rest = stmts[i + 1:]
             if isinstance(stmt, cst.SimpleStatementLine):
@@ -309,15 +321,20 @@ class StatementLowering:
     def delete(self, node: cst.Del) -> None:
         """``del x, y`` of local variables: generated code keeps the values (its backward pass
         may read them), and a later read of the deleted version is refused, as Python would
-        fail there."""
+        fail there; ``del ys[i]``, ``del d[k]``: a new version of the list or dict."""
         target = strip_parens(node.target)
         names = target.elements if isinstance(target, (cst.Tuple, cst.List)) else [target]
         for item in names:
             name = strip_parens(item.value if isinstance(item, cst.Element) else item)
+            if isinstance(name, cst.Subscript) and isinstance(name.value, cst.Name) and name.value.value in self.version:
+                self.check_expression(name)
+                self.delete_item(node, name)
+                continue
             if not isinstance(name, cst.Name) or name.value not in self.version:
                 raise self.unsupported(node, "'del' is supported only for local variables the function "
-                                             "has assigned ('del x'); remove it, or delete items and "
-                                             "attributes outside the differentiated function")
+                                             "has assigned ('del x') and items of local lists and dicts "
+                                             "('del ys[i]', 'del d[k]'); remove it, or delete attributes "
+                                             "outside the differentiated function")
             self.deleted[name.value] = self.version[name.value]
 
     def small_statement(self, node: cst.BaseSmallStatement) -> str | None:
@@ -414,6 +431,11 @@ class StatementLowering:
                 func.value, cst.Name) and func.value.value in self.res.locals:
             self.check_expression(value)
             self.append(value)
+            return
+        if isinstance(func, cst.Attribute) and func.attr.value in CHANGING_LIST_METHODS and isinstance(
+                func.value, cst.Name) and func.value.value in self.res.locals:
+            self.check_expression(value)
+            self.list_statement(value)
             return
         if isinstance(func, cst.Attribute) and func.attr.value in LIST_METHODS[1:] and isinstance(
                 func.value, cst.Name) and func.value.value in self.res.locals:

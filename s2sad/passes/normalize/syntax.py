@@ -13,7 +13,7 @@ from ..parse import children
 EMPTY_MODULE = cst.Module(body=[])
 LOOP_NODES = (cst.For, cst.While)
 #: The methods of a local list lowered as new versions of the list.
-LIST_METHODS = ("append", "insert", "extend", "pop")
+LIST_METHODS = ("append", "insert", "extend", "pop", "sort", "reverse", "remove")
 
 
 def walk(node: cst.CSTNode) -> list[cst.CSTNode]:

@@ -38,9 +38,9 @@ def no_rule_message(key: Any, callee: str, registry: Any) -> str:
         return (f"'{callee}' is a functools.partial made in the differentiated function: call the "
                 f"function it wraps, with the arguments it binds written out")
     if isinstance(key, LocalCallee) and key.binding == "derivative":
-        return (f"'{callee}' is bound to the gradient of a lambda or nested function, which s2sad "
-                f"follows where it is called as it stands: write grad(lambda v: ...)(x) at the call, "
-                f"or bind the gradient of a module-level function")
+        return (f"'{callee}' is bound to the gradient of a lambda or nested function in a loop or "
+                f"branch this call is after, which s2sad does not follow: bind it in the block where "
+                f"it is called, or write grad(lambda v: ...)(x) at the call")
     if isinstance(key, LocalCallee) and isinstance(key.maker, type):
         return (f"'{callee}' calls an instance of {key.maker.__qualname__} made in the function, "
                 f"whose __call__ s2sad does not follow there; call a function by its name, or a "
@@ -50,6 +50,10 @@ def no_rule_message(key: Any, callee: str, registry: Any) -> str:
                 f"gradient, and s2sad passes no gradient through an object's attributes (objects are "
                 f"constants); pass the arrays that carry a gradient to its methods as arguments "
                 f"(layer.forward(W, x)), and build it from constants only")
+    if isinstance(key, LocalCallee) and key.code.endswith("]"):  # (self.layers[i](x))
+        return (f"'{key.code}' calls an item of a container, which s2sad cannot know where it compiles "
+                f"the call; loop over the container (for layer in {key.code[:key.code.rindex('[')]}: "
+                f"h = layer(h)), or call the function by its name")
     if isinstance(key, LocalCallee) and key.parameter:
         return (f"'{callee}' is a parameter called as a function, and s2sad does not know which "
                 f"function it holds: a function passed as an argument is followed when the caller "
