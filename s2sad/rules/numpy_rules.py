@@ -480,6 +480,6 @@ for fun in (*shapes.NUMPY_UFUNCS, *shapes.ELEMENTWISE_OPERATORS):
 
 
 # --- scalars and lists out of arrays ------------------------------------------------------
-defvjp(np.ndarray.item, "a", name="item", linear="joint", a="np.reshape(g, np.shape(a))")
+defvjp(np.ndarray.item, "a, *args", name="item", linear="joint", a="getitem_grad(g, a, index_of_item(a, args))")
 defvjp(np.ndarray.tolist, "a", name="tolist", returns_container=True, linear="joint",
        a="np.reshape(np.array(g), np.shape(a))")

@@ -280,3 +280,13 @@ def check_length(items: Any, n: int, where: str) -> None:
     if len(items) != n:
         raise S2SADError(f"zip(*rows) yields items of {len(items)} values here, which the loop "
                          f"unpacks into {n} names", place(where))
+
+
+def prod_operands(items: Any) -> Any:
+    """The items of a list or tuple broadcast against each other and stacked (``math.prod``'s)."""
+    return np.stack(np.broadcast_arrays(*items))
+
+
+def prod_operands_grad(ct: Any, items: Any) -> Any:
+    """Gradient of ``prod_operands(items)``: each item's row, summed back to its shape."""
+    return type(items)(unbroadcast(ct[i], item) for i, item in enumerate(items))
