@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 import warnings
 
 import numpy as np
@@ -86,6 +87,22 @@ ROWS: list[Row] = [
     Row("math.prod([x, y, x])", (F, F), (math.prod,)),
     Row("math.prod([x, y])", ((3, 4), (4,)), (math.prod,)),
     Row("math.prod((x, 2.0, y), start=3.0)", ((3,), (3,)), (math.prod,)),
+    Row("math.prod(x)", ((3, 4),), (math.prod,), "nonzero"),  # an array: the product of its rows
+    # vector norms over a tuple of axes (a vector norm of those entries, whatever their number)
+    Row("np.linalg.vector_norm(x, axis=(0, 1))", ((2, 3, 4),), (np.linalg.vector_norm,)),
+    Row("np.linalg.vector_norm(x, ord=1, axis=(-2, -1), keepdims=True)", ((2, 3, 4),), (np.linalg.vector_norm,),
+        "nonzero"),
+    Row("np.linalg.vector_norm(x, ord=np.inf, axis=(0, 2))", ((2, 3, 4),), (np.linalg.vector_norm,), "distinct"),
+    Row("np.linalg.vector_norm(x, ord=3, axis=(1, 0))", ((3, 4),), (np.linalg.vector_norm,), "nonzero"),
+    # spectral and nuclear norms of matrices: through the singular vectors (second order too)
+    Row("np.linalg.matrix_norm(x, ord=2)", ((3, 4),), (np.linalg.matrix_norm,)),
+    Row("np.linalg.matrix_norm(x, ord='nuc')", ((2, 3, 3),), (np.linalg.matrix_norm,)),
+    Row("np.linalg.matrix_norm(x, ord=-2, keepdims=True)", ((2, 4, 3),), (np.linalg.matrix_norm,)),
+    Row("np.linalg.norm(x, 2) * y", ((3, 4), F), (np.linalg.norm, operator.mul)),
+    Row("np.linalg.norm(x, 'nuc', keepdims=True)", ((4, 3),), (np.linalg.norm,)),
+    Row("np.linalg.norm(x, -2)", ((3, 3),), (np.linalg.norm,)),
+    # np.interp in the points and the values together (its second derivative crosses them)
+    Row("np.interp(x, np.array([-1.5, -0.5, 0.2, 1.5]), y)", ((3, 4), (4,)), (np.interp,), ("small", "real")),
     # x.item(...): one entry, by flat index or by index
     Row("x.item(4) * y", ((3, 4), F), (np.ndarray.item, operator.mul)),
     Row("x.item((1, 2)) * x.item(-1)", ((3, 4),), (np.ndarray.item,)),
@@ -136,6 +153,18 @@ def test_refused_at_the_call(body: str, x: np.ndarray, complaint: str) -> None:
     with pytest.raises(S2SADError, match=complaint) as info:
         s2sad.grad(f)(x)
     assert info.value.location is not None and info.value.location.line == 3
+
+
+@pytest.mark.parametrize("statement", [
+    "np.put_along_axis(y, np.array([[0], [1]]), x[:, :1] ** 2, axis=1)", "np.put(y, [0, 2], x[0])",
+    "np.putmask(y, y > 0, x)", "np.copyto(y, x ** 2)", "np.fill_diagonal(y, x[0, 0])"])
+def test_numpy_functions_that_write_in_place_are_refused_with_what_to_write(statement: str) -> None:
+    f = make_function(f"def f(x):\n    y = x.copy()\n    {statement}\n    return np.sum(y)\n", {"np": np})
+    name = statement.split("(")[0]
+    with pytest.raises(S2SADError, match=re.escape(f"{name}(...) changes its first argument in place, which "
+                                                   f"s2sad does not follow; ")) as info:
+        s2sad.grad(f)(np.ones((2, 2)))
+    assert info.value.location.line == 3 and info.value.location.column == 5
 
 
 def test_polymul_with_a_leading_zero_is_refused_when_it_runs() -> None:

@@ -22,7 +22,7 @@ from .indexing import (add_at, attribute_grad, attribute_of, attribute_tangent, 
                        setitem_grad_value, setitem_grad_x, take_along_axis_grad, take_grad, ufunc_add_at,
                        ufunc_subtract_at)
 from .linalg import (cdist_weights, cholesky_grad, cholesky_jvp, cov_matrix, cov_matrix_grad, cov_rows, cov_rows_grad,
-                     det_cofactor, det_cofactor_jvp, eigh_grad, eigh_jvp, lstsq_full_rank, norm_grad, one_axis, pinv_grad, pinv_jvp, qr_grad,
+                     det_cofactor, det_cofactor_jvp, eigh_grad, eigh_jvp, lstsq_full_rank, norm_grad, pinv_grad, pinv_jvp, qr_grad,
                      qr_jvp, read_triangle, real_eigenvalues, slogdet_grad, solve_grad_a, solve_grad_b,
                      solve_matrix, solve_matrix_grad, svd_grad, svd_jvp)
 from .memory import mul_into, stand_in, stand_in_for
@@ -65,7 +65,7 @@ __all__ = [
     "ufunc_subtract_at",
     # linalg
     "cdist_weights", "cholesky_grad", "cholesky_jvp", "cov_matrix", "cov_matrix_grad", "cov_rows", "cov_rows_grad",
-    "det_cofactor", "det_cofactor_jvp", "eigh_grad", "eigh_jvp", "lstsq_full_rank", "norm_grad", "one_axis", "pinv_grad", "pinv_jvp", "qr_grad",
+    "det_cofactor", "det_cofactor_jvp", "eigh_grad", "eigh_jvp", "lstsq_full_rank", "norm_grad", "pinv_grad", "pinv_jvp", "qr_grad",
     "qr_jvp", "read_triangle", "real_eigenvalues", "slogdet_grad", "solve_grad_a", "solve_grad_b",
     "solve_matrix", "solve_matrix_grad", "svd_grad", "svd_jvp",
     # memory

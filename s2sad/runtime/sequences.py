@@ -288,5 +288,8 @@ def prod_operands(items: Any) -> Any:
 
 
 def prod_operands_grad(ct: Any, items: Any) -> Any:
-    """Gradient of ``prod_operands(items)``: each item's row, summed back to its shape."""
+    """Gradient of ``prod_operands(items)``: each item's row, summed back to its shape (of an
+    array's rows, the array's shape)."""
+    if not isinstance(items, (list, tuple)):
+        return np.reshape(ct, np.shape(items))
     return type(items)(unbroadcast(ct[i], item) for i, item in enumerate(items))
