@@ -334,7 +334,8 @@ defvjp(rt.lstsq_full_rank, "ct, rank, a", linear="joint", ct="lstsq_full_rank(g,
 # --- more products and norms ------------------------------------------------------------------
 defvjp(np.linalg.multi_dot, "arrays, *, out=None", containers=("arrays",),
        jvp={"arrays": "multi_dot_jvp(t, arrays)"}, arrays="multi_dot_grad(g, arrays)")
-_MN = f"({SPECTRAL_NORM} if ord in (2, -2, 'nuc') else norm_grad({{g}}, x, ans, ord, (-2, -1), keepdims))"
+_MN = (f"({SPECTRAL_NORM} if ord in (2, -2, 'nuc') and np.isrealobj(x) else "
+       f"norm_grad({{g}}, x, ans, ord, (-2, -1), keepdims))")
 defvjp(np.linalg.matrix_norm, "x, *, keepdims=False, ord='fro'",
        jvp={"x": f"np.sum({_MN.format(g='np.ones_like(ans)')} * t, axis=(-2, -1), keepdims=keepdims)"},
        x=_MN.format(g="g"))

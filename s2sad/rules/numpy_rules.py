@@ -280,11 +280,12 @@ defvjp(np.linalg.eigh, "a, UPLO='L'", returns_container=True, jvp={"a": "eigh_jv
 # rule then gives their second derivative
 _SVD = "np.linalg.svd(x, full_matrices=False)"
 _K = "(slice(None) if ord == 'nuc' else slice(0, 1) if ord == 2 else slice(-1, None))"
-#: The gradient of a matrix norm of ord 2, -2 or 'nuc' from ``{g}`` (the norms' shape, or kept dims).
-SPECTRAL_NORM = (f"real_input(np.reshape({{g}}, np.shape({{g}})[:np.ndim(x) - 2] + (1, 1)) * "
-                 f"({_SVD}[0][..., {_K}] @ {_SVD}[2][..., {_K}, :]), x, 'a matrix norm')")
-#: Whether a call of np.linalg.norm takes the spectral or nuclear norm of a matrix.
-_SPECTRAL_CALL = "ord in (2, -2, 'nuc') and np.ndim(x) == 2 and isinstance(axis, type(None))"
+#: The gradient of a real matrix's norm of ord 2, -2 or 'nuc' from ``{g}`` (the norms' shape, or kept dims).
+SPECTRAL_NORM = (f"np.reshape({{g}}, np.shape({{g}})[:np.ndim(x) - 2] + (1, 1)) * "
+                 f"({_SVD}[0][..., {_K}] @ {_SVD}[2][..., {_K}, :])")
+#: Whether a call of np.linalg.norm takes the spectral or nuclear norm of a real matrix (of a
+#: complex one, norm_grad's gradient, with conjugates, once).
+_SPECTRAL_CALL = "ord in (2, -2, 'nuc') and np.ndim(x) == 2 and isinstance(axis, type(None)) and np.isrealobj(x)"
 defvjp(np.linalg.norm, "x, ord=None, axis=None, keepdims=False",
        jvp={"x": _SUM_T.format(f"({SPECTRAL_NORM.format(g='np.ones_like(ans)')} if {_SPECTRAL_CALL} else "
                                f"norm_grad(np.ones_like(ans), x, ans, ord, axis, keepdims))")},
