@@ -1,5 +1,5 @@
 """Differentiation rules: the registry and the built-in declarations."""
-from . import (array_shapes, complex_rules, numpy_more_rules, numpy_rules, random_rules, runtime_rules,
+from . import (array_shapes, complex_rules, numpy2_rules, numpy_more_rules, numpy_rules, random_rules, runtime_rules,
                view_rules)
 from .numpy_rules import NONDIFF_ATTRIBUTES
 from .random_rules import GENERATOR_MAKERS, SEEDING, draws

@@ -75,7 +75,8 @@ COMPLEX_RESULTS: frozenset[int] = frozenset(map(REGISTRY.key, (
     np.fft.rfft2, np.fft.rfftn, np.fft.ihfft)))
 REAL_RESULTS: frozenset[int] = frozenset(map(REGISTRY.key, (
     np.abs, abs, np.real, np.imag, np.ndarray.real, np.ndarray.imag, np.angle, np.fft.irfft,
-    np.fft.irfft2, np.fft.irfftn, np.fft.hfft, np.real_if_close)))
+    np.fft.irfft2, np.fft.irfftn, np.fft.hfft, np.real_if_close, np.linalg.norm, np.linalg.vector_norm,
+    np.linalg.matrix_norm, np.linalg.svdvals)))
 
 # --- the helpers above (so that s2sad can differentiate its own output) -------------------
 # each is the adjoint of a real-linear map, so its own adjoint is that map; a real x's

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import runtime as rt
 from . import shapes
+from .numpy_rules import SPECTRAL_NORM
 from .registry import REGISTRY, USER_OBJECTS
 
 defvjp = REGISTRY.defvjp
@@ -233,13 +234,12 @@ for trapezoid in [getattr(np, name) for name in ("trapezoid", "trapz") if hasatt
 # bincount sums the weights of each bin: a weight's gradient is its bin's
 defvjp(np.bincount, "x, weights=None, minlength=0", linear="joint", x=None, minlength=None,
        weights="g[x]")
-# vector_norm over one axis or all (a tuple of axes would be a matrix norm to norm_grad)
+# vector_norm over all axes (x flattened), or over those of axis (one, or a tuple of them)
 _VN = ("np.reshape(norm_grad(np.reshape({g}, ()), np.ravel(x), np.reshape(ans, ()), ord), np.shape(x)) "
-       "if isinstance(axis, type(None)) else norm_grad({g}, x, ans, ord, one_axis(axis), keepdims)")
+       "if isinstance(axis, type(None)) else norm_grad({g}, x, ans, ord, axis, keepdims, True)")
 defvjp(np.linalg.vector_norm, "x, *, axis=None, keepdims=False, ord=2",
        jvp={"x": f"np.sum(({_VN.format(g='np.ones_like(ans)')}) * t, axis=axis, keepdims=keepdims)"},
        x=_VN.format(g="g"))
-REGISTRY.declare_nondifferentiable(rt.one_axis)
 
 # --- weighted averages ----------------------------------------------------------------------
 # average = sum(w a) / sum(w) along axis, w the weights laid out like a (weights along axis,
@@ -285,8 +285,12 @@ defvjp(np.interp, "x, xp, fp, left=None, right=None",
        right="unbroadcast(np.sum(np.where(np.asarray(x) > xp[-1], g, 0.0)), right)")
 defvjp(rt.interp_slope, "x, xp, fp", linear="joint", fp="interp_slope_grad(g, x, xp, fp)")
 defvjp(rt.interp_slope_grad, "ct, x, xp, fp", linear="joint", ct="unbroadcast(interp_slope(x, xp, g), ct)")
-defvjp(rt.interp_grad_fp, "ct, x, xp, fp, left=None, right=None", linear="joint",
-       ct=f"unbroadcast(np.interp(x, xp, g, {_ENDS[0]}, {_ENDS[1]}), ct)")
+# fp's gradient moves with the points x too (their cells' weights are linear in x): the
+# second derivative of np.interp in x and fp together
+defvjp(rt.interp_grad_fp, "ct, x, xp, fp, left=None, right=None",
+       jvp={"ct": "interp_grad_fp(t, x, xp, fp, left, right)", "x": "interp_slope_grad(ct * t, x, xp, fp)"},
+       ct=f"unbroadcast(np.interp(x, xp, g, {_ENDS[0]}, {_ENDS[1]}), ct)",
+       x="unbroadcast(ct * interp_slope(x, xp, g), x)")
 
 # --- finite differences ---------------------------------------------------------------------
 defvjp(np.gradient, "f, *varargs, axis=None, edge_order=1", returns_container=True, linear="joint",
@@ -330,7 +334,8 @@ defvjp(rt.lstsq_full_rank, "ct, rank, a", linear="joint", ct="lstsq_full_rank(g,
 # --- more products and norms ------------------------------------------------------------------
 defvjp(np.linalg.multi_dot, "arrays, *, out=None", containers=("arrays",),
        jvp={"arrays": "multi_dot_jvp(t, arrays)"}, arrays="multi_dot_grad(g, arrays)")
-_MN = "norm_grad({g}, x, ans, ord, (-2, -1), keepdims)"
+_MN = (f"({SPECTRAL_NORM} if ord in (2, -2, 'nuc') and np.isrealobj(x) else "
+       f"norm_grad({{g}}, x, ans, ord, (-2, -1), keepdims))")
 defvjp(np.linalg.matrix_norm, "x, *, keepdims=False, ord='fro'",
        jvp={"x": f"np.sum({_MN.format(g='np.ones_like(ans)')} * t, axis=(-2, -1), keepdims=keepdims)"},
        x=_MN.format(g="g"))

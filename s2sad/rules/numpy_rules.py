@@ -275,9 +275,21 @@ defvjp(np.linalg.cholesky, "a, upper=False", jvp={"a": "cholesky_jvp(t, ans, upp
        a="cholesky_grad(g, ans, upper)")
 defvjp(np.linalg.eigh, "a, UPLO='L'", returns_container=True, jvp={"a": "eigh_jvp(t, a, ans, UPLO)"},
        a="eigh_grad(g, a, ans, UPLO)")
+# the spectral and nuclear norms of matrices (the last two axes) through the singular vectors,
+# u[:, k] v[k] for the singular value s[k] that is the norm, u v for their sum: np.linalg.svd's
+# rule then gives their second derivative
+_SVD = "np.linalg.svd(x, full_matrices=False)"
+_K = "(slice(None) if ord == 'nuc' else slice(0, 1) if ord == 2 else slice(-1, None))"
+#: The gradient of a real matrix's norm of ord 2, -2 or 'nuc' from ``{g}`` (the norms' shape, or kept dims).
+SPECTRAL_NORM = (f"np.reshape({{g}}, np.shape({{g}})[:np.ndim(x) - 2] + (1, 1)) * "
+                 f"({_SVD}[0][..., {_K}] @ {_SVD}[2][..., {_K}, :])")
+#: Whether a call of np.linalg.norm takes the spectral or nuclear norm of a real matrix (of a
+#: complex one, norm_grad's gradient, with conjugates, once).
+_SPECTRAL_CALL = "ord in (2, -2, 'nuc') and np.ndim(x) == 2 and isinstance(axis, type(None)) and np.isrealobj(x)"
 defvjp(np.linalg.norm, "x, ord=None, axis=None, keepdims=False",
-       jvp={"x": _SUM_T.format("norm_grad(np.ones_like(ans), x, ans, ord, axis, keepdims)")},
-       x="norm_grad(g, x, ans, ord, axis, keepdims)")
+       jvp={"x": _SUM_T.format(f"({SPECTRAL_NORM.format(g='np.ones_like(ans)')} if {_SPECTRAL_CALL} else "
+                               f"norm_grad(np.ones_like(ans), x, ans, ord, axis, keepdims))")},
+       x=f"{SPECTRAL_NORM.format(g='g')} if {_SPECTRAL_CALL} else norm_grad(g, x, ans, ord, axis, keepdims)")
 defvjp(np.linalg.pinv, "a, rcond=None, hermitian=False, rtol=None", jvp={"a": "pinv_jvp(t, a, ans)"},
        a="pinv_grad(g, a, ans)")
 defvjp(np.linalg.qr, "a, mode='reduced'", returns_container=True, jvp={"a": "qr_jvp(t, a, ans, mode)"},
@@ -480,6 +492,6 @@ for fun in (*shapes.NUMPY_UFUNCS, *shapes.ELEMENTWISE_OPERATORS):
 
 
 # --- scalars and lists out of arrays ------------------------------------------------------
-defvjp(np.ndarray.item, "a", name="item", linear="joint", a="np.reshape(g, np.shape(a))")
+defvjp(np.ndarray.item, "a, *args", name="item", linear="joint", a="getitem_grad(g, a, index_of_item(a, args))")
 defvjp(np.ndarray.tolist, "a", name="tolist", returns_container=True, linear="joint",
        a="np.reshape(np.array(g), np.shape(a))")

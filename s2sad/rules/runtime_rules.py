@@ -205,8 +205,8 @@ nonlinear(rt.prod_grad, "ct, x, axis=None, keepdims=False",
           ("x",), symmetric=("x",))
 nonlinear(rt.cumprod_grad, "ct, x, axis=None", {"ct": "cumprod_jvp(g, x, axis)"}, ("x",), symmetric=("x",))
 nonlinear(rt.cumprod_jvp, "tan, x, axis=None", {"tan": "cumprod_grad(g, x, axis)"}, ("x",))
-nonlinear(rt.norm_grad, "ct, x, m, ord=None, axis=None, keepdims=False",
-          {"ct": "np.sum(g * norm_grad(np.ones_like(ct), x, m, ord, axis, keepdims), axis=axis, "
+nonlinear(rt.norm_grad, "ct, x, m, ord=None, axis=None, keepdims=False, vector=False",
+          {"ct": "np.sum(g * norm_grad(np.ones_like(ct), x, m, ord, axis, keepdims, vector), axis=axis, "
                  "keepdims=keepdims)"}, ("x", "m"))
 nonlinear(rt.cholesky_grad, "ct, L, upper=False", {"ct": "cholesky_jvp(g, L, upper)"}, ("L",))
 nonlinear(rt.cholesky_jvp, "tan, L, upper=False", {"tan": "cholesky_grad(g, L, upper)"}, ("L",))

@@ -356,7 +356,8 @@ def same(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
 
 #: NumPy's ufuncs of one output and one or two inputs, whose rule is :func:`elementwise`
 NUMPY_UFUNCS: tuple[np.ufunc, ...] = tuple(dict.fromkeys(
-    f for f in vars(np).values() if isinstance(f, np.ufunc) and f.nout == 1 and f.nin in (1, 2)))
+    f for f in vars(np).values() if isinstance(f, np.ufunc) and f.nout == 1 and f.nin in (1, 2)
+    and f.signature is None))  # (not np.matmul, np.vecdot...: generalized ufuncs, over core axes)
 #: Python's operators that NumPy computes with a ufunc on arrays
 ELEMENTWISE_OPERATORS: tuple[Callable[..., Any], ...] = (
     operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.floordiv, operator.mod,
@@ -368,7 +369,7 @@ def numpy_elementwise(fun: Callable[..., Any]) -> ShapeFunction | None:
     computes with one (:func:`elementwise`); the math module's for its functions
     (:func:`math_function`); None for other elementwise functions (their results are not
     followed)."""
-    if isinstance(fun, np.ufunc) and fun.nout == 1 or any(fun is f for f in (*NUMPY_UFUNCS, *ELEMENTWISE_OPERATORS)):
+    if isinstance(fun, np.ufunc) and fun.nout == 1 and fun.signature is None or any(fun is f for f in (*NUMPY_UFUNCS, *ELEMENTWISE_OPERATORS)):
         return elementwise(fun)
     return math_function(fun) if getattr(fun, "__module__", None) == "math" else None
 

@@ -62,6 +62,19 @@ def added_at(acc: Any, x: Any, index: Any, g: Any) -> Any:
     return add_grads(acc, getitem_grad(g, x, index))
 
 
+def index_of_item(x: Any, args: Any) -> tuple[int, ...]:
+    """The index that ``x.item(*args)`` reads, as a tuple of ints: a flat index unravelled,
+    a tuple of them as it is, none for an array of one item."""
+    shape = np.shape(x)
+    if len(args) == 1 and isinstance(args[0], tuple):
+        args = args[0]
+    if not args:
+        return (0,) * len(shape)
+    if len(args) == 1:
+        return tuple(int(i) for i in np.unravel_index(int(args[0]) % max(int(np.prod(shape)), 1), shape))
+    return tuple(int(i) for i in args)
+
+
 def add_at(acc: Any, index: Any, g: Any) -> Any:
     """``acc[index] += g`` on a gradient ``acc`` that generated code owns.
 

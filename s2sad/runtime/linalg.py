@@ -26,8 +26,9 @@ def _share(mask: Any, axis: Any, dtype: Any) -> Any:
 
 
 def norm_grad(g: Any, x: Any, ans: Any, ord: Any = None, axis: Any = None,
-              keepdims: bool = False) -> Any:
+              keepdims: bool = False, vector: bool = False) -> Any:
     """Gradient of ``np.linalg.norm(x, ord, axis, keepdims)``; ties share, 0 where the norm is 0.
+    ``vector``: a vector norm over every axis of ``axis`` (``np.linalg.vector_norm``'s), also two.
 
     Written with |x| as x sign(re x), so that a complex step (step_jvp) differentiates it."""
     real_only("np.linalg.norm", x)
@@ -38,7 +39,7 @@ def norm_grad(g: Any, x: Any, ans: Any, ord: Any = None, axis: Any = None,
     ans = expand_reduced(ans, ndim, axes, keepdims)
     dtype = np.result_type(g, x)
     sign = np.sign(np.real(x))
-    if len(axes) != 2 or ord in (None, "fro"):  # vector norms, and the Frobenius norm
+    if vector or len(axes) != 2 or ord in (None, "fro"):  # vector norms, and the Frobenius norm
         if ord is None or ord == "fro" or ord == 2:
             return g * safe_divide(x, ans)
         if ord in (np.inf, -np.inf):
@@ -64,14 +65,6 @@ def norm_grad(g: Any, x: Any, ans: Any, ord: Any = None, axis: Any = None,
             k = 0 if ord == 2 else -1
             grad = gm * (u[..., :, [k]] @ vt[..., [k], :])
     return np.moveaxis(grad, (-2, -1), axes)
-
-
-def one_axis(axis: Any) -> Any:
-    """``axis`` if it names one axis; an error for a tuple of axes."""
-    if np.ndim(axis) != 0:
-        raise S2SADError(f"s2sad differentiates np.linalg.vector_norm over one axis or all of them, "
-                         f"not over the axes {tuple(axis)}; reshape the array first")
-    return axis
 
 
 def _triangle(m: Any, lower: bool) -> Any:

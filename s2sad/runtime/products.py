@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import S2SADError
 from .broadcast import unbroadcast
 from .reductions import list_as_array
 from .shapes import reshape_grad, undo_permutation
@@ -299,3 +300,32 @@ def correlate_grad_v(g: Any, a: Any, v: Any, mode: str = "valid") -> Any:
     kernel, reversed and conjugated."""
     a, v = list_as_array(a), list_as_array(v)
     return np.conj(np.flip(convolve_grad(_full_correlation_grad(g, a, v), np.conj(np.flip(v)), a, "full")))
+
+
+def polyder_grad(g: Any, p: Any, m: int = 1) -> Any:
+    """Gradient of ``np.polyder(p, m)``: each step ``p[:-1] * [n, ..., 1]`` taken back, last first."""
+    p = np.asarray(p)
+    lengths = [max(len(p) - k, 0) for k in range(int(m))]
+    for n in reversed(lengths):
+        scaled = np.asarray(g) * np.arange(n - 1, 0, -1)
+        g = np.concatenate([scaled, np.zeros(1 if n else 0, scaled.dtype)])
+    return np.reshape(g, np.shape(p)) if int(m) else np.asarray(g)
+
+
+def polyint_grad(g: Any, p: Any, m: int = 1) -> Any:
+    """Gradient of ``np.polyint(p, m)`` with respect to p: each step ``p / [n, ..., 1]`` then a
+    constant, taken back, last first."""
+    n = len(np.asarray(p))
+    for k in reversed(range(int(m))):
+        g = np.asarray(g)[:-1] / np.arange(n + k, 0, -1)
+    return np.asarray(g)
+
+
+def polymul_operand(p: Any) -> Any:
+    """``p``, whose gradient through ``np.polymul`` s2sad gives: an error if its leading
+    coefficient is zero (NumPy strips it, changing the product's length)."""
+    if np.ndim(p) == 1 and np.size(p) > 1 and p[0] == 0:
+        raise S2SADError("a gradient reaches np.polymul of coefficients whose leading one is 0, which "
+                         "NumPy strips (the product's length changes with it); strip them first with "
+                         "np.trim_zeros(p, 'f') inside stop_gradient, or use np.convolve")
+    return p

@@ -328,3 +328,16 @@ def check_slice_length(x: Any, index: Any, v: Any, message: str, where: str) -> 
     (s2sad follows an assignment that keeps each item's place)."""
     if isinstance(x, list) and isinstance(index, slice) and len(x[index]) != len(v):
         raise S2SADError(message, place(where))
+
+
+def prod_operands(items: Any) -> Any:
+    """The items of a list or tuple broadcast against each other and stacked (``math.prod``'s)."""
+    return np.stack(np.broadcast_arrays(*items))
+
+
+def prod_operands_grad(ct: Any, items: Any) -> Any:
+    """Gradient of ``prod_operands(items)``: each item's row, summed back to its shape (of an
+    array's rows, the array's shape)."""
+    if not isinstance(items, (list, tuple)):
+        return np.reshape(ct, np.shape(items))
+    return type(items)(unbroadcast(ct[i], item) for i, item in enumerate(items))

@@ -269,3 +269,24 @@ def axis_order(a: Any, axis: int | tuple[int, ...]) -> tuple[int, ...]:
 def axis_end(axis: int | tuple[int, ...]) -> tuple[int, ...]:
     """The last axes, as many as ``axis`` names (np.moveaxis's destination)."""
     return tuple(range(-len(axis), 0)) if isinstance(axis, tuple) else (-1,)
+
+
+def delete_grad(g: Any, arr: Any, obj: Any, axis: Any = None) -> Any:
+    """Gradient of ``np.delete(arr, obj, axis)``: g where the kept entries went, zero elsewhere."""
+    kept = np.delete(np.reshape(np.arange(np.size(arr)), np.shape(arr)), obj, axis)
+    out = np.zeros(np.size(arr), np.result_type(g, 0.0))
+    out[np.ravel(kept)] = np.ravel(g)
+    return np.reshape(out, np.shape(arr))
+
+
+def insert_grad(g: Any, arr: Any, obj: Any, values: Any, axis: Any = None, part: int = 0) -> Any:
+    """Gradient of ``np.insert(arr, obj, values, axis)`` with respect to ``arr`` (part 0) or
+    ``values`` (part 1): the entries of g where each entry went (a broadcast value's summed)."""
+    source = (arr, values)[part]
+    ids = np.reshape(np.arange(np.size(source)), np.shape(source))
+    marks = (ids, np.full(np.shape(values), -1)) if part == 0 else (np.full(np.shape(arr), -1), ids)
+    where = np.ravel(np.insert(marks[0], obj, marks[1], axis))
+    taken = where >= 0
+    out = np.zeros(np.size(source), np.result_type(g, 0.0))
+    np.add.at(out, where[taken], np.ravel(g)[taken])
+    return np.reshape(out, np.shape(source))

@@ -54,6 +54,19 @@ UNSUPPORTED: dict[type, str] = {
     cst.NamedExpr: "the walrus operator ':=' is not supported; assign on its own line",
     cst.Set: "set values are not supported",
 }
+#: NumPy functions that write into their first argument in place (s2sad follows ``x[i] = v`` and
+#: ``np.add.at`` only), with what to write instead.
+_IN_PLACE = "{name}(...) changes its first argument in place, which s2sad does not follow; {advice}"
+IN_PLACE_FUNCTIONS: dict[Any, str] = {fun: _IN_PLACE.format(name=name, advice=advice) for fun, name, advice in (
+    (np.put_along_axis, "np.put_along_axis", "write the values by index on a copy: "
+                        "'out = arr.copy(); out[np.arange(n)[:, None], idx] = values' for axis=1 of a 2-d arr"),
+    (np.put, "np.put", "write the values by flat index on a copy: 'out = a.copy(); out.flat[ind] = v' "
+                       "becomes 'out = a.ravel().copy(); out[ind] = v; out = out.reshape(a.shape)'"),
+    (np.putmask, "np.putmask", "select with 'out = np.where(mask, values, a)'"),
+    (np.place, "np.place", "select with 'out = a.copy(); out[mask] = vals'"),
+    (np.copyto, "np.copyto", "assign the new array: 'dst = np.where(where, src, dst)', or 'dst = src * np.ones_like(dst)'"),
+    (np.fill_diagonal, "np.fill_diagonal", "write 'out = a.copy(); out[np.arange(n), np.arange(n)] = val'"),
+)}
 #: Context managers a ``with`` may open around differentiated code: they change which warnings
 #: NumPy gives, not values; the body is differentiated as if the ``with`` were not there.
 CONTEXT_MANAGERS: tuple[Any, ...] = (np.errstate, warnings.catch_warnings)

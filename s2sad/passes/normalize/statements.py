@@ -12,7 +12,7 @@ import numpy as np
 from ... import runtime
 from ...ir import Assign, Const, If, Opaque, Operand, Return, Stmt, Var
 from ...rules import draws
-from .constructs import CONTEXT_MANAGERS, UNSUPPORTED
+from .constructs import CONTEXT_MANAGERS, IN_PLACE_FUNCTIONS, UNSUPPORTED
 from .flow import always_returns, may_jump, may_return
 from .inplace import ufunc_at_helper
 from .list_statements import CHANGING_LIST_METHODS
@@ -463,6 +463,8 @@ class StatementLowering:
         for bad in (cst.Yield, cst.Await):
             if isinstance(value, bad):
                 raise self.unsupported(value, UNSUPPORTED[bad])
+        if any(called is fun for fun in IN_PLACE_FUNCTIONS):
+            raise self.unsupported(value, IN_PLACE_FUNCTIONS[called])
         raise self.unsupported(
             node, "an expression statement whose result is unused may change its arguments in "
                   "place, which s2sad cannot see; assign its result to a variable or remove it")
