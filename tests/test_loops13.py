@@ -98,3 +98,49 @@ def f(x):
                 return np.sum(A * x)
     return np.sum(A)
 """, (np.array([[0.6, -0.4, 1.3], [0.2, 0.9, -0.7]]),), 0)
+
+
+# A loop whose else returns, as the function's first statement: the statements s2sad builds
+# for it had no location, and the normalize pass failed (InternalCompilerError).
+@pytest.mark.parametrize("source", ["""
+def f(x):
+    for i in range(4):
+        if x[i] > 2.0:
+            break
+    else:
+        return np.sum(x ** 2)
+    return x[i]
+""", """
+def f(x):
+    for i in range(3):
+        x = x * 1.5
+    else:
+        return np.sum(x ** 2)
+""", """
+def f(x):
+    while np.sum(x) < 3.0:
+        x = x * 1.5 + 0.2
+        if np.sum(x) > 100.0:
+            break
+    else:
+        return np.sum(x ** 2)
+    return x[0]
+"""])
+def test_loop_else_that_returns_first_in_the_function(source):
+    check(source, (np.array([0.6, -0.4, 1.3, 0.2]),), 0)
+
+
+def test_loop_else_that_returns_is_located_at_the_loop():
+    # (after another statement it was located there: at line 3)
+    f = make_function("""
+def f(x):
+    s = x[0]
+    for i in range(3):
+        if x[i] > 2.0:
+            break
+    else:
+        return np.sum(x ** 2) * s
+    return x[i]
+""", {"np": np})
+    lines = s2sad.adjoint_source(f).splitlines()
+    assert "# grad of line 7: else:" in [line.strip() for line in lines]
