@@ -144,3 +144,18 @@ def f(x):
 """, {"np": np})
     lines = s2sad.adjoint_source(f).splitlines()
     assert "# grad of line 7: else:" in [line.strip() for line in lines]
+
+
+def test_view_rebound_in_nested_while_loop():
+    check("""
+def f(x0, x1):
+    s = 0.0
+    k = 0
+    while k < 2:
+        v, w = x1[1:], x0[1:]
+        while np.sum(v) < 4.0:
+            v = v * 1.5 + np.abs(w) + 0.5
+        s = s + np.sum(v * w)
+        k += 1
+    return s
+""", (X0, X1), 1)
