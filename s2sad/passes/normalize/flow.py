@@ -91,24 +91,41 @@ def loop_item_names(body: list[cst.BaseStatement]) -> set[str]:
 
 
 def view_bases(body: list[cst.BaseStatement]) -> dict[str, set[str]]:
-    """Names a loop body assigns a view to (``r = A[i]``, ``t = x.T``, ``r = np.reshape(x, s)``),
-    with the names each may be a view of, as far as the syntax tells."""
+    """Names a loop body assigns a view to (``r = A[i]``, ``t = x.T``, ``r = np.reshape(x, s)``,
+    ``r, s = A[i], B.T``), with the names each may be a view of, as far as the syntax tells."""
     bases: dict[str, set[str]] = {}
     for n in nodes_under(body, into_loops=True):
-        if not isinstance(n, cst.Assign) or len(n.targets) != 1 or not isinstance(n.targets[0].target, cst.Name):
-            continue
-        value = strip_parens(n.value)
-        taken = [value.value] if isinstance(value, cst.Subscript) or isinstance(value, cst.Attribute) and (
-            value.attr.value in VIEW_ATTRIBUTES) else []
-        if isinstance(value, cst.Call) and isinstance(value.func, (cst.Attribute, cst.Name)) and (
-                (attribute_path(value.func) or [""])[-1] in VIEW_METHODS):
-            # x.reshape(...) or np.reshape(x, ...): (the module is no local, so never counted)
-            taken = [value.func.value] if isinstance(value.func, cst.Attribute) else []
-            taken += [value.args[0].value] if value.args else []
-        if taken:
-            bases.setdefault(n.targets[0].target.value, set()).update(
-                t.value for t in taken if isinstance(t, cst.Name))
+        for name, value in bound_values(n) if isinstance(n, cst.Assign) else ():
+            taken = [value.value] if isinstance(value, cst.Subscript) or isinstance(value, cst.Attribute) and (
+                value.attr.value in VIEW_ATTRIBUTES) else []
+            if isinstance(value, cst.Call) and isinstance(value.func, (cst.Attribute, cst.Name)) and (
+                    (attribute_path(value.func) or [""])[-1] in VIEW_METHODS):
+                # x.reshape(...) or np.reshape(x, ...): (the module is no local, so never counted)
+                taken = [value.func.value] if isinstance(value.func, cst.Attribute) else []
+                taken += [value.args[0].value] if value.args else []
+            if taken:
+                bases.setdefault(name, set()).update(t.value for t in taken if isinstance(t, cst.Name))
     return bases
+
+
+def bound_values(node: cst.Assign) -> list[tuple[str, cst.BaseExpression]]:
+    """Each name an assignment binds, with the expression it gets where the syntax shows it:
+    ``a = b = v`` and ``a, (b, c) = u, (v, w)`` pair up; ``a, b = pair`` binds no shown value."""
+    pairs: list[tuple[str, cst.BaseExpression]] = []
+
+    def pair(target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        target, value = strip_parens(target), strip_parens(value)
+        if isinstance(target, cst.Name):
+            pairs.append((target.value, value))
+        elif (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))
+              and len(target.elements) == len(value.elements)
+              and not any(isinstance(e, cst.StarredElement) for e in [*target.elements, *value.elements])):
+            for t, v in zip(target.elements, value.elements):
+                pair(t.value, v.value)
+
+    for t in node.targets:
+        pair(t.target, node.value)
+    return pairs
 
 
 def stored_in(body: list[cst.BaseStatement]) -> set[str]:
@@ -138,7 +155,7 @@ def changed_in(body: list[cst.BaseStatement]) -> set[str]:
     for n in nodes_under(body, into_loops=True):
         written.update(in_place_targets(n))
         if isinstance(n, cst.Assign):
-            written.update(t.target.value for t in n.targets if isinstance(t.target, cst.Name))
+            written.update(name for name, _ in bound_values(n))
     changed, todo = set(written), list(written)
     while todo:
         for base in bases.get(todo.pop(), ()):
@@ -146,6 +163,11 @@ def changed_in(body: list[cst.BaseStatement]) -> set[str]:
                 changed.add(base)
                 todo.append(base)
     return changed
+
+
+def written_in_place(body: list[cst.BaseStatement]) -> set[str]:
+    """User names a loop body changes in place (``x[i] = v``, ``x op= v``...), nested loops too."""
+    return {name for n in nodes_under(body, into_loops=True) for name in in_place_targets(n)}
 
 
 def in_place_targets(node: cst.CSTNode) -> list[str]:

@@ -11,7 +11,7 @@ from ... import runtime
 from ...errors import Location
 from ...ir import Assign, Const, If, Loop, Opaque, Operand, Stmt, Var, operand_code, operand_reads
 from ..resolve import Resolution
-from .flow import assigned_in, changed_in, jumps, may_return, stored_in, view_bases
+from .flow import assigned_in, changed_in, jumps, may_return, stored_in, view_bases, written_in_place
 from .naming import renamed, target_hint, user_name
 from .syntax import (EMPTY_MODULE, has_walrus, item_of, read_before_assigned, statements_of, strip_parens, walk,
                      walrus_places)
@@ -354,7 +354,9 @@ class LoopLowering:
         """The names an iteration hands on (to the next one, or to the code after the loop),
         each made bound before the loop."""
         assigned = assigned_in(body) | changed_in(body) & self.res.locals | {name for name, _, _ in prefix}
-        assigned |= self.carried_links(assigned)
+        # a write through a view changes its base (and a write into a base its views); a
+        # view only rebound changes nothing it was linked to
+        assigned |= self.carried_links(written_in_place(body))
         outside = self.loads_outside(node)
         live_out = {n for n in assigned if n in self.version or n in outside or (
             n not in {p for p, _, _ in prefix} and read_before_assigned(body, n))}

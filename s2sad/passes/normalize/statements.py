@@ -129,12 +129,18 @@ class StatementLowering:
             return [stmt]
         after = statements_of(stmt.orelse.body)
         if not any(isinstance(n, cst.Break) for n in walk(stmt.body)):  # (a nested loop's too)
-            return [stmt.with_changes(orelse=None), *after]
+            loop = stmt.with_changes(orelse=None)
+            self.stand_ins[loop] = stmt
+            return [loop, *after]
         flag = cst.Name(self.temporary("completed"))
         set_flag = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(flag)], cst.Name(value))])
                     for value in ("False", "True")]
-        return [set_flag[0], stmt.with_changes(orelse=cst.Else(cst.IndentedBlock([set_flag[1]]))),
-                cst.If(flag, cst.IndentedBlock(after))]
+        loop = stmt.with_changes(orelse=cst.Else(cst.IndentedBlock([set_flag[1]])))
+        test = cst.If(flag, cst.IndentedBlock(after))
+        # the nodes built here are located at the loop (its else, for what runs after it)
+        self.stand_ins.update({loop: stmt, set_flag[0]: stmt, set_flag[0].body[0]: stmt,
+                               set_flag[1]: stmt.orelse, set_flag[1].body[0]: stmt.orelse, test: stmt.orelse})
+        return [set_flag[0], loop, test]
 
     def match_as_if(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
         """A ``match`` whose patterns are literals, dotted names, ``|`` of them and ``_`` (with

@@ -169,9 +169,9 @@ class ViewFollowing:
             link = self.links[v]
             link.now = (self.version[link.base], self.version[v])
 
-    def carried_links(self, assigned: set[str]) -> set[str]:
-        """The arrays linked to those a loop body writes, which the loop carries too."""
-        return set().union(*(linked_names(self.linked(name)) for name in assigned))
+    def carried_links(self, written: set[str]) -> set[str]:
+        """The arrays linked to those a loop body writes in place, which the loop carries too."""
+        return set().union(*(linked_names(self.linked(name)) for name in written))
 
     def check_carried_links(self, entry: dict[str, tuple[ViewLink, tuple[str, str]]],
                             node: cst.CSTNode) -> set[str]:
