@@ -278,6 +278,11 @@ def display_node(value: Call | Opaque | Var | Const) -> cst.Tuple | cst.List | c
     return None
 
 
+def targets_code(names: tuple[str, ...] | list[str]) -> str:
+    """Names unpacked into, as Python spells them: ``a, b``, and ``a,`` for one."""
+    return ", ".join(names) + ("," if len(names) == 1 else "")
+
+
 def operand_code(op: Operand) -> str:
     return op.name if isinstance(op, Var) else op.code
 

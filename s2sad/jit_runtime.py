@@ -64,6 +64,13 @@ def _check_shared_item(container, index, message, where, elsewhere=True) -> Impl
     raise not_compiled(f"an item of a {container} changed in place")
 
 
+@cached_overload(rt.check_slice_length)
+def _check_slice_length(x, index, v, message, where) -> Impl:
+    if isinstance(x, types.Array):
+        return lambda x, index, v, message, where: None  # (an array's slice assignment keeps its length)
+    raise not_compiled(f"a slice of a {x} assigned")
+
+
 @cached_overload(rt.seed)
 def _seed(ans) -> Impl:
     if is_float(ans):

@@ -123,3 +123,28 @@ def test_the_gradient_of_a_list_loop_is_linear_in_its_steps(specialize):
     a, b = _calls(lambda: grad(W, short)), _calls(lambda: grad(W, long))
     # four times the steps: four times the work, not sixteen (a zero per item per step)
     assert b <= 4.6 * a, f"{a} calls for 40 steps, {b} for 160"
+
+
+def one_name_from_a_call(x):
+    a, = np.split(x, 1)
+    return np.sum(np.tanh(a) * x)
+
+
+def one_name_from_a_list(x):
+    scales = []
+    scales.append(np.exp(x[0]))
+    (scale,) = scales
+    return np.sum(scale * x)
+
+
+@pytest.mark.parametrize("f", [one_name_from_a_call, one_name_from_a_list])
+def test_unpacking_into_one_name_takes_the_item(f):
+    # a, = xs ran as a = xs: the list itself (a crash, or a refusal of 'arithmetic on a list')
+    x = RNG.normal(size=3)
+    _fd_check(f, [x], 0)
+    v = RNG.normal(size=3)
+    grad, eps = s2sad.grad(f), 1e-5
+    expected = (grad(x + eps * v) - grad(x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(s2sad.hvp(f)(x, v), expected, rtol=1e-6, atol=1e-8)
+    slope = s2sad.jvp(f)(x, v)[1]
+    np.testing.assert_allclose(slope, (f(x + eps * v) - f(x - eps * v)) / (2 * eps), rtol=1e-6)

@@ -18,7 +18,7 @@ from .namespace import Namespace
 
 #: The helpers with a variant here (a method of the same name).
 VARIANTS = frozenset({
-    "add_at", "balanced_eq", "check_wrt", "distinct", "expand_reduced", "extremum_grad", "getitem_grad",
+    "add_at", "added_at", "balanced_eq", "check_wrt", "distinct", "expand_reduced", "extremum_grad", "getitem_grad",
     "grad_like", "matmul_grad_lhs", "matmul_grad_rhs", "mean_grad", "mul_into", "own_grad", "real_only",
     "reduce_grad", "reshape_grad", "seed", "seed_for", "stand_in", "stand_in_for", "unbroadcast",
     "zeros_grad"})
@@ -239,6 +239,14 @@ class Helpers:
             return self.add_at(self.zeros_grad(x), index, g)
         dtype = self.ns.result_type(g, x) if self.ns.is_array(g) else self.ns.dtype(x.dtype)
         return self.add_at(self.xp.zeros(self.ns.shape(x), dtype=dtype), index, g)
+
+    def added_at(self, acc: Any, x: Any, index: Any, g: Any) -> Any:
+        """``add_grads(acc, getitem_grad(g, x, index))``, ``acc`` unchanged: a container's
+        gradient rebuilt with only the item at ``index`` new."""
+        if isinstance(acc, dict) and isinstance(x, dict) and index in acc or isinstance(
+                acc, (list, tuple)) and isinstance(x, (list, tuple)) and len(acc) == len(x):
+            return self.add_at(acc, index, g)
+        return add_grads(acc, self.getitem_grad(g, x, index))
 
     def add_at(self, acc: Any, index: Any, g: Any) -> Any:
         """``acc[index] += g`` on a gradient ``acc`` that generated code made (containers rebuilt)."""

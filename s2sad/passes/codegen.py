@@ -27,7 +27,7 @@ from ..runtime import concat, repeat_items
 from ..errors import Location
 from ..generated import Generated, register
 from ..ir import (VALUE_KINDS, Assign, Call, Const, Function, If, Loop, Raw, Stmt, Var, if_header, statements,
-                  wrt_parameter)
+                  targets_code, wrt_parameter)
 from .adjoint import Adjoint, Line, Out, runtime_object
 from .callees import MethodOfSelf
 
@@ -77,7 +77,7 @@ def statement_code(stmt: Assign, use: Callable[[str], str] | None = None) -> str
                                                    args=[cst.Arg(v.node.func.value), *v.node.args]))
     if stmt.target is None:
         return code
-    target = stmt.target if isinstance(stmt.target, str) else ", ".join(stmt.target)
+    target = stmt.target if isinstance(stmt.target, str) else targets_code(stmt.target)
     if isinstance(v, Call) and v.number_check and use is not None:  # x op= v, x maybe shared
         where, refusal = v.number_check
         return (f"{use('check_number')}({_operand_code(v.args['x'])}, {json.dumps(where)}, "

@@ -15,7 +15,7 @@ import libcst as cst
 
 from ..errors import NoGradientRuleError, S2SADError
 from ..ir import (Assign, Call, Function, If, Loop, Opaque, Operand, Raw, Return, Stmt, Var, operand_code,
-                  operand_reads, wrt_parameter)
+                  operand_reads, targets_code, wrt_parameter)
 from ..rules.complex_rules import REAL_ONLY
 from ..rules.registry import REGISTRY, SETITEM
 from ..rules.shapes import TANGENT, Known
@@ -136,7 +136,7 @@ class Forward:
         v = s.value
         if isinstance(s.target, tuple):
             if isinstance(v, Var) and self.tangent(v):
-                names = ", ".join(self.tname(t) for t in s.target)
+                names = targets_code([self.tname(t) for t in s.target])
                 self.defined.update(self.tname(t) for t in s.target)
                 return [s, Raw(f"{names} = {self.tname(v.name)}", frozenset({self.tname(v.name)}), s.loc)]
             if isinstance(v, (Var, Opaque)):  # unpacking a constant: zero tangents (a branch may vary them)

@@ -67,9 +67,10 @@ class CallLowering:
             return self.lower(looked_up, target)
         if isinstance(func, cst.Attribute) and func.attr.value in LIST_METHODS and isinstance(
                 func.value, cst.Name) and func.value.value in self.res.locals:
+            own_line = f"v = {func.value.value}.pop(...)" if func.attr.value == "pop" else \
+                f"{func.value.value}.{func.attr.value}(...)"
             raise self.unsupported(node, f"'{func.value.value}.{func.attr.value}(...)' inside an "
-                                         f"expression is not supported; call it on its own line "
-                                         f"(v = {func.value.value}.pop(i) for pop)")
+                                         f"expression is not supported; call it on its own line ({own_line})")
         if isinstance(func, cst.Attribute) and func not in self.res.objects:
             callee = self.method_callee(node, func)
         else:
