@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import s2sad
+from gradcheck import count_calls
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,27 +53,12 @@ def _module(tmp_path: Path, shape: str, n: int):
     return module
 
 
-def _calls(run: Callable[[], object]) -> int:
-    count = 0
-
-    def profile(frame, event, arg) -> None:
-        nonlocal count
-        if event in ("call", "c_call"):
-            count += 1
-    sys.setprofile(profile)
-    try:
-        run()
-    finally:
-        sys.setprofile(None)
-    return count
-
-
 def _work(tmp_path: Path, shape: str, n: int) -> tuple[int, int]:
     module = _module(tmp_path, shape, n)
     made: list = []
-    generic = _calls(lambda: made.append(s2sad.grad(module.f)))
+    generic = count_calls(lambda: made.append(s2sad.grad(module.f)))
     W, x = np.eye(8) * 0.5, np.linspace(-1.0, 1.0, 8)
-    specialised = _calls(lambda: made[0](W, x))
+    specialised = count_calls(lambda: made[0](W, x))
     return generic, specialised
 
 

@@ -3,13 +3,11 @@ its index (``added_at``), not a zero gradient of the whole container per read, s
 that appends to a list and reads its last item is linear in its steps, at any order."""
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
 import s2sad
-from gradcheck import numerical_grad
+from gradcheck import count_calls, numerical_grad
 
 
 def rnn_over_a_list(W, xs):
@@ -99,28 +97,13 @@ def test_the_callers_gradient_is_not_changed():
     np.testing.assert_allclose(g, numerical_grad(array_also_passed, [x], 0), rtol=1e-6)
 
 
-def _calls(run) -> int:
-    count = 0
-
-    def profile(frame, event, arg) -> None:
-        nonlocal count
-        if event in ("call", "c_call"):
-            count += 1
-    sys.setprofile(profile)
-    try:
-        run()
-    finally:
-        sys.setprofile(None)
-    return count
-
-
 @pytest.mark.parametrize("specialize", [False, True])
 def test_the_gradient_of_a_list_loop_is_linear_in_its_steps(specialize):
     W = RNG.normal(size=(4, 4)) * 0.5
     grad = s2sad.grad(rnn_over_a_list, specialize=specialize)
     short, long = RNG.normal(size=(40, 4)), RNG.normal(size=(160, 4))
     grad(W, short), grad(W, long)  # (generated and specialised before counting)
-    a, b = _calls(lambda: grad(W, short)), _calls(lambda: grad(W, long))
+    a, b = count_calls(lambda: grad(W, short)), count_calls(lambda: grad(W, long))
     # four times the steps: four times the work, not sixteen (a zero per item per step)
     assert b <= 4.6 * a, f"{a} calls for 40 steps, {b} for 160"
 

@@ -49,12 +49,8 @@ class PartialApplications:
             raise self.unsupported(value, f"a {_kind(distribution)} is followed when made at the top "
                                           f"level of the function (not in a loop, branch or block); "
                                           f"make it there, or write the call it stands for")
-        misuse = self.use_beyond_applications(name)
-        if misuse is not None:
-            raise self.unsupported(misuse, f"'{name}' is a {_kind(distribution)} made in the function, which "
-                                           f"s2sad follows where it is called ({_called_as(name, distribution)}) "
-                                           f"and nowhere else (assigned again, passed on, read in a nested "
-                                           f"function); write the call it stands for there")
+        self.only_called(name, f"a {_kind(distribution)} made in the function", _called_as(name, distribution),
+                         "write the call it stands for there")
         self.record_application(name, value)
         return True
 
@@ -85,16 +81,20 @@ class PartialApplications:
         fun = strip_parens(value.args[0].value)
         if not (isinstance(fun, cst.Lambda) or isinstance(fun, cst.Name) and fun.value in self.local_functions):
             return False
-        misuse = self.use_beyond_applications(name)
-        if misuse is not None:
-            raise self.unsupported(misuse, f"'{name}' is bound to the gradient of a lambda or nested function, "
-                                           f"which s2sad follows where it is called ({name}(x)) and nowhere "
-                                           f"else (assigned again, passed on, read in a nested function); "
-                                           f"write grad(...)(x) there")
+        self.only_called(name, "bound to the gradient of a lambda or nested function", f"{name}(x)",
+                         "write grad(...)(x) there")
         new = self.new_version(name)
         self.version[name] = new  # (which holds no value: calls through it are the derivative's calls)
         self.applications[new] = Application(value, None)
         return True
+
+    def only_called(self, name: str, what: str, called: str, instead: str) -> None:
+        """Refuse a use of ``name`` (``what`` it is) other than the calls through it."""
+        misuse = self.use_beyond_applications(name)
+        if misuse is not None:
+            raise self.unsupported(misuse, f"'{name}' is {what}, which s2sad follows where it is called "
+                                           f"({called}) and nowhere else (assigned again, passed on, read in a "
+                                           f"nested function); {instead}")
 
     def application(self, value: cst.Call) -> Application:
         """The application ``value`` makes, its arguments computed here."""
