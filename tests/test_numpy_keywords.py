@@ -13,7 +13,7 @@ import s2sad
 from s2sad.errors import NoGradientRuleError, S2SADError
 from s2sad.passes.simplify import simplify
 
-from gradcheck import make_function
+from gradcheck import make_function, numerical_grad
 
 
 def _f(body: str) -> Any:
@@ -91,3 +91,23 @@ def test_dict_of_pairs_gives_each_value_its_gradient() -> None:
 ])
 def test_the_branches_of_an_omitted_keyword_fold_away(code: str, folded: str) -> None:
     assert simplify(code) == folded
+
+
+@pytest.mark.parametrize("code, folded", [
+    ("u if None in (2, -2, 'nuc') and np.ndim(x) == 2 else w", "w"),  # a literal ord that is no matrix norm's
+    ("u if 2 in (2, -2, 'nuc') and np.ndim(x) == 2 else w", "u if np.ndim(x) == 2 else w"),
+    ("u if None == 'nuc' else w", "w"),
+    ("u if f(x) or 'fro' != None else w", "u"),
+    ("u if 1 in 'ab' else w", "u if 1 in 'ab' else w"),  # (Python's TypeError, where the code runs)
+    ("x and True", "x and True"),  # (a value, not a test: x when x is falsy)
+])
+def test_tests_of_literal_options_fold_away(code: str, folded: str) -> None:
+    assert simplify(code) == folded
+
+
+def test_the_gradient_of_a_vector_norm_is_one_helper_call() -> None:
+    f = _f("np.linalg.norm(x) ** 2 + np.sum(np.linalg.norm(x, axis=1))")
+    code = s2sad.adjoint_source(f)
+    assert "svd" not in code and code.count("norm_grad(") == 2
+    x = np.array([[0.3, -1.2, 0.5], [1.1, 0.4, -0.7]])
+    np.testing.assert_allclose(s2sad.grad(f)(x), numerical_grad(f, [x], 0), rtol=1e-6)

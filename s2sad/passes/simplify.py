@@ -1,6 +1,7 @@
 """Algebraic clean-up of one generated expression: ``x ** (2 - 1)`` becomes ``x``,
 ``g * pow_slope(x, 3)`` becomes ``g * 3 * x ** 2``, and ``a if None is None else b`` (or
-``a if isinstance(None, type(None)) else b``) becomes ``a``.
+``a if isinstance(None, type(None)) else b``, or ``b if None in (2, 'nuc') and ... else a``)
+becomes ``a``.
 
 Used on the code a rule template renders to, so that declaring a rule once
 in general form does not leave arithmetic on literals in the output, nor the
@@ -13,6 +14,9 @@ import numbers
 import re
 
 _FOLD = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b}
+#: Comparisons of two literals folded (``ord in (2, -2, 'nuc')`` of a literal ord).
+_COMPARE = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
+            ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
 #: What every simplification needs in the code: a number (a digit not inside a name, or
 #: the ``.5`` of ``else.5``), None, True, False, pow_slope or isinstance.
 _FOLDABLE = re.compile(r"(?<![\w.])\d|(?<!\d)\.\d|None|True|False|pow_slope|isinstance")
@@ -63,6 +67,14 @@ class _Simplifier(ast.NodeTransformer):
                 same = _singleton(left) and _singleton(right) and left.value is right.value
                 self.changed = True
                 return ast.copy_location(ast.Constant(same == isinstance(node.ops[0], ast.Is)), node)
+        if len(node.ops) == 1 and type(node.ops[0]) in _COMPARE and _literal(node.left) and _literal(node.comparators[0]):
+            left, right = ast.literal_eval(node.left), ast.literal_eval(node.comparators[0])  # ord in (2, 'nuc')
+            try:
+                value = bool(_COMPARE[type(node.ops[0])](left, right))
+            except TypeError:  # (1 in 'ab': Python's error, where the code runs)
+                return node
+            self.changed = True
+            return ast.copy_location(ast.Constant(value), node)
         return node
 
     def visit_Call(self, node: ast.Call) -> ast.AST:  # isinstance(None, type(None)), of a literal
@@ -80,13 +92,20 @@ class _Simplifier(ast.NodeTransformer):
             self.changed = True
             return ast.copy_location(ast.Constant(all(values) if isinstance(node.op, ast.And)
                                                   else any(values)), node)
+        neutral = isinstance(node.op, ast.And)  # True and x is x; False or x is x
+        leading = next(i for i, v in enumerate(node.values) if not (_singleton(v) and v.value is neutral))
+        if leading:
+            self.changed = True
+            rest = node.values[leading:]
+            return rest[0] if len(rest) == 1 else ast.copy_location(ast.BoolOp(node.op, rest), node)
         return node
 
     def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
         self.generic_visit(node)
-        if _singleton(node.test):
+        truth = _truth(node.test)
+        if truth is not None:
             self.changed = True
-            return node.body if node.test.value else node.orelse
+            return node.body if truth else node.orelse
         return node
 
 
@@ -107,6 +126,19 @@ def _literal(node: ast.AST) -> bool:
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
     return True
+
+
+def _truth(test: ast.AST) -> bool | None:
+    """Whether the test of a conditional holds, where its literals tell: ``True``, or an ``and``
+    with a literal False among its operands (a rule's tests read no state), or an ``or`` with
+    a literal True; None if not known."""
+    if _singleton(test):
+        return bool(test.value)  # type: ignore[attr-defined]
+    if isinstance(test, ast.BoolOp):
+        decisive = isinstance(test.op, ast.Or)
+        if any(_singleton(v) and bool(v.value) is decisive for v in test.values):  # type: ignore[attr-defined]
+            return decisive
+    return None
 
 
 def _singleton(node: ast.AST) -> bool:

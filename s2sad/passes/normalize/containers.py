@@ -106,16 +106,15 @@ class ContainerLowering:
         self.check_in_place(name, call, f"'{name}.{method}(...)'", form, list_method=True)
         held = [self.held(a.value) for a in call.args]
         result = cst.Name("None")
-        if method == "pop" and self.version.get(name, name) not in self.lists:  # (a dict's, d.pop(key), too)
-            item = self.temporary(f"{name}item_of")
-            self.lower(cst.parse_expression(f"{name}[{held[0]}]"), item, item)
-            self.new_list_version(name, self.helper_call(runtime.without_item, [
-                cst.Arg(cst.Name(name)), cst.Arg(cst.parse_expression(held[0]))]), False)
-            return cst.Name(item)
         if method == "pop":
             item = self.temporary(f"{name}item_of")
             self.lower(cst.parse_expression(f"{name}[{held[0]}]"), item, item)
             result = cst.Name(item)
+        if method == "pop" and self.version.get(name, name) not in self.lists:  # (a dict's, d.pop(key), too)
+            self.new_list_version(name, self.helper_call(runtime.without_item, [
+                cst.Arg(cst.Name(name)), cst.Arg(cst.parse_expression(held[0]))]), False)
+            return result
+        if method == "pop":
             code = f"{name}[:{held[0]}] + {name}[{held[0]}:][1:]"
         elif method == "insert":
             code = f"{name}[:{held[0]}] + [{held[1]}] + {name}[{held[0]}:]"

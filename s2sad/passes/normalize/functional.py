@@ -204,7 +204,6 @@ class FunctionalLowering:
                                                            cst.Arg(cst.Name(order))])
         return self.lower(picked, target, "ordered")
 
-
     def reversed_call(self, node: cst.Call, target: str | None) -> Operand:
         """``reversed(xs)`` where it is no loop's own iterable (``list(reversed(xs))``,
         ``zip(xs, reversed(xs))``) as ``items_in_order(xs, order)``, the positions last first:

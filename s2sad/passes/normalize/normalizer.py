@@ -142,7 +142,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
             raise self.unsupported(fdef, "async functions cannot be differentiated; use 'def'")
         body = statements_of(fdef.body)
         self.check_closure_parameters()
-        changed = first_changed_read(self.parsed.source.fn, fdef.body, self.fn.free) if self.replayed else None
+        changed = first_changed_read(self.parsed.source.fn, self.body_nodes, self.fn.free) if self.replayed else None
         if changed is not None:
             raise self.unsupported(changed, REPLAYED_READ.format(self.parsed.code(changed).strip()))
         if not self.block(body):

@@ -162,12 +162,12 @@ class PartialApplications:
         ``map(name, xs)`` or ``functools.reduce(name, xs)`` (which call it), in the function
         itself (not in a nested function, compiled on its own); or None."""
         body = self.parsed.function.body
-        nested = {id(n) for f in walk(body) if isinstance(f, (cst.FunctionDef, cst.Lambda)) for n in walk(f)}
+        nested = {id(n) for f in self.body_nodes if isinstance(f, (cst.FunctionDef, cst.Lambda)) for n in walk(f)}
         uses = [n for n in variable_name_nodes(body) if n.value == name]
         stored = [n for n in uses if id(n) in store_names(body)]
         if len(stored) > 1:
             return stored[1]
-        calls = [n for n in walk(body) if isinstance(n, cst.Call)]
+        calls = [n for n in self.body_nodes if isinstance(n, cst.Call)]
         passed = {id(strip_parens(c.args[0].value)) for c in calls if c.args and not c.args[0].keyword
                   and not c.args[0].star and any(self.res.object(c.func) is f for f in (map, functools.reduce))}
         calls = [strip_parens(c.func) for c in calls]

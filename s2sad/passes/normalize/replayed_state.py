@@ -18,7 +18,7 @@ from typing import Any
 import libcst as cst
 
 from ..resolve import MISSING
-from .syntax import strip_parens, walk
+from .syntax import strip_parens
 
 #: Why such a read is refused, and what to write instead.
 REPLAYED_READ = ("'{0}' is read in a function that changes it (or calls a method that does), and s2sad "
@@ -28,12 +28,11 @@ REPLAYED_READ = ("'{0}' is read in a function that changes it (or calls a method
                  "object")
 
 
-def first_changed_read(function: Any, body: cst.BaseSuite, objects: dict[str, Any]) -> cst.Attribute | None:
-    """The first read ``r.a`` in ``body`` (the function ``function``'s) of an attribute that the
-    function changes, or that a method it calls on ``r`` changes (``self.step(x)`` storing
+def first_changed_read(function: Any, nodes: list[cst.CSTNode], objects: dict[str, Any]) -> cst.Attribute | None:
+    """The first read ``r.a`` among ``nodes`` (the function ``function``'s body, in order) of an
+    attribute that the function changes, or that a method it calls on ``r`` changes (``self.step(x)`` storing
     ``self.n``, followed through the methods those call on their ``self``); or None.
     ``objects``: what the free names the function reads through are bound to."""
-    nodes = walk(body)
     stored = {(t.value.value, t.attr.value) for n in nodes for t in _targets(n)
               if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name)}
     for n in nodes:

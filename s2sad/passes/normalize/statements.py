@@ -42,6 +42,7 @@ STATEMENT_CALLS = (builtins.print, runtime.check_wrt, runtime.check_float_write,
 #: comment, ``...`` in a stub).
 _INERT_STATEMENTS = (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis, cst.Integer, cst.Float)
 
+
 def try_finally_in_order(stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
     """A ``try`` with only a ``finally``, neither part of which returns, breaks or continues,
     as its body then its ``finally``: what Python runs when nothing raises (an exception
