@@ -579,9 +579,10 @@ def test_layers_called_in_a_loop_over_them() -> None:
     assert_hvp_matches(STACK.by_loop, [x])
 
 
-def test_an_item_of_a_container_called_is_refused_with_the_loop_as_advice() -> None:
-    raises_at(STACK.by_index, [np.ones(3)], 3, "calls an item of a container, which s2sad cannot know where it "
-                                               "compiles the call; loop over the container (for layer in self.layers")
+def test_an_item_of_a_container_called_by_index() -> None:
+    x = np.array([0.3, -1.2, 0.8])
+    assert_grad_matches(STACK.by_index, [x], 0)
+    assert_hvp_matches(STACK.by_index, [x])
 
 
 # --- pop of a dict ---------------------------------------------------------------------------------

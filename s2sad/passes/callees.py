@@ -16,11 +16,12 @@ import re
 import sys
 import threading
 import types
+import warnings
 import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Collection, Protocol
 
-from ..errors import Location, RecursionDepthError, S2SADError, UnsupportedSyntaxError
+from ..errors import Location, RecursionDepthError, S2SADError, UnsupportedSyntaxError, ZeroGradientWarning
 from ..rules import REGISTRY
 from .source import call_signature, read_source
 
@@ -167,8 +168,7 @@ class MethodOfSelf:
                 f"{type(receiver).__qualname__} ({what}); call a module-level function instead",
                 self.where)
         try:
-            for wrt, kind, split in self.chain:
-                out = build(out, wrt, kind, split=split)
+            out = transformed(out, self.chain, build)
         except S2SADError as exc:  # found in the function that calls the held one: at the call
             if exc.location is not None and exc.location.filename.startswith(_CALLING):
                 exc.location = self.where
@@ -228,6 +228,17 @@ class MethodOfSelf:
         function = defined[self.__name__]
         _callings[key] = (held, function)
         return function
+
+
+def transformed(fn: Any, chain: Chain, build: Build) -> Any:
+    """The code generated for ``fn`` by each transformation of ``chain`` in turn.  What is
+    active was decided by the code that calls it: no ZeroGradientWarning (at second order, a
+    callable read back from a tape, the receiver, is an argument of the callee's gradient)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ZeroGradientWarning)
+        for wrt, kind, split in chain:
+            fn = build(fn, wrt, kind, split=split)
+    return fn
 
 
 def _fresh(name: str, taken: set[str]) -> str:
@@ -300,9 +311,7 @@ class RecursiveCall:
         return recursive_call(self.fn, (*self.chain, (items if len(items) > 1 else items[0], kind, split)), build)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        out: Any = self.fn
-        for wrt, kind, split in self.chain:
-            out = self.build(out, wrt, kind, split=split)
+        out = transformed(self.fn, self.chain, self.build)
         if self.chain[-1][1] == "jvp":  # the tangent, passed by keyword
             kwargs[tangent_parameter(out)] = kwargs.pop("tangent")
         depth = getattr(self._depth, "n", 0)

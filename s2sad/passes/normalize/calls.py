@@ -57,7 +57,8 @@ class CallLowering:
             # math.log(x, base) is math.log(x) / math.log(base), as Python computes it
             x, base = (node.with_changes(args=[cst.Arg(a.value)], lpar=[], rpar=[]) for a in node.args)
             return self.binary(cst.BinaryOperation(x, cst.Divide(), base), target)
-        if self.is_self(node.func) or self.makes_callable(node.func) or self.loop_item(node.func):  # __call__
+        if self.is_self(node.func) or self.makes_callable(node.func) or self.loop_item(node.func) or isinstance(
+                strip_parens(node.func), cst.Subscript):  # __call__ (ACTS[act](x): the item, found as it runs)
             node = node.with_changes(func=cst.Attribute(node.func, cst.Name("__call__")))
         if isinstance(strip_parens(node.func), cst.Lambda):  # (lambda z: z ** 2)(x)
             node = node.with_changes(func=self.anonymous_function(strip_parens(node.func)))

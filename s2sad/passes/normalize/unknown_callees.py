@@ -50,10 +50,6 @@ def no_rule_message(key: Any, callee: str, registry: Any) -> str:
                 f"gradient, and s2sad passes no gradient through an object's attributes (objects are "
                 f"constants); pass the arrays that carry a gradient to its methods as arguments "
                 f"(layer.forward(W, x)), and build it from constants only")
-    if isinstance(key, LocalCallee) and key.code.endswith("]"):  # (self.layers[i](x))
-        return (f"'{key.code}' calls an item of a container, which s2sad cannot know where it compiles "
-                f"the call; loop over the container (for layer in {key.code[:key.code.rindex('[')]}: "
-                f"h = layer(h)), or call the function by its name")
     if isinstance(key, LocalCallee) and key.parameter:
         return (f"'{callee}' is a parameter called as a function, and s2sad does not know which "
                 f"function it holds: a function passed as an argument is followed when the caller "

@@ -1,0 +1,116 @@
+"""The Python people write inside functions they differentiate (probe python14): functions
+picked from a dict or list and called (``ACTS[act](x)``), and other forms found by probing
+lambdas, methods, closures, control flow and containers.  Gradients and Hessian-vector
+products are checked against central finite differences in float64; refusals against their
+location."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import s2sad
+from tests.gradcheck import assert_grad_matches
+
+R = np.random.default_rng(14)
+
+
+def assert_hvp_matches(f: Callable[..., Any], args: list[Any], wrt: int = 0) -> None:
+    """``s2sad.hvp(f, wrt)`` against central differences of ``s2sad.grad(f, wrt)``."""
+    x = args[wrt]
+    v = R.normal(size=np.shape(x))
+    grad = s2sad.grad(f, wrt)
+
+    def at(t: float) -> np.ndarray:
+        moved = list(args)
+        moved[wrt] = x + t * v
+        return np.asarray(grad(*moved))
+    expected = (at(1e-5) - at(-1e-5)) / 2e-5
+    np.testing.assert_allclose(s2sad.hvp(f, wrt)(*args, v), expected, rtol=1e-4, atol=1e-6)
+
+
+def raises_at(f: Callable[..., Any], args: list[Any], line: int, text: str, wrt: int = 0) -> None:
+    """``s2sad.grad(f, wrt)(*args)`` raises an S2SADError at ``line`` of ``f`` (1: its ``def``)."""
+    with pytest.raises(s2sad.S2SADError) as info:
+        s2sad.grad(f, wrt)(*args)
+    assert info.value.location.line == f.__code__.co_firstlineno + line - 1, str(info.value)
+    assert info.value.location.filename == f.__code__.co_filename
+    assert text in str(info.value), str(info.value)
+
+
+X = np.array([0.3, -0.7, 1.1, 0.5])
+
+
+# --- a function picked from a container by key or index, then called ----------------------------
+
+ACTS = {"tanh": np.tanh, "sin": lambda z: np.sin(z) * z, "sq": lambda z: z ** 2}
+FNS = [lambda z: z * 2.0, np.exp]
+NESTED = {"a": [np.sin, np.cos]}
+
+
+def act_by_key(x: np.ndarray, act: str = "sin") -> float:
+    return np.sum(ACTS[act](x))
+
+
+def acts_in_a_loop(x: np.ndarray) -> float:
+    s = 0.0
+    for k in ["tanh", "sin", "sq"]:
+        if k != "tanh":
+            s = s + np.sum(ACTS[k](x))
+        else:
+            s = s + np.sum(ACTS[k](x) * x)
+    return s
+
+
+def local_dict_of_lambdas(x: np.ndarray) -> float:
+    d = {"a": lambda z: z * z, "b": np.cos}
+    return np.sum(d["a"](x) + d["b"](x))
+
+
+def list_item_called(x: np.ndarray) -> float:
+    return np.sum(FNS[1](x)) + np.sum(FNS[0](x) * x) + np.sum(NESTED["a"][1](x) * NESTED["a"][0](x))
+
+
+def lambdas_with_defaults_by_index(x: np.ndarray) -> float:
+    fs = [lambda z, k=k: z ** k for k in range(1, 4)]
+    h = x
+    for i in range(3):
+        h = fs[(i + 1) % 3](h) * 0.5
+    return np.sum(h)
+
+
+def passed_in_container(x: np.ndarray, acts: list) -> float:
+    return np.sum(acts[0](x) * acts[1](x))
+
+
+def loop_item_called_in_branches(x: np.ndarray) -> float:
+    s = 0.0
+    for f in [np.tanh, ACTS["sin"]]:
+        if s == 0.0:
+            s = s + np.sum(f(x))
+        else:
+            s = s + np.sum(f(x) * x)
+    return s
+
+
+@pytest.mark.parametrize("f", [act_by_key, acts_in_a_loop, local_dict_of_lambdas, list_item_called,
+                               lambdas_with_defaults_by_index, loop_item_called_in_branches])
+def test_a_function_picked_from_a_container_and_called(f: Callable[..., Any]) -> None:
+    # (at second order, the function read back from the loop's tape warned of a zero gradient)
+    assert_grad_matches(f, [X.copy()], 0)
+    assert_hvp_matches(f, [X.copy()])
+
+
+def test_functions_passed_in_a_list_and_called_by_index() -> None:
+    acts = [np.sin, lambda z: z ** 3]
+    assert_grad_matches(passed_in_container, [X.copy(), acts], 0)
+    assert_hvp_matches(passed_in_container, [X.copy(), acts])
+
+
+def item_not_callable(x: np.ndarray) -> float:
+    return np.sum(x[0](x))
+
+
+def test_an_array_item_called_is_refused_at_the_call() -> None:
+    raises_at(item_not_callable, [X.copy()], 2, "x[0].__call__ is not a method defined with 'def'")
