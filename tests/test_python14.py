@@ -114,3 +114,52 @@ def item_not_callable(x: np.ndarray) -> float:
 
 def test_an_array_item_called_is_refused_at_the_call() -> None:
     raises_at(item_not_callable, [X.copy()], 2, "x[0].__call__ is not a method defined with 'def'")
+
+
+# --- a function a factory makes, bound to a local name and called ---------------------------------
+
+def make_mul(k: Any) -> Callable[[Any], Any]:
+    def mul(z: Any) -> Any:
+        return k * z
+    return mul
+
+
+def make_sin(k: float) -> Callable[[Any], Any]:
+    return lambda z: k * np.sin(z)
+
+
+def pick(name: str) -> Callable[[Any], Any]:
+    return {"t": np.tanh, "s": np.sin}[name]
+
+
+def factory_functions(x: np.ndarray) -> float:
+    f = make_sin(3.0)
+    g = make_mul(0.5)
+    return np.sum(g(f(x)) ** 2)
+
+
+def factory_function_in_a_loop(x: np.ndarray) -> float:
+    f = pick("t")
+    s = 0.0
+    for i in range(3):
+        if i > 0:
+            s = s + np.sum(f(x * i))
+    return s
+
+
+@pytest.mark.parametrize("f", [factory_functions, factory_function_in_a_loop])
+def test_a_function_made_by_a_factory_and_called(f: Callable[..., Any]) -> None:
+    assert_grad_matches(f, [X.copy()], 0)
+    assert_hvp_matches(f, [X.copy()])
+
+
+def factory_of_a_closure_over_the_argument(x: np.ndarray) -> float:
+    f = make_mul(np.sum(x))
+    return np.sum(f(x))
+
+
+def test_a_factory_closing_over_a_value_with_a_gradient_is_refused_where_it_makes_it() -> None:
+    with pytest.raises(s2sad.S2SADError) as info:
+        s2sad.grad(factory_of_a_closure_over_the_argument)(X.copy())
+    assert info.value.location.line == make_mul.__code__.co_firstlineno + 1
+    assert "reads k from the enclosing function" in str(info.value)

@@ -58,7 +58,7 @@ class CallLowering:
             x, base = (node.with_changes(args=[cst.Arg(a.value)], lpar=[], rpar=[]) for a in node.args)
             return self.binary(cst.BinaryOperation(x, cst.Divide(), base), target)
         if self.is_self(node.func) or self.makes_callable(node.func) or self.loop_item(node.func) or isinstance(
-                strip_parens(node.func), cst.Subscript):  # __call__ (ACTS[act](x): the item, found as it runs)
+                strip_parens(node.func), cst.Subscript) or self.made_function(node.func):  # __call__
             node = node.with_changes(func=cst.Attribute(node.func, cst.Name("__call__")))
         if isinstance(strip_parens(node.func), cst.Lambda):  # (lambda z: z ** 2)(x)
             node = node.with_changes(func=self.anonymous_function(strip_parens(node.func)))
@@ -473,6 +473,17 @@ class CallLowering:
     def assigned_values(self, name: str) -> list[cst.BaseExpression]:
         """The values of the body's ``=`` statements with a target that is ``name``."""
         return [n.value for n in self.name_bindings[0].get(name, [])]
+
+    def made_function(self, func: cst.BaseExpression) -> bool:
+        """Whether ``func`` is a local variable the function assigns only what Python functions
+        return (``f = make_scaler(2.0)``): called as what it holds when the call runs, as a
+        loop's item (a factory whose arguments carry a gradient is refused where it makes it)."""
+        if not (isinstance(func, cst.Name) and func.value in self.res.locals) or func.value in self.res.params:
+            return False
+        assigned, bound = self.name_bindings
+        made = [n.value for n in assigned.get(func.value, []) if len(n.targets) == 1]
+        return bool(made) and len(made) == bound[func.value] and all(
+            isinstance(v, cst.Call) and python_function(self.res.object(v.func)) is not None for v in made)
 
     def loop_item(self, func: cst.BaseExpression) -> bool:
         """Whether ``func`` is a name bound only as a for loop's item (``for layer in self.layers:
