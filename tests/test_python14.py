@@ -5,6 +5,7 @@ products are checked against central finite differences in float64; refusals aga
 location."""
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
 import numpy as np
@@ -163,3 +164,86 @@ def test_a_factory_closing_over_a_value_with_a_gradient_is_refused_where_it_make
         s2sad.grad(factory_of_a_closure_over_the_argument)(X.copy())
     assert info.value.location.line == make_mul.__code__.co_firstlineno + 1
     assert "reads k from the enclosing function" in str(info.value)
+
+
+# --- names swapped by a tuple assignment, then written in place -----------------------------------
+
+def swap_then_write(x: np.ndarray) -> float:
+    A = x * 2.0
+    B = x ** 2
+    A, B = B, A
+    A[1] = 5.0 * B[0]
+    return np.sum(A * B)
+
+
+def ping_pong_buffers(x: np.ndarray) -> float:
+    u = x.copy()
+    v = np.zeros_like(x)
+    for _ in range(3):
+        v[1:-1] = 0.5 * (u[:-2] + u[2:]) + u[1:-1] ** 2 * 0.1
+        v[0] = u[0]
+        v[-1] = u[-1]
+        u, v = v, u
+    return np.sum(u ** 2)
+
+
+def rotate_three_then_write(x: np.ndarray) -> float:
+    A, B, C = x * 2.0, x ** 2, x + 1.0
+    for i in range(2):
+        A, B, C = C, A, B
+        A[i] = 2.0 * B[i]
+        C[i + 1] = np.sin(A[i])
+    return np.sum(A * B * C)
+
+
+@pytest.mark.parametrize("f", [swap_then_write, ping_pong_buffers, rotate_three_then_write])
+def test_names_swapped_then_written_in_place(f: Callable[..., Any]) -> None:
+    # (refused: "'A' and 'B' are the same object, and 'B' is read later")
+    assert_grad_matches(f, [X.copy()], 0)
+    assert_hvp_matches(f, [X.copy()])
+
+
+def swap_with_an_alias_kept(x: np.ndarray) -> float:
+    A = x * 2.0
+    B = x ** 2
+    C = B
+    A, B = B, A
+    A[1] = 5.0
+    return np.sum(A * B * C)
+
+
+def swap_in_one_branch_alias_in_the_other(x: np.ndarray) -> float:
+    A = x * 2.0
+    B = x ** 2
+    if x[0] > 0:
+        A, B = B, A
+    else:
+        A = B
+    A[1] = 5.0
+    return np.sum(A * B)
+
+
+def same_name_given_twice(x: np.ndarray) -> float:
+    A = x * 2.0
+    B = x ** 2
+    A, B = B, B
+    A[1] = 5.0
+    return np.sum(A * B)
+
+
+def swapped_with_a_view(x: np.ndarray) -> float:
+    A = x * 2.0
+    B = A[::2]
+    A, B = B, A
+    A[1] = 5.0
+    return np.sum(A) + np.sum(B ** 2)
+
+
+@pytest.mark.parametrize("f, text", [
+    (swap_with_an_alias_kept, "'C' may share memory with 'A'"),
+    (swap_in_one_branch_alias_in_the_other, "'B' may share memory with 'A'"),
+    (same_name_given_twice, "'A' and 'B' are the same object"),
+    (swapped_with_a_view, "'B' may share memory with 'A'")])
+def test_a_swap_that_leaves_an_alias_is_still_refused_at_the_write(f: Callable[..., Any], text: str) -> None:
+    line = next(i for i, s in enumerate(inspect.getsource(f).splitlines(), 1) if "A[1] = " in s)
+    raises_at(f, [X.copy()], line, text)

@@ -75,7 +75,8 @@ class Aliasing:
                 why = f"'{name}' and '{partners[0]}' are the same object, and '{partners[0]}' is read later"
             else:
                 read = {w for w, b in self.bases.items() if (b | {w}) & self.views} if list_method else set()
-                shared = sorted(u for u in self.sharers(current, read) - {name} - linked if self.read_later(node, u))
+                shared = sorted(u for u in self.sharers(current, read | self.swapped.get(current, set())) - {name}
+                                - linked if self.read_later(node, u))
                 mine = self.bases.get(current, frozenset()) | {current}
                 holding = sorted(u for u in {user_name(c, self.res.locals) for c, held in self.holders.items()
                                              if held & mine and c not in self.superseded}
@@ -250,6 +251,20 @@ class Aliasing:
         mine = self.bases.get(version, frozenset()) | {version}
         found = set(mine) | {w for w, b in self.bases.items() if (b | {w}) & mine}
         return {user_name(v, self.res.locals) for v in found - self.superseded - set(besides)} & self.res.locals
+
+    def unlink_swapped(self, targets: list[cst.BaseExpression], values: list[cst.BaseExpression],
+                       before: dict[str, str]) -> None:
+        """After ``A, B = B, A`` (values of a display, stored in turn; ``before``: the versions
+        the names had): the name ``B`` read into the new ``A`` is rebound by the same statement,
+        so it no longer holds A's object (unless it is given it again: ``A, B = B, B``); what
+        else shares B's old object still does."""
+        given = {t.value: strip_parens(v) for t, v in zip(targets, values) if isinstance(t, cst.Name)}
+        for name, value in given.items():
+            read = value.value if isinstance(value, cst.Name) else None
+            if read in given and read != name and read in before and not (
+                    isinstance(given[read], cst.Name) and given[read].value == read):
+                self.partners.get(self.version[name], set()).discard(read)
+                self.swapped.setdefault(self.version[name], set()).add(before[read])
 
     def rebind(self, name: str) -> None:
         """``name`` is about to be assigned anew in the function's straight-line top level:

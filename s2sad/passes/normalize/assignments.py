@@ -120,6 +120,7 @@ class AssignmentLowering:
                 self.store(t, op, e.value)
                 if isinstance(t, cst.Name) and isinstance(op, Var):  # th, om = s[0], s[1]
                     self.link_view(t.value, e.value, op.name)
+            self.unlink_swapped(targets, [e.value for e in value.elements], bases)
             return held[-1]
         written: set[str] = set()
         for t in targets:

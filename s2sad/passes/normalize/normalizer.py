@@ -122,6 +122,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         # container version -> the containers it may be a copy of (a parameter's: items unknown)
         self.copied_from: dict[str, frozenset[str]] = {}
         self.superseded: set[str] = set()  # versions of names since rebound in straight-line code
+        self.swapped: dict[str, set[str]] = {}  # version -> the versions A, B = B, A rebound besides it
         self.versions_of: dict[str, set[str]] = {}  # user name -> names in fn.names that version it
         self.versioned: set[str] = set()  # the names in versions_of
 
