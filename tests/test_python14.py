@@ -247,3 +247,26 @@ def swapped_with_a_view(x: np.ndarray) -> float:
 def test_a_swap_that_leaves_an_alias_is_still_refused_at_the_write(f: Callable[..., Any], text: str) -> None:
     line = next(i for i, s in enumerate(inspect.getsource(f).splitlines(), 1) if "A[1] = " in s)
     raises_at(f, [X.copy()], line, text)
+
+
+# --- an early return inside a loop, at second order -----------------------------------------------
+
+def first_large_prefix(x: np.ndarray) -> float:
+    for i in range(len(x)):
+        if x[i] > 1.0:
+            return np.sum(x[:i] ** 2)
+    return np.sum(x)
+
+
+def first_large_strided(x: np.ndarray) -> float:
+    for i, v in enumerate(x):
+        if v > 1.0:
+            return np.sum(x[::i + 1] ** 2) + np.sum(x[i:] * v)
+    return 0.0
+
+
+@pytest.mark.parametrize("f", [first_large_prefix, first_large_strided])
+def test_an_early_return_that_slices_by_the_loop_index(f: Callable[..., Any]) -> None:
+    # (the hvp was refused: 'slice has no gradient rule and is passed i_2, which carries a gradient')
+    assert_grad_matches(f, [X.copy()], 0)
+    assert_hvp_matches(f, [X.copy()])

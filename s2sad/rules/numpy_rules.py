@@ -474,7 +474,7 @@ REGISTRY.declare_nondifferentiable(
     np.ndarray.any, np.ndarray.all, np.ndarray.searchsorted, np.ndarray.argpartition,
     math.isclose, math.isfinite, math.isinf, math.isnan, math.factorial, math.comb, math.perm,
     math.gcd, math.isqrt, builtins.all, builtins.any, builtins.hash, builtins.id, builtins.str,
-    builtins.repr, builtins.callable,
+    builtins.repr, builtins.callable, builtins.slice,
     # random numbers: the functions of np.random, and the methods of its generators, which a
     # call on a generator (rng.normal(...) with rng a global) resolves to
     *(f for name, f in vars(np.random).items()
