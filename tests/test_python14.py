@@ -270,3 +270,49 @@ def test_an_early_return_that_slices_by_the_loop_index(f: Callable[..., Any]) ->
     # (the hvp was refused: 'slice has no gradient rule and is passed i_2, which carries a gradient')
     assert_grad_matches(f, [X.copy()], 0)
     assert_hvp_matches(f, [X.copy()])
+
+
+# --- *args and **kwargs passed on whole to a function with named parameters -----------------------
+
+def scaled_product(a: Any, b: Any, *, scale: float = 1.0, **kw: Any) -> Any:
+    return (a * b) * scale + kw["c"]
+
+
+def forward_all(*args: Any, **kwargs: Any) -> Any:
+    return scaled_product(*args, **kwargs)
+
+
+def forward_positional(*args: Any) -> Any:
+    return scaled_product(*args, c=1.0)
+
+
+def forward_keywords(**kwargs: Any) -> Any:
+    return scaled_product(1.5, 2.0, **kwargs)
+
+
+def calls_forwarders(x: np.ndarray) -> float:
+    def inner(*a: Any, **k: Any) -> Any:
+        return scaled_product(*a, **k)
+    return (np.sum(forward_all(x, np.sin(x), scale=2.0, c=x ** 2)) + np.sum(forward_positional(x, x))
+            + np.sum(forward_keywords(scale=x, c=np.cos(x))) + np.sum(inner(x, 2.0, c=x)))
+
+
+def test_args_and_kwargs_passed_on_to_named_parameters() -> None:
+    # (refused: "'*' in a call needs a tuple or list whose length s2sad can see here")
+    assert_grad_matches(calls_forwarders, [X.copy()], 0)
+    assert_hvp_matches(calls_forwarders, [X.copy()])
+
+
+def forward_after_a_named_parameter(x: Any, *args: Any, **kwargs: Any) -> Any:
+    return scaled_product(x, *args, **kwargs)
+
+
+def calls_a_partial_forwarder(x: np.ndarray) -> float:
+    return np.sum(forward_after_a_named_parameter(x, x, c=x))
+
+
+def test_args_passed_on_after_a_named_parameter_are_refused_at_the_star() -> None:
+    with pytest.raises(s2sad.S2SADError) as info:
+        s2sad.grad(calls_a_partial_forwarder)(X.copy())
+    assert info.value.location.line == forward_after_a_named_parameter.__code__.co_firstlineno + 1
+    assert "'*' in a call needs a tuple or list whose length s2sad can see here" in str(info.value)

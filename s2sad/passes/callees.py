@@ -86,6 +86,24 @@ def with_function_arguments(fn: types.FunctionType, bound: dict[str, Any]) -> ty
     return known
 
 
+def with_forwarded_parameters(fn: types.FunctionType, signature: Any) -> types.FunctionType:
+    """``fn``, whose ``*args``/``**kwargs`` it passes on whole, compiled with the parameters of
+    one call (``signature``, from source.forwarded_call).  One per ``fn`` and signature."""
+    made = _forwarded.setdefault(fn, {})
+    key = str(signature)
+    if key not in made:
+        known = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+        known.__kwdefaults__ = fn.__kwdefaults__
+        known.__qualname__, known.__module__ = fn.__qualname__, fn.__module__
+        known.__dict__.update(fn.__dict__, __s2sad_forwarded__=signature)
+        made[key] = known
+    return made[key]
+
+
+_forwarded: weakref.WeakKeyDictionary[types.FunctionType, dict[str, types.FunctionType]] = \
+    weakref.WeakKeyDictionary()
+
+
 @dataclass(frozen=True, eq=False)
 class Closure:
     """A nested function passed as an argument that reads variables of the function passing

@@ -266,6 +266,9 @@ def call_signature(fn: types.FunctionType) -> inspect.Signature:
 def forwarding_signature(fn: types.FunctionType) -> inspect.Signature | None:
     """The wrapped function's signature if ``fn`` is a wrapper whose only parameters are
     ``*args`` and/or ``**kwargs``; None for any other function."""
+    given = fn.__dict__.get("__s2sad_forwarded__")
+    if given is not None:  # (see forwarded_call)
+        return given
     code = fn.__code__
     if (not is_wrapper(fn) or code.co_argcount or code.co_kwonlyargcount
             or not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)):
@@ -323,6 +326,32 @@ def _specialize(fn: types.FunctionType, text: str, signature: inspect.Signature)
     added = [lines[at][:column] + b + "\n" for b in bindings]
     line_map = (*range(at), *(fdef.lineno - 1,) * len(added), *range(at, len(lines)))
     return "".join(lines[:at] + added + lines[at:]), line_map
+
+
+def forwarded_call(fn: types.FunctionType, positional: int, keywords: tuple[str, ...]) -> inspect.Signature | None:
+    """The parameters to compile ``fn`` with for a call with ``positional`` arguments and
+    ``keywords``, when its only parameters are ``*args`` and/or ``**kwargs`` and it only passes
+    them on whole (``def fwd(*args, **kwargs): return g(*args, **kwargs)``): ``args_0, ...``
+    then the keywords; None for any other function or call."""
+    code = fn.__code__
+    star = code.co_varnames[0] if code.co_flags & inspect.CO_VARARGS else None
+    stars = code.co_varnames[bool(star)] if code.co_flags & inspect.CO_VARKEYWORDS else None
+    if (code.co_argcount or code.co_kwonlyargcount or not (star or stars) or is_wrapper(fn)
+            or positional and star is None or keywords and stars is None):
+        return None
+    try:
+        fdef = ast.parse(read_source(fn).text).body[0]
+    except (S2SADError, SyntaxError, IndexError):
+        return None
+    if not isinstance(fdef, ast.FunctionDef):
+        return None
+    taken = {n.id for stmt in fdef.body for n in ast.walk(stmt) if isinstance(n, ast.Name)} | set(keywords)
+    names = [f"{star}_{i}" for i in range(positional)]
+    while taken & set(names):
+        names = [f"_{n}" for n in names]
+    P = inspect.Parameter
+    params = [P(n, P.POSITIONAL_OR_KEYWORD) for n in names] + [P(k, P.KEYWORD_ONLY) for k in keywords]
+    return None if _forwarding_problem(fdef, star, stars, params) else inspect.Signature(params)
 
 
 def _forwarding_problem(fdef: ast.FunctionDef, star: str | None, stars: str | None,

@@ -19,6 +19,7 @@ from ...ir import Call, Const, Operand, Var
 from ..resolve import MISSING, Resolution, is_derivative_call, made_derivative
 from ..source import call_signature, generated_function, library_function
 from .aliasing import VIEWING_FUNCTIONS, returns_alias, returns_same
+from .forwarding import forwarded
 from ..callees import MethodOfSelf, RecursiveCall, with_function_arguments
 from .library import callable_object, python_function
 from .naming import join_words
@@ -77,6 +78,7 @@ class CallLowering:
         else:
             node, callee = self.object_callee(node, func)
             node, callee = self.function_arguments(node, callee)
+            callee = _Callee(forwarded(callee.key, node, len(callee.args)), callee.func, callee.args, callee.nodes)
         lowered = [(a, *(self.operand(a.value) if a.star != "*" else self.splat(a.value))) for a in node.args]
         args = callee.args + [op for a, op, _ in lowered if a.keyword is None]
         nodes = callee.nodes + [n for a, _, n in lowered if a.keyword is None]
