@@ -316,3 +316,49 @@ def test_args_passed_on_after_a_named_parameter_are_refused_at_the_star() -> Non
         s2sad.grad(calls_a_partial_forwarder)(X.copy())
     assert info.value.location.line == forward_after_a_named_parameter.__code__.co_firstlineno + 1
     assert "'*' in a call needs a tuple or list whose length s2sad can see here" in str(info.value)
+
+
+# --- a nested function calling another one defined before it --------------------------------------
+
+def lambda_calls_lambda(x: np.ndarray) -> float:
+    g = lambda z: np.tanh(z)  # noqa: E731
+    h = lambda z, k: g(z) * z * k  # noqa: E731
+    return np.sum(h(x, x))
+
+
+def defs_call_defs(x: np.ndarray) -> float:
+    def sig(z: Any) -> Any:
+        return 1.0 / (1.0 + np.exp(-z))
+
+    def swish(z: Any) -> Any:
+        return z * sig(z)
+
+    def layer(z: Any) -> Any:
+        return swish(z) + sig(2 * z)
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(layer(x * (i + 1)))
+    return s
+
+
+def mapped_lambda_calls_lambda(x: np.ndarray) -> float:
+    sq = lambda z: z ** 2  # noqa: E731
+    return sum(map(lambda v: sq(v) + np.sin(v), x))
+
+
+@pytest.mark.parametrize("f", [lambda_calls_lambda, defs_call_defs, mapped_lambda_calls_lambda])
+def test_a_nested_function_calling_one_that_reads_no_variables(f: Callable[..., Any]) -> None:
+    # (refused: "the nested function 'h' calls the nested function 'g' and reads g from the enclosing function")
+    assert_grad_matches(f, [X.copy()], 0)
+    assert_hvp_matches(f, [X.copy()])
+
+
+def calls_a_closure_over_a_variable(x: np.ndarray) -> float:
+    w = x * 2
+    g = lambda z: z * w  # noqa: E731
+    h = lambda z: g(z) + z  # noqa: E731
+    return np.sum(h(x))
+
+
+def test_a_nested_function_calling_one_that_reads_variables_is_still_refused() -> None:
+    raises_at(calls_a_closure_over_a_variable, [X.copy()], 4, "the nested function 'h' calls the nested function 'g'")

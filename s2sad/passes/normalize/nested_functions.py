@@ -37,13 +37,18 @@ class NestedFunctionLowering:
         read = {n.value for n in walk(node.body) if isinstance(n, cst.Name)}
         recursive = name in read - own  # its own name is bound to it when it is compiled, below
         outer = sorted(read & (self.res.locals - own - {name}))
+        # a nested function defined before, reading none of the function's variables: a
+        # constant, which this one reads from its closure (h = lambda z: g(z) * z)
+        known = {n: self.local_functions[n] for n in outer if n in self.local_functions
+                 and n not in self.closure_args and self.version.get(n) == n}
+        outer = [n for n in outer if n not in known]
         loc = self.location(node)
         if outer:
             node = self.with_outer_parameters(name, node, outer, recursive)
         text, filename, first = _compiled_source(name, node, loc, bool(outer))
         fn = self.parsed.source.fn
         self.local_functions[name] = _compiled(name, text, filename, first, recursive, fn.__globals__,
-                                               _closure_values(fn, read - own - self.res.locals))
+                                               _closure_values(fn, read - own - self.res.locals) | known)
         self.version[name] = name
         statement = node.with_changes(leading_lines=[]) if isinstance(node, cst.FunctionDef) else \
             cst.Assign([cst.AssignTarget(cst.Name(name))], node)
