@@ -362,3 +362,67 @@ def calls_a_closure_over_a_variable(x: np.ndarray) -> float:
 
 def test_a_nested_function_calling_one_that_reads_variables_is_still_refused() -> None:
     raises_at(calls_a_closure_over_a_variable, [X.copy()], 4, "the nested function 'h' calls the nested function 'g'")
+
+
+# --- a nested function reading the function's variables, called in a condition ---------------------
+
+def closure_in_an_if(x: np.ndarray) -> float:
+    k = 0.0
+    g = lambda z: z > k  # noqa: E731
+    s = 0.0
+    if g(x[0]):
+        s = s + x[0] ** 2
+    return s + np.sum(x)
+
+
+def closure_in_a_comprehension_test(x: np.ndarray) -> float:
+    k = 0.0
+
+    def keep(z: Any) -> Any:
+        return z > k
+    return sum([v ** 2 for v in x if keep(v)])
+
+
+def closure_in_a_while_test(x: np.ndarray) -> float:
+    k = 0.5
+    g = lambda z: z * k  # noqa: E731
+    i = 0
+    while g(x[i]) < 0.1:
+        i += 1
+    return x[i] ** 2 * np.sum(x)
+
+
+@pytest.mark.parametrize("f", [closure_in_an_if, closure_in_a_comprehension_test, closure_in_a_while_test])
+def test_a_closure_called_in_a_condition(f: Callable[..., Any]) -> None:
+    # (TypeError in generated code: "<lambda>() missing 1 required keyword-only argument: 'k'")
+    assert_grad_matches(f, [X.copy()], 0)
+    assert_hvp_matches(f, [X.copy()])
+
+
+# --- filter -------------------------------------------------------------------------------------------
+
+def positive(z: Any) -> Any:
+    return z > 0
+
+
+def filters(x: np.ndarray) -> float:
+    k = 0.0
+    rows = [x[:2], x[2:]]
+    kept = filter(lambda r: np.sum(r) > k, rows)
+    return (sum(y * y for y in filter(lambda z: z > k, x)) + sum(filter(positive, x * 2))
+            + sum(v ** 3 for v in filter(None, [x[0], 0.0, x[1]])) + sum(np.sum(r ** 2) for r in kept))
+
+
+def test_filter() -> None:
+    # (refused: "no gradient rule for 'filter'")
+    assert_grad_matches(filters, [X.copy()], 0)
+    assert_hvp_matches(filters, [X.copy()])
+
+
+def filter_read_twice(x: np.ndarray) -> float:
+    kept = filter(positive, x)
+    return sum(kept) + sum(kept)
+
+
+def test_a_filter_bound_to_a_name_read_twice_is_refused() -> None:
+    raises_at(filter_read_twice, [X.copy()], 2, "a filter object bound to a name is an iterator")

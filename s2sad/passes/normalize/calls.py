@@ -17,7 +17,7 @@ import numpy as np
 from ... import runtime
 from ...ir import Call, Const, Operand, Var
 from ..resolve import MISSING, Resolution, is_derivative_call, made_derivative
-from ..source import call_signature, generated_function, library_function
+from ..source import call_signature, generated_function, library_function, own_function
 from .aliasing import VIEWING_FUNCTIONS, returns_alias, returns_same
 from .forwarding import forwarded
 from ..callees import MethodOfSelf, RecursiveCall, with_function_arguments
@@ -485,7 +485,8 @@ class CallLowering:
         assigned, bound = self.name_bindings
         made = [n.value for n in assigned.get(func.value, []) if len(n.targets) == 1]
         return bool(made) and len(made) == bound[func.value] and all(
-            isinstance(v, cst.Call) and python_function(self.res.object(v.func)) is not None for v in made)
+            isinstance(v, cst.Call) and python_function(self.res.object(v.func)) is not None
+            and not own_function(self.res.object(v.func)) for v in made)  # (not what grad(...) makes)
 
     def loop_item(self, func: cst.BaseExpression) -> bool:
         """Whether ``func`` is a name bound only as a for loop's item (``for layer in self.layers:

@@ -22,7 +22,8 @@ from .syntax import flat_targets, store_names, strip_parens, variable_name_nodes
 #: objects a call may resolve to need not be hashable).
 _LOWERINGS = ((builtins.map, "map_call"), (functools.reduce, "reduce_call"), (builtins.sorted, "sorted_call"),
               (builtins.max, "extreme_call"), (builtins.min, "extreme_call"), (builtins.zip, "zip_call"),
-              (builtins.reversed, "reversed_call"), (itertools.accumulate, "accumulate_call"))
+              (builtins.reversed, "reversed_call"), (itertools.accumulate, "accumulate_call"),
+              (builtins.filter, "filter_call"))
 _EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
 #: Methods that change a list or dict in place.
 _CHANGING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
@@ -51,7 +52,7 @@ class FunctionalLowering:
         written, value = value, strip_parens(value)
         if name not in self.fn.user_names or not (isinstance(value, cst.GeneratorExp) or isinstance(
                 value, cst.Call) and any(self.res.object(value.func) is f for f in (
-                builtins.map, builtins.zip, builtins.reversed, itertools.accumulate))):
+                builtins.map, builtins.zip, builtins.reversed, itertools.accumulate, builtins.filter))):
             return
         body = self.parsed.function.body
         stores = store_names(body)
@@ -124,6 +125,18 @@ class FunctionalLowering:
             loop_target = cst.Tuple([cst.Element(cst.Name(n)) for n in names])
         call = cst.Call(func, [cst.Arg(cst.Name(n)) for n in names])
         return self.comprehension(cst.GeneratorExp(call, cst.CompFor(loop_target, iterable)), target)
+
+    def filter_call(self, node: cst.Call, target: str | None) -> Operand:
+        """``filter(f, xs)`` as ``(v for v in xs if f(v))`` (``filter(None, xs)``: ``if v``), a
+        list as ``map``'s is; the test carries no gradient."""
+        if len(node.args) != 2 or any(a.keyword for a in node.args):
+            raise self.unsupported(node, "filter takes a function (or None) and a sequence, passed by position")
+        item = cst.Name(self.fn.fresh("kept"))
+        test = strip_parens(node.args[0].value)
+        test = item if isinstance(test, cst.Name) and test.value == "None" else cst.Call(
+            self.function_argument(test), [cst.Arg(item)])
+        return self.comprehension(cst.GeneratorExp(item, cst.CompFor(
+            item, self.listed(node.args[1].value), ifs=[cst.CompIf(test)])), target)
 
     def zip_call(self, node: cst.Call, target: str | None) -> Operand:
         """``zip(xs, ys)`` where it is no loop's iterable (``sorted(zip(xs, ys), key=...)``,

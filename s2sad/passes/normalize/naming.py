@@ -10,7 +10,7 @@ from ... import runtime
 from ...errors import Location
 from ...ir import Assign, Opaque
 from .constructs import BINARY_OPS, UNARY_OPS
-from .syntax import flat_targets, variable_names
+from .syntax import flat_targets, variable_names, walk
 
 
 class Naming:
@@ -48,7 +48,11 @@ class Naming:
         self.out.append(Assign(None, Opaque(call, reads, "nondiff"), loc))
 
     def rename(self, node: cst.CSTNode) -> Any:
-        """``node`` with local names replaced by their current versions."""
+        """``node`` with local names replaced by their current versions (and the calls of a
+        nested function kept whole, as in a condition, passed the variables it reads)."""
+        if self.closure_args and any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name)
+                                     and n.func.value in self.closure_args for n in walk(node)):
+            node = node.visit(_ClosureCalls(self.closure_args))
         return renamed(node, {n: self.version[n] for n in variable_names(node)
                               if n in self.res.locals and self.version.get(n, n) != n})
 
@@ -122,6 +126,24 @@ def renamed(node: cst.CSTNode, renames: dict[str, str],
     """``node`` with the variables named in ``renames`` renamed; ``objects`` (the resolve
     pass's, keyed by node) then also knows what each new node's original denotes."""
     return node.visit(_Renamer(renames, objects)) if renames else node
+
+
+class _ClosureCalls(cst.CSTTransformer):
+    """Calls of nested functions passed the variables they read as keywords (``g(v, k=k)``)."""
+
+    def __init__(self, closure_args: dict[str, list[str]]) -> None:
+        super().__init__()
+        self.closure_args = closure_args
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        func = updated.func
+        if not isinstance(func, cst.Name) or func.value not in self.closure_args:
+            return updated
+        given = {a.keyword.value for a in updated.args if a.keyword is not None}
+        equal = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+        return updated.with_changes(args=[*updated.args, *(
+            cst.Arg(cst.Name(n), keyword=cst.Name(n), equal=equal)
+            for n in self.closure_args[func.value] if n not in given)])
 
 
 class _Renamer(cst.CSTTransformer):
