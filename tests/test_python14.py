@@ -5,8 +5,9 @@ products are checked against central finite differences in float64; refusals aga
 location."""
 from __future__ import annotations
 
+import collections
 import inspect
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import pytest
@@ -426,3 +427,57 @@ def filter_read_twice(x: np.ndarray) -> float:
 
 def test_a_filter_bound_to_a_name_read_twice_is_refused() -> None:
     raises_at(filter_read_twice, [X.copy()], 2, "a filter object bound to a name is an iterator")
+
+
+# --- named tuples made in the function ---------------------------------------------------------------
+
+class Params(NamedTuple):
+    W: np.ndarray
+    b: np.ndarray
+    scale: float = 2.0
+
+
+Pair = collections.namedtuple("Pair", ["a", "c"])
+
+
+def sgd_step(p: Params, g: np.ndarray) -> Params:
+    return Params(p.W - 0.1 * g, p.b, p.scale)
+
+
+def records_made_here(x: np.ndarray) -> float:
+    p = Params(x, b=np.sin(x))  # scale: its default
+    W, b, s = p
+    q = Params(b, W, scale=3.0)
+    for _ in range(2):
+        q = sgd_step(q, q.W * q.b)
+    pairs = [Pair(x * i, c=x[0]) for i in range(3)]
+    return (np.sum(p.W * p.b) * p.scale + np.sum(q[0] ** 2 + q.b) * s * q.scale
+            + sum(np.sum(r.a * r.c) for r in pairs))
+
+
+def record_of_an_argument(p: Params) -> float:
+    q = Params(p.W * 2, p.b)
+    return np.sum(np.tanh(q.W * q.b)) * q.scale
+
+
+def test_named_tuples_made_in_the_function() -> None:
+    # (refused: "no gradient rule for 'Params'"; the hvp must give the default field no tangent)
+    assert_grad_matches(records_made_here, [X.copy()], 0)
+    assert_hvp_matches(records_made_here, [X.copy()])
+
+
+def test_a_named_tuple_made_from_a_named_tuple_argument() -> None:
+    p = Params(X.copy(), X[::-1].copy())
+    g = s2sad.grad(record_of_an_argument)(p)
+    assert type(g) is Params
+    eps, expected = 1e-6, []
+    for field in (0, 1):
+        col = np.zeros(4)
+        for i in range(4):
+            up, down = [np.array(v, dtype=float) for v in p[:2]], [np.array(v, dtype=float) for v in p[:2]]
+            up[field][i] += eps
+            down[field][i] -= eps
+            col[i] = (record_of_an_argument(Params(*up)) - record_of_an_argument(Params(*down))) / (2 * eps)
+        expected.append(col)
+    np.testing.assert_allclose(g.W, expected[0], rtol=1e-6)
+    np.testing.assert_allclose(g.b, expected[1], rtol=1e-6)

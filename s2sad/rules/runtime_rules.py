@@ -92,6 +92,8 @@ defvjp(rt.scatter_value, "u, index, like", containers=("like",), returns_contain
 defvjp(rt.stack_grad, "ct, arrays, axis=0", linear="joint", ct="np.stack(g, axis)")
 defvjp(rt.concatenate_grad, "ct, arrays, axis=0", linear="joint", ct="np.concatenate(g, axis)")
 defvjp(rt.array_grad, "ct, obj", linear="joint", ct="np.array(g)")
+defvjp(rt.make_record, "cls, items, tangent=False", containers=("items",), returns_container=True, linear="joint",
+       jvp={"items": "make_record(cls, t, True)"}, items="tuple(g)[:len(items)]")
 defvjp(rt.concat, "x, y", name="+", containers=("x", "y"), returns_container=True, linear="joint",
        x="concat_grad(g, x, y, False)", y="concat_grad(g, x, y, True)")
 defvjp(rt.concat_grad, "ct, x, y, right", containers=("ct",), returns_container=True, linear="joint",

@@ -52,6 +52,15 @@ def sequence_jvp(t: Any, x: Any, out: Any) -> Any:
     return type(out)(t)
 
 
+def make_record(cls: Any, items: tuple, tangent: bool = False) -> Any:
+    """``cls(*items)``: a named tuple made in the differentiated function (``P(a, b=c)``),
+    from its first fields in order (the others: their defaults, which for a ``tangent`` are
+    zeros)."""
+    if tangent:
+        items = (*items, *(zeros_grad(cls._field_defaults[f]) for f in cls._fields[len(items):]))
+    return cls(*items)
+
+
 def concat(x: Any, y: Any) -> Any:
     """``x + y`` where one operand is a list or tuple display (``xs + [v]``): generated code
     spells it so, and differentiating generated code knows it is no arithmetic."""

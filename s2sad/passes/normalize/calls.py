@@ -35,7 +35,7 @@ class CallLowering:
         as one application of its callee to its arguments."""
         node = self.applied(node)  # through a functools.partial or frozen distribution made here
         desugared = self.product_into(node, target) or self.functional(node, target) or self.dict_view(
-            node, target)  # map, reduce, sorted
+            node, target) or self.record(node, target)  # map, reduce, sorted; P(a, b) of a named tuple
         if desugared is not None:
             return desugared
         if any(a.star for a in node.args):

@@ -37,6 +37,24 @@ class RecordAttributes:
         self.attribute_reads.append((assign, value.name, picking.value))
         return result
 
+    def record(self, node: cst.Call, target: str | None) -> Operand | None:
+        """``P(a, b=c)`` with ``P`` a named tuple class: ``make_record(P, (a, c))``, its first
+        fields in order (those after them: their defaults); None for any other call, or for
+        one that leaves out a field before one it gives (or that Python refuses)."""
+        cls = self.res.object(node.func)
+        fields = getattr(cls, "_fields", None)
+        if not (isinstance(cls, type) and issubclass(cls, tuple) and isinstance(fields, tuple)) or any(
+                a.star for a in node.args):
+            return None
+        given = {a.keyword.value if a.keyword else fields[i] if i < len(fields) else None: a.value
+                 for i, a in enumerate(node.args)}
+        n = len(given)
+        if len(node.args) != n or set(given) != set(fields[:n]) or set(fields[n:]) - set(getattr(
+                cls, "_field_defaults", {})):
+            return None
+        display = cst.Tuple([cst.Element(given[f]) for f in fields[:n]], lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return self.lower(self.helper_call(runtime.make_record, [cst.Arg(node.func), cst.Arg(display)]), target)
+
     def settle_attributes(self) -> None:
         """Each read of an array attribute whose receiver may be a record picks as it runs
         (which may make another receiver, assigned from it, one that may be a record)."""
