@@ -481,3 +481,30 @@ def test_a_named_tuple_made_from_a_named_tuple_argument() -> None:
         expected.append(col)
     np.testing.assert_allclose(g.W, expected[0], rtol=1e-6)
     np.testing.assert_allclose(g.b, expected[1], rtol=1e-6)
+
+
+def replaced_fields(x: np.ndarray) -> float:
+    p = Params(x, x * 2)
+    q = p._replace(b=np.sin(x))
+    r = q._replace(W=q.W * q.b, scale=3.0)
+    s = Pair(x, 1.0)
+    for _ in range(2):
+        s = s._replace(a=np.tanh(s.a) + s.c)
+    return np.sum(r.W * r.b) * r.scale + np.sum(p.b) + np.sum(s.a)
+
+
+def replaced_field_of_an_argument(p: Params) -> float:
+    q = p._replace(W=p.W * 2)
+    return np.sum(q.W * q.b) * q.scale
+
+
+def test_fields_replaced() -> None:
+    # (refused: "collections.Params._replace is library code")
+    assert_grad_matches(replaced_fields, [X.copy()], 0)
+    assert_hvp_matches(replaced_fields, [X.copy()])
+    p = Params(X.copy(), X[::-1].copy(), 1.5)
+    g = s2sad.grad(replaced_field_of_an_argument)(p)
+    assert type(g) is Params
+    np.testing.assert_allclose(g.W, 2 * p.b * p.scale, rtol=1e-12)
+    np.testing.assert_allclose(g.b, 2 * p.W * p.scale, rtol=1e-12)
+    assert g.scale == pytest.approx(np.sum(2 * p.W * p.b))

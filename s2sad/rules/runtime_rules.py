@@ -94,6 +94,11 @@ defvjp(rt.concatenate_grad, "ct, arrays, axis=0", linear="joint", ct="np.concate
 defvjp(rt.array_grad, "ct, obj", linear="joint", ct="np.array(g)")
 defvjp(rt.make_record, "cls, items, tangent=False", containers=("items",), returns_container=True, linear="joint",
        jvp={"items": "make_record(cls, t, True)"}, items="tuple(g)[:len(items)]")
+defvjp(rt.replace_fields, "record, names, values", name="_replace", containers=("record", "values"),
+       returns_container=True, linear="joint", record="replace_fields(g, names, zeros_grad(values))",
+       values="fields_of(g, names)")
+defvjp(rt.fields_of, "record, names", containers=("record",), returns_container=True, linear="joint",
+       record="replace_fields(zeros_grad(record), names, g)")
 defvjp(rt.concat, "x, y", name="+", containers=("x", "y"), returns_container=True, linear="joint",
        x="concat_grad(g, x, y, False)", y="concat_grad(g, x, y, True)")
 defvjp(rt.concat_grad, "ct, x, y, right", containers=("ct",), returns_container=True, linear="joint",

@@ -35,10 +35,10 @@ from .reductions import (accumulate_indices, cumprod_grad, cumprod_jvp, cumsum_g
                          prod_grad, ptp_grad, quantile_grad, quantile_jvp, reduce_grad, sort_grad, sort_jvp,
                          var_grad)
 from .seeds import seed, seed_for, stop_gradient
-from .sequences import (array_grad, bind_closure, call_object, choice_grad, choice_jvp, concat, concat_grad, make_record, merge_dicts, merge_dicts_grad, repeat_items, repeat_items_grad, sequence_grad,
+from .sequences import (array_grad, bind_closure, call_object, choice_grad, choice_jvp, concat, concat_grad, fields_of, make_record, merge_dicts, merge_dicts_grad, repeat_items, repeat_items_grad, sequence_grad,
                         sequence_jvp, check_length, check_sequence, check_stored_array, check_shared_item, has_key, sort_order, items_in_order,
                         items_in_order_grad, items_in_order_tangent, prod_operands, prod_operands_grad, sum_items_grad, unpack_grad, check_list,
-                        position_of, reversed_order, without_item, without_item_grad, check_slice_length)
+                        position_of, replace_fields, reversed_order, without_item, without_item_grad, check_slice_length)
 from .shapes import (as_column, axis_end, axis_order, axis_shape, block_grad, concatenate_grad, delete_grad, diagonal_grad, diff_embed,
                      diff_grad, gradient_grad, insert_grad, invert_axes, join_grad, linspace_grad, meshgrid_grad,
                      meshgrid_grad_transpose, pad_grad, repeat_grad, reshape_back, reshape_grad,
@@ -83,9 +83,9 @@ __all__ = [
     # seeds
     "seed", "seed_for", "stop_gradient",
     # sequences
-    "array_grad", "bind_closure", "call_object", "choice_grad", "choice_jvp", "concat", "concat_grad", "make_record", "merge_dicts", "merge_dicts_grad", "repeat_items", "repeat_items_grad", "sequence_grad",
+    "array_grad", "bind_closure", "call_object", "choice_grad", "choice_jvp", "concat", "concat_grad", "fields_of", "make_record", "merge_dicts", "merge_dicts_grad", "repeat_items", "repeat_items_grad", "sequence_grad",
     "sequence_jvp", "check_length", "check_sequence", "check_stored_array", "check_shared_item", "has_key", "sort_order", "items_in_order", "items_in_order_grad",
-    "items_in_order_tangent", "prod_operands", "prod_operands_grad", "sum_items_grad", "unpack_grad", "check_list", "position_of", "reversed_order", "without_item", "check_slice_length",
+    "items_in_order_tangent", "prod_operands", "prod_operands_grad", "sum_items_grad", "unpack_grad", "check_list", "position_of", "replace_fields", "reversed_order", "without_item", "check_slice_length",
     "without_item_grad",
     # shapes
     "as_column", "axis_end", "axis_order", "axis_shape", "block_grad", "concatenate_grad", "delete_grad", "diagonal_grad", "diff_embed",

@@ -61,6 +61,16 @@ def make_record(cls: Any, items: tuple, tangent: bool = False) -> Any:
     return cls(*items)
 
 
+def replace_fields(record: Any, names: tuple, values: tuple) -> Any:
+    """``record._replace(n1=v1, ...)`` of a named tuple: ``names`` given ``values``."""
+    return record._replace(**dict(zip(names, values)))
+
+
+def fields_of(record: Any, names: tuple) -> tuple:
+    """The fields ``names`` of a named tuple (the gradient of the values ``_replace`` gives)."""
+    return tuple(getattr(record, n) for n in names)
+
+
 def concat(x: Any, y: Any) -> Any:
     """``x + y`` where one operand is a list or tuple display (``xs + [v]``): generated code
     spells it so, and differentiating generated code knows it is no arithmetic."""

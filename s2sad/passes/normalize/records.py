@@ -41,7 +41,14 @@ class RecordAttributes:
         """``P(a, b=c)`` with ``P`` a named tuple class: ``make_record(P, (a, c))``, its first
         fields in order (those after them: their defaults); None for any other call, or for
         one that leaves out a field before one it gives (or that Python refuses)."""
-        cls = self.res.object(node.func)
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "_replace" and node.args and all(
+                a.keyword is not None and not a.star for a in node.args):  # p._replace(b=v)
+            names, values = (cst.Tuple([cst.Element(e) for e in elements]) for elements in (
+                [cst.SimpleString(repr(a.keyword.value)) for a in node.args], [a.value for a in node.args]))
+            return self.lower(self.helper_call(runtime.replace_fields, [
+                cst.Arg(func.value), cst.Arg(names), cst.Arg(values)]), target)
+        cls = self.res.object(func)
         fields = getattr(cls, "_fields", None)
         if not (isinstance(cls, type) and issubclass(cls, tuple) and isinstance(fields, tuple)) or any(
                 a.star for a in node.args):
