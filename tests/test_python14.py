@@ -6,6 +6,7 @@ location."""
 from __future__ import annotations
 
 import collections
+import itertools
 import inspect
 from typing import Any, Callable, NamedTuple
 
@@ -508,3 +509,29 @@ def test_fields_replaced() -> None:
     np.testing.assert_allclose(g.W, 2 * p.b * p.scale, rtol=1e-12)
     np.testing.assert_allclose(g.b, 2 * p.W * p.scale, rtol=1e-12)
     assert g.scale == pytest.approx(np.sum(2 * p.W * p.b))
+
+
+# --- itertools.product ----------------------------------------------------------------------------
+
+def products(x: np.ndarray) -> float:
+    s = 0.0
+    for a, b in itertools.product(x[:2], x[2:]):
+        s = s + a * b ** 2
+    rows = [x[:2], x[2:]]
+    pairs = list(itertools.product(x[:2], x[:2]))
+    return (s + sum(a * b * c for a, b, c in itertools.product(x[:2], [1.0, 2.0], x[2:]))
+            + sum(p[0] * p[1] for p in pairs) + sum(np.sum(r * q) for r, q in itertools.product(rows, rows)))
+
+
+def test_itertools_product() -> None:
+    # (refused: "no gradient rule for 'itertools.product'")
+    assert_grad_matches(products, [X.copy()], 0)
+    assert_hvp_matches(products, [X.copy()])
+
+
+def product_with_repeat(x: np.ndarray) -> float:
+    return sum(a * b for a, b in itertools.product(x, repeat=2))
+
+
+def test_itertools_product_with_repeat_is_refused_at_the_call() -> None:
+    raises_at(product_with_repeat, [X.copy()], 2, "itertools.product takes sequences passed by position here")

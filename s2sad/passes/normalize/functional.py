@@ -23,7 +23,7 @@ from .syntax import flat_targets, store_names, strip_parens, variable_name_nodes
 _LOWERINGS = ((builtins.map, "map_call"), (functools.reduce, "reduce_call"), (builtins.sorted, "sorted_call"),
               (builtins.max, "extreme_call"), (builtins.min, "extreme_call"), (builtins.zip, "zip_call"),
               (builtins.reversed, "reversed_call"), (itertools.accumulate, "accumulate_call"),
-              (builtins.filter, "filter_call"))
+              (builtins.filter, "filter_call"), (itertools.product, "product_call"))
 _EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
 #: Methods that change a list or dict in place.
 _CHANGING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
@@ -52,7 +52,8 @@ class FunctionalLowering:
         written, value = value, strip_parens(value)
         if name not in self.fn.user_names or not (isinstance(value, cst.GeneratorExp) or isinstance(
                 value, cst.Call) and any(self.res.object(value.func) is f for f in (
-                builtins.map, builtins.zip, builtins.reversed, itertools.accumulate, builtins.filter))):
+                builtins.map, builtins.zip, builtins.reversed, itertools.accumulate, builtins.filter,
+                itertools.product))):
             return
         body = self.parsed.function.body
         stores = store_names(body)
@@ -151,6 +152,19 @@ class FunctionalLowering:
         iterable = cst.Call(zip_name, [cst.Arg(self.listed(a.value)) for a in node.args])
         items = cst.Tuple([cst.Element(n) for n in names])
         return self.comprehension(cst.GeneratorExp(items, cst.CompFor(items, iterable)), target)
+
+    def product_call(self, node: cst.Call, target: str | None) -> Operand:
+        """``itertools.product(xs, ys)`` as ``((a, b) for a in xs for b in ys)``, a list as
+        ``zip``'s is."""
+        if not node.args or any(a.keyword for a in node.args):
+            raise self.unsupported(node, "itertools.product takes sequences passed by position here "
+                                         "(no repeat=); write the loops out, or a comprehension")
+        names = [cst.Name(self.fn.fresh("picked")) for _ in node.args]
+        loops: cst.CompFor | None = None
+        for name, a in reversed(list(zip(names, [self.listed(a.value) for a in node.args]))):
+            loops = cst.CompFor(name, a, inner_for_in=loops)
+        assert loops is not None
+        return self.comprehension(cst.GeneratorExp(cst.Tuple([cst.Element(n) for n in names]), loops), target)
 
     def reduce_call(self, node: cst.Call, target: str | None) -> Operand:
         """``functools.reduce(f, xs)`` as ``acc = xs[0]`` and ``for v in xs[1:]: acc = f(acc, v)``
