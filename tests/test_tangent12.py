@@ -70,6 +70,12 @@ def refused_at(f: typing.Any, args: tuple, line: int, column: int, text: str) ->
 ARGUMENTS = {"AA": (X, W), "FF": (0.4, 1.3), "X1": (X,)}
 
 SWEEP = {
+    'args_kwargs_forward': ('def inner(a, b, scale=1.0):\n    return a * b * scale\n\ndef h(*args, **kw):\n    return inner(*args, **kw)\n\ndef f(x, w):\n    return np.sum(h(x, w, scale=x[0]))\n', 'AA'),  # (refused before python14: container items, factories, forwarders, named tuples made)
+    'closure_factory': ('def make(s):\n    def g(t):\n        return t * s\n    return g\n\ndef f(x, w):\n    h = make(2.0)\n    return np.sum(h(x) * w)\n', 'AA'),  # (refused before python14: container items, factories, forwarders, named tuples made)
+    'dict_of_funcs': ("ACTS = {'tanh': np.tanh, 'sin': np.sin}\n\ndef f(x, w, act='tanh'):\n    return np.sum(ACTS[act](x) * w)\n", 'AA'),  # (refused before python14: container items, factories, forwarders, named tuples made)
+    'dict_of_funcs_local': ("def f(x, w):\n    acts = {'tanh': np.tanh, 'sin': np.sin}\n    return np.sum(acts['sin'](x) * w)\n", 'AA'),  # (refused before python14: container items, factories, forwarders, named tuples made)
+    'namedtuple_made': ("\nPair = collections.namedtuple('Pair', ['a', 'b'])\n\ndef f(x, w):\n    p = Pair(x, w)\n    return np.sum(p.a * p.b)\n", 'AA'),  # (refused before python14: container items, factories, forwarders, named tuples made)
+    'namedtuple_unpack': ("\nPair = collections.namedtuple('Pair', ['a', 'b'])\n\ndef f(x, w):\n    a, b = Pair(x, w * 2)\n    return np.sum(a * b)\n", 'AA'),  # (refused before python14: container items, factories, forwarders, named tuples made)
     'global_write': ('K = 3.0\n\ndef f(x, w):\n    global K\n    K = 2.0\n    return np.sum(x * w * K)\n', 'AA'),  # (refused before: partial, max/min key, global stores)
     'max_key_lambda': ('def f(x, w):\n    ys = [x[0] * w[0], x[1] * w[1], x[2]]\n    return max(ys, key=lambda t: t * t)\n', 'AA'),  # (refused before: partial, max/min key, global stores)
     'min_key_abs': ('def f(x, w):\n    return min(list(x * w), key=abs)\n', 'AA'),  # (refused before: partial, max/min key, global stores)
@@ -287,18 +293,14 @@ SWEEP = {
 }
 
 REFUSED = {
-    'args_kwargs_forward': ('def inner(a, b, scale=1.0):\n    return a * b * scale\n\ndef h(*args, **kw):\n    return inner(*args, **kw)\n\ndef f(x, w):\n    return np.sum(h(x, w, scale=x[0]))\n', 'AA', 5, 18, "'\\*'\\ in\\ a\\ call\\ needs\\ a\\ tuple\\ or\\ list\\ whos"),
     'attr_aug_local_obj': ('\nclass Acc:\n    def __init__(self):\n        self.total = 0.0\n    def add(self, t):\n        self.total += t\n        return self.total\n\ndef f(x, w):\n    a = Acc()\n    a.total += x[0] * w[0]\n    return a.total\n', 'AA', 11, 5, "the\\ value\\ stored\\ in\\ 'a\\.total'\\ carries\\ a\\ gradient"),
     'aug_dict_item_alias': ("def f(x, w):\n    d = {'a': x}\n    d['a'] += w\n    return np.sum(d['a'] * x)\n", 'AA', 3, 5, "'d'\\ holds\\ 'x',\\ which\\ is\\ read\\ later:\\ 'd\\['"),
     'aug_param_alias': ('def f(x, w):\n    y = x\n    y += w\n    return np.sum(y * x)\n', 'AA', 3, 5, "'y'\\ and\\ 'x'\\ are\\ the\\ same\\ object,\\ and\\ 'x'"),
     'chained_assign_subscript': ('def f(x, w):\n    y = np.zeros(3)\n    z = np.zeros(3)\n    y[0] = z[1] = x[0] * w[0]\n    return np.sum(y * z) + y[0]\n', 'AA', 4, 12, 'chained\\ assignment\\ into\\ an\\ element\\ is\\ no'),
-    'closure_factory': ('def make(s):\n    def g(t):\n        return t * s\n    return g\n\ndef f(x, w):\n    h = make(2.0)\n    return np.sum(h(x) * w)\n', 'AA', 8, 19, "'h'\\ is\\ a\\ local\\ variable\\ \\(or\\ an\\ unknown\\ n"),
-    'closure_factory_grad': ('def make(s):\n    def g(t):\n        return t * s\n    return g\n\ndef f(x, w):\n    h = make(w)\n    return np.sum(h(x))\n', 'AA', 8, 19, "'h'\\ is\\ a\\ local\\ variable\\ \\(or\\ an\\ unknown\\ n"),
+    'closure_factory_grad': ('def make(s):\n    def g(t):\n        return t * s\n    return g\n\ndef f(x, w):\n    h = make(x)\n    return np.sum(h(w))\n', 'AA', 2, 5, "the nested function 'g' is used other than called"),
     'comp_walrus': ('def f(x, w):\n    y = 1.0\n    ys = [y := y * a for a in x]\n    return y * w[0] + ys[0]\n', 'AA', 3, 11, "the\\ walrus\\ operator\\ ':='\\ inside\\ a\\ compre"),
     'complex_abs': ('def f(a, b):\n    return abs(complex(a, b))\n', 'FF', 2, 16, "no\\ gradient\\ rule\\ for\\ 'complex';\\ register"),
     'dataclass_made': ('\n@dataclasses.dataclass\nclass P:\n    a: float\n    b: float = 2.0\n    def apply(self, t):\n        return self.a * t + self.b\n\nPP = P(0.5)\n\ndef f(x, w):\n    p = P(x[0], w[1])\n    return np.sum(p.apply(x))\n', 'AA', 12, 9, "'P\\(\\.\\.\\.\\)'\\ builds\\ an\\ instance\\ of\\ P\\ from\\ va"),
-    'dict_of_funcs': ("ACTS = {'tanh': np.tanh, 'sin': np.sin}\n\ndef f(x, w, act='tanh'):\n    return np.sum(ACTS[act](x) * w)\n", 'AA', 4, 19, "'ACTS\\[act\\]'\\ calls\\ an\\ item\\ of\\ a\\ container"),
-    'dict_of_funcs_local': ("def f(x, w):\n    acts = {'tanh': np.tanh, 'sin': np.sin}\n    return np.sum(acts['sin'](x) * w)\n", 'AA', 3, 19, "'acts\\['sin'\\]'\\ calls\\ an\\ item\\ of\\ a\\ container"),
     'dict_setdefault': ("def f(x, w):\n    d = {}\n    d.setdefault('a', x[0] * w[0])\n    return d['a'] * 2\n", 'AA', 3, 5, 'an\\ expression\\ statement\\ whose\\ result\\ is\\ '),
     'gen_named_twice': ('def f(x, w):\n    g = (a * b for a, b in zip(x, w))\n    s = sum(g)\n    return s + sum(g)\n', 'AA', 2, 10, 'a\\ generator\\ bound\\ to\\ a\\ name\\ is\\ an\\ iterat'),
     'iter_next': ('def f(x, w):\n    it = iter(x)\n    a = next(it)\n    b = next(it)\n    return a * b * w[0]\n', 'AA', 2, 10, "no\\ gradient\\ rule\\ for\\ 'iter';\\ register\\ on"),
@@ -315,8 +317,6 @@ REFUSED = {
     'method_mutates_self': ('\nclass Acc:\n    def __init__(self):\n        self.total = 0.0\n    def add(self, t):\n        self.total += t\n        return self.total\n\ndef f(x, w):\n    a = Acc()\n    a.add(x[0])\n    return a.add(w[1]) * x[1]\n', 'AA', 11, 5, 'an\\ expression\\ statement\\ whose\\ result\\ is\\ '),
     'method_mutates_self_assigned': ('\nclass Acc:\n    def __init__(self):\n        self.total = 0.0\n    def add(self, t):\n        self.total += t\n        return self.total\n\ndef f(x, w):\n    a = Acc()\n    u = a.add(x[0])\n    return a.add(w[1]) * x[1]\n', 'AA', 11, 9, 'a\\.add\\(\\.\\.\\.\\)\\ is\\ passed\\ values\\ that\\ carry\\ a'),
     'method_mutates_self_list': ('\nclass Acc:\n    def __init__(self):\n        self.items = []\n    def add(self, t):\n        self.items.append(t)\n        return len(self.items)\n\ndef f(x, w):\n    a = Acc()\n    n = a.add(x[0] * w[0])\n    m = a.add(x[1])\n    return a.items[0] * a.items[1]\n', 'AA', 11, 9, 'a\\.add\\(\\.\\.\\.\\)\\ is\\ passed\\ values\\ that\\ carry\\ a'),
-    'namedtuple_made': ("\nPair = collections.namedtuple('Pair', ['a', 'b'])\n\ndef f(x, w):\n    p = Pair(x, w)\n    return np.sum(p.a * p.b)\n", 'AA', 5, 9, "no\\ gradient\\ rule\\ for\\ 'Pair';\\ register\\ on"),
-    'namedtuple_unpack': ("\nPair = collections.namedtuple('Pair', ['a', 'b'])\n\ndef f(x, w):\n    a, b = Pair(x, w * 2)\n    return np.sum(a * b)\n", 'AA', 5, 12, "no\\ gradient\\ rule\\ for\\ 'Pair';\\ register\\ on"),
     'nested_append_outer': ('def f(x, w):\n    acc = []\n    def g(t):\n        acc.append(t * w)\n    g(x)\n    g(x ** 2)\n    return np.sum(acc[0] + acc[1])\n', 'AA', 5, 5, 'an\\ expression\\ statement\\ whose\\ result\\ is\\ '),
     'nested_def_default': ('def f(x, w):\n    k = x[0]\n    def inner(t, s=k):\n        return t * s\n    k = 2.0\n    return np.sum(inner(w))\n', 'AA', 3, 20, "a\\ default\\ value\\ of\\ the\\ nested\\ function\\ '"),
     'nested_recursive': ('def f(x, w):\n    def p(t, n):\n        if n == 0:\n            return t\n        return p(t * w, n - 1)\n    return np.sum(p(x, 3))\n', 'AA', 2, 5, "the\\ nested\\ function\\ 'p'\\ calls\\ itself\\ and"),
