@@ -535,3 +535,30 @@ def product_with_repeat(x: np.ndarray) -> float:
 
 def test_itertools_product_with_repeat_is_refused_at_the_call() -> None:
     raises_at(product_with_repeat, [X.copy()], 2, "itertools.product takes sequences passed by position here")
+
+
+class Scale:
+    def __init__(self, k: Any) -> None:
+        self.k = k
+
+    def forward(self, z: Any) -> Any:
+        return np.tanh(self.k * z)
+
+
+REGISTRY = {"scale": Scale}
+
+
+def built_from_a_registry(x: np.ndarray) -> float:
+    made = REGISTRY["scale"](2.0)
+    return np.sum(made.forward(x))
+
+
+def built_from_a_registry_with_a_gradient(x: np.ndarray) -> float:
+    made = REGISTRY["scale"](x[0])
+    return np.sum(made.forward(x))
+
+
+def test_a_class_picked_from_a_dict_builds_an_object_from_constants_only() -> None:
+    assert_grad_matches(built_from_a_registry, [X.copy()], 0)
+    raises_at(built_from_a_registry_with_a_gradient, [X.copy()], 2,
+              "'REGISTRY_scale.__call__(...)' builds an instance of Scale from values that carry a gradient")

@@ -223,7 +223,8 @@ class MethodOfSelf:
             return None
         count, keywords = self.arity
         taken = set(keywords) | {self.__name__}
-        spelled = _fresh(self.spelled if self.spelled.isidentifier() else "receiver", taken)
+        named = re.sub(r"\W+", "_", self.spelled).strip("_")  # (ACTS["sin"]: ACTS_sin, in messages)
+        spelled = _fresh(named if named.isidentifier() else "receiver", taken)
         try:  # (a class method is a new bound method at each lookup, equal to the last)
             key: tuple[Any, ...] = (self.__name__, spelled, self.arity, held)
             known = _callings.get(key)
