@@ -109,9 +109,11 @@ class Classification:
     def local_reads(self, node: cst.CSTNode) -> tuple[str, ...]:
         """Local variables ``node`` reads, in order, by their current version."""
         locals_ = self.res.locals
-        found = {}
-        for n in variable_names(node):  # (a nested function called: and what it reads)
-            found.update(dict.fromkeys([n] if n in locals_ else []) | dict.fromkeys(self.closure_args.get(n, ())))
+        found: dict[str, None] = {}
+        for n in variable_names(node):
+            if n in locals_:
+                found[n] = None
+            found.update(dict.fromkeys(self.closure_args.get(n, ())))  # (a nested function called: what it reads)
         return tuple(self.version.get(n, n) for n in found)
 
     def check_expression(self, node: cst.CSTNode) -> None:
