@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import s2sad
-from tests.gradcheck import assert_grad_matches
+from tests.gradcheck import assert_grad_matches, numerical_grad
 
 R = np.random.default_rng(14)
 
@@ -562,3 +562,59 @@ def test_a_class_picked_from_a_dict_builds_an_object_from_constants_only() -> No
     assert_grad_matches(built_from_a_registry, [X.copy()], 0)
     raises_at(built_from_a_registry_with_a_gradient, [X.copy()], 2,
               "'REGISTRY_scale.__call__(...)' builds an instance of Scale from values that carry a gradient")
+
+
+# --- the forms together, in a small model -----------------------------------------------------------
+
+class Carry(NamedTuple):
+    h: np.ndarray
+    c: np.ndarray
+    t: int = 0
+
+
+MODEL_ACTS = {"tanh": np.tanh, "gelu": lambda z: 0.5 * z * (1 + np.tanh(0.8 * z)),
+              "relu": lambda z: np.maximum(z, 0.0)}
+
+
+def make_loss(kind: str) -> Callable[[Any, Any], Any]:
+    if kind == "mse":
+        return lambda y, t: np.mean((y - t) ** 2)
+    return lambda y, t: np.mean(np.abs(y - t))
+
+
+def dense(p: dict, h: np.ndarray, act: str) -> np.ndarray:
+    return MODEL_ACTS[act](p["W"] @ h + p["b"])
+
+
+def forward_dense(*args: Any, **kwargs: Any) -> Any:
+    return dense(*args, **kwargs)
+
+
+def small_model(params: list, x: np.ndarray) -> float:
+    loss = make_loss("mse")
+    st = Carry(x, np.zeros_like(x))
+    for i, (p, a) in enumerate(zip(params, ["tanh", "gelu", "relu"])):
+        h = forward_dense(p, st.h, act=a)
+        st = st._replace(h=h, c=st.c + h * (i + 1), t=st.t + 1)
+    keep = list(filter(lambda v: v is not None, [st.h, None, st.c]))
+    pairs = sum(np.sum(a * b) for a, b in itertools.product(keep, keep))
+    A, B = st.h * 1.0, st.c * 1.0
+    A, B = B, A
+    A[0] = B[0] * 2
+    return loss(A, B) + 0.01 * sum(np.sum(k ** 2) for k in keep) + 0.001 * pairs
+
+
+def test_the_forms_together_in_a_small_model() -> None:
+    r = np.random.default_rng(3)
+    params = [{"W": r.normal(size=(4, 4)) * 0.5, "b": r.normal(size=4) * 0.1} for _ in range(3)]
+    x = r.normal(size=4)
+    assert_grad_matches(small_model, [params, x], 1)
+    assert_hvp_matches(small_model, [params, x], 1)
+    g = s2sad.grad(small_model)(params, x)
+    for k, layer in enumerate(params):
+        for key in ("W", "b"):
+            def moved(v: np.ndarray, k: int = k, key: str = key) -> float:
+                ps = [dict(q) for q in params]
+                ps[k][key] = v
+                return small_model(ps, x)
+            np.testing.assert_allclose(g[k][key], numerical_grad(moved, [layer[key]], 0), rtol=1e-5, atol=1e-7)
