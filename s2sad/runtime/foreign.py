@@ -95,3 +95,16 @@ def size(x: Any) -> int:
     for n in shape:
         count *= n
     return count
+
+
+def added_rows(out: Any, indices: Any, g: Any) -> Any:
+    """``np.add.at(out, indices, g)`` (``indices`` an integer array, ``g``'s leading axes
+    shaped like it), in place for NumPy arrays; for another library's ``g``, which
+    ``np.add.at`` does not dispatch to, ``out`` plus the one-hot matrix of ``indices``
+    times ``g``, in that library (a new array)."""
+    if first_foreign(g) is None:
+        np.add.at(out, indices, g)
+        return out
+    indices = np.ravel(indices)
+    onehot = (indices[:, None] == np.arange(np.shape(out)[0])).astype(g.dtype)
+    return out + np.reshape(onehot.T @ np.reshape(g, (indices.size, -1)), np.shape(out))
