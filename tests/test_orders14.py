@@ -50,3 +50,22 @@ def test_dask_gradients_that_scatter_add_are_dask_arrays(f, shape):
     np.testing.assert_allclose(g, numeric_grad(f, x), rtol=1e-6, atol=1e-8)
     v = np.ones(shape)
     np.testing.assert_allclose(np.asarray(hvp(f)(lazy, da.from_array(v, chunks=2))), hvp(f)(x, v), rtol=1e-12)
+
+
+# --- PyTorch tensors: lists of Python floats made arrays in float64, as NumPy does -----------------
+
+def unpacked_list(x):
+    a, b, c, d = x.tolist()
+    return a * b + c ** 2 * d
+
+
+def test_torch_gradient_through_tolist_keeps_float64():
+    """The gradient of x.tolist() is np.array(g) of a list of Python floats: rebound to torch it
+    was made in torch's default float32, so the float64 gradient was off by 1e-8."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    x = np.array([0.34558419, 0.82161814, 0.33043708, -1.30315723])
+    g = grad(unpacked_list)(torch.from_numpy(x))
+    assert isinstance(g, torch.Tensor) and g.dtype == torch.float64
+    np.testing.assert_array_equal(g.numpy(), grad(unpacked_list)(x))
+    np.testing.assert_allclose(g.numpy(), numeric_grad(unpacked_list, x), rtol=1e-7)
