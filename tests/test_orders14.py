@@ -69,3 +69,27 @@ def test_torch_gradient_through_tolist_keeps_float64():
     assert isinstance(g, torch.Tensor) and g.dtype == torch.float64
     np.testing.assert_array_equal(g.numpy(), grad(unpacked_list)(x))
     np.testing.assert_allclose(g.numpy(), numeric_grad(unpacked_list, x), rtol=1e-7)
+
+
+S3 = np.array([[2.0, 0.3, 0.1], [0.3, 1.5, -0.2], [0.1, -0.2, 1.8]])
+
+
+def quad_form(x):
+    return np.log(x @ S3 @ x) + np.sum((x @ S3) * x)
+
+
+def matrix_product(x):
+    return np.sum(np.tanh(x @ S3) * x)
+
+
+@pytest.mark.parametrize("f, shape", [(quad_form, (3,)), (matrix_product, (3, 3))])
+def test_torch_matmul_with_a_numpy_constant_of_the_module(f, shape):
+    """x @ S for a torch x and a NumPy S of the module runs in torch (S @ x does not); its
+    gradient's matmul helper crashed with a TypeError (torch.matmul of a NumPy array)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    x = np.random.default_rng(1).normal(size=shape)
+    g = grad(f)(torch.from_numpy(x))
+    assert isinstance(g, torch.Tensor)
+    np.testing.assert_allclose(g.numpy(), grad(f)(x), rtol=1e-12)
+    np.testing.assert_allclose(g.numpy(), numeric_grad(f, x), rtol=1e-6, atol=1e-8)
