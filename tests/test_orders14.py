@@ -93,3 +93,29 @@ def test_torch_matmul_with_a_numpy_constant_of_the_module(f, shape):
     assert isinstance(g, torch.Tensor)
     np.testing.assert_allclose(g.numpy(), grad(f)(x), rtol=1e-12)
     np.testing.assert_allclose(g.numpy(), numeric_grad(f, x), rtol=1e-6, atol=1e-8)
+
+
+def written_into_zeros(x):
+    y = np.zeros((3, 3))
+    y[:, 0] = x[:, 1] ** 2
+    y[1:, 1:] = x[:2, :2] * x[1:, 1:]
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("library", ["torch", "jax"])
+def test_item_assignment_on_library_arrays_is_refused_at_its_line(library):
+    """Rebound to torch or JAX, the generated y_2 = y.copy(); y_2[:, 0] = v raised an
+    AttributeError (a tensor has no .copy()) or a TypeError (JAX arrays are immutable)."""
+    pytest.importorskip("array_api_compat")
+    x = np.random.default_rng(2).normal(size=(3, 3))
+    if library == "torch":
+        arrays = pytest.importorskip("torch").from_numpy(x)
+    else:
+        jax = pytest.importorskip("jax")
+        jax.config.update("jax_enable_x64", True)
+        arrays = jax.numpy.asarray(x)
+    with pytest.raises(s2sad.S2SADError, match=f"not translated to {library} arrays") as info:
+        grad(written_into_zeros)(arrays)
+    line = written_into_zeros.__code__.co_firstlineno + 2
+    assert (info.value.location.filename, info.value.location.line) == (__file__, line)
+    np.testing.assert_allclose(grad(written_into_zeros)(x), numeric_grad(written_into_zeros, x), rtol=1e-6, atol=1e-8)
