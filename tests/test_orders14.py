@@ -119,3 +119,25 @@ def test_item_assignment_on_library_arrays_is_refused_at_its_line(library):
     line = written_into_zeros.__code__.co_firstlineno + 2
     assert (info.value.location.filename, info.value.location.line) == (__file__, line)
     np.testing.assert_allclose(grad(written_into_zeros)(x), numeric_grad(written_into_zeros, x), rtol=1e-6, atol=1e-8)
+
+
+# --- jit=True of a gradient's gradient: refusals located at the user's line ------------------------
+
+def cubic_loop(t):
+    y = 1.0
+    for k in range(4):
+        y = y * t + np.cos(k * t)
+    return y
+
+
+def test_jit_refusal_of_a_second_derivative_is_at_the_users_line():
+    """grad(grad(f), jit=True) refused at a line of the generated first gradient
+    ('<s2sad grad of cubic_loop ...>:29:9'), which no editor opens: now at f's own line."""
+    pytest.importorskip("numba")
+    with pytest.raises(s2sad.JitError) as info:
+        grad(grad(cubic_loop), jit=True)(0.8)
+    assert info.value.location.filename == __file__
+    first = cubic_loop.__code__.co_firstlineno
+    assert first < info.value.location.line <= first + 4
+    np.testing.assert_allclose(grad(grad(cubic_loop), jit="auto")(0.8),
+                               (grad(cubic_loop)(0.8 + 1e-6) - grad(cubic_loop)(0.8 - 1e-6)) / 2e-6, rtol=1e-6)
