@@ -141,3 +141,23 @@ def test_jit_refusal_of_a_second_derivative_is_at_the_users_line():
     assert first < info.value.location.line <= first + 4
     np.testing.assert_allclose(grad(grad(cubic_loop), jit="auto")(0.8),
                                (grad(cubic_loop)(0.8 + 1e-6) - grad(cubic_loop)(0.8 - 1e-6)) / 2e-6, rtol=1e-6)
+
+
+# --- a list of numbers that NumPy reads as an array -----------------------------------------------
+
+def arctan_of_list(x):
+    return np.sum(np.arctan(x) * 2.0)
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp", "hvp"])
+def test_a_list_that_numpy_reads_as_an_array_is_refused_at_its_line(mode):
+    """grad(f)([0.1, 0.2]) of np.arctan(x) crashed with a TypeError in the generated code
+    (the rule's gradient 1 / (1.0 + x ** 2) takes the list as it is); it is refused at the
+    line, saying to pass an array.  The array gives the gradient."""
+    x = [0.3, -0.7, 1.1]
+    call = {"grad": lambda: grad(arctan_of_list)(x), "jvp": lambda: s2sad.jvp(arctan_of_list)(x, [1.0, 0.0, 0.0]),
+            "hvp": lambda: hvp(arctan_of_list)(x, [1.0, 0.0, 0.0])}[mode]
+    with pytest.raises(s2sad.WrtError, match=r"np.asarray") as info:
+        call()
+    assert (info.value.location.filename, info.value.location.line) == (__file__, arctan_of_list.__code__.co_firstlineno + 1)
+    np.testing.assert_allclose(grad(arctan_of_list)(np.asarray(x)), 2.0 / (1.0 + np.asarray(x) ** 2), rtol=1e-12)
