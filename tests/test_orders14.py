@@ -3,6 +3,7 @@ hessian, jacobian, grad of grad; specialised and generic code, jit=True, standal
 Dask arrays) and against central finite differences in float64."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -161,3 +162,27 @@ def test_a_list_that_numpy_reads_as_an_array_is_refused_at_its_line(mode):
         call()
     assert (info.value.location.filename, info.value.location.line) == (__file__, arctan_of_list.__code__.co_firstlineno + 1)
     np.testing.assert_allclose(grad(arctan_of_list)(np.asarray(x)), 2.0 / (1.0 + np.asarray(x) ** 2), rtol=1e-12)
+
+
+def det_squared(x):
+    return np.linalg.det(x) ** 2 + np.sum(x)
+
+
+def logdet(x):
+    return np.linalg.slogdet(x)[1] * 2.0
+
+
+@pytest.mark.parametrize("f", [det_squared, logdet])
+def test_dask_det_and_slogdet_gradients_are_computed_where_numpy_computed_them(f):
+    """Dask computes np.linalg.det and slogdet by NumPy (on the computed array); their
+    gradients called Dask's np.linalg.inv, which needs square chunks, and crashed with a
+    ValueError for chunks of 2 of a 3x3 matrix."""
+    da = pytest.importorskip("dask.array")
+    x = 2.5 * np.eye(3) + 0.3 * np.random.default_rng(3).normal(size=(3, 3))
+    lazy = da.from_array(x, chunks=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # (Dask's: det is not implemented by Dask)
+        g = grad(f)(lazy)
+        if f is det_squared:
+            np.testing.assert_allclose(np.asarray(hvp(f)(lazy, np.eye(3))), hvp(f)(x, np.eye(3)), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(g), numeric_grad(f, x), rtol=1e-6, atol=1e-8)
