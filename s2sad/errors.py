@@ -32,6 +32,7 @@ class Location:
 #: For each file of generated code, the user's source line each of its lines comes from
 #: (an error found in generated code, when it is differentiated again, is shown there).
 GENERATED_LINES: dict[str, Mapping[int, Location]] = {}
+_PACKAGE = __file__.rsplit("errors.py", 1)[0]
 
 
 class S2SADError(Exception):
@@ -77,6 +78,21 @@ def _running_generated_line() -> Location | None:
             return user_line(origins.get(frame.f_lineno))
         frame = frame.f_back
     return None
+
+
+def failing_generated_line(tb: types.TracebackType | None) -> Location | None:
+    """The user's line of the innermost generated code in traceback ``tb`` if the error was
+    raised there, by an operation of its own (a method or operator, in an array library's
+    code), not in one of s2sad's helpers; else None."""
+    found = None
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename in GENERATED_LINES:
+            found = user_line(GENERATED_LINES[filename].get(tb.tb_lineno))
+        elif found is not None and filename.startswith(_PACKAGE):
+            return None
+        tb = tb.tb_next
+    return found
 
 
 class SourceError(S2SADError):

@@ -36,7 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import runtime as rt
-from .errors import JitError, JitWarning, Location, S2SADError
+from .errors import JitError, JitWarning, Location, S2SADError, user_line
 from .jit_syntax import POWER, SQUARE, power_call
 from .jit_tape import COLUMN, GET, PUT, preallocate
 from .tracebacks import user_stacklevel
@@ -408,7 +408,7 @@ class Compiled:
     def _refuse(self, what: str, line: int | None, where: bool = True) -> None:
         """``what`` cannot be compiled: a located error, or (``jit="auto"``) the NumPy code
         from now on, after one warning."""
-        loc = _user_location(self.fn, self.wrt, self.kind, self.__s2sad_source__, line) if where else None
+        loc = user_line(_user_location(self.fn, self.wrt, self.kind, self.__s2sad_source__, line)) if where else None
         if self.mode != "auto":
             if not where:
                 raise JitError(what)

@@ -21,7 +21,7 @@ from .array_api import library_of, on_library
 from .cache import hold
 from .compiler import build, wrt_names
 from .environment import variable
-from .errors import ZeroGradientWarning
+from .errors import WrtError, ZeroGradientWarning, failing_generated_line
 
 _FACTORIES: dict[str, Callable[..., types.FunctionType]] = {}  # dispatcher source -> its maker (one code object)
 Signature = tuple[Hashable, ...]  # per positional argument: (shape, dtype) of an array, or its type
@@ -145,10 +145,26 @@ def _on_trees(signature: Signature, make: Callable[[Signature, tuple[Any, ...]],
         made = table.get(key)
         if made is None:
             made = table[key] = make(key, args)
-        return made(*args)
+        try:
+            return made(*args)
+        except (TypeError, AttributeError) as error:
+            _refuse_numbers_read_as_array(error, [args[i] for i in positions])
+            raise
 
     dispatch.__s2sad_specialized__ = table  # type: ignore[attr-defined]
     return dispatch
+
+
+def _refuse_numbers_read_as_array(error: Exception, containers: list[Any]) -> None:
+    """Refuse, at the user's line, a list or tuple of numbers that a NumPy function reads as
+    an array (``np.arctan(x)``) where the rule's gradient, in the generated code itself, takes
+    it as it is (``1.0 + x ** 2``) and failed with ``error``."""
+    where = failing_generated_line(error.__traceback__)
+    if where is not None and any(isinstance(c, (list, tuple)) and c and all(v.__class__ in _LEAVES for v in c)
+                                 for c in containers):
+        raise WrtError(f"{error}: the gradient code takes a list or tuple of numbers passed to the function "
+                       f"as it is, where NumPy read it as an array; pass it as an array "
+                       f"(np.asarray(...))", where) from None
 
 
 def specialized_for(fn: types.FunctionType, wrt: Any, kind: str, signature: Signature,

@@ -213,8 +213,14 @@ class Helpers:
 
     # ---- products, shapes, indexing ------------------------------------------------------
 
+    def _library_array(self, x: Any) -> Any:
+        """``x`` as the library's array where it is NumPy's (a constant the function reads from
+        its module: ``x @ S`` takes it, the library's matmul does not)."""
+        return self.ns.asarray(x) if isinstance(x, np.ndarray) else x
+
     def matmul_grad_lhs(self, g: Any, a: Any, b: Any) -> Any:
         """Gradient of ``a @ b`` with respect to ``a``."""
+        b = self._library_array(b)
         if b.ndim == 1:
             return g * b if a.ndim == 1 else self.unbroadcast(g[..., None] * b, a)
         if a.ndim == 1:

@@ -183,6 +183,8 @@ class Namespace:
             return a
         if isinstance(a, np.generic):
             a = a.item()
+        if dtype is None and _numbers(a):  # NumPy's dtype (float64 for floats; torch's default is float32)
+            dtype = np.asarray(a).dtype
         return self.xp.asarray(a, dtype=self.dtype(dtype))
 
     array = asarray
@@ -300,6 +302,13 @@ class Unmapped:
     def __getattr__(self, name: str) -> Any:
         raise UnmappedFunctionError(f"{self.prefix}.{name} is not translated to {self.library} arrays "
                                     f"by s2sad; call it on NumPy arrays")
+
+
+def _numbers(a: Any) -> bool:
+    """Whether ``a`` is a Python number or a (nested) list or tuple of them."""
+    if isinstance(a, (list, tuple)):
+        return all(_numbers(item) for item in a)
+    return isinstance(a, (bool, int, float, complex))
 
 
 def _number(value: Any) -> Any:

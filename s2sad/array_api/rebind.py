@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import S2SADError
+from ..errors import S2SADError, failing_generated_line
 from .helpers import VARIANTS, Helpers
 from .namespace import Namespace, UnmappedFunctionError, Unmapped
 
@@ -52,10 +52,27 @@ def _array_type(library: str) -> type:
     return module.Tensor if library == "torch" else module.Array  # type: ignore[no-any-return]
 
 
-def on_library(fn: types.FunctionType, library: str, args: tuple[Any, ...]) -> types.FunctionType:
-    """``fn`` (generated code) rebound to ``library``, whose arrays are among ``args``."""
+def on_library(fn: types.FunctionType, library: str, args: tuple[Any, ...]) -> Callable[..., Any]:
+    """``fn`` (generated code) rebound to ``library``, whose arrays are among ``args``; an
+    operation of the generated code itself that the library's arrays lack (``y.copy()`` of a
+    torch tensor, an item assignment into a JAX array) refused at the user's line."""
     namespace, _ = _library(library, args)
-    return rebound(fn, namespace)
+    code = rebound(fn, namespace)
+
+    def on_arrays(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return code(*args, **kwargs)
+        except (AttributeError, TypeError) as error:
+            where = failing_generated_line(error.__traceback__)
+            if where is None:
+                raise
+            what = str(error).split(". ")[0]  # (JAX's message goes on with JAX's advice)
+            raise UnmappedFunctionError(f"{what}: this operation of the generated code is not translated "
+                                        f"to {namespace.library} arrays by s2sad; pass NumPy arrays",
+                                        where) from None
+
+    on_arrays.__wrapped__ = code  # type: ignore[attr-defined]
+    return on_arrays
 
 
 def _library(library: str, args: tuple[Any, ...]) -> tuple[Namespace, Helpers]:

@@ -13,6 +13,7 @@ in-place updates and buffer reuse of NumPy code stay for NumPy arrays.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -95,3 +96,28 @@ def size(x: Any) -> int:
     for n in shape:
         count *= n
     return count
+
+
+def added_rows(out: Any, indices: Any, g: Any) -> Any:
+    """``np.add.at(out, indices, g)`` (``indices`` an integer array, ``g``'s leading axes
+    shaped like it), in place for NumPy arrays; for another library's ``g``, which
+    ``np.add.at`` does not dispatch to, ``out`` plus the one-hot matrix of ``indices``
+    times ``g``, in that library (a new array)."""
+    if first_foreign(g) is None:
+        np.add.at(out, indices, g)
+        return out
+    indices = np.ravel(indices)
+    onehot = (indices[:, None] == np.arange(np.shape(out)[0])).astype(g.dtype)
+    return out + np.reshape(onehot.T @ np.reshape(g, (indices.size, -1)), np.shape(out))
+
+
+def computed_by_numpy(fun: Any, a: Any) -> bool:
+    """Whether ``fun(a)`` of another library's array ``a`` is NumPy's (Dask computes
+    np.linalg.det and slogdet by NumPy, on the computed array): its gradient is computed
+    there too, with NumPy's functions, which take any chunks."""
+    if first_foreign(a) is None:
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # (Dask's: 'not implemented by Dask array')
+        out = fun(a)
+    return first_foreign(out[-1] if isinstance(out, tuple) else out) is None

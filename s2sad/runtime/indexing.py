@@ -10,7 +10,7 @@ from ..errors import S2SADError
 from .broadcast import unbroadcast
 from .checks import place
 from .complex_fft import imag_grad, real_grad
-from .foreign import in_numpy, is_foreign, zeros
+from .foreign import added_rows, in_numpy, is_foreign, zeros
 from .shapes import reshape_grad
 from .trees import CONTAINERS, add_grads, rebuild, zeros_grad
 
@@ -169,13 +169,12 @@ def take_grad(g: Any, x: Any, indices: Any, axis: Any = None, mode: str = "raise
     elif mode == "clip":
         indices = np.clip(indices, 0, n - 1)
     if axis is None:
-        out = np.zeros(n, dtype=np.result_type(g))
-        np.add.at(out, indices, g)
+        out = added_rows(np.zeros(n, dtype=np.result_type(g)), indices, g)
         return reshape_grad(out, x)
     axis = axis % len(shape)
     taken = tuple(range(axis, axis + indices.ndim))
     out = np.zeros((n,) + shape[:axis] + shape[axis + 1:], dtype=np.result_type(g))
-    np.add.at(out, indices, np.moveaxis(g, taken, tuple(range(indices.ndim))))
+    out = added_rows(out, indices, np.moveaxis(g, taken, tuple(range(indices.ndim))))
     return np.moveaxis(out, 0, axis)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import S2SADError
 from .broadcast import reduce_to
 from .elementwise import safe_divide
-from .foreign import refuse_different
+from .foreign import computed_by_numpy, in_numpy, refuse_different
 from .reductions import expand_reduced, list_as_array
 from .stepping import real_only, stepping
 
@@ -140,6 +140,8 @@ def det_cofactor(a: Any) -> Any:
     det(a) a^-T where a is invertible, the transposed adjugate from the SVD where it is not."""
     if np.shape(a)[-1] == 0:
         return np.zeros_like(a)
+    if computed_by_numpy(np.linalg.det, a):
+        a = in_numpy(a)[0]
     det = np.linalg.det(a)
     inverse = _inverse_if_invertible(a, det)
     if inverse is not None:
@@ -162,6 +164,8 @@ def det_cofactor_jvp(tan: Any, a: Any) -> Any:
     from a^-1 where a is invertible, from the SVD where it is not."""
     if np.shape(a)[-1] == 0:
         return np.zeros_like(a * tan)
+    if computed_by_numpy(np.linalg.det, a):
+        a, tan = in_numpy(a, tan)
     det = np.linalg.det(a)
     inverse = _inverse_if_invertible(a, det)
     if inverse is not None:
@@ -186,6 +190,8 @@ def slogdet_grad(g: Any, a: Any) -> Any:
     """Gradient of ``np.linalg.slogdet(a)``, g = (g_sign, g_logabsdet): g_logabsdet a^-T."""
     real_only("np.linalg.slogdet", a)
     _, g_logdet = g  # the sign is piecewise constant
+    if computed_by_numpy(np.linalg.slogdet, a):
+        a = in_numpy(a)[0]
     return np.expand_dims(g_logdet, (-2, -1)) * _t(np.linalg.inv(a))
 
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..errors import S2SADError
 from .broadcast import unbroadcast
+from .foreign import added_rows
 
 
 def reshape_grad(g: Any, x: Any) -> Any:
@@ -106,8 +107,7 @@ def repeat_grad(g: Any, x: Any, repeats: Any, axis: Any = None) -> Any:
     axis = 0 if axis is None or np.ndim(x) == 0 else axis  # (a 0-d x repeats as a vector)
     source = np.repeat(np.arange(n), repeats)  # the entry each copy comes from
     copies = np.moveaxis(g, axis, 0)
-    out = np.zeros((n,) + np.shape(copies)[1:], dtype=np.result_type(g))
-    np.add.at(out, source, copies)
+    out = added_rows(np.zeros((n,) + np.shape(copies)[1:], dtype=np.result_type(g)), source, copies)
     return reshape_grad(np.moveaxis(out, 0, axis), x)
 
 
