@@ -137,3 +137,28 @@ def test_fill_diagonal_of_a_shared_array_or_with_wrap_is_refused_where_it_stands
         with pytest.raises(s2sad.UnsupportedSyntaxError, match=re.escape(says)) as info:
             s2sad.grad(f)(np.ones(3))
         assert info.value.location.line == f.__code__.co_firstlineno + line and info.value.location.column == 9
+
+
+def copies(x: np.ndarray) -> float:
+    a = np.asarray(x, dtype=np.float64)
+    b = np.array(a, copy=True)
+    b[0] = 3.0
+    return np.sum(b.astype(np.float64) ** 3) + np.sum(np.array([x[1], x[2] * 2], copy=True) ** 2)
+
+
+def test_np_array_with_copy_is_differentiated() -> None:
+    # np.array(a, copy=True) was refused ("does not differentiate np.array with argument 'copy'")
+    check(copies, (_normal(3),), hvp=True)
+    check(lambda x: np.sum(np.array(x * 2.0, copy=None) ** 3), (_normal(3),))
+
+
+def test_np_array_without_a_copy_shares_its_argument() -> None:
+    def aliased(x: np.ndarray) -> float:
+        a = x * 2.0
+        b = np.array(a, copy=False)
+        b[0] = 3.0
+        return np.sum(a ** 3)
+
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="'a' may share memory with 'b'") as info:
+        s2sad.grad(aliased)(np.ones(3))
+    assert info.value.location.line == aliased.__code__.co_firstlineno + 3

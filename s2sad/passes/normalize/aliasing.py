@@ -325,5 +325,8 @@ def returns_same(fun: object, node: cst.CSTNode) -> bool:
     if fun is np.ndarray.astype:
         return any(a.keyword is not None and a.keyword.value == "copy" and isinstance(a.value, cst.Name)
                    and a.value.value == "False" for a in node.args)
+    if fun is np.array:  # (copy=False, copy=None: the argument itself when it needs no copy)
+        return any(a.keyword is not None and a.keyword.value == "copy" and not (
+            isinstance(a.value, cst.Name) and a.value.value == "True") for a in node.args)
     return fun in SAME_ARRAY_FUNCTIONS and bool(node.args) and not isinstance(
         strip_parens(node.args[0].value), (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp))
