@@ -162,3 +162,22 @@ def test_np_array_without_a_copy_shares_its_argument() -> None:
     with pytest.raises(s2sad.UnsupportedSyntaxError, match="'a' may share memory with 'b'") as info:
         s2sad.grad(aliased)(np.ones(3))
     assert info.value.location.line == aliased.__code__.co_firstlineno + 3
+
+
+def mds_stress(Y: np.ndarray, target: np.ndarray) -> float:
+    D = squareform(pdist(Y))
+    upper = np.triu_indices(Y.shape[0], 1)
+    return np.sum((D[upper] - target[upper]) ** 2)
+
+
+def kernel_by_pdist(Y: np.ndarray, w: np.ndarray) -> float:
+    K = np.exp(-squareform(pdist(Y, metric="sqeuclidean")))
+    return w @ K @ w + np.sum(np.sin(squareform(K, checks=False)))
+
+
+def test_pdist_and_squareform_are_differentiated() -> None:
+    # pdist had no rule: "no gradient rule for 'pdist', which is library code"
+    Y = _normal(5, 2)
+    check(mds_stress, (Y, np.abs(_normal(5, 5)) + 1.0), hvp=True)
+    check(kernel_by_pdist, (Y, _normal(5)), hvp=True)
+    check(kernel_by_pdist, (Y, _normal(5)), 1)

@@ -219,6 +219,12 @@ SPATIAL = [
     Row("distance.cdist(x, y, 'sqeuclidean')", ((4, 3), (2, 3)), (distance.cdist,)),
     Row("np.exp(-distance.cdist(x, y, metric='euclidean'))", ((3, 2), (4, 2)), (distance.cdist, np.exp)),
     Row("distance.cdist(x, x + 1.0, metric='sqeuclidean') ** 2", ((3, 2),), (distance.cdist, operator.pow)),
+    Row("distance.pdist(x)", ((5, 3),), (distance.pdist,)),
+    Row("np.exp(-distance.pdist(x, 'sqeuclidean'))", ((4, 2),), (distance.pdist, np.exp)),
+    Row("distance.squareform(distance.pdist(x, metric='euclidean')) @ y", ((4, 2), (4,)),
+        (distance.squareform, distance.pdist)),
+    Row("distance.squareform(x + x.T, checks=False) ** 2", ((4, 4),), (distance.squareform, operator.pow)),
+    Row("distance.squareform(x, force='tomatrix') ** 2", ((6,),), (distance.squareform, operator.pow)),
 ]
 
 ROWS: list[Row] = [*SPECIAL, *STATS, *LINALG, *SIGNAL, *INTEGRATE, *SPATIAL]

@@ -44,7 +44,7 @@ def defvjp(fun, params: str, **kwargs) -> None:
 USER_OBJECTS.update({name: getattr(special, name) for name in (
     "digamma", "polygamma", "iv", "ive", "jv", "yv", "i0", "i1", "i0e", "i1e", "j0", "j1", "y0", "y1", "k0", "k1",
     "gammaln")})
-USER_OBJECTS.update(expm=linalg.expm, solve_triangular=linalg.solve_triangular,
+USER_OBJECTS.update(expm=linalg.expm, solve_triangular=linalg.solve_triangular, squareform=distance.squareform,
                     solve_sylvester=linalg.solve_sylvester, cho_solve=linalg.cho_solve, lu_solve=linalg.lu_solve)
 
 
@@ -382,6 +382,22 @@ defvjp(distance.cdist, "XA, XB, metric='euclidean', *, out=None", name="scipy.sp
             "XB": "cdist_weights(np.sum(XB * t, axis=-1)[None, :] - XA @ np.swapaxes(t, -1, -2), ans, metric)"},
        XA=f"np.sum({_CDIST_W}, axis=1)[:, None] * XA - {_CDIST_W} @ XB",
        XB=f"np.sum({_CDIST_W}, axis=0)[:, None] * XB - np.swapaxes({_CDIST_W}, -1, -2) @ XA")
+
+# pdist is cdist(X, X)'s upper triangle, row by row: the weights of its pairs, as a symmetric
+# matrix (squareform), move each point along its differences to the others
+_PDIST_W = "squareform(cdist_weights(g, ans, metric))"
+_PAIR_T = "np.sum(X * t, axis=-1)"
+defvjp(distance.pdist, "X, metric='euclidean', *, out=None", name="scipy.spatial.distance.pdist",
+       metric=None, unsupported={"out": "pdist(..., out=...) writes into an existing array, which s2sad does "
+                                        "not follow; assign the result instead"},
+       jvp={"X": f"cdist_weights(squareform({_PAIR_T}[:, None] + {_PAIR_T}[None, :] - X @ np.swapaxes(t, -1, -2) "
+                 f"- t @ np.swapaxes(X, -1, -2), checks=False), ans, metric)"},
+       X=f"np.sum({_PDIST_W}, axis=1)[:, None] * X - {_PDIST_W} @ X")
+# a condensed vector as a symmetric matrix, or a matrix's upper triangle as a vector
+defvjp(distance.squareform, "X, force='no', checks=True", name="scipy.spatial.distance.squareform",
+       force=None, checks=None, linear="each",
+       X="np.triu(squareform(g, checks=False), 1) if np.ndim(X) == 2 else "
+         "squareform(g + np.swapaxes(g, -1, -2), checks=False)")
 
 # --- scipy.integrate ------------------------------------------------------------------------
 trapezoid_rule(integrate.trapezoid, "scipy.integrate.trapezoid")
