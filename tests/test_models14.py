@@ -18,6 +18,7 @@ import pytest
 
 scipy = pytest.importorskip("scipy")
 import scipy.linalg  # noqa: E402
+import scipy.signal  # noqa: E402
 import scipy.special as sp  # noqa: E402
 import scipy.stats as st  # noqa: E402
 from numpy.lib.stride_tricks import sliding_window_view  # noqa: E402
@@ -181,3 +182,31 @@ def test_pdist_and_squareform_are_differentiated() -> None:
     check(mds_stress, (Y, np.abs(_normal(5, 5)) + 1.0), hvp=True)
     check(kernel_by_pdist, (Y, _normal(5)), hvp=True)
     check(kernel_by_pdist, (Y, _normal(5)), 1)
+
+
+def smoothed_spectrum(x: np.ndarray, k: np.ndarray) -> float:
+    y = scipy.signal.fftconvolve(x, k, mode="same") + scipy.signal.oaconvolve(x, k[::-1], mode="valid").sum()
+    return np.sum(y ** 2)
+
+
+def log_euclidean(A: np.ndarray, B: np.ndarray) -> float:
+    """The log-Euclidean distance between two SPD matrices made from A and B."""
+    S, T = A @ A.T + np.eye(3), B @ B.T + np.eye(3)
+    return np.sum((scipy.linalg.logm(S) - scipy.linalg.logm(T)) ** 2)
+
+
+def test_fftconvolve_oaconvolve_and_logm_are_differentiated() -> None:
+    # all three had no rule: "no gradient rule for 'scipy.signal.fftconvolve', which is library code"
+    x, k = _normal(8), _normal(3)
+    check(smoothed_spectrum, (x, k), hvp=True)
+    check(smoothed_spectrum, (x, k), 1)
+    check(log_euclidean, (_normal(3, 3), _normal(3, 3)), hvp=True)
+
+
+def test_fftconvolve_along_some_axes_is_refused_at_the_call() -> None:
+    def f(x: np.ndarray) -> float:
+        return np.sum(scipy.signal.fftconvolve(x, np.ones((1, 2)), axes=1))
+
+    with pytest.raises(s2sad.S2SADError, match="along every axis only") as info:
+        s2sad.grad(f)(np.ones((2, 3)))
+    assert info.value.location.line == f.__code__.co_firstlineno + 1

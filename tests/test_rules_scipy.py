@@ -174,6 +174,8 @@ LINALG = [
     Row("linalg.expm(x)", ((3, 3),), (linalg.expm,), "small"),
     Row("linalg.expm(x)", ((2, 2, 2),), (linalg.expm,), "small"),
     Row("linalg.sqrtm(x)", ((3, 3),), (linalg.sqrtm,), "spd"),
+    Row("linalg.logm(x)", ((3, 3),), (linalg.logm,), "spd"),
+    Row("np.sum(linalg.logm(x) @ y)", ((3, 3), (3, 2)), (linalg.logm,), ("spd", "real")),
     Row("linalg.solve_sylvester(x + 3.0 * np.eye(3), y, np.ones((3, 2)))", ((3, 3), (2, 2)),
         (linalg.solve_sylvester,), "wellcond"),
     Row("linalg.solve_sylvester(2.0 * np.eye(3), 3.0 * np.eye(2), x)", ((3, 2),), (linalg.solve_sylvester,)),
@@ -205,6 +207,9 @@ SIGNAL = [
       for name in ("convolve", "correlate") for mode in ["", ", 'same'", ", mode='valid'"]
       for shapes in [((5,), (3,)), ((4, 5), (2, 3)), ((2, 3), (4, 5))]),
     Row("signal.convolve(x, y, 'same', method='fft')", ((4, 5), (3, 2)), (signal.convolve,)),
+    *(Row(f"signal.{name}(x, y{mode})", shapes, (getattr(signal, name),))
+      for name in ("fftconvolve", "oaconvolve") for mode in ["", ", 'same'", ", mode='valid'"]
+      for shapes in [((6,), (3,)), ((4, 5), (2, 3))]),
 ]
 
 INTEGRATE = [

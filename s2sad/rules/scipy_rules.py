@@ -44,7 +44,7 @@ def defvjp(fun, params: str, **kwargs) -> None:
 USER_OBJECTS.update({name: getattr(special, name) for name in (
     "digamma", "polygamma", "iv", "ive", "jv", "yv", "i0", "i1", "i0e", "i1e", "j0", "j1", "y0", "y1", "k0", "k1",
     "gammaln")})
-USER_OBJECTS.update(expm=linalg.expm, solve_triangular=linalg.solve_triangular, squareform=distance.squareform,
+USER_OBJECTS.update(expm=linalg.expm, logm=linalg.logm, solve_triangular=linalg.solve_triangular, squareform=distance.squareform,
                     solve_sylvester=linalg.solve_sylvester, cho_solve=linalg.cho_solve, lu_solve=linalg.lu_solve)
 
 
@@ -313,6 +313,8 @@ _N = "np.shape(A)[-1]"
 _AT = "np.swapaxes(A, -1, -2)"
 defvjp(linalg.expm, "A", jvp={"A": f"expm(np.block([[A, t], [np.zeros_like(A), A]]))[..., :{_N}, {_N}:]"},
        A=f"expm(np.block([[{_AT}, g], [np.zeros_like(A), {_AT}]]))[..., :{_N}, {_N}:]")
+defvjp(linalg.logm, "A", jvp={"A": f"logm(np.block([[A, t], [np.zeros_like(A), A]]))[..., :{_N}, {_N}:]"},
+       A=f"logm(np.block([[{_AT}, g], [np.zeros_like(A), {_AT}]]))[..., :{_N}, {_N}:]")
 # X = sqrtm(A): dX X + X dX = dA, a Sylvester equation
 defvjp(linalg.sqrtm, "A, disp=True, blocksize=64", jvp={"A": "solve_sylvester(ans, ans, t)"},
        A="solve_sylvester(np.swapaxes(ans, -1, -2), np.swapaxes(ans, -1, -2), g)")
@@ -366,6 +368,11 @@ REGISTRY.declare_refused(linalg.lu_factor, "s2sad does not differentiate scipy.l
 # --- scipy.signal ---------------------------------------------------------------------------
 defvjp(signal.convolve, "in1, in2, mode='full', method='auto'", linear="each",
        in1="convolve_grad(g, in1, in2, mode)", in2="convolve_grad(g, in2, in1, mode)")
+for fft_convolve in (signal.fftconvolve, signal.oaconvolve):  # convolve's, computed another way
+    defvjp(fft_convolve, "in1, in2, mode='full', axes=None", linear="each",
+           unsupported={"axes": "s2sad differentiates the convolution along every axis only; "
+                                "write scipy.signal.convolve of arrays shaped to broadcast, or a loop"},
+           in1="convolve_grad(g, in1, in2, mode)", in2="convolve_grad(g, in2, in1, mode)")
 # correlate(in1, in2) is convolve(in1, in2 flipped along every axis and conjugated)
 defvjp(signal.correlate, "in1, in2, mode='full', method='auto'", linear="each",
        in1="convolve_grad(g, in1, np.conj(np.flip(in2)), mode)",
