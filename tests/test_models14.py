@@ -21,7 +21,7 @@ import scipy.linalg  # noqa: E402
 import scipy.signal  # noqa: E402
 import scipy.special as sp  # noqa: E402
 import scipy.stats as st  # noqa: E402
-from numpy.lib.stride_tricks import sliding_window_view  # noqa: E402
+from numpy.lib.stride_tricks import as_strided, sliding_window_view  # noqa: E402
 from scipy.linalg import cho_factor, cho_solve, solve_triangular  # noqa: E402
 from scipy.spatial.distance import pdist, squareform  # noqa: E402
 from scipy.special import expit, gammaln, logsumexp  # noqa: E402
@@ -210,3 +210,48 @@ def test_fftconvolve_along_some_axes_is_refused_at_the_call() -> None:
     with pytest.raises(s2sad.S2SADError, match="along every axis only") as info:
         s2sad.grad(f)(np.ones((2, 3)))
     assert info.value.location.line == f.__code__.co_firstlineno + 1
+
+
+def im2col_conv(x: np.ndarray, K: np.ndarray) -> float:
+    """A valid 2-d convolution by windows that as_strided lays over the image."""
+    H, W = x.shape
+    kh, kw = K.shape
+    s0, s1 = x.strides
+    windows = as_strided(x, (H - kh + 1, W - kw + 1, kh, kw), (s0, s1, s0, s1), writeable=False)
+    return np.sum(np.tanh(np.einsum("ijkl,kl->ij", windows, K)) ** 2)
+
+
+def test_as_strided_windows_are_differentiated() -> None:
+    # as_strided had no rule, and x.strides counted as a value that carries a gradient
+    args = (_normal(5, 4), _normal(2, 3))
+    check(im2col_conv, args, 0, hvp=True)
+    check(im2col_conv, args, 1)
+    x32 = _normal(9).astype(np.float32)
+    g = s2sad.grad(lambda x: np.sum(as_strided(x, (7, 3), (x.itemsize, x.itemsize)) ** 2))(x32)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, 2 * x32 * np.array([1, 2, 3, 3, 3, 3, 3, 2, 1]), rtol=1e-6)
+
+
+def test_as_strided_writes_and_views_of_other_layouts_are_refused() -> None:
+    def written(x: np.ndarray) -> float:
+        y = x * 1.0
+        w = as_strided(y, (3, 2), (y.itemsize, y.itemsize))
+        w[0, 1] = 5.0  # (w[1, 0] is the same entry)
+        return np.sum(w)
+
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="'w' may be a view") as info:
+        s2sad.grad(written)(np.ones(4))
+    assert info.value.location.line == written.__code__.co_firstlineno + 3
+
+    def transposed(x: np.ndarray) -> float:
+        return np.sum(as_strided(x.T, (2, 2), (8, 8)))
+
+    with pytest.raises(s2sad.S2SADError, match="of a C-contiguous array only") as info:
+        s2sad.grad(transposed)(np.ones((3, 3)))
+    assert info.value.location.line == transposed.__code__.co_firstlineno + 1
+
+    def outside(x: np.ndarray) -> float:
+        return np.sum(as_strided(x, (3, 3), (8, 8)))
+
+    with pytest.raises(s2sad.S2SADError, match="reads memory outside it"):
+        s2sad.grad(outside)(np.ones(4))

@@ -242,7 +242,8 @@ REGISTRY.declare_nondifferentiable(rt.seed, rt.seed_for, rt.zeros_grad, rt.stand
                                    rt.check_number, rt.sort_order, rt.has_key,
                                    rt.check_length, rt.check_sequence, rt.check_stored_array,
                                    rt.check_shared_item, rt.check_replayable, rt.check_list, rt.position_of,
-                                   rt.reversed_order, rt.check_slice_length, rt.diagonal_index)
+                                   rt.reversed_order, rt.check_slice_length, rt.diagonal_index,
+                                   rt.strided_index)
 
 # --- helpers of s2sad/rules/numpy_more_rules.py that are not linear ---------------------------
 REGISTRY.declare_nondifferentiable(rt.check_wrt_item)

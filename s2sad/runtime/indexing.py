@@ -207,6 +207,25 @@ def diagonal_index(a: Any) -> tuple[Any, ...]:
     return (np.arange(min(np.shape(a))),) * np.ndim(a)
 
 
+def strided_index(x: Any, shape: Any = None, strides: Any = None) -> Any:
+    """The flat index (into ``np.ravel(x)``) of each entry of ``as_strided(x, shape, strides)``:
+    x must be C-contiguous, its strides whole entries, and the view within x."""
+    x = np.asarray(x)
+    shape = x.shape if shape is None else tuple(shape)
+    strides = x.strides if strides is None else tuple(strides)
+    what = "s2sad differentiates np.lib.stride_tricks.as_strided"
+    if not x.flags.c_contiguous:
+        raise S2SADError(f"{what} of a C-contiguous array only; pass np.ascontiguousarray(x)")
+    if len(strides) != len(shape) or any(s % x.itemsize for s in strides):
+        raise S2SADError(f"{what} with one stride per axis, each a multiple of the item size ({x.itemsize})")
+    steps = [s // x.itemsize for s in strides]
+    ends = [(n - 1) * s for n, s in zip(shape, steps)]
+    if 0 not in shape and (sum(e for e in ends if e < 0) < 0 or sum(e for e in ends if e > 0) >= x.size):
+        raise S2SADError(f"{what} of views within the array only: this one reads memory outside it")
+    flat = np.arange(x.size)
+    return np.lib.stride_tricks.as_strided(flat, shape, [s * flat.itemsize for s in steps], writeable=False)
+
+
 def ufunc_subtract_at(a: Any, indices: Any, b: Any) -> Any:
     """``np.subtract.at(a, indices, b)`` as a new array (``a`` unchanged)."""
     out = np.array(a, copy=True)

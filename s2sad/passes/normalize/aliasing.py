@@ -26,7 +26,7 @@ VIEWING_FUNCTIONS = (operator.getitem, np.reshape, np.ndarray.reshape, np.ravel,
                      np.transpose, np.ndarray.transpose, np.ndarray.T, np.squeeze, np.ndarray.squeeze,
                      np.expand_dims, np.swapaxes, np.ndarray.swapaxes, np.moveaxis, np.rollaxis, np.flip,
                      np.fliplr, np.flipud, np.rot90, np.real, np.imag, np.ndarray.real, np.ndarray.imag,
-                     np.ndarray.view, np.diagonal, np.ndarray.diagonal,
+                     np.ndarray.view, np.diagonal, np.ndarray.diagonal, np.lib.stride_tricks.as_strided,
                      # lists or tuples of views
                      np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.broadcast_arrays)
 #: Functions that return an array argument itself (a list or tuple they copy).
