@@ -853,3 +853,41 @@ def test_models_against_jax() -> None:
                                jax.jvp(jax.grad(kalman_jax), (params, ys), (v, np.zeros_like(ys)))[1], rtol=1e-9)
     x, y = _normal(5), _normal(4)
     np.testing.assert_allclose(s2sad.grad(sinkhorn_log_domain)(x, y), jax.grad(sinkhorn_jax)(x, y), rtol=1e-9)
+
+
+# --- zip(*rows) outside a loop ---------------------------------------------------------------
+
+def layers_unzipped(layers: list, x: np.ndarray) -> float:
+    weights, biases = zip(*layers)
+    h = x
+    for W, b in zip(weights, biases):
+        h = np.tanh(W @ h + b)
+    return np.sum(h ** 2) + 1e-2 * sum(np.sum(W ** 2) for W in weights)
+
+
+def columns_of_rows(A: np.ndarray, rows: list) -> float:
+    a, b, c = zip(*A)  # the rows of an array, as tuples of their columns
+    pairs = sorted(zip(a, b), key=lambda p: p[1])
+    first, second = zip(*pairs)
+    return np.sum(np.array(first) * np.arange(len(second)) * np.array(second)) + sum(c) + sum(
+        col[0] * col[-1] ** 2 for col in zip(*rows))
+
+
+def test_zip_of_starred_rows_is_their_transpose() -> None:
+    # 'ws, bs = zip(*pairs)' was refused ("'*' or '**' in a call of zip is not supported")
+    layers = [(0.5 * _normal(3, 2), _normal(3)), (0.5 * _normal(2, 3), _normal(2))]
+    g = check(layers_unzipped, (layers, _normal(2)), hvp=True)
+    assert isinstance(g, list) and isinstance(g[0], tuple)
+    rows = [[0.5, 1.2, 0.3], [0.3, -0.7], [1.1, 0.2, 0.8]]  # ragged: zip stops at the shortest
+    check(columns_of_rows, (_normal(4, 3), rows))
+    check(columns_of_rows, (_normal(4, 3), rows), 1)
+
+
+def test_zip_of_starred_rows_read_twice_is_refused() -> None:
+    def twice(x: np.ndarray) -> float:
+        columns = zip(*[x, 2 * x])
+        return sum(a * b for a, b in columns) + sum(a for a, _ in columns)
+
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="iterator, used up by its first reader") as info:
+        s2sad.grad(twice)(np.ones(3))
+    assert info.value.location.line == twice.__code__.co_firstlineno + 1

@@ -258,6 +258,7 @@ SWEEP = {
     'slice_tuple_assign_views': ('def f(x, w):\n    y = x * w\n    y[0], y[1] = y[1], y[0]\n    return np.sum(y * np.arange(1.0, 4.0))\n', 'AA'),
     'slice_tuple_assign_views2': ('def f(x, w):\n    y = x * w\n    y[:2], y[2:] = y[1:], y[:1]\n    return np.sum(y * np.arange(1.0, 4.0))\n', 'AA'),
     'sorted_arrays_key': ('def f(x, w):\n    rows = [x, w, x * w]\n    rows = sorted(rows, key=lambda r: float(np.sum(r)))\n    return np.sum(rows[0] * rows[2])\n', 'AA'),
+    'zip_star': ('def f(x, w):\n    rows = [(x[0], w[0]), (x[1], w[1])]\n    a, b = zip(*rows)\n    return a[0] * b[1] + a[1]\n', 'AA'),  # (refused before: zip(*rows) outside a loop)
     'star_args': ('def h(*ts):\n    return sum(np.sum(t ** 2) for t in ts)\n\ndef f(x, w):\n    return h(x, w, x * w)\n', 'AA'),
     'star_args_call': ('def h(a, b):\n    return a * b\n\ndef f(x, w):\n    t = (x, w)\n    return np.sum(h(*t))\n', 'AA'),
     'star_unpack': ('def f(x, w):\n    a, *rest = x * w\n    return a * rest[1] + rest[0]\n', 'AA'),
@@ -326,7 +327,6 @@ REFUSED = {
     'string_ops': ("def f(x, w):\n    name = 'layer' + str(1)\n    d = {name: x}\n    return np.sum(d['layer1'] * w)\n", 'AA', 3, 10, 'dict\\ keys\\ must\\ be\\ string\\ literals'),
     'try_except': ('def f(x, w):\n    try:\n        y = x * w\n    except ValueError:\n        y = x\n    return np.sum(y)\n', 'AA', 2, 5, "'try'\\ statements\\ are\\ not\\ supported;\\ hand"),
     'try_finally_return': ('def f(x, w):\n    try:\n        return np.sum(x * w)\n    finally:\n        pass\n', 'AA', 2, 5, "'try'\\ statements\\ are\\ not\\ supported;\\ hand"),
-    'zip_star': ('def f(x, w):\n    rows = [(x[0], w[0]), (x[1], w[1])]\n    a, b = zip(*rows)\n    return a[0] * b[1] + a[1]\n', 'AA', 3, 12, "'\\*'\\ or\\ '\\*\\*'\\ in\\ a\\ call\\ of\\ zip"),
 }
 
 #: checked through every mode (vjp, jacobian, hvp, hessian, grad of grad, jit="auto" too)
