@@ -891,3 +891,102 @@ def test_zip_of_starred_rows_read_twice_is_refused() -> None:
     with pytest.raises(s2sad.UnsupportedSyntaxError, match="iterator, used up by its first reader") as info:
         s2sad.grad(twice)(np.ones(3))
     assert info.value.location.line == twice.__code__.co_firstlineno + 1
+
+
+# --- more styles: classes, inner solvers, event processes, policy gradients, im2col ------------
+
+class _Classifier:
+    """Data held by the object; the parameters passed to its method."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray) -> None:
+        self.X, self.y = X, y
+
+    @staticmethod
+    def link(z: np.ndarray) -> np.ndarray:
+        return expit(z)
+
+    def loss(self, w: np.ndarray) -> float:
+        p = self.link(self.X @ w)
+        return -np.mean(sp.xlogy(self.y, p) + sp.xlogy(1 - self.y, 1 - p))
+
+
+def implicit_layer(W: np.ndarray, x: np.ndarray) -> float:
+    z = np.zeros(W.shape[0])
+    for _ in range(100):  # a fixed point, iterated until it settles
+        z_new = np.tanh(W @ z + x)
+        if np.max(np.abs(z_new - z)) < 1e-10:
+            z = z_new
+            break
+        z = z_new
+    return np.sum(z ** 2)
+
+
+def newton_logistic(w0: np.ndarray, X: np.ndarray, y: np.ndarray, Xv: np.ndarray, yv: np.ndarray) -> float:
+    w = w0
+    for _ in range(3):
+        p = expit(X @ w)
+        H = (X * (p * (1 - p))[:, None]).T @ X + 0.1 * np.eye(len(w))
+        w = w - np.linalg.solve(H, X.T @ (p - y) + 0.1 * w)
+    pv = expit(Xv @ w)
+    return -np.mean(yv * np.log(pv) + (1 - yv) * np.log(1 - pv))
+
+
+def hawkes(params: np.ndarray, times: np.ndarray, T: float) -> float:
+    mu, alpha, beta = np.exp(params)
+    ll, A = 0.0, 0.0
+    for i in range(len(times)):
+        if i > 0:
+            A = np.exp(-beta * (times[i] - times[i - 1])) * (1 + A)
+        ll = ll + np.log(mu + alpha * A)
+    return mu * T + alpha / beta * np.sum(1 - np.exp(-beta * (T - times))) - ll
+
+
+def reinforce(theta: np.ndarray, feats: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> float:
+    T = len(rewards)
+    discount = 0.9 ** np.arange(T)
+    returns = np.cumsum((rewards * discount)[::-1])[::-1] / discount
+    logits = feats @ theta
+    log_p = logits[np.arange(T), actions] - logsumexp(logits, axis=1)
+    return -np.sum(log_p * stop_gradient(returns - returns.mean()))
+
+
+def ppo_clipped(theta: np.ndarray, feats: np.ndarray, actions: np.ndarray, old_log_p: np.ndarray,
+                advantage: np.ndarray) -> float:
+    log_p = np.take_along_axis(sp.log_softmax(feats @ theta, axis=1), actions[:, None], axis=1)[:, 0]
+    ratio = np.exp(log_p - old_log_p)
+    return -np.mean(np.minimum(ratio * advantage, np.clip(ratio, 0.8, 1.2) * advantage))
+
+
+def cnn_im2col(Wc: np.ndarray, Wfc: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:
+    N, C, H, W = x.shape
+    F, _, kh, kw = Wc.shape
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="constant")
+    rows = np.tile(np.repeat(np.arange(kh), kw), C)[:, None] + np.repeat(np.arange(H), W)[None, :]
+    cols = np.tile(np.arange(kw), kh * C)[:, None] + np.tile(np.arange(W), H)[None, :]
+    channel = np.repeat(np.arange(C), kh * kw)[:, None]
+    out = np.einsum("fc,ncp->nfp", Wc.reshape(F, -1), padded[:, channel, rows, cols]).reshape(N, F, H, W)
+    pooled = np.maximum(out, 0).reshape(N, F, H // 2, 2, W // 2, 2).max(axis=(3, 5))
+    scores = pooled.reshape(N, -1) @ Wfc
+    return np.mean(logsumexp(scores, axis=1) - scores[np.arange(N), y])
+
+
+def distribution_zoo(params: np.ndarray, x: np.ndarray) -> float:
+    loc, s = params[0], np.exp(params[1])
+    return -(st.norm.logcdf(x, loc, s).sum() + st.expon.logpdf(np.abs(x), scale=s).sum()
+             + st.laplace.logpdf(x, loc, s).sum() + st.logistic.logpdf(x, loc, s).sum()
+             + st.multivariate_normal.logpdf(x[:3], mean=np.full(3, loc), cov=s * np.eye(3)))
+
+
+def test_more_styles() -> None:
+    model = _Classifier(_normal(10, 3), (R.random(10) > 0.5).astype(float))
+    check(model.loss, (_normal(3),), hvp=True)
+    check(implicit_layer, (0.3 * _normal(4, 4), _normal(4)))
+    check(newton_logistic, (0.1 * _normal(3), _normal(20, 3), (R.random(20) > 0.5).astype(float), _normal(8, 3),
+                            (R.random(8) > 0.5).astype(float)), rtol=1e-5)
+    check(hawkes, (np.log(np.array([0.5, 0.3, 1.2])), np.sort(R.uniform(0, 10, 12)), 10.0), hvp=True)
+    check(reinforce, (_normal(3, 4), _normal(6, 3), R.integers(0, 4, 6), _normal(6)))
+    check(ppo_clipped, (_normal(3, 4), _normal(8, 3), R.integers(0, 4, 8), -np.abs(_normal(8)), _normal(8)))
+    cnn = (0.3 * _normal(2, 2, 3, 3), 0.3 * _normal(8, 3), _normal(2, 2, 4, 4), np.array([0, 2]))
+    check(cnn_im2col, cnn, hvp=True)
+    check(cnn_im2col, cnn, 2)
+    check(distribution_zoo, (np.array([0.2, -0.1]), _normal(6)), hvp=True)
