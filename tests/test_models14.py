@@ -990,3 +990,45 @@ def test_more_styles() -> None:
     check(cnn_im2col, cnn, hvp=True)
     check(cnn_im2col, cnn, 2)
     check(distribution_zoo, (np.array([0.2, -0.1]), _normal(6)), hvp=True)
+
+
+# --- scatter maximum and minimum (graph pooling) ---------------------------------------------
+
+def graph_max_pool(W: np.ndarray, X: np.ndarray, edges: np.ndarray) -> float:
+    """Each node keeps the largest message along its incoming edges (or its own features)."""
+    H = np.tanh(X @ W)
+    pooled = H.copy()
+    np.maximum.at(pooled, edges[:, 1], H[edges[:, 0]])
+    low = np.zeros(X.shape[0])
+    np.minimum.at(low, edges[:, 1], H[edges[:, 0], 0] * 2.0)
+    return np.sum(pooled ** 2 * np.arange(1, pooled.shape[1] + 1)) + np.sum(low ** 3)
+
+
+def graph_attention(a: np.ndarray, W: np.ndarray, X: np.ndarray, edges: np.ndarray) -> float:
+    src, dst = edges[:, 0], edges[:, 1]
+    H = X @ W
+    e = np.tanh(H[src] @ a[:H.shape[1]] + H[dst] @ a[H.shape[1]:])
+    e_max = np.full(X.shape[0], -np.inf)
+    np.maximum.at(e_max, dst, e)  # a segment softmax, stabilised
+    ex = np.exp(e - stop_gradient(e_max)[dst])
+    total = np.zeros(X.shape[0])
+    np.add.at(total, dst, ex)
+    out = np.zeros_like(H)
+    np.add.at(out, dst, (ex / total[dst])[:, None] * H[src])
+    return np.sum(out ** 2)
+
+
+def test_maximum_at_and_minimum_at_are_differentiated() -> None:
+    # np.maximum.at was refused ("differentiates for np.add.at and np.subtract.at only")
+    edges = np.array([[0, 1], [1, 2], [2, 0], [3, 1], [2, 3], [1, 0], [4, 2]])
+    check(graph_max_pool, (_normal(3, 2), _normal(5, 3), edges), hvp=True)
+    check(graph_max_pool, (_normal(3, 2), _normal(5, 3), edges), 1)
+    check(graph_attention, (_normal(6), _normal(3, 3), _normal(5, 3), edges), hvp=True)
+
+    def tied(v: np.ndarray) -> float:
+        z = np.zeros(2)
+        np.maximum.at(z, np.array([0, 0, 1]), v)  # v[0] == v[1]: they share slot 0's gradient
+        return np.sum(z * np.array([3.0, 5.0]))
+
+    np.testing.assert_allclose(s2sad.grad(tied)(np.array([2.0, 2.0, -1.0])), [1.5, 1.5, 0.0])
+    np.testing.assert_allclose(s2sad.grad(tied)(np.array([2.0, 1.0, 4.0])), [3.0, 0.0, 5.0])

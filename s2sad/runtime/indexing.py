@@ -197,6 +197,35 @@ def ufunc_add_at(a: Any, indices: Any, b: Any) -> Any:
     return out
 
 
+def ufunc_maximum_at(a: Any, indices: Any, b: Any) -> Any:
+    """``np.maximum.at(a, indices, b)`` as a new array (``a`` unchanged)."""
+    out = np.array(a, copy=True)
+    np.maximum.at(out, indices, b)
+    return out
+
+
+def ufunc_minimum_at(a: Any, indices: Any, b: Any) -> Any:
+    """``np.minimum.at(a, indices, b)`` as a new array (``a`` unchanged)."""
+    out = np.array(a, copy=True)
+    np.minimum.at(out, indices, b)
+    return out
+
+
+def extremum_at_shares(a: Any, indices: Any, b: Any, ans: Any) -> tuple[Any, Any]:
+    """The shares of ``a``'s entries and of ``b``'s in ``ans = ufunc_maximum_at(a, indices, b)``
+    (or the minimum's): 1 for the value each entry of ans kept, divided equally among those that
+    tie for it; ``b``'s in the shape of ``ans[indices]``."""
+    if np.iscomplexobj(a) or np.iscomplexobj(b):
+        raise S2SADError("s2sad differentiates np.maximum.at and np.minimum.at of real values only")
+    dtype = np.result_type(a, b, 1.0)
+    picked = ans[indices]
+    a_hits = np.asarray(a == ans, dtype)
+    b_hits = np.asarray(np.broadcast_to(b, np.shape(picked)) == picked, dtype)
+    count = a_hits.copy()
+    np.add.at(count, indices, b_hits)
+    return a_hits / count, b_hits / count[indices]
+
+
 def diagonal_index(a: Any) -> tuple[Any, ...]:
     """The index of the entries ``np.fill_diagonal(a, v)`` writes (``wrap=False``):
     ``a[i, i, ..., i]`` for ``i < min(a.shape)``."""

@@ -1,5 +1,6 @@
-"""In-place writes into arrays, lowered as new versions: ``x[i] = v``, ``np.add.at`` and
-``np.subtract.at``, and ``out=`` arguments."""
+"""In-place writes into arrays, lowered as new versions: ``x[i] = v``, ``np.add.at``,
+``np.subtract.at``, ``np.maximum.at`` and ``np.minimum.at``, ``np.fill_diagonal``, and ``out=``
+arguments."""
 from __future__ import annotations
 
 import os
@@ -17,7 +18,8 @@ from .views import linked_names
 
 
 #: ``ufunc.at`` s2sad differentiates, as the functional helper it writes instead.
-_UFUNC_AT = ((np.add, runtime.ufunc_add_at), (np.subtract, runtime.ufunc_subtract_at))
+_UFUNC_AT = ((np.add, runtime.ufunc_add_at), (np.subtract, runtime.ufunc_subtract_at),
+             (np.maximum, runtime.ufunc_maximum_at), (np.minimum, runtime.ufunc_minimum_at))
 
 
 class InPlaceWriteLowering:
@@ -94,8 +96,9 @@ class InPlaceWriteLowering:
         spelled = self.parsed.code(call.func).strip()
         if function is MISSING:
             raise self.unsupported(call, f"{spelled}(...) changes its first argument in place, which s2sad "
-                                         f"differentiates for np.add.at and np.subtract.at only; write the "
-                                         f"update as a loop (z[i] = z[i] * v[k] for each index)")
+                                         f"differentiates for np.add.at, np.subtract.at, np.maximum.at and "
+                                         f"np.minimum.at only; write the update as a loop (z[i] = z[i] * v[k] "
+                                         f"for each index)")
         target = call.args[0].value if call.args else None
         if (len(call.args) != 3 or any(a.keyword or a.star for a in call.args)
                 or not isinstance(target, cst.Name) or target.value not in self.version):
