@@ -1032,3 +1032,42 @@ def test_maximum_at_and_minimum_at_are_differentiated() -> None:
 
     np.testing.assert_allclose(s2sad.grad(tied)(np.array([2.0, 2.0, -1.0])), [1.5, 1.5, 0.0])
     np.testing.assert_allclose(s2sad.grad(tied)(np.array([2.0, 1.0, 4.0])), [3.0, 0.0, 5.0])
+
+
+# --- banded solves (smoothing splines, implicit time steps) ----------------------------------
+
+def crank_nicolson(kappa: float, u0: np.ndarray) -> float:
+    """The heat equation by implicit steps: a tridiagonal system in banded storage each step."""
+    n, r = u0.shape[0], 0.5 * kappa
+    ab = np.zeros((3, n))
+    ab[0, 1:] = -r
+    ab[1, :] = 1 + 2 * r
+    ab[2, :-1] = -r
+    u = u0
+    for _ in range(5):
+        rhs = (1 - 2 * r) * u
+        rhs[1:] += r * u[:-1]
+        rhs[:-1] += r * u[1:]
+        u = scipy.linalg.solve_banded((1, 1), ab, rhs)
+    return np.sum(u ** 2 * np.arange(n))
+
+
+def banded_smoother(ab: np.ndarray, Y: np.ndarray) -> float:
+    F = scipy.linalg.solve_banded((0, 2), ab, Y)
+    return np.sum(F ** 3)
+
+
+def test_solve_banded_is_differentiated() -> None:
+    # scipy.linalg.solve_banded had no rule: "no gradient rule for 'scipy.linalg.solve_banded'"
+    check(crank_nicolson, (0.8, np.sin(np.linspace(0, 3, 7))), 0, hvp=True)
+    check(crank_nicolson, (0.8, np.sin(np.linspace(0, 3, 7))), 1, hvp=True)
+    ab = _normal(3, 5) + np.array([[0.0], [0.0], [4.0]])
+    check(banded_smoother, (ab, _normal(5, 2)), hvp=True)
+    check(banded_smoother, (ab, _normal(5, 2)), 1)
+
+    def overwriting(ab: np.ndarray, y: np.ndarray) -> float:
+        return np.sum(scipy.linalg.solve_banded((0, 2), ab, y, overwrite_b=True))
+
+    with pytest.raises(s2sad.S2SADError, match="leave overwrite_b=False") as info:
+        s2sad.grad(overwriting, 1)(ab, np.ones(5))
+    assert info.value.location.line == overwriting.__code__.co_firstlineno + 1

@@ -44,7 +44,7 @@ def defvjp(fun, params: str, **kwargs) -> None:
 USER_OBJECTS.update({name: getattr(special, name) for name in (
     "digamma", "polygamma", "iv", "ive", "jv", "yv", "i0", "i1", "i0e", "i1e", "j0", "j1", "y0", "y1", "k0", "k1",
     "gammaln")})
-USER_OBJECTS.update(expm=linalg.expm, logm=linalg.logm, solve_triangular=linalg.solve_triangular, squareform=distance.squareform,
+USER_OBJECTS.update(expm=linalg.expm, logm=linalg.logm, solve_banded=linalg.solve_banded, solve_triangular=linalg.solve_triangular, squareform=distance.squareform,
                     solve_sylvester=linalg.solve_sylvester, cho_solve=linalg.cho_solve, lu_solve=linalg.lu_solve)
 
 
@@ -360,6 +360,17 @@ defvjp(linalg.lu_solve, "lu_and_piv, b, trans=0, overwrite_b=False, check_finite
                              "with respect to the matrix, write scipy.linalg.solve(a, b)"},
        b="lu_solve(lu_and_piv, g, 1 if trans in (0, 'N') else 0) if trans in (0, 'N', 1, 'T') else "
          "np.conj(lu_solve(lu_and_piv, np.conj(g), 0))")
+# solve_banded is np.linalg.solve with the matrix ab stands for (banded_matrix): its gradient lies
+# in the band, laid out as ab (band_of)
+_BANDED = "banded_matrix(l_and_u, ab)"
+_BANDED_B = f"np.linalg.solve(np.swapaxes({_BANDED}, -1, -2), g)"
+defvjp(linalg.solve_banded, "l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True",
+       unsupported=_in_place("overwrite_ab", "overwrite_b"), l_and_u=None,
+       jvp={"b": "solve_banded(l_and_u, ab, t)",
+            "ab": f"-solve_banded(l_and_u, ab, banded_matrix(l_and_u, t) @ ans)"},
+       b=_BANDED_B,
+       ab=f"-band_of(l_and_u, np.reshape({_BANDED_B}, (np.shape(ab)[-1], -1)) @ "
+          f"np.reshape(ans, (np.shape(ab)[-1], -1)).T, np.shape(ab))")
 # lu_factor's results are read by lu_solve, which s2sad differentiates in b only
 REGISTRY.declare_refused(linalg.lu_factor, "s2sad does not differentiate scipy.linalg.lu_factor (its factors are "
                                            "differentiated only as constants, by lu_solve in b); for a gradient "
