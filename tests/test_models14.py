@@ -1071,3 +1071,33 @@ def test_solve_banded_is_differentiated() -> None:
     with pytest.raises(s2sad.S2SADError, match="leave overwrite_b=False") as info:
         s2sad.grad(overwriting, 1)(ab, np.ones(5))
     assert info.value.location.line == overwriting.__code__.co_firstlineno + 1
+
+
+# --- chained stores (boundary conditions) ----------------------------------------------------
+
+def wave_equation(c: float, u0: np.ndarray) -> float:
+    prev, cur = u0.copy(), u0.copy()
+    for _ in range(15):
+        nxt = np.empty_like(cur)
+        nxt[1:-1] = 2 * cur[1:-1] - prev[1:-1] + c ** 2 * 0.25 * (cur[2:] - 2 * cur[1:-1] + cur[:-2])
+        nxt[0] = nxt[-1] = 0.0  # both ends held at zero
+        prev, cur = cur, nxt
+    return np.sum(cur ** 2)
+
+
+def chained_into_names_and_items(w: np.ndarray) -> float:
+    a = np.zeros(4)
+    a[0] = b = w[0] * 2  # the value once, then each target left to right
+    i = a[1] = w[1]
+    a[2] = i * w[0]
+    xs, ys = [np.zeros(2)], [np.zeros(2)]
+    xs[0] = ys[0] = w * 2  # one array in both lists
+    ys[0] += 1.0
+    return np.sum(a * 3) + b ** 2 + np.sum(xs[0] * np.array([1.0, 3.0])) + np.sum(ys[0] ** 2)
+
+
+def test_chained_assignment_into_elements() -> None:
+    # 'nxt[0] = nxt[-1] = 0.0' was refused ("chained assignment into an element is not supported")
+    check(wave_equation, (0.9, np.sin(np.linspace(0, 3, 10))), 0, hvp=True)
+    check(wave_equation, (0.9, np.sin(np.linspace(0, 3, 10))), 1)
+    check(chained_into_names_and_items, (np.array([0.3, -0.7]),), hvp=True)
