@@ -1101,3 +1101,28 @@ def test_chained_assignment_into_elements() -> None:
     check(wave_equation, (0.9, np.sin(np.linspace(0, 3, 10))), 0, hvp=True)
     check(wave_equation, (0.9, np.sin(np.linspace(0, 3, 10))), 1)
     check(chained_into_names_and_items, (np.array([0.3, -0.7]),), hvp=True)
+
+
+# --- writes into a view of a new array -------------------------------------------------------
+
+def reshaped_new_array(w: np.ndarray) -> float:
+    x = (w * 2.0).reshape(3, 1)  # a view of an array no name holds
+    x[0] += x[1]
+    y = np.reshape(w ** 2, (1, 3))
+    z = y.T  # (a view of y: it sees the write)
+    y[0, 2] = 5.0
+    return np.sum(x ** 3) + np.sum(z * w[:, None]) + np.sum(w.copy().reshape(3, 1)[1:] ** 2)
+
+
+def test_writing_into_a_view_of_a_new_array() -> None:
+    # 'x = (w * 2.0).reshape(3, 1); x[0] += ...' was refused ("'x' may be a view into another array")
+    check(reshaped_new_array, (np.array([0.3, -0.2, 0.5]),), hvp=True)
+
+    def of_an_argument(w: np.ndarray) -> float:
+        x = np.asarray(w).reshape(3, 1)  # (w itself, reshaped: the caller's array)
+        x[0] = 5.0
+        return np.sum(x)
+
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match="'x' may be a view") as info:
+        s2sad.grad(of_an_argument)(np.ones(3))
+    assert info.value.location.line == of_an_argument.__code__.co_firstlineno + 2

@@ -47,6 +47,20 @@ def _is_fresh(value: cst.BaseExpression, res: Resolution) -> bool:
     return id(func) in FRESH_FUNCTIONS
 
 
+def views_a_new_array(node: cst.CSTNode, res: Resolution) -> bool:
+    """Whether ``node``, which takes a view (``v.reshape(...)``, ``np.reshape(v, ...)``,
+    ``v[i]``), takes it of a new array no name holds (``(w * 2.0).reshape(3, 1)``): writing
+    into the view then changes nothing else the function could read."""
+    viewed: cst.BaseExpression | None = None
+    if isinstance(node, cst.Subscript):
+        viewed = node.value
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func not in res.objects:
+        viewed = node.func.value  # (a method of the value)
+    elif isinstance(node, cst.Call) and node.args and not node.args[0].keyword and not node.args[0].star:
+        viewed = node.args[0].value
+    return viewed is not None and _is_fresh(viewed, res)
+
+
 class _Recorder:
     """The events of a function body, in source order, and where its loops' bodies start."""
 
