@@ -1123,6 +1123,12 @@ def test_writing_into_a_view_of_a_new_array() -> None:
         x[0] = 5.0
         return np.sum(x)
 
-    with pytest.raises(s2sad.UnsupportedSyntaxError, match="'x' may be a view") as info:
-        s2sad.grad(of_an_argument)(np.ones(3))
-    assert info.value.location.line == of_an_argument.__code__.co_firstlineno + 2
+    def not_copied(w: np.ndarray) -> float:
+        x = np.array(w, copy=False).reshape(3, 1)  # (w itself: no copy)
+        x[0] = 5.0
+        return np.sum(x)
+
+    for f in (of_an_argument, not_copied):
+        with pytest.raises(s2sad.UnsupportedSyntaxError, match="'x' may be a view") as info:
+            s2sad.grad(f)(np.ones(3))
+        assert info.value.location.line == f.__code__.co_firstlineno + 2

@@ -10,6 +10,7 @@ import libcst as cst
 import numpy as np
 
 from ..resolve import MISSING, Resolution
+from .aliasing import returns_same
 from .flow import in_place_targets, view_bases
 from .syntax import statements_of, strip_parens, walk
 
@@ -44,7 +45,7 @@ def _is_fresh(value: cst.BaseExpression, res: Resolution) -> bool:
     if func is MISSING and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Name) \
             and value.func.value.value in res.locals:
         func = getattr(np.ndarray, value.func.attr.value, None)
-    return id(func) in FRESH_FUNCTIONS
+    return id(func) in FRESH_FUNCTIONS and not returns_same(func, value)  # (np.array(y, copy=False): y)
 
 
 def views_a_new_array(node: cst.CSTNode, res: Resolution) -> bool:
