@@ -1132,3 +1132,15 @@ def test_writing_into_a_view_of_a_new_array() -> None:
         with pytest.raises(s2sad.UnsupportedSyntaxError, match="'x' may be a view") as info:
             s2sad.grad(f)(np.ones(3))
         assert info.value.location.line == f.__code__.co_firstlineno + 2
+
+
+def robust_pca_spectrum(A: np.ndarray) -> float:
+    """Nuclear norm by scipy's SVD, the leading singular pair, and a softplus hinge."""
+    U, s, Vh = scipy.linalg.svd(A, full_matrices=False)
+    hinge = sp.softplus(s - 1.0) if hasattr(sp, "softplus") else np.logaddexp(0.0, s - 1.0)
+    return np.sum(s) + np.sum(U[:, 0] ** 2 * np.arange(A.shape[0])) + np.sum(np.abs(Vh[0])) + np.sum(hinge)
+
+
+def test_scipy_svd_and_softplus_are_differentiated() -> None:
+    # scipy.linalg.svd (and scipy.special.softplus, SciPy 1.15) had no rule
+    check(robust_pca_spectrum, (_normal(5, 3),), hvp=True)

@@ -98,6 +98,8 @@ unary(special.k1, "-g * (k0(x) + ans / x)")
 unary(special.erfcx, "g * (2.0 * x * ans - 2.0 / np.pi ** 0.5)")
 unary(special.dawsn, "g * (1.0 - 2.0 * x * ans)")
 unary(special.cbrt, "g / (3.0 * ans ** 2)")
+if hasattr(special, "softplus"):  # (SciPy 1.15: log(1 + exp(x)), whose slope is exp(x - ans))
+    unary(special.softplus, "g * np.exp(x - ans)")
 _GAMMA_DENSITY = "np.exp((a - 1.0) * np.log(x) - x - gammaln(a))"  # d/dx of the regularized gammainc
 _SHAPE = {"a": "s2sad differentiates the incomplete gamma function with respect to x only; pass a constant a"}
 binary(special.gammainc, "a, x", refuse=_SHAPE, x=f"g * {_GAMMA_DENSITY}")
@@ -315,6 +317,11 @@ defvjp(linalg.expm, "A", jvp={"A": f"expm(np.block([[A, t], [np.zeros_like(A), A
        A=f"expm(np.block([[{_AT}, g], [np.zeros_like(A), {_AT}]]))[..., :{_N}, {_N}:]")
 defvjp(linalg.logm, "A", jvp={"A": f"logm(np.block([[A, t], [np.zeros_like(A), A]]))[..., :{_N}, {_N}:]"},
        A=f"logm(np.block([[{_AT}, g], [np.zeros_like(A), {_AT}]]))[..., :{_N}, {_N}:]")
+# scipy.linalg.svd returns what np.linalg.svd does: its rule
+defvjp(linalg.svd, "a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True, "
+                   "lapack_driver='gesdd'", returns_container=True, unsupported=_in_place("overwrite_a"),
+       jvp={"a": "svd_jvp(t, a, ans, full_matrices, compute_uv)"},
+       a="svd_grad(g, a, ans, full_matrices, compute_uv)")
 # X = sqrtm(A): dX X + X dX = dA, a Sylvester equation
 defvjp(linalg.sqrtm, "A, disp=True, blocksize=64", jvp={"A": "solve_sylvester(ans, ans, t)"},
        A="solve_sylvester(np.swapaxes(ans, -1, -2), np.swapaxes(ans, -1, -2), g)")
