@@ -1144,3 +1144,24 @@ def robust_pca_spectrum(A: np.ndarray) -> float:
 def test_scipy_svd_and_softplus_are_differentiated() -> None:
     # scipy.linalg.svd (and scipy.special.softplus, SciPy 1.15) had no rule
     check(robust_pca_spectrum, (_normal(5, 3),), hvp=True)
+
+
+def test_changing_the_rows_a_loop_goes_over_is_refused_with_a_faithful_rewrite() -> None:
+    def scaled_rows(A: np.ndarray) -> float:
+        B = A.copy()
+        for row in B:
+            row *= 2.0  # changes B
+        return np.sum(B ** 3)
+
+    # the advice was 'write row = row * ...', which would leave B unchanged
+    with pytest.raises(s2sad.UnsupportedSyntaxError, match=re.escape("for i in range(len(B)): B[i] = ...")) as info:
+        s2sad.grad(scaled_rows)(np.ones((2, 3)))
+    assert info.value.location.line == scaled_rows.__code__.co_firstlineno + 3
+
+    def by_index(A: np.ndarray) -> float:
+        B = A.copy()
+        for i in range(len(B)):
+            B[i] = B[i] * 2.0
+        return np.sum(B ** 3)
+
+    check(by_index, (_normal(2, 3),))

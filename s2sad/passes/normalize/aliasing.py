@@ -67,6 +67,11 @@ class Aliasing:
             why = f"'{name}' is also stored in a list, tuple or dict"
         elif current in self.views and name not in linked:
             why = f"'{name}' may be a view into another array (it comes from indexing or reshaping)"
+            loop = next((loop for loop in self.for_loops if name in flat_targets(loop.target)
+                         and isinstance(strip_parens(loop.iter), cst.Name)), None)
+            if loop is not None:  # for row in A: row *= 2 (a copy of row would leave A as it was)
+                rows = strip_parens(loop.iter).value
+                instead = f"the rows of '{rows}' by index: for i in range(len({rows})): {rows}[i] = ..."
         elif self.callee and current in self.res.params:
             why = f"'{name}' is an argument, so the calling function would see the change"
         else:
