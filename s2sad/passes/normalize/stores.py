@@ -39,8 +39,8 @@ def _is_fresh(value: cst.BaseExpression, res: Resolution) -> bool:
     value = strip_parens(value)
     if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
         return True
-    if not isinstance(value, cst.Call):
-        return False
+    if not isinstance(value, cst.Call) or any(a.keyword is not None and a.keyword.value == "out" for a in value.args):
+        return False  # (np.exp(a, out=b) is b)
     func = res.object(value.func)
     if func is MISSING and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Name) \
             and value.func.value.value in res.locals:
