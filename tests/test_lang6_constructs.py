@@ -281,12 +281,14 @@ def test_zip_of_rows_of_another_length_is_refused_as_it_runs() -> None:
     assert located(info.value) == (3, 21)
 
 
-def test_zip_of_rows_into_one_name_is_refused() -> None:
+def test_zip_of_rows_into_one_name_is_their_transpose() -> None:
     f = function("def f(x, rows):\n    s = 0.0\n    for pair in zip(*rows):\n        s = s + pair[0] * x[0]\n"
                  "    return s\n")
-    with pytest.raises(s2sad.UnsupportedSyntaxError, match="zip\\(\\*rows\\) needs rows whose length") as info:
-        s2sad.grad(f)(X, [np.ones(3)])
-    assert located(info.value) == (3, 21)
+    rows = [np.array([1.0, 2.0, 4.0]), np.array([0.5, -1.0])]  # (zip stops at the shorter row)
+    np.testing.assert_allclose(s2sad.grad(f)(X, rows), [3.0, 0.0, 0.0])
+    grads = s2sad.grad(f, 1)(X, rows)
+    np.testing.assert_allclose(grads[0], [X[0], X[0], 0.0])
+    np.testing.assert_allclose(grads[1], [0.0, 0.0])
 
 
 def test_zip_of_one_sequence_into_one_name_is_refused() -> None:

@@ -293,6 +293,12 @@ ROWS: list[Row] = [
         (np.lib.stride_tricks.sliding_window_view,)),
     Row("np.lib.stride_tricks.sliding_window_view(x, 2, axis=1) ** 2", ((3, 4),),
         (np.lib.stride_tricks.sliding_window_view,)),
+    Row("np.lib.stride_tricks.as_strided(x, (5, 3), (x.strides[0], x.strides[0])) @ y", ((7,), (3,)),
+        (np.lib.stride_tricks.as_strided,)),
+    Row("np.lib.stride_tricks.as_strided(x, shape=(2, 3, 2, 2), strides=x.strides * 2) ** 2", ((3, 4),),
+        (np.lib.stride_tricks.as_strided, operator.pow)),
+    Row("np.lib.stride_tricks.as_strided(x, (2, 2), (0, x.itemsize)) * y", ((3,), (2, 2)),
+        (np.lib.stride_tricks.as_strided,)),
     # NumPy's scalar types as casts
     Row("np.float64(x)", ((3, 4),), (np.float64,)),
     Row("np.float64(x) * y", (F, (3,)), (np.float64,)),

@@ -264,6 +264,8 @@ SWEEP = {
     'slice_tuple_assign_views': ('def f(x, w):\n    y = x * w\n    y[0], y[1] = y[1], y[0]\n    return np.sum(y * np.arange(1.0, 4.0))\n', 'AA'),
     'slice_tuple_assign_views2': ('def f(x, w):\n    y = x * w\n    y[:2], y[2:] = y[1:], y[:1]\n    return np.sum(y * np.arange(1.0, 4.0))\n', 'AA'),
     'sorted_arrays_key': ('def f(x, w):\n    rows = [x, w, x * w]\n    rows = sorted(rows, key=lambda r: float(np.sum(r)))\n    return np.sum(rows[0] * rows[2])\n', 'AA'),
+    'chained_assign_subscript': ('def f(x, w):\n    y = np.zeros(3)\n    z = np.zeros(3)\n    y[0] = z[1] = x[0] * w[0]\n    return np.sum(y * z) + y[0]\n', 'AA'),  # (refused before: chained assignment into elements)
+    'zip_star': ('def f(x, w):\n    rows = [(x[0], w[0]), (x[1], w[1])]\n    a, b = zip(*rows)\n    return a[0] * b[1] + a[1]\n', 'AA'),  # (refused before: zip(*rows) outside a loop)
     'star_args': ('def h(*ts):\n    return sum(np.sum(t ** 2) for t in ts)\n\ndef f(x, w):\n    return h(x, w, x * w)\n', 'AA'),
     'star_args_call': ('def h(a, b):\n    return a * b\n\ndef f(x, w):\n    t = (x, w)\n    return np.sum(h(*t))\n', 'AA'),
     'star_unpack': ('def f(x, w):\n    a, *rest = x * w\n    return a * rest[1] + rest[0]\n', 'AA'),
@@ -296,7 +298,6 @@ REFUSED = {
     'attr_aug_local_obj': ('\nclass Acc:\n    def __init__(self):\n        self.total = 0.0\n    def add(self, t):\n        self.total += t\n        return self.total\n\ndef f(x, w):\n    a = Acc()\n    a.total += x[0] * w[0]\n    return a.total\n', 'AA', 11, 5, "the\\ value\\ stored\\ in\\ 'a\\.total'\\ carries\\ a\\ gradient"),
     'aug_dict_item_alias': ("def f(x, w):\n    d = {'a': x}\n    d['a'] += w\n    return np.sum(d['a'] * x)\n", 'AA', 3, 5, "'d'\\ holds\\ 'x',\\ which\\ is\\ read\\ later:\\ 'd\\['"),
     'aug_param_alias': ('def f(x, w):\n    y = x\n    y += w\n    return np.sum(y * x)\n', 'AA', 3, 5, "'y'\\ and\\ 'x'\\ are\\ the\\ same\\ object,\\ and\\ 'x'"),
-    'chained_assign_subscript': ('def f(x, w):\n    y = np.zeros(3)\n    z = np.zeros(3)\n    y[0] = z[1] = x[0] * w[0]\n    return np.sum(y * z) + y[0]\n', 'AA', 4, 12, 'chained\\ assignment\\ into\\ an\\ element\\ is\\ no'),
     'closure_factory_grad': ('def make(s):\n    def g(t):\n        return t * s\n    return g\n\ndef f(x, w):\n    h = make(x)\n    return np.sum(h(w))\n', 'AA', 2, 5, "the nested function 'g' is used other than called"),
     'comp_walrus': ('def f(x, w):\n    y = 1.0\n    ys = [y := y * a for a in x]\n    return y * w[0] + ys[0]\n', 'AA', 3, 11, "the\\ walrus\\ operator\\ ':='\\ inside\\ a\\ compre"),
     'complex_abs': ('def f(a, b):\n    return abs(complex(a, b))\n', 'FF', 2, 16, "no\\ gradient\\ rule\\ for\\ 'complex';\\ register"),
@@ -326,7 +327,6 @@ REFUSED = {
     'string_ops': ("def f(x, w):\n    name = 'layer' + str(1)\n    d = {name: x}\n    return np.sum(d['layer1'] * w)\n", 'AA', 3, 10, 'dict\\ keys\\ must\\ be\\ string\\ literals'),
     'try_except': ('def f(x, w):\n    try:\n        y = x * w\n    except ValueError:\n        y = x\n    return np.sum(y)\n', 'AA', 2, 5, "'try'\\ statements\\ are\\ not\\ supported;\\ hand"),
     'try_finally_return': ('def f(x, w):\n    try:\n        return np.sum(x * w)\n    finally:\n        pass\n', 'AA', 2, 5, "'try'\\ statements\\ are\\ not\\ supported;\\ hand"),
-    'zip_star': ('def f(x, w):\n    rows = [(x[0], w[0]), (x[1], w[1])]\n    a, b = zip(*rows)\n    return a[0] * b[1] + a[1]\n', 'AA', 3, 12, "'\\*'\\ or\\ '\\*\\*'\\ in\\ a\\ call\\ of\\ zip"),
 }
 
 #: checked through every mode (vjp, jacobian, hvp, hessian, grad of grad, jit="auto" too)

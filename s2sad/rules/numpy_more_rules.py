@@ -480,6 +480,13 @@ defvjp(np.lib.stride_tricks.sliding_window_view, "x, window_shape, axis=None, *,
                                  "windows read-only (the default) and build the new values with NumPy"},
        x=f"np.reshape(ufunc_add_at(np.zeros(np.size(x), np.result_type(g)), {_WINDOWS}, g), np.shape(x))")
 
+# as_strided(x, shape, strides) reads x's entries at strided_index(x, shape, strides) (refused as it
+# runs when x is not C-contiguous or the view reaches outside x): its gradient adds g up there
+_STRIDED = "strided_index(x, shape, strides)"
+defvjp(np.lib.stride_tricks.as_strided, "x, shape=None, strides=None, subok=False, writeable=True",
+       name="np.lib.stride_tricks.as_strided", jvp={"x": f"np.ravel(t)[{_STRIDED}]"},
+       x=f"np.reshape(getitem_grad(g, np.ravel(x), {_STRIDED}), np.shape(x))")
+
 # --- refused: functions that call Python code NumPy loops over, with what to write instead -----------
 _PYTHON_LOOP = ("NumPy calls the Python function given to {name} from its own loop, which s2sad does not "
                 "differentiate; {advice}, or wrap the call in stop_gradient(...) if no gradient should flow "

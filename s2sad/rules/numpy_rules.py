@@ -378,8 +378,9 @@ defvjp(np.concatenate, "arrays, axis=0", containers=("arrays",), linear="joint",
        arrays="concatenate_grad(g, arrays, axis)")
 defvjp(builtins.sum, "iterable, start=0", containers=("iterable",), linear="joint", iterable="sum_items_grad(g, iterable)",
        start="unbroadcast(g, start)")
-for array in (np.array, np.asarray):
-    defvjp(array, "object, dtype=None", containers=("object",), linear="joint", object="array_grad(g, object)")
+defvjp(np.array, "object, dtype=None, *, copy=True", containers=("object",), linear="joint",
+       object="array_grad(g, object)")  # (copy=False or None: aliasing.returns_same)
+defvjp(np.asarray, "object, dtype=None", containers=("object",), linear="joint", object="array_grad(g, object)")
 defvjp(np.hstack, "tup, dtype=None, casting='same_kind'", containers=("tup",), linear="joint",
        tup="join_grad(g, tup, 0 if np.ndim(tup[0]) <= 1 else 1, np.atleast_1d)")
 defvjp(np.vstack, "tup, dtype=None, casting='same_kind'", containers=("tup",), linear="joint",

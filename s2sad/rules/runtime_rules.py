@@ -145,6 +145,8 @@ defvjp(rt.linspace_grad, "ct, end, num=50, endpoint=True, retstep=False, axis=0,
        linear="joint",
        ct="column_vjp(linspace_grad, 0, g, (ct, end, num, endpoint, retstep, axis, at_stop), True)")
 # the matrix scipy.linalg.solve reads of a, and its transpose
+defvjp(rt.banded_matrix, "l_and_u, ab", linear="joint", l_and_u=None, ab="band_of(l_and_u, g, np.shape(ab))")
+defvjp(rt.band_of, "l_and_u, a, shape", linear="joint", l_and_u=None, shape=None, a="banded_matrix(l_and_u, g)")
 defvjp(rt.solve_matrix, "a, assume_a=None, lower=False, transposed=False", linear="joint",
        a="solve_matrix_grad(g, assume_a, lower, transposed)")
 defvjp(rt.solve_matrix_grad, "ct, assume_a=None, lower=False, transposed=False", linear="joint",
@@ -249,7 +251,8 @@ REGISTRY.declare_nondifferentiable(rt.seed, rt.seed_for, rt.zeros_grad, rt.stand
                                    rt.check_number, rt.sort_order, rt.has_key,
                                    rt.check_length, rt.check_sequence, rt.check_stored_array,
                                    rt.check_shared_item, rt.check_replayable, rt.check_list, rt.position_of,
-                                   rt.reversed_order, rt.check_slice_length)
+                                   rt.reversed_order, rt.check_slice_length, rt.diagonal_index,
+                                   rt.strided_index)
 
 # --- helpers of s2sad/rules/numpy_more_rules.py that are not linear ---------------------------
 REGISTRY.declare_nondifferentiable(rt.check_wrt_item)

@@ -44,7 +44,7 @@ def defvjp(fun, params: str, **kwargs) -> None:
 USER_OBJECTS.update({name: getattr(special, name) for name in (
     "digamma", "polygamma", "iv", "ive", "jv", "yv", "i0", "i1", "i0e", "i1e", "j0", "j1", "y0", "y1", "k0", "k1",
     "gammaln")})
-USER_OBJECTS.update(expm=linalg.expm, solve_triangular=linalg.solve_triangular,
+USER_OBJECTS.update(expm=linalg.expm, logm=linalg.logm, solve_banded=linalg.solve_banded, solve_triangular=linalg.solve_triangular, squareform=distance.squareform,
                     solve_sylvester=linalg.solve_sylvester, cho_solve=linalg.cho_solve, lu_solve=linalg.lu_solve)
 
 
@@ -98,6 +98,8 @@ unary(special.k1, "-g * (k0(x) + ans / x)")
 unary(special.erfcx, "g * (2.0 * x * ans - 2.0 / np.pi ** 0.5)")
 unary(special.dawsn, "g * (1.0 - 2.0 * x * ans)")
 unary(special.cbrt, "g / (3.0 * ans ** 2)")
+if hasattr(special, "softplus"):  # (SciPy 1.15: log(1 + exp(x)), whose slope is exp(x - ans))
+    unary(special.softplus, "g * np.exp(x - ans)")
 _GAMMA_DENSITY = "np.exp((a - 1.0) * np.log(x) - x - gammaln(a))"  # d/dx of the regularized gammainc
 _SHAPE = {"a": "s2sad differentiates the incomplete gamma function with respect to x only; pass a constant a"}
 binary(special.gammainc, "a, x", refuse=_SHAPE, x=f"g * {_GAMMA_DENSITY}")
@@ -313,6 +315,13 @@ _N = "np.shape(A)[-1]"
 _AT = "np.swapaxes(A, -1, -2)"
 defvjp(linalg.expm, "A", jvp={"A": f"expm(np.block([[A, t], [np.zeros_like(A), A]]))[..., :{_N}, {_N}:]"},
        A=f"expm(np.block([[{_AT}, g], [np.zeros_like(A), {_AT}]]))[..., :{_N}, {_N}:]")
+defvjp(linalg.logm, "A", jvp={"A": f"logm(np.block([[A, t], [np.zeros_like(A), A]]))[..., :{_N}, {_N}:]"},
+       A=f"logm(np.block([[{_AT}, g], [np.zeros_like(A), {_AT}]]))[..., :{_N}, {_N}:]")
+# scipy.linalg.svd returns what np.linalg.svd does: its rule
+defvjp(linalg.svd, "a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True, "
+                   "lapack_driver='gesdd'", returns_container=True, unsupported=_in_place("overwrite_a"),
+       jvp={"a": "svd_jvp(t, a, ans, full_matrices, compute_uv)"},
+       a="svd_grad(g, a, ans, full_matrices, compute_uv)")
 # X = sqrtm(A): dX X + X dX = dA, a Sylvester equation
 defvjp(linalg.sqrtm, "A, disp=True, blocksize=64", jvp={"A": "solve_sylvester(ans, ans, t)"},
        A="solve_sylvester(np.swapaxes(ans, -1, -2), np.swapaxes(ans, -1, -2), g)")
@@ -358,6 +367,17 @@ defvjp(linalg.lu_solve, "lu_and_piv, b, trans=0, overwrite_b=False, check_finite
                              "with respect to the matrix, write scipy.linalg.solve(a, b)"},
        b="lu_solve(lu_and_piv, g, 1 if trans in (0, 'N') else 0) if trans in (0, 'N', 1, 'T') else "
          "np.conj(lu_solve(lu_and_piv, np.conj(g), 0))")
+# solve_banded is np.linalg.solve with the matrix ab stands for (banded_matrix): its gradient lies
+# in the band, laid out as ab (band_of)
+_BANDED = "banded_matrix(l_and_u, ab)"
+_BANDED_B = f"np.linalg.solve(np.swapaxes({_BANDED}, -1, -2), g)"
+defvjp(linalg.solve_banded, "l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True",
+       unsupported=_in_place("overwrite_ab", "overwrite_b"), l_and_u=None,
+       jvp={"b": "solve_banded(l_and_u, ab, t)",
+            "ab": f"-solve_banded(l_and_u, ab, banded_matrix(l_and_u, t) @ ans)"},
+       b=_BANDED_B,
+       ab=f"-band_of(l_and_u, np.reshape({_BANDED_B}, (np.shape(ab)[-1], -1)) @ "
+          f"np.reshape(ans, (np.shape(ab)[-1], -1)).T, np.shape(ab))")
 # lu_factor's results are read by lu_solve, which s2sad differentiates in b only
 REGISTRY.declare_refused(linalg.lu_factor, "s2sad does not differentiate scipy.linalg.lu_factor (its factors are "
                                            "differentiated only as constants, by lu_solve in b); for a gradient "
@@ -366,6 +386,11 @@ REGISTRY.declare_refused(linalg.lu_factor, "s2sad does not differentiate scipy.l
 # --- scipy.signal ---------------------------------------------------------------------------
 defvjp(signal.convolve, "in1, in2, mode='full', method='auto'", linear="each",
        in1="convolve_grad(g, in1, in2, mode)", in2="convolve_grad(g, in2, in1, mode)")
+for fft_convolve in (signal.fftconvolve, signal.oaconvolve):  # convolve's, computed another way
+    defvjp(fft_convolve, "in1, in2, mode='full', axes=None", linear="each",
+           unsupported={"axes": "s2sad differentiates the convolution along every axis only; "
+                                "write scipy.signal.convolve of arrays shaped to broadcast, or a loop"},
+           in1="convolve_grad(g, in1, in2, mode)", in2="convolve_grad(g, in2, in1, mode)")
 # correlate(in1, in2) is convolve(in1, in2 flipped along every axis and conjugated)
 defvjp(signal.correlate, "in1, in2, mode='full', method='auto'", linear="each",
        in1="convolve_grad(g, in1, np.conj(np.flip(in2)), mode)",
@@ -382,6 +407,22 @@ defvjp(distance.cdist, "XA, XB, metric='euclidean', *, out=None", name="scipy.sp
             "XB": "cdist_weights(np.sum(XB * t, axis=-1)[None, :] - XA @ np.swapaxes(t, -1, -2), ans, metric)"},
        XA=f"np.sum({_CDIST_W}, axis=1)[:, None] * XA - {_CDIST_W} @ XB",
        XB=f"np.sum({_CDIST_W}, axis=0)[:, None] * XB - np.swapaxes({_CDIST_W}, -1, -2) @ XA")
+
+# pdist is cdist(X, X)'s upper triangle, row by row: the weights of its pairs, as a symmetric
+# matrix (squareform), move each point along its differences to the others
+_PDIST_W = "squareform(cdist_weights(g, ans, metric))"
+_PAIR_T = "np.sum(X * t, axis=-1)"
+defvjp(distance.pdist, "X, metric='euclidean', *, out=None", name="scipy.spatial.distance.pdist",
+       metric=None, unsupported={"out": "pdist(..., out=...) writes into an existing array, which s2sad does "
+                                        "not follow; assign the result instead"},
+       jvp={"X": f"cdist_weights(squareform({_PAIR_T}[:, None] + {_PAIR_T}[None, :] - X @ np.swapaxes(t, -1, -2) "
+                 f"- t @ np.swapaxes(X, -1, -2), checks=False), ans, metric)"},
+       X=f"np.sum({_PDIST_W}, axis=1)[:, None] * X - {_PDIST_W} @ X")
+# a condensed vector as a symmetric matrix, or a matrix's upper triangle as a vector
+defvjp(distance.squareform, "X, force='no', checks=True", name="scipy.spatial.distance.squareform",
+       force=None, checks=None, linear="each",
+       X="np.triu(squareform(g, checks=False), 1) if np.ndim(X) == 2 else "
+         "squareform(g + np.swapaxes(g, -1, -2), checks=False)")
 
 # --- scipy.integrate ------------------------------------------------------------------------
 trapezoid_rule(integrate.trapezoid, "scipy.integrate.trapezoid")

@@ -18,10 +18,10 @@ from .complex_fft import (fft_lengths, fftn_grad, hfft_grad, ihfft_grad, imag_gr
 from .dtypes import cast_grad, grad_like
 from .elementwise import (balanced_eq, branch_mask, clip_mask, clip_max_mask, clip_min_mask, interp_grad_fp,
                           interp_slope, interp_slope_grad, log_or_zero, pow_slope, safe_divide, select_grad)
-from .indexing import (add_at, added_at, attribute_grad, attribute_of, attribute_tangent, field_grad, field_of, field_tangent, getitem_grad, index_concat_grad, index_concat_jvp, index_of_item, scatter_value,
-                       setitem_grad_value, setitem_grad_x, take_along_axis_grad, take_grad, ufunc_add_at,
-                       ufunc_subtract_at)
-from .linalg import (cdist_weights, cholesky_grad, cholesky_jvp, cov_matrix, cov_matrix_grad, cov_rows, cov_rows_grad,
+from .indexing import (add_at, added_at, attribute_grad, attribute_of, attribute_tangent, diagonal_index, extremum_at_shares, field_grad, field_of, field_tangent, getitem_grad, index_concat_grad, index_concat_jvp, index_of_item, scatter_value,
+                       setitem_grad_value, setitem_grad_x, strided_index, take_along_axis_grad, take_grad, ufunc_add_at,
+                       ufunc_maximum_at, ufunc_minimum_at, ufunc_subtract_at)
+from .linalg import (band_of, banded_matrix, cdist_weights, cholesky_grad, cholesky_jvp, cov_matrix, cov_matrix_grad, cov_rows, cov_rows_grad,
                      det_cofactor, det_cofactor_jvp, eigh_grad, eigh_jvp, lstsq_full_rank, norm_grad, pinv_grad, pinv_jvp, qr_grad,
                      qr_jvp, read_triangle, real_eigenvalues, slogdet_grad, solve_grad_a, solve_grad_b,
                      solve_matrix, solve_matrix_grad, svd_grad, svd_jvp)
@@ -61,11 +61,11 @@ __all__ = [
     "balanced_eq", "branch_mask", "clip_mask", "clip_max_mask", "clip_min_mask", "interp_grad_fp",
     "interp_slope", "interp_slope_grad", "log_or_zero", "pow_slope", "safe_divide", "select_grad",
     # indexing
-    "add_at", "added_at", "attribute_grad", "attribute_of", "attribute_tangent", "field_grad", "field_of", "field_tangent", "getitem_grad", "index_concat_grad", "index_concat_jvp", "index_of_item", "scatter_value",
-    "setitem_grad_value", "setitem_grad_x", "take_along_axis_grad", "take_grad", "ufunc_add_at",
-    "ufunc_subtract_at",
+    "add_at", "added_at", "attribute_grad", "attribute_of", "attribute_tangent", "diagonal_index", "extremum_at_shares", "field_grad", "field_of", "field_tangent", "getitem_grad", "index_concat_grad", "index_concat_jvp", "index_of_item", "scatter_value",
+    "setitem_grad_value", "setitem_grad_x", "strided_index", "take_along_axis_grad", "take_grad", "ufunc_add_at",
+    "ufunc_maximum_at", "ufunc_minimum_at", "ufunc_subtract_at",
     # linalg
-    "cdist_weights", "cholesky_grad", "cholesky_jvp", "cov_matrix", "cov_matrix_grad", "cov_rows", "cov_rows_grad",
+    "band_of", "banded_matrix", "cdist_weights", "cholesky_grad", "cholesky_jvp", "cov_matrix", "cov_matrix_grad", "cov_rows", "cov_rows_grad",
     "det_cofactor", "det_cofactor_jvp", "eigh_grad", "eigh_jvp", "lstsq_full_rank", "norm_grad", "pinv_grad", "pinv_jvp", "qr_grad",
     "qr_jvp", "read_triangle", "real_eigenvalues", "slogdet_grad", "solve_grad_a", "solve_grad_b",
     "solve_matrix", "solve_matrix_grad", "svd_grad", "svd_jvp",

@@ -16,7 +16,7 @@ from .trees import CONTAINERS
 
 
 #: Attributes of arrays that carry no gradient (``x.shape`` and friends).
-NONDIFF_ATTRIBUTES: frozenset[str] = frozenset(["shape", "ndim", "size", "dtype", "itemsize", "nbytes"])
+NONDIFF_ATTRIBUTES: frozenset[str] = frozenset(["shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"])
 
 
 def check_wrt(x: Any, name: str) -> None:

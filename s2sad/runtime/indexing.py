@@ -196,6 +196,64 @@ def ufunc_add_at(a: Any, indices: Any, b: Any) -> Any:
     return out
 
 
+def ufunc_maximum_at(a: Any, indices: Any, b: Any) -> Any:
+    """``np.maximum.at(a, indices, b)`` as a new array (``a`` unchanged)."""
+    out = np.array(a, copy=True)
+    np.maximum.at(out, indices, b)
+    return out
+
+
+def ufunc_minimum_at(a: Any, indices: Any, b: Any) -> Any:
+    """``np.minimum.at(a, indices, b)`` as a new array (``a`` unchanged)."""
+    out = np.array(a, copy=True)
+    np.minimum.at(out, indices, b)
+    return out
+
+
+def extremum_at_shares(a: Any, indices: Any, b: Any, ans: Any) -> tuple[Any, Any]:
+    """The shares of ``a``'s entries and of ``b``'s in ``ans = ufunc_maximum_at(a, indices, b)``
+    (or the minimum's): 1 for the value each entry of ans kept, divided equally among those that
+    tie for it; ``b``'s in the shape of ``ans[indices]``."""
+    if np.iscomplexobj(a) or np.iscomplexobj(b):
+        raise S2SADError("s2sad differentiates np.maximum.at and np.minimum.at of real values only")
+    dtype = np.result_type(a, b, 1.0)
+    picked = ans[indices]
+    a_hits = np.asarray(a == ans, dtype)
+    b_hits = np.asarray(np.broadcast_to(b, np.shape(picked)) == picked, dtype)
+    count = a_hits.copy()
+    np.add.at(count, indices, b_hits)
+    return a_hits / count, b_hits / count[indices]
+
+
+def diagonal_index(a: Any) -> tuple[Any, ...]:
+    """The index of the entries ``np.fill_diagonal(a, v)`` writes (``wrap=False``):
+    ``a[i, i, ..., i]`` for ``i < min(a.shape)``."""
+    if np.ndim(a) < 2:
+        raise ValueError("array must be at least 2-d")
+    if np.ndim(a) > 2 and len(set(np.shape(a))) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return (np.arange(min(np.shape(a))),) * np.ndim(a)
+
+
+def strided_index(x: Any, shape: Any = None, strides: Any = None) -> Any:
+    """The flat index (into ``np.ravel(x)``) of each entry of ``as_strided(x, shape, strides)``:
+    x must be C-contiguous, its strides whole entries, and the view within x."""
+    x = np.asarray(x)
+    shape = x.shape if shape is None else tuple(shape)
+    strides = x.strides if strides is None else tuple(strides)
+    what = "s2sad differentiates np.lib.stride_tricks.as_strided"
+    if not x.flags.c_contiguous:
+        raise S2SADError(f"{what} of a C-contiguous array only; pass np.ascontiguousarray(x)")
+    if len(strides) != len(shape) or any(s % x.itemsize for s in strides):
+        raise S2SADError(f"{what} with one stride per axis, each a multiple of the item size ({x.itemsize})")
+    steps = [s // x.itemsize for s in strides]
+    ends = [(n - 1) * s for n, s in zip(shape, steps)]
+    if 0 not in shape and (sum(e for e in ends if e < 0) < 0 or sum(e for e in ends if e > 0) >= x.size):
+        raise S2SADError(f"{what} of views within the array only: this one reads memory outside it")
+    flat = np.arange(x.size)
+    return np.lib.stride_tricks.as_strided(flat, shape, [s * flat.itemsize for s in steps], writeable=False)
+
+
 def ufunc_subtract_at(a: Any, indices: Any, b: Any) -> Any:
     """``np.subtract.at(a, indices, b)`` as a new array (``a`` unchanged)."""
     out = np.array(a, copy=True)

@@ -463,3 +463,34 @@ def cdist_weights(ct: Any, d: Any, metric: str) -> Any:
     raise S2SADError(f"s2sad differentiates scipy.spatial.distance.cdist with the metrics "
                      f"{', '.join(map(repr, CDIST_METRICS))} only, not {metric!r}; write the distance with NumPy "
                      f"(for example np.sum(np.abs(XA[:, None] - XB[None]), axis=-1) for 'cityblock')")
+
+
+def _band_positions(l_and_u: Any, n: int, columns: int) -> tuple[Any, Any, Any]:
+    """The rows of ``scipy.linalg.solve_banded``'s ``ab`` (``(l, u)`` bands), and the row and
+    column of the matrix of ``n`` rows each in-band entry stands for."""
+    lower, upper = (int(k) for k in l_and_u)
+    band, column = np.meshgrid(np.arange(lower + upper + 1), np.arange(columns), indexing="ij")
+    row = column + band - upper
+    inside = (row >= 0) & (row < n)
+    return band[inside], row[inside], column[inside]
+
+
+def banded_matrix(l_and_u: Any, ab: Any) -> Any:
+    """The square matrix ``ab`` stands for in ``scipy.linalg.solve_banded(l_and_u, ab, b)``:
+    ``a[i, j] = ab[u + i - j, j]`` in the band, 0 outside (entries of ab outside the matrix
+    are not read)."""
+    n = np.shape(ab)[-1]
+    band, row, column = _band_positions(l_and_u, n, n)
+    out = np.zeros((n, n), dtype=np.result_type(ab, 1.0))
+    out[row, column] = np.asarray(ab)[band, column]
+    return out
+
+
+def band_of(l_and_u: Any, a: Any, shape: Any) -> Any:
+    """The entries of the square ``a`` in the band of ``banded_matrix(l_and_u, ab)`` laid out as
+    ``ab`` (of ``shape``): the transpose of banded_matrix, 0 where ab is not read."""
+    band, row, column = _band_positions(l_and_u, shape[-1], shape[-1])
+    out = np.zeros(shape, dtype=np.result_type(a, 1.0))
+    out[band, column] = np.asarray(a)[row, column]
+    return out
+

@@ -26,7 +26,7 @@ VIEWING_FUNCTIONS = (operator.getitem, np.reshape, np.ndarray.reshape, np.ravel,
                      np.transpose, np.ndarray.transpose, np.ndarray.T, np.squeeze, np.ndarray.squeeze,
                      np.expand_dims, np.swapaxes, np.ndarray.swapaxes, np.moveaxis, np.rollaxis, np.flip,
                      np.fliplr, np.flipud, np.rot90, np.real, np.imag, np.ndarray.real, np.ndarray.imag,
-                     np.ndarray.view, np.diagonal, np.ndarray.diagonal,
+                     np.ndarray.view, np.diagonal, np.ndarray.diagonal, np.lib.stride_tricks.as_strided,
                      # lists or tuples of views
                      np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.broadcast_arrays)
 #: Functions that return an array argument itself (a list or tuple they copy).
@@ -67,6 +67,11 @@ class Aliasing:
             why = f"'{name}' is also stored in a list, tuple or dict"
         elif current in self.views and name not in linked:
             why = f"'{name}' may be a view into another array (it comes from indexing or reshaping)"
+            loop = next((loop for loop in self.for_loops if name in flat_targets(loop.target)
+                         and isinstance(strip_parens(loop.iter), cst.Name)), None)
+            if loop is not None:  # for row in A: row *= 2 (a copy of row would leave A as it was)
+                rows = strip_parens(loop.iter).value
+                instead = f"the rows of '{rows}' by index: for i in range(len({rows})): {rows}[i] = ..."
         elif self.callee and current in self.res.params:
             why = f"'{name}' is an argument, so the calling function would see the change"
         else:
@@ -340,5 +345,8 @@ def returns_same(fun: object, node: cst.CSTNode) -> bool:
     if fun is np.ndarray.astype:
         return any(a.keyword is not None and a.keyword.value == "copy" and isinstance(a.value, cst.Name)
                    and a.value.value == "False" for a in node.args)
+    if fun is np.array:  # (copy=False, copy=None: the argument itself when it needs no copy)
+        return any(a.keyword is not None and a.keyword.value == "copy" and not (
+            isinstance(a.value, cst.Name) and a.value.value == "True") for a in node.args)
     return fun in SAME_ARRAY_FUNCTIONS and bool(node.args) and not isinstance(
         strip_parens(node.args[0].value), (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp))

@@ -41,9 +41,10 @@ class AssignmentLowering:
         for t in targets:
             self.check_target(t)
         first, rest = targets[0], targets[1:]
+        if rest and any(isinstance(t, cst.Subscript) for t in targets):
+            self.chained_stores(targets, node.value)
+            return
         if isinstance(first, cst.Subscript):
-            if rest:
-                raise self.unsupported(rest[0], "chained assignment into an element is not supported")
             self.setitem(first, node.value)
             return
         if isinstance(first, cst.Name) and not rest and self.bind_application(first.value, node.value):
@@ -78,6 +79,16 @@ class AssignmentLowering:
             self.emit_operand(Var(self.version[first.value]) if isinstance(first, cst.Name) else value,
                               target)
             self.version[t.value] = target
+
+    def chained_stores(self, targets: list[cst.BaseAssignTargetExpression], value: cst.BaseExpression) -> None:
+        """``u[0] = u[-1] = <value>``: the value computed once (a name as it is), then assigned to
+        each target, left to right, as Python does."""
+        held = value
+        if not isinstance(value, cst.Name):
+            held = cst.Name(self.temporary("value"))
+            self.lower(value, held.value, held.value)
+        for t in targets:
+            self.assign(cst.Assign([cst.AssignTarget(t)], held))
 
     def starred_unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression) -> None:
         """``a, *b, c = value`` as ``a = t[0]; b = list(t[1:-1]); c = t[-1]``, the value held

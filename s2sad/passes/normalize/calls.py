@@ -23,6 +23,7 @@ from .forwarding import forwarded
 from ..callees import MethodOfSelf, RecursiveCall, with_function_arguments
 from .library import callable_object, python_function
 from .naming import join_words
+from .stores import views_a_new_array
 from .syntax import EMPTY_MODULE, LIST_METHODS, attribute_path, item_of, literal_key, strip_parens, walk
 from .unknown_callees import LocalCallee, UnknownMethod, no_rule_message
 
@@ -382,7 +383,7 @@ class CallLowering:
         fun = rule.fun if rule is not None else key
         viewing = fun in VIEWING_FUNCTIONS or fun is np.meshgrid and not (  # (copy=False: views)
             isinstance(bound.get("copy"), Const) and bound["copy"].code == "True")
-        if viewing:
+        if viewing and not views_a_new_array(node, self.res):
             self.views.add(result.name)
         if viewing or returns_same(fun, node):  # (the same array: as y = x)
             self.share(result.name, [op.name for op in bound.values() if isinstance(op, Var)])

@@ -65,7 +65,6 @@ IN_PLACE_FUNCTIONS: dict[Any, str] = {fun: _IN_PLACE.format(name=name, advice=ad
     (np.putmask, "np.putmask", "select with 'out = np.where(mask, values, a)'"),
     (np.place, "np.place", "select with 'out = a.copy(); out[mask] = vals'"),
     (np.copyto, "np.copyto", "assign the new array: 'dst = np.where(where, src, dst)', or 'dst = src * np.ones_like(dst)'"),
-    (np.fill_diagonal, "np.fill_diagonal", "write 'out = a.copy(); out[np.arange(n), np.arange(n)] = val'"),
 )}
 #: Context managers a ``with`` may open around differentiated code: they change which warnings
 #: NumPy gives, not values; the body is differentiated as if the ``with`` were not there.

@@ -172,7 +172,7 @@ def written_in_place(body: list[cst.BaseStatement]) -> set[str]:
 
 def in_place_targets(node: cst.CSTNode) -> list[str]:
     """The names ``node`` changes in place: ``x op= v`` (in place for an array), ``x[i] = v``,
-    ``f(..., out=x)`` and ``np.add.at(x, ...)``."""
+    ``f(..., out=x)``, ``np.add.at(x, ...)`` and ``np.fill_diagonal(x, ...)``."""
     targets: list[cst.CSTNode] = []
     if isinstance(node, cst.AugAssign):
         targets = [node.target]
@@ -181,6 +181,8 @@ def in_place_targets(node: cst.CSTNode) -> list[str]:
     elif isinstance(node, cst.Call):
         targets = [a.value for a in node.args if a.keyword is not None and a.keyword.value == "out"]
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "at" and node.args:
+            targets.append(node.args[0].value)
+        if attribute_path(node.func)[-1:] == ["fill_diagonal"] and node.args:
             targets.append(node.args[0].value)
     targets = [t.value if isinstance(t, cst.Subscript) else t for t in targets]
     return [t.value for t in targets if isinstance(t, cst.Name)]

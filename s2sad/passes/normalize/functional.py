@@ -15,7 +15,7 @@ import libcst as cst
 
 from ... import runtime
 from ...ir import Operand, Var
-from .syntax import flat_targets, store_names, strip_parens, variable_name_nodes, variable_names, walk
+from .syntax import flat_targets, item_of, store_names, strip_parens, variable_name_nodes, variable_names, walk
 
 
 #: The functions lowered as the code they stand for, each with its method (by identity: the
@@ -39,6 +39,8 @@ class FunctionalLowering:
         lowering = next((getattr(self, method) for key, method in _LOWERINGS if called is key), None)
         if lowering is None:
             return None
+        if called is builtins.zip and len(node.args) == 1 and node.args[0].star == "*":
+            return self.zip_rows_call(node, target)
         if any(a.star for a in node.args):
             name = self.parsed.code(node.func).strip()
             raise self.unsupported(node, f"'*' or '**' in a call of {name} is not supported; pass "
@@ -165,6 +167,25 @@ class FunctionalLowering:
             loops = cst.CompFor(name, a, inner_for_in=loops)
         assert loops is not None
         return self.comprehension(cst.GeneratorExp(cst.Tuple([cst.Element(n) for n in names]), loops), target)
+
+    def zip_rows_call(self, node: cst.Call, target: str | None) -> Operand:
+        """``zip(*rows)`` as the list of the rows' columns (``transposed_rows``)."""
+        return self.comprehension(self.transposed_rows(node), target)
+
+    def transposed_rows(self, node: cst.Call) -> cst.ListComp:
+        """``zip(*rows)``, the rows' transpose, as ``[tuple(items_in_order(row)[k] for row in
+        rows) for k in range(n)]``, n the length of the shortest row (none: no tuple); the
+        rows are lowered here."""
+        rows = self.listed(node.args[0].value)
+        row, shortest, k = (cst.Name(self.fn.fresh(hint)) for hint in ("row", "row", "k"))
+        self.res.locals = self.res.locals | {row.value, shortest.value, k.value}
+        column = cst.GeneratorExp(item_of(self.helper_call(runtime.items_in_order, [cst.Arg(row)]), k),
+                                  cst.CompFor(row, rows))
+        lengths = cst.GeneratorExp(self.helper_call(builtins.len, [cst.Arg(shortest)]), cst.CompFor(shortest, rows))
+        n = self.helper_call(builtins.min, [cst.Arg(lengths), cst.Arg(cst.Integer("0"), keyword=cst.Name("default"),
+                                                                             equal=_EQUAL)])
+        count = self.helper_call(builtins.range, [cst.Arg(n)])
+        return cst.ListComp(self.helper_call(builtins.tuple, [cst.Arg(column)]), cst.CompFor(k, count))
 
     def reduce_call(self, node: cst.Call, target: str | None) -> Operand:
         """``functools.reduce(f, xs)`` as ``acc = xs[0]`` and ``for v in xs[1:]: acc = f(acc, v)``

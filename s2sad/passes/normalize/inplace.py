@@ -1,5 +1,6 @@
-"""In-place writes into arrays, lowered as new versions: ``x[i] = v``, ``np.add.at`` and
-``np.subtract.at``, and ``out=`` arguments."""
+"""In-place writes into arrays, lowered as new versions: ``x[i] = v``, ``np.add.at``,
+``np.subtract.at``, ``np.maximum.at`` and ``np.minimum.at``, ``np.fill_diagonal``, and ``out=``
+arguments."""
 from __future__ import annotations
 
 import os
@@ -17,13 +18,15 @@ from .views import linked_names
 
 
 #: ``ufunc.at`` s2sad differentiates, as the functional helper it writes instead.
-_UFUNC_AT = ((np.add, runtime.ufunc_add_at), (np.subtract, runtime.ufunc_subtract_at))
+_UFUNC_AT = ((np.add, runtime.ufunc_add_at), (np.subtract, runtime.ufunc_subtract_at),
+             (np.maximum, runtime.ufunc_maximum_at), (np.minimum, runtime.ufunc_minimum_at))
 
 
 class InPlaceWriteLowering:
     """Writes into an array, as new versions: ``x[i] = v``, ``np.add.at``, ``out=``."""
 
-    def setitem(self, target: cst.Subscript, value: cst.BaseExpression, shown: cst.CSTNode | None = None) -> None:
+    def setitem(self, target: cst.Subscript, value: cst.BaseExpression, shown: cst.CSTNode | None = None,
+                what: str | None = None) -> None:
         """``x[i] = v`` as a new version of x: ``x_2 = x.copy(); x_2[i] = v``.
 
         The caller's arrays are never written to.  An alias of x (``y = x``) would
@@ -32,7 +35,7 @@ class InPlaceWriteLowering:
         name = target.value.value
         current = self.version.get(name, name)
         linked = self.linked(name)
-        self.check_in_place(name, target, f"'{self.parsed.code(target).strip()} = ...'",
+        self.check_in_place(name, target, what or f"'{self.parsed.code(target).strip()} = ...'",
                             f"{name} = {name}.copy() before changing it", linked=linked_names(linked))
         v = self.lower(value, None, "value")
         self.stored_array_check(target, value, v)
@@ -93,8 +96,9 @@ class InPlaceWriteLowering:
         spelled = self.parsed.code(call.func).strip()
         if function is MISSING:
             raise self.unsupported(call, f"{spelled}(...) changes its first argument in place, which s2sad "
-                                         f"differentiates for np.add.at and np.subtract.at only; write the "
-                                         f"update as a loop (z[i] = z[i] * v[k] for each index)")
+                                         f"differentiates for np.add.at, np.subtract.at, np.maximum.at and "
+                                         f"np.minimum.at only; write the update as a loop (z[i] = z[i] * v[k] "
+                                         f"for each index)")
         target = call.args[0].value if call.args else None
         if (len(call.args) != 3 or any(a.keyword or a.star for a in call.args)
                 or not isinstance(target, cst.Name) or target.value not in self.version):
@@ -111,6 +115,23 @@ class InPlaceWriteLowering:
         self.relaid(new, old)
         self.version[name] = new
         self.follow_views(name, call, linked)
+
+    def fill_diagonal(self, call: cst.Call) -> None:
+        """``np.fill_diagonal(a, v)`` as ``a[diagonal_index(a)] = v``: a new version of a."""
+        spelled = self.parsed.code(call.func).strip()
+        args = list(call.args)
+        if len(args) == 3 and args[2].keyword is not None and args[2].keyword.value == "wrap" and (
+                isinstance(args[2].value, cst.Name) and args[2].value.value == "False"):
+            args = args[:2]
+        target = args[0].value if args else None
+        if (len(args) != 2 or any(a.keyword or a.star for a in args)
+                or not isinstance(target, cst.Name) or target.value not in self.version):
+            raise self.unsupported(call, f"write {spelled}(a, value), with a a local array (wrap=True: "
+                                         f"write the entries by index, a[rows, cols] = value)")
+        index = self.helper_call(runtime.diagonal_index, [cst.Arg(target)])
+        subscript = cst.Subscript(target, [cst.SubscriptElement(cst.Index(index))])
+        self.stand_ins[subscript] = call
+        self.setitem(subscript, args[1].value, shown=call, what=f"'{spelled}({target.value}, ...)'")
 
     def out_argument(self, call: cst.BaseExpression) -> cst.Arg | None:
         """The ``out=`` argument of a call to a ufunc, or a function whose rule takes one (not

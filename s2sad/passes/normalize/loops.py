@@ -81,7 +81,8 @@ class LoopLowering:
     def spread_rows(self, iterable: cst.BaseExpression, target: cst.BaseExpression) -> cst.BaseExpression:
         """``zip(*rows)`` with the rows passed one by one, ``zip(rows[0], rows[1])``: as many as
         rows holds where that is known here, else as many as the names the loop unpacks each
-        item into, checked as the code runs (with more or fewer, Python fails to unpack)."""
+        item into, checked as the code runs (with more or fewer, Python fails to unpack); else
+        the rows' transpose (``for col in zip(*rows)``)."""
         if not (isinstance(iterable, cst.Call) and self.res.object(iterable.func) is zip
                 and any(a.star == "*" for a in iterable.args)):
             return iterable
@@ -93,6 +94,8 @@ class LoopLowering:
             if a.star != "*" or isinstance(strip_parens(a.value), (cst.Tuple, cst.List)) or isinstance(known, int):
                 args += self.unstar(a)
                 continue
+            if len(iterable.args) == 1 and (names is None or not isinstance(target, (cst.Tuple, cst.List))):
+                return self.transposed_rows(iterable)
             if names is None or not isinstance(target, (cst.Tuple, cst.List)) or len(iterable.args) != 1:
                 raise self.unsupported(a, "zip(*rows) needs rows whose length s2sad can see here, or "
                                           "a loop that unpacks each item into names (for a, b in "

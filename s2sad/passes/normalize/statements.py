@@ -470,6 +470,10 @@ class StatementLowering:
         for bad in (cst.Yield, cst.Await):
             if isinstance(value, bad):
                 raise self.unsupported(value, UNSUPPORTED[bad])
+        if called is np.fill_diagonal:
+            self.check_expression(value)
+            self.fill_diagonal(value)
+            return
         if any(called is fun for fun in IN_PLACE_FUNCTIONS):
             raise self.unsupported(value, IN_PLACE_FUNCTIONS[called])
         raise self.unsupported(

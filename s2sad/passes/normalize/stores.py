@@ -10,6 +10,7 @@ import libcst as cst
 import numpy as np
 
 from ..resolve import MISSING, Resolution
+from .aliasing import returns_same
 from .flow import in_place_targets, view_bases
 from .syntax import statements_of, strip_parens, walk
 
@@ -38,13 +39,27 @@ def _is_fresh(value: cst.BaseExpression, res: Resolution) -> bool:
     value = strip_parens(value)
     if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
         return True
-    if not isinstance(value, cst.Call):
-        return False
+    if not isinstance(value, cst.Call) or any(a.keyword is not None and a.keyword.value == "out" for a in value.args):
+        return False  # (np.exp(a, out=b) is b)
     func = res.object(value.func)
     if func is MISSING and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Name) \
             and value.func.value.value in res.locals:
         func = getattr(np.ndarray, value.func.attr.value, None)
-    return id(func) in FRESH_FUNCTIONS
+    return id(func) in FRESH_FUNCTIONS and not returns_same(func, value)  # (np.array(y, copy=False): y)
+
+
+def views_a_new_array(node: cst.CSTNode, res: Resolution) -> bool:
+    """Whether ``node``, which takes a view (``v.reshape(...)``, ``np.reshape(v, ...)``,
+    ``v[i]``), takes it of a new array no name holds (``(w * 2.0).reshape(3, 1)``): writing
+    into the view then changes nothing else the function could read."""
+    viewed: cst.BaseExpression | None = None
+    if isinstance(node, cst.Subscript):
+        viewed = node.value
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func not in res.objects:
+        viewed = node.func.value  # (a method of the value)
+    elif isinstance(node, cst.Call) and node.args and not node.args[0].keyword and not node.args[0].star:
+        viewed = node.args[0].value
+    return viewed is not None and _is_fresh(viewed, res)
 
 
 class _Recorder:
