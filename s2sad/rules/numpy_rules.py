@@ -290,13 +290,19 @@ defvjp(np.linalg.norm, "x, ord=None, axis=None, keepdims=False",
        jvp={"x": _SUM_T.format(f"({SPECTRAL_NORM.format(g='np.ones_like(ans)')} if {_SPECTRAL_CALL} else "
                                f"norm_grad(np.ones_like(ans), x, ans, ord, axis, keepdims))")},
        x=f"{SPECTRAL_NORM.format(g='g')} if {_SPECTRAL_CALL} else norm_grad(g, x, ans, ord, axis, keepdims)")
-defvjp(np.linalg.pinv, "a, rcond=None, hermitian=False, rtol=None", jvp={"a": "pinv_jvp(t, a, ans)"},
-       a="pinv_grad(g, a, ans)")
+# hermitian=True reads a's lower triangle only (as np.linalg.eigh does)
+_LOWER = "read_triangle({}, True)"
+_ON_LOWER = "triangle_grad({}, True) if hermitian else {}"
+defvjp(np.linalg.pinv, "a, rcond=None, hermitian=False, rtol=None",
+       jvp={"a": f"pinv_jvp({_LOWER.format('t')}, {_LOWER.format('a')}, ans) if hermitian else pinv_jvp(t, a, ans)"},
+       a=_ON_LOWER.format(f"pinv_grad(g, {_LOWER.format('a')}, ans)", "pinv_grad(g, a, ans)"))
 defvjp(np.linalg.qr, "a, mode='reduced'", returns_container=True, jvp={"a": "qr_jvp(t, a, ans, mode)"},
        a="qr_grad(g, a, ans, mode)")
 defvjp(np.linalg.svd, "a, full_matrices=True, compute_uv=True, hermitian=False", returns_container=True,
-       jvp={"a": "svd_jvp(t, a, ans, full_matrices, compute_uv)"},
-       a="svd_grad(g, a, ans, full_matrices, compute_uv)")
+       jvp={"a": f"svd_jvp({_LOWER.format('t')}, {_LOWER.format('a')}, ans, full_matrices, compute_uv) "
+                 f"if hermitian else svd_jvp(t, a, ans, full_matrices, compute_uv)"},
+       a=_ON_LOWER.format(f"svd_grad(g, {_LOWER.format('a')}, ans, full_matrices, compute_uv)",
+                          "svd_grad(g, a, ans, full_matrices, compute_uv)"))
 
 # --- shape manipulation ------------------------------------------------------
 # reshape: the gradient reads g back in the order the elements were read (order "A": the

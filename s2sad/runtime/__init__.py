@@ -24,7 +24,7 @@ from .indexing import (add_at, added_at, attribute_grad, attribute_of, attribute
 from .linalg import (cdist_weights, cholesky_grad, cholesky_jvp, cov_matrix, cov_matrix_grad, cov_rows, cov_rows_grad,
                      det_cofactor, det_cofactor_jvp, eigh_grad, eigh_jvp, lstsq_full_rank, norm_grad, pinv_grad, pinv_jvp, qr_grad,
                      qr_jvp, read_triangle, real_eigenvalues, slogdet_grad, solve_grad_a, solve_grad_b,
-                     solve_matrix, solve_matrix_grad, svd_grad, svd_jvp)
+                     solve_matrix, solve_matrix_grad, svd_grad, svd_jvp, triangle_grad)
 from .memory import mul_into, stand_in, stand_in_for
 from .products import (convolve_full, convolve_grad, correlate_grad_a, correlate_grad_v, cross_grad, dot_grad_lhs,
                        dot_grad_rhs, einsum_grad, kron_grad_lhs, kron_grad_rhs, matmul_grad_lhs, matmul_grad_rhs,
@@ -68,7 +68,7 @@ __all__ = [
     "cdist_weights", "cholesky_grad", "cholesky_jvp", "cov_matrix", "cov_matrix_grad", "cov_rows", "cov_rows_grad",
     "det_cofactor", "det_cofactor_jvp", "eigh_grad", "eigh_jvp", "lstsq_full_rank", "norm_grad", "pinv_grad", "pinv_jvp", "qr_grad",
     "qr_jvp", "read_triangle", "real_eigenvalues", "slogdet_grad", "solve_grad_a", "solve_grad_b",
-    "solve_matrix", "solve_matrix_grad", "svd_grad", "svd_jvp",
+    "solve_matrix", "solve_matrix_grad", "svd_grad", "svd_jvp", "triangle_grad",
     # memory
     "mul_into", "stand_in", "stand_in_for",
     # products

@@ -1,0 +1,53 @@
+"""NumPy and SciPy calls with unusual but valid arguments (tests/test_numpy14.py): each was a
+wrong gradient, a crash or a false refusal. Gradients against central finite differences,
+Hessian-vector products against finite differences of the gradient, forward mode against
+reverse mode.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2sad
+
+from gradcheck import make_function, numerical_grad
+
+_RNG = np.random.default_rng(14)
+_SPD = (lambda s: s @ s.T + np.eye(3))(_RNG.standard_normal((3, 3)) + 3 * np.eye(3))
+_INDEFINITE = np.array([[2.0, 0.3, -0.5], [0.3, -1.1, 0.2], [-0.5, 0.2, 0.4]])
+_NONSYMMETRIC = _SPD + 0.3 * _RNG.standard_normal((3, 3))  # hermitian=True reads its lower triangle
+
+
+def _check_all_orders(body: str, x: np.ndarray, second: bool = True) -> None:
+    """grad against finite differences, jvp against grad, hvp against differences of grad."""
+    f = make_function(f"def f(x):\n    return {body}\n", {"np": np})
+    g = s2sad.grad(f)(x)
+    np.testing.assert_allclose(g, numerical_grad(f, [x], 0), rtol=1e-5, atol=1e-7)
+    v = _RNG.standard_normal(x.shape)
+    np.testing.assert_allclose(s2sad.jvp(f)(x, v)[1], np.sum(g * v), rtol=1e-9, atol=1e-12)
+    if second:
+        eps = 1e-6
+        expected = (s2sad.grad(f)(x + eps * v) - s2sad.grad(f)(x - eps * v)) / (2 * eps)
+        np.testing.assert_allclose(s2sad.hvp(f)(x, v), expected, rtol=1e-4, atol=1e-6)
+
+
+HERMITIAN = [
+    "np.sum(np.linalg.pinv(x, hermitian=True) * W)",
+    "np.sum(np.linalg.svd(x, hermitian=True)[1] * W[0])",
+    "np.sum(np.linalg.svd(x, hermitian=True)[0][..., :, 0] ** 2 * W[0])",
+    "np.sum(np.linalg.svd(x, full_matrices=False, hermitian=True).Vh[..., 1, :] ** 2 * W[1])",
+]
+
+
+@pytest.mark.parametrize("x", [_SPD, _INDEFINITE, _NONSYMMETRIC, np.stack([_SPD, _NONSYMMETRIC])],
+                         ids=["spd", "indefinite", "nonsymmetric", "stacked"])
+@pytest.mark.parametrize("body", HERMITIAN)
+def test_hermitian_pinv_and_svd_read_the_lower_triangle(body: str, x: np.ndarray) -> None:
+    """hermitian=True makes NumPy read the lower triangle only (through eigh): the gradient
+    was the full matrix's, symmetric, where the upper triangle carries none."""
+    _check_all_orders(body.replace("W", "np.linspace(0.5, 2.0, 9).reshape(3, 3)"), x)
+
+
+def test_hermitian_svd_values_without_vectors_first_order() -> None:
+    _check_all_orders("np.sum(np.linalg.svd(x, compute_uv=False, hermitian=True) * np.arange(1.0, 4.0))",
+                      _NONSYMMETRIC, second=False)
