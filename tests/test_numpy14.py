@@ -51,3 +51,28 @@ def test_hermitian_pinv_and_svd_read_the_lower_triangle(body: str, x: np.ndarray
 def test_hermitian_svd_values_without_vectors_first_order() -> None:
     _check_all_orders("np.sum(np.linalg.svd(x, compute_uv=False, hermitian=True) * np.arange(1.0, 4.0))",
                       _NONSYMMETRIC, second=False)
+
+
+def test_frozen_multivariate_distributions_made_in_the_function() -> None:
+    """scipy.stats.multivariate_normal(mean, cov).logpdf(x) was refused ('no gradient rule for
+    scipy.stats.multivariate_normal'): it is the call multivariate_normal.logpdf(x, mean, cov)."""
+    import scipy.stats  # noqa: F401  (loads s2sad's SciPy rules)
+    spd = _SPD / 4.0
+    mean, points = _RNG.standard_normal(3), _RNG.standard_normal((4, 3))
+    f = make_function("def f(cov, mean, x):\n"
+                      "    d = scipy.stats.multivariate_normal(mean, cov=cov)\n"
+                      "    return np.sum(d.logpdf(x)) + scipy.stats.multivariate_normal(mean, cov).pdf(x[0])\n",
+                      {"np": np, "scipy": __import__("scipy")})
+    args = [spd, mean, points]
+    for k, g in enumerate(s2sad.grad(f, wrt=(0, 1, 2))(*args)):
+        np.testing.assert_allclose(g, numerical_grad(f, args, k), rtol=1e-5, atol=1e-7)
+    v = _RNG.standard_normal(3)
+    eps = 1e-6
+    expected = (s2sad.grad(f, wrt=1)(spd, mean + eps * v, points)
+                - s2sad.grad(f, wrt=1)(spd, mean - eps * v, points)) / (2 * eps)
+    np.testing.assert_allclose(s2sad.hvp(f, wrt=1)(spd, mean, points, v), expected, rtol=1e-4, atol=1e-6)
+    p = np.array([0.2, 0.3, 0.5])
+    h = make_function("def h(alpha):\n    return scipy.stats.dirichlet(alpha).logpdf(P)\n",
+                      {"np": np, "scipy": __import__("scipy"), "P": p})
+    alpha = np.array([1.5, 2.0, 3.0])
+    np.testing.assert_allclose(s2sad.grad(h)(alpha), numerical_grad(h, [alpha], 0), rtol=1e-5, atol=1e-7)
