@@ -76,3 +76,50 @@ def test_frozen_multivariate_distributions_made_in_the_function() -> None:
                       {"np": np, "scipy": __import__("scipy"), "P": p})
     alpha = np.array([1.5, 2.0, 3.0])
     np.testing.assert_allclose(s2sad.grad(h)(alpha), numerical_grad(h, [alpha], 0), rtol=1e-5, atol=1e-7)
+
+
+def test_polyint_tangent_leaves_out_the_integration_constants() -> None:
+    """np.polyint(p, m, k) is affine in p: forward mode applied it to the tangent with the
+    constants k, so jvp and hvp added k to the directional derivative."""
+    p = _RNG.standard_normal(4)
+    for body in ["np.sum(np.polyint(x, k=1.0) ** 2 * np.arange(1.0, 6.0))",
+                 "np.sum(np.polyint(x, 2, [1.0, -2.0]) ** 2)",
+                 "np.sum(np.polyint(x, m=3, k=0.5) ** 3 * np.arange(7.0))"]:
+        _check_all_orders(body, p)
+
+
+_F_ORDER = np.asfortranarray(_RNG.standard_normal((3, 4)))
+
+
+@pytest.mark.parametrize("x", [_F_ORDER, np.ascontiguousarray(_F_ORDER), _RNG.standard_normal((2, 3, 4))],
+                         ids=["fortran", "c", "3d"])
+@pytest.mark.parametrize("flat", ["np.ravel(x, 'F')", "np.ravel(x, order='A')", "x.ravel('F')", "x.ravel(order='K')",
+                                  "x.flatten('F')", "x.flatten(order='A')"])
+def test_ravel_and_flatten_take_an_order(flat: str, x: np.ndarray) -> None:
+    """np.ravel(x, 'F'), x.ravel(order=...) and x.flatten('F') were refused (no 'order'
+    argument); 'A' and 'K' read the elements in the order of x's layout."""
+    f = make_function(f"def f(x):\n    return np.sum({flat} * np.arange(1.0, {x.size + 1}.0) ** 1.5)\n",
+                      {"np": np})
+    g = s2sad.grad(f)(x)
+    expected = np.zeros(x.shape)
+    for i in np.ndindex(*x.shape):  # perturbed copies keep x's layout, which 'A' and 'K' read
+        plus, minus = x.copy(order="K"), x.copy(order="K")
+        plus[i] += 1e-6
+        minus[i] -= 1e-6
+        expected[i] = (f(plus) - f(minus)) / 2e-6
+    np.testing.assert_allclose(g, expected, rtol=1e-5, atol=1e-7)
+    v = _RNG.standard_normal(x.shape)
+    np.testing.assert_allclose(s2sad.jvp(f)(x, v)[1], np.sum(g * v), rtol=1e-9)
+
+
+def test_ravel_in_memory_order_of_a_strided_array_is_refused() -> None:
+    f = make_function("def f(x):\n    return np.sum(np.ravel(x[:, ::2], order='K') ** 2)\n", {"np": np})
+    with pytest.raises(s2sad.S2SADError, match=r"order='K'\) of a contiguous array only") as info:
+        s2sad.grad(f)(_RNG.standard_normal((3, 4)))
+    assert info.value.location.line == 2
+
+
+def test_array_with_copy_keyword() -> None:
+    """np.array(x, copy=True) and np.asarray(x, copy=None) were refused (no 'copy' argument)."""
+    _check_all_orders("np.sum(np.array(x, copy=True) ** 3) + np.sum(np.asarray(x, copy=None) * x)",
+                      _RNG.standard_normal((2, 3)))

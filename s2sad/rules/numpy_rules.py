@@ -314,7 +314,7 @@ defvjp(np.ndarray.reshape, "a, *shape, order='C', copy=None", **_RESHAPE)
 defvjp(runtime.reshape_back, "ct, like, order='C', source=None", linear="joint",
        ct="reshape_back(g, ct, order, like if source is None else source)")
 for ravel in (np.ravel, np.ndarray.ravel, np.ndarray.flatten):
-    defvjp(ravel, "a", linear="joint", a="np.reshape(g, np.shape(a))")
+    defvjp(ravel, "a, order='C'", jvp={"a": "reshape_back(t, ans, order, a)"}, a="reshape_back(g, a, order)")
 defvjp(np.transpose, "a, axes=None", linear="joint", shape=shapes.transpose, a="transpose_grad(g, axes)")
 defvjp(np.ndarray.transpose, "a, *axes", linear="joint", shape=shapes.transpose,
        a="transpose_grad(g, axes or None)")
@@ -385,7 +385,8 @@ defvjp(np.concatenate, "arrays, axis=0", containers=("arrays",), linear="joint",
 defvjp(builtins.sum, "iterable, start=0", containers=("iterable",), linear="joint", iterable="sum_items_grad(g, iterable)",
        start="unbroadcast(g, start)")
 for array in (np.array, np.asarray):
-    defvjp(array, "object, dtype=None", containers=("object",), linear="joint", object="array_grad(g, object)")
+    defvjp(array, "object, dtype=None, *, copy=None", containers=("object",), linear="joint",
+           object="array_grad(g, object)")
 defvjp(np.hstack, "tup, dtype=None, casting='same_kind'", containers=("tup",), linear="joint",
        tup="join_grad(g, tup, 0 if np.ndim(tup[0]) <= 1 else 1, np.atleast_1d)")
 defvjp(np.vstack, "tup, dtype=None, casting='same_kind'", containers=("tup",), linear="joint",

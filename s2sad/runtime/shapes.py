@@ -20,9 +20,12 @@ def reshape_back(g: Any, like: Any, order: str = "C", source: Any = None) -> Any
     """``g`` reshaped to ``like``'s shape, reading and writing elements in ``order``: the
     gradient of ``np.reshape(a, shape, order)`` (``like`` is a) and its tangent (``like`` is
     the result).  Order "A" is the order NumPy chose from the reshaped array's layout
-    (``source``, by default ``like``)."""
-    if order == "A":
+    (``source``, by default ``like``); so is "K" (``np.ravel``'s memory order) of a contiguous one."""
+    if order in ("A", "K"):
         flags = np.asarray(like if source is None else source).flags
+        if order == "K" and not (flags.c_contiguous or flags.f_contiguous):
+            raise S2SADError("s2sad differentiates np.ravel(a, order='K') of a contiguous array only, whose "
+                             "memory order is C or F; write order='C' (or 'F')")
         order = "F" if flags.f_contiguous and not flags.c_contiguous else "C"
     if order == "C":  # (Dask's reshape takes no order)
         return np.reshape(g, np.shape(like))
