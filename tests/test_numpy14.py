@@ -5,6 +5,8 @@ reverse mode.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -123,3 +125,72 @@ def test_array_with_copy_keyword() -> None:
     """np.array(x, copy=True) and np.asarray(x, copy=None) were refused (no 'copy' argument)."""
     _check_all_orders("np.sum(np.array(x, copy=True) ** 3) + np.sum(np.asarray(x, copy=None) * x)",
                       _RNG.standard_normal((2, 3)))
+
+
+@pytest.mark.parametrize("x", [np.array([0.0, 0.3, -1.2, 1e-9, 0.2499, 0.2501]), np.array(0.0)],
+                         ids=["vector", "zero"])
+def test_sinc_second_derivative_at_zero(x: np.ndarray) -> None:
+    """np.sinc's slope (cos(pi x) - sinc(x)) / x was 0 at 0 by a safe division, whose own
+    derivative is 0 there: the Hessian of sinc at 0 was 0, not -pi ** 2 / 3."""
+    _check_all_orders("np.sum(np.sinc(x) ** 2 + np.sinc(x))", x)
+    f = make_function("def f(x):\n    return np.sum(np.sinc(x))\n", {"np": np})
+    hessian_at_zero = s2sad.hvp(f)(np.zeros(2), np.array([1.0, 0.0]))
+    np.testing.assert_allclose(hessian_at_zero, [-np.pi ** 2 / 3, 0.0], rtol=1e-12)
+    third = s2sad.grad(s2sad.grad(s2sad.grad(make_function("def g(t):\n    return np.sinc(t)\n", {"np": np}))))
+    np.testing.assert_allclose([third(0.0), third(0.7)], [0.0, 7.131038417133914], atol=1e-12, rtol=1e-9)  # (mpmath)
+
+
+def test_sinc_slope_is_accurate_near_zero() -> None:
+    """The closed form cancels near 0 (its derivative there was 0 at x = 1e-9, not -pi^2/3)."""
+    from s2sad.runtime import sinc_slope
+    t = np.array([1e-9, 1e-5, 0.1, 0.3, -2.2])
+    exact_second = [sum((-1) ** k * np.pi ** (2 * k) * (2 * k) * (2 * k - 1) * u ** (2 * k - 2) / math.factorial(2 * k + 1)
+                        for k in range(1, 10)) for u in t[:3]]
+    np.testing.assert_allclose(sinc_slope(t[:3], 2), exact_second, rtol=1e-12)
+    for n in (1, 2, 3):  # against finite differences of the derivative below it
+        lower = (lambda u: np.sinc(u)) if n == 1 else (lambda u, m=n - 1: sinc_slope(u, m))
+        expected = (lower(t[3:] + 1e-6) - lower(t[3:] - 1e-6)) / 2e-6
+        np.testing.assert_allclose(sinc_slope(t[3:], n), expected, rtol=1e-6)
+
+
+PAD_VALUES = [
+    ("np.pad(x, ((1, 0), (0, 2)), constant_values=((y, 1.0), (2.0, y)))", 0.7),
+    ("np.pad(x, ((1, 2), (3, 1)), constant_values=y)", np.array([[0.3, 0.5], [0.7, -0.2]])),
+    ("np.pad(x, 2, constant_values=y)", np.array([0.3, 0.5])),
+    ("np.pad(x, (1, 2), constant_values=(y, 2 * y)) ** 2", 0.4),
+    ("np.pad(x, 1, constant_values=y)", 0.4),
+    ("np.pad(x, ((0, 1), (2, 0)), constant_values=y)", np.array([[0.3], [0.5]])),
+    ("np.pad(x * y, ((1, 0), (0, 2)), constant_values=((y ** 2, 1.0), (2.0, y)))", 0.7),
+]
+
+
+@pytest.mark.parametrize("body, y", PAD_VALUES, ids=[b for b, _ in PAD_VALUES])
+def test_pad_constant_values_per_axis_and_side(body: str, y: object) -> None:
+    """constant_values=((before, after), ...) or an array of values per axis and side, carrying a
+    gradient, crashed (ValueError: cannot reshape array of size 1 into shape (2,2); IndexError):
+    the rule summed g over every padded entry. Each value gets the entries it fills (a corner
+    the later axis's)."""
+    from gradcheck import assert_grad_matches
+    f = make_function(f"def f(x, y):\n    p = {body}\n"
+                      "    return np.sum(np.sin(p) * np.reshape(np.cos(np.arange(np.size(p))), np.shape(p)))\n",
+                      {"np": np})
+    x = _RNG.standard_normal((3, 4))
+    assert_grad_matches(f, [x, y], (0, 1))
+    v = _RNG.standard_normal(np.shape(y)) if isinstance(y, np.ndarray) else 0.3
+    eps = 1e-6
+    g = s2sad.grad(f, wrt=1)
+    expected = (np.asarray(g(x, y + eps * v)) - np.asarray(g(x, y - eps * v))) / (2 * eps)
+    np.testing.assert_allclose(s2sad.hvp(f, wrt=1)(x, y, v), expected, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(s2sad.jvp(f, wrt=1)(x, y, v)[1], np.sum(g(x, y) * v), rtol=1e-9)
+
+
+def test_sinc_gradient_compiles_with_numba() -> None:
+    """sinc_slope, which np.sinc's gradient now calls, has a numba implementation (jit=True)."""
+    pytest.importorskip("numba")
+    f = make_function("def f(x):\n    return np.sum(np.sinc(x) ** 2)\n", {"np": np})
+    g = make_function("def g(t):\n    return np.sinc(t) * 3.0\n", {"np": np})
+    x = np.array([0.0, 1e-7, 0.3, -1.2])
+    np.testing.assert_allclose(s2sad.grad(f, jit=True)(x), s2sad.grad(f)(x), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(s2sad.grad(f, jit=True)(x), numerical_grad(f, [x], 0), rtol=1e-6, atol=1e-8)
+    assert s2sad.grad(g, jit=True)(0.0) == 0.0
+    np.testing.assert_allclose(s2sad.grad(g, jit=True)(0.7), s2sad.grad(g)(0.7), rtol=1e-12)

@@ -148,7 +148,7 @@ for radians in (np.deg2rad, np.radians):
     unary(radians, "g * (np.pi / 180)")
 for degrees in (np.rad2deg, np.degrees):
     unary(degrees, "g * (180 / np.pi)")
-unary(np.sinc, "g * safe_divide(np.cos(np.pi * x) - ans, x)")  # 0 at 0
+unary(np.sinc, "g * sinc_slope(x)")  # 0 at 0, and -pi ** 2 / 3 the second derivative there
 # (NaN-safe as np.where is: what only feeds x has its derivatives masked where x is not finite)
 defvjp(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None", masks={"x": "np.isfinite(x)"},
        x="np.where(np.isfinite(x), g, 0)",
@@ -351,10 +351,9 @@ defvjp(np.diagflat, "v, k=0", linear="joint", v="np.reshape(np.diagonal(g, k), n
 defvjp(np.tril, "m, k=0", linear="joint", m="np.tril(g, k) if np.ndim(m) > 1 else np.sum(np.tril(g, k), axis=0)")
 defvjp(np.triu, "m, k=0", linear="joint", m="np.triu(g, k) if np.ndim(m) > 1 else np.sum(np.triu(g, k), axis=0)")
 defvjp(np.pad, "array, pad_width, mode='constant', constant_values=0, end_values=0, "
-               "reflect_type='even', stat_length=None", linear="joint",
+               "reflect_type='even', stat_length=None", linear="joint", containers=("constant_values",),
        array="pad_grad(g, array, pad_width, mode, reflect_type)",
-       constant_values="unbroadcast(np.sum(g) - np.sum(pad_grad(g, array, pad_width, mode, "
-                       "reflect_type)), constant_values)")
+       constant_values="array_grad(pad_values_grad(g, array, pad_width, mode, constant_values), constant_values)")
 defvjp(np.sort, "a, axis=-1, kind=None, order=None, stable=None", jvp={"a": "sort_jvp(t, a, axis)"},
        a="sort_grad(g, a, axis)")
 defvjp(np.diff, "a, n=1, axis=-1, prepend=None, append=None", linear="joint",

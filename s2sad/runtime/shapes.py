@@ -142,6 +142,25 @@ def pad_grad(g: Any, x: Any, pad_width: Any, mode: Any = "constant", reflect_typ
     return reshape_grad(out, x)
 
 
+def pad_values_grad(g: Any, x: Any, pad_width: Any, mode: Any = "constant", values: Any = 0) -> Any:
+    """Gradient of ``np.pad(x, pad_width, mode, constant_values=values)`` in ``values`` (an
+    array of their shape): g summed over the entries each value fills.  NumPy pads one axis
+    after another, so a corner takes the later axis's value; modes other than 'constant'
+    ignore the values."""
+    ndim = np.ndim(x)
+    table = np.zeros((ndim, 2), dtype=np.result_type(g))  # [axis, before/after]
+    if mode == "constant":
+        widths = np.broadcast_to(np.asarray(pad_width), (ndim, 2))
+        label = np.full(np.shape(x), -1)
+        for axis in range(ndim):
+            width = [(0, 0)] * ndim
+            width[axis] = tuple(widths[axis])
+            label = np.pad(label, width, constant_values=(2 * axis, 2 * axis + 1))
+        for k in range(2 * ndim):
+            table[k // 2, k % 2] = np.sum(np.asarray(g)[label == k])
+    return unbroadcast(table, np.asarray(values, dtype=np.result_type(table)))
+
+
 def rollaxis_grad(g: Any, x: Any, axis: int, start: int = 0) -> Any:
     """Gradient of ``np.rollaxis(x, axis, start)``: the axis moved back."""
     ndim = np.ndim(x)
