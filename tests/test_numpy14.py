@@ -194,3 +194,29 @@ def test_sinc_gradient_compiles_with_numba() -> None:
     np.testing.assert_allclose(s2sad.grad(f, jit=True)(x), numerical_grad(f, [x], 0), rtol=1e-6, atol=1e-8)
     assert s2sad.grad(g, jit=True)(0.0) == 0.0
     np.testing.assert_allclose(s2sad.grad(g, jit=True)(0.7), s2sad.grad(g)(0.7), rtol=1e-12)
+
+
+EINSUM_BROADCAST = [
+    ("np.einsum('ij,ij', x, y)", (3, 1), (3, 4)),
+    ("np.einsum('ij,ij->', x, y, optimize='greedy')", (3, 4), (3, 1)),
+    ("np.einsum('ij,j', x, y)", (3, 4), (1,)),
+    ("np.einsum('i,i', x, y)", (4,), (1,)),
+    ("np.einsum(x, [0, 1], y, [0, 1], [0])", (3, 4), (3, 1)),
+    ("np.einsum('...i,...i->...', x, y)", (2, 3, 4), (1, 1)),
+]
+
+
+@pytest.mark.parametrize("body, shape_x, shape_y", EINSUM_BROADCAST, ids=[b for b, _, _ in EINSUM_BROADCAST])
+def test_einsum_operand_broadcast_against_length_one_axes(body: str, shape_x: tuple, shape_y: tuple) -> None:
+    """An index summed away whose other operands have length 1 there (broadcast): the gradient
+    of the longer operand had the short length (shape (3, 1) for a (3, 4) argument)."""
+    from gradcheck import assert_grad_matches
+    f = make_function(f"def f(x, y):\n    return np.sum(np.sin({body}))\n", {"np": np})
+    args = [_RNG.standard_normal(shape_x), _RNG.standard_normal(shape_y)]
+    assert_grad_matches(f, args, (0, 1))
+    for k in (0, 1):
+        v = _RNG.standard_normal(args[k].shape)
+        moved = lambda s: [a + s * v if j == k else a for j, a in enumerate(args)]  # noqa: E731
+        eps = 1e-6
+        expected = (s2sad.grad(f, wrt=k)(*moved(eps)) - s2sad.grad(f, wrt=k)(*moved(-eps))) / (2 * eps)
+        np.testing.assert_allclose(s2sad.hvp(f, wrt=k)(*args, v), expected, rtol=1e-5, atol=1e-7)
