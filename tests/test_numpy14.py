@@ -220,3 +220,18 @@ def test_einsum_operand_broadcast_against_length_one_axes(body: str, shape_x: tu
         eps = 1e-6
         expected = (s2sad.grad(f, wrt=k)(*moved(eps)) - s2sad.grad(f, wrt=k)(*moved(-eps))) / (2 * eps)
         np.testing.assert_allclose(s2sad.hvp(f, wrt=k)(*args, v), expected, rtol=1e-5, atol=1e-7)
+
+
+TAKE_ALONG = [
+    ("np.take_along_axis(x, np.array([[0, 3]]), axis=1)", (3, 4)),
+    ("np.take_along_axis(x, np.array([[1, 1, 0], [0, 2, 2], [3, 0, 1]]), axis=1)", (1, 4)),
+    ("np.take_along_axis(x, np.array([[1], [0], [1]]), axis=0)", (2, 4)),
+    ("np.take_along_axis(x, np.array([5, 0, 5]), None)", (3, 4)),
+]
+
+
+@pytest.mark.parametrize("body, shape", TAKE_ALONG, ids=[b for b, _ in TAKE_ALONG])
+def test_take_along_axis_broadcasts_indices_and_array(body: str, shape: tuple) -> None:
+    """Indices (or an array) of length 1 along another axis, which NumPy broadcasts, crashed the
+    gradient (ValueError: array is not broadcastable to correct shape; IndexError)."""
+    _check_all_orders(f"np.sum(np.sin({body}) * 1.5)", _RNG.standard_normal(shape))
