@@ -235,3 +235,32 @@ def test_take_along_axis_broadcasts_indices_and_array(body: str, shape: tuple) -
     """Indices (or an array) of length 1 along another axis, which NumPy broadcasts, crashed the
     gradient (ValueError: array is not broadcastable to correct shape; IndexError)."""
     _check_all_orders(f"np.sum(np.sin({body}) * 1.5)", _RNG.standard_normal(shape))
+
+
+THIRD_ORDER = ["np.abs(t) ** 3", "abs(t - 0.3) ** 2.5", "scipy.special.i1e(t)", "scipy.special.ive(1.5, t)",
+               "np.sign(t) * t ** 4"]
+
+
+@pytest.mark.parametrize("body", THIRD_ORDER)
+def test_third_derivative_through_abs_and_sign(body: str) -> None:
+    """grad(grad(grad(f))) of np.abs(t) ** 3 was refused when generated: 'this value is
+    complex', since the second-order code's branch for a complex t (never taken for a real
+    one) made its result look complex. Only a value complex on every path is refused there."""
+    import scipy.special  # noqa: F401
+    f = make_function(f"def f(t):\n    return {body}\n", {"np": np, "scipy": __import__("scipy")})
+    third, second = s2sad.grad(s2sad.grad(s2sad.grad(f))), s2sad.grad(s2sad.grad(f))
+    for t in (-0.4, 0.55, 1.3):
+        expected = (second(t + 1e-5) - second(t - 1e-5)) / 2e-5
+        np.testing.assert_allclose(third(t), expected, rtol=1e-5, atol=1e-7)
+
+
+def test_a_value_complex_on_one_path_only_is_checked_when_it_is_returned() -> None:
+    f = make_function("def f(t, flag=True):\n    if flag:\n        y = t ** 2\n    else:\n        y = t * 1j\n"
+                      "    return y\n", {"np": np})
+    assert s2sad.grad(f)(0.3) == pytest.approx(0.6)
+    with pytest.raises(s2sad.NonScalarOutputError, match="got complex"):
+        s2sad.grad(f)(0.3, False)
+    g = make_function("def g(x):\n    y = np.fft.fft(x)\n    return y[0]\n", {"np": np})
+    with pytest.raises(s2sad.NonScalarOutputError, match="this value is complex") as info:
+        s2sad.grad(g)  # complex on every path: refused when generated, at the return
+    assert info.value.location.line == 3
