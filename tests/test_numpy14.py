@@ -264,3 +264,20 @@ def test_a_value_complex_on_one_path_only_is_checked_when_it_is_returned() -> No
     with pytest.raises(s2sad.NonScalarOutputError, match="this value is complex") as info:
         s2sad.grad(g)  # complex on every path: refused when generated, at the return
     assert info.value.location.line == 3
+
+
+FFT_HIGHER = ["np.sum(np.fft.rfft(t * A_).real ** 3)", "np.sum(np.abs(np.fft.fft(t * A_)) ** 3)",
+              "np.sum(np.fft.irfft(np.fft.rfft(t * A_) * (1 + 2j)) ** 3)", "np.sum(np.fft.hfft(t * A_ + 0.5j) ** 3)",
+              "np.sum(np.imag(np.fft.ifft(np.sin(t * A_))) ** 2)"]
+
+
+@pytest.mark.parametrize("body", FFT_HIGHER)
+def test_grad_of_grad_through_fft_of_real_values(body: str) -> None:
+    """grad(grad(f)) of a real function through np.fft was refused when generated ('this value
+    is complex'): the gradient code's result, a real value's gradient through complex ones,
+    looked complex. Helpers that give the gradient in x's type are complex only for a complex x."""
+    f = make_function(f"def f(t):\n    return {body}\n", {"np": np, "A_": np.array([0.3, -1.2, 0.5, 0.9, 0.1])})
+    first, second, third = s2sad.grad(f), s2sad.grad(s2sad.grad(f)), s2sad.grad(s2sad.grad(s2sad.grad(f)))
+    for t in (0.55, 1.3):
+        np.testing.assert_allclose(second(t), (first(t + 1e-5) - first(t - 1e-5)) / 2e-5, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(third(t), (second(t + 1e-5) - second(t - 1e-5)) / 2e-5, rtol=1e-5, atol=1e-6)

@@ -16,7 +16,7 @@ from .. import runtime
 from ..errors import S2SADError
 from ..ir import (Assign, Call, Const, Function, If, Loop, Opaque, Operand, Stmt, Var, assigns,
                   display_node)
-from ..rules.complex_rules import COMPLEX_RESULTS, REAL_RESULTS
+from ..rules.complex_rules import COMPLEX_AS_X, COMPLEX_RESULTS, REAL_RESULTS
 from ..rules.registry import REGISTRY
 
 
@@ -120,14 +120,15 @@ def surely_complex_values(fn: Function, stmts: list[Stmt]) -> set[str]:
     while changed:  # the largest such set: drop those with a real definition, in program order
         changed = False
         for s in assigns(stmts):
-            if s.target in found and not _makes_complex(fn, s.value, found):
+            if s.target in found and not _makes_complex(fn, s.value, found, surely=True):
                 found.discard(s.target)
                 changed = True
     return found
 
 
-def _makes_complex(fn: Function, value: Any, found: set[str]) -> bool:
-    """Whether ``value`` is complex when the variables ``found`` are."""
+def _makes_complex(fn: Function, value: Any, found: set[str], surely: bool = False) -> bool:
+    """Whether ``value`` is complex when the variables ``found`` are (``surely``: a gradient in
+    the type of its argument x only when x is)."""
     def complex_operand(op: Operand) -> bool:
         if isinstance(op, Var):
             return op.name in found
@@ -136,6 +137,8 @@ def _makes_complex(fn: Function, value: Any, found: set[str]) -> bool:
 
     if isinstance(value, Var):
         return value.name in found
+    if surely and isinstance(value, Call) and _function_key(value) in COMPLEX_AS_X:
+        return "x" in value.args and complex_operand(value.args["x"])
     return isinstance(value, Call) and value.rule is not None and _function_key(value) not in REAL_RESULTS and (
         _function_key(value) in COMPLEX_RESULTS or any(map(complex_operand, value.args.values())))
 
