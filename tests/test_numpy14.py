@@ -281,3 +281,13 @@ def test_grad_of_grad_through_fft_of_real_values(body: str) -> None:
     for t in (0.55, 1.3):
         np.testing.assert_allclose(second(t), (first(t + 1e-5) - first(t - 1e-5)) / 2e-5, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(third(t), (second(t + 1e-5) - second(t - 1e-5)) / 2e-5, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("x", [np.float64(0.3), np.float32(-0.7), np.array(0.3), 0.3], ids=["f64", "f32", "0d", "float"])
+def test_gradient_through_where_keeps_a_numpy_scalars_type(x: object) -> None:
+    """Specialised code took np.where of NumPy scalars for a scalar, as a ufunc's result is,
+    and left out the conversion: the gradient of an np.float64 was a 0-d array."""
+    f = make_function("def f(x):\n    return np.where(x > 0, x, 0.0) ** 2\n", {"np": np})
+    g = s2sad.grad(f)(x)
+    assert type(g) is type(x)
+    assert float(g) == pytest.approx(2 * max(float(x), 0.0), rel=1e-6)

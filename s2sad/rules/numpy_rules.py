@@ -105,7 +105,7 @@ defvjp(np.sign, "x", elementwise=True, shape=shapes.numpy_elementwise(np.sign),
        x="np.real(g) * 0.0 if np.isrealobj(x) else real_like(1j * safe_divide(np.imag(g * ans), x), x)")
 binary(np.maximum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 binary(np.minimum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
-defvjp(np.where, "condition, x, y", linear="joint", shape=shapes.elementwise(np.where),
+defvjp(np.where, "condition, x, y", linear="joint", shape=shapes.array_result(shapes.elementwise(np.where)),
        masks={"x": "condition", "y": "np.logical_not(condition)"},
        x="unbroadcast(np.where(condition, g, 0), x)", y="unbroadcast(np.where(condition, 0, g), y)")
 # clip: each element gets its gradient from a, a_min or a_max, whichever it is (a bound at a tie);
