@@ -291,3 +291,19 @@ def test_gradient_through_where_keeps_a_numpy_scalars_type(x: object) -> None:
     g = s2sad.grad(f)(x)
     assert type(g) is type(x)
     assert float(g) == pytest.approx(2 * max(float(x), 0.0), rel=1e-6)
+
+
+@pytest.mark.parametrize("body", ["x * x", "np.multiply(x, x)", "np.square(x) + x * x", "np.multiply(x, x) + np.multiply(x, x)"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gradient_of_a_0d_array_leaves_it_unchanged(body: str, dtype: type) -> None:
+    """f(x) = x * x of a 0-d array: specialised code wrote the seed's product 1.0 * x as x inside
+    dx = unbroadcast(x, x), which returns x itself, so dx += ... added into the caller's x
+    (grad(f)(x) changed x, and the next call's gradient was wrong)."""
+    f = make_function(f"def f(x):\n    return {body}\n", {"np": np})
+    x = np.array(0.3, dtype=dtype)
+    expected = numerical_grad(f, [np.array(0.3)], 0)
+    for _ in range(3):
+        g = s2sad.grad(f)(x)
+        _, g2 = s2sad.value_and_grad(f)(x)
+        assert x == dtype(0.3) and not np.shares_memory(g, x) and not np.shares_memory(g2, x)
+        np.testing.assert_allclose([g, g2], [expected, expected], rtol=1e-5 if dtype is np.float64 else 1e-3)
