@@ -24,6 +24,7 @@ from numba.np import numpy_support
 
 from . import runtime as rt
 from .errors import NonDifferentiableInputError, NonScalarOutputError
+from .runtime.elementwise import SINC_SERIES_BELOW, SINC_TERMS, sinc_series_coefficient
 from .jit_arrays import Impl, cached_overload, is_float, is_float_array, is_number, not_compiled
 
 
@@ -227,6 +228,31 @@ def _safe_divide(x, y) -> Impl:
             return np.where(zero, 0.0, x) / np.where(zero, 1.0, y)
         return safe_divide
     raise not_compiled(f"a division by what may be 0 of types {x} and {y}")
+
+
+@cached_overload(rt.sinc_slope)
+def _sinc_slope(x, n=1) -> Impl:
+    if not _real64(x):
+        raise not_compiled(f"the slope of np.sinc of type {x}")
+    below, terms = SINC_SERIES_BELOW, SINC_TERMS
+    # the series' coefficients of the first derivatives (grad of grad... compiles a few)
+    table = np.array([[sinc_series_coefficient(k, n) for k in range((n + 1) // 2, (n + 1) // 2 + terms)]
+                      for n in range(8)])
+
+    def sinc_slope(x, n=1):
+        near = np.abs(x) < below
+        small, large = np.where(near, x, below), np.where(near, 1.0, x)
+        series = small * 0.0
+        for j in range(terms):
+            series = series + table[n, j] * small ** (2 * ((n + 1) // 2 + j) - n)
+        slope = np.sinc(large)
+        for m in range(1, n + 1):
+            slope = (np.pi ** (m - 1) * np.sin(np.pi * large + m * np.pi / 2) - m * slope) / large
+        return np.where(near, series, slope)
+    if is_float_array(x):
+        return sinc_slope
+    of_array = njit(sinc_slope)
+    return lambda x, n=1: of_array(np.array([x]), n)[0]
 
 
 @cached_overload(rt.real_like)

@@ -95,6 +95,10 @@ def _constants_written(outs: list[Out], constants: dict[str, str], shapes: Shape
     return out
 
 
+#: helpers that may return their first argument itself (a gradient already in its shape)
+_RETURN_THEIR_ARGUMENT = frozenset({"unbroadcast", "grad_like", "reduce_to", "real_like"})
+
+
 def _with_constant(code: str, seed: str, value: str, shapes: Shapes) -> str:
     """``code`` with the constant ``seed`` (the seed, or another) written as ``value`` (and a
     product by 1.0 left out)."""
@@ -102,8 +106,10 @@ def _with_constant(code: str, seed: str, value: str, shapes: Shapes) -> str:
     span = spans.span
     tree = ast.parse(code)
     # ``d = 1.0 * a`` makes a new array, which later lines may update in place (d += ...):
-    # written ``d = a``, d would be a itself, an argument say
+    # written ``d = a``, d would be a itself, an argument say; so would ``d = unbroadcast(a, x)``
     assigned = {id(s.value) for s in tree.body if isinstance(s, ast.Assign)}
+    assigned |= {id(s.value.args[0]) for s in tree.body if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
+                 and isinstance(s.value.func, ast.Name) and s.value.func.id in _RETURN_THEIR_ARGUMENT and s.value.args}
     edits: list[tuple[int, int, str]] = []
     done: set[int] = set()
     for node in ast.walk(tree):

@@ -47,7 +47,7 @@ from .simplify import plus, simplify
 from .specialize import specialize
 from .source import FunctionSource
 from .values import (FULL_REDUCTIONS, bound_before, complex_values, converts, is_number, as_arrays,
-                     scalars, sequences, shape_classes, structural)
+                     scalars, sequences, shape_classes, structural, surely_complex_values)
 
 _EMPTY = cst.Module(body=[])
 
@@ -563,7 +563,8 @@ def differentiate(fn: Function, source: FunctionSource, wrt: tuple[str, ...], mu
     if kind == "split":
         adj.backward_name = fn.fresh("backward")
     rev = Reverser(adj, activity)
-    if kind not in ("vjp", "split") and isinstance(ret.value, Var) and ret.value.name in rev.complex:
+    if kind not in ("vjp", "split") and isinstance(ret.value, Var) and ret.value.name in rev.complex and (
+            ret.value.name in surely_complex_values(fn, adj.forward)):  # (seed checks one that may be real)
         raise NonScalarOutputError(
             "the differentiated function must return a real floating-point scalar, but this value "
             "is complex; return np.real(...), np.imag(...) or np.abs(...) of it", ret.loc)

@@ -16,7 +16,7 @@ from .. import runtime
 from ..errors import S2SADError
 from ..ir import (Assign, Call, Const, Function, If, Loop, Opaque, Operand, Stmt, Var, assigns,
                   display_node)
-from ..rules.complex_rules import COMPLEX_RESULTS, REAL_RESULTS
+from ..rules.complex_rules import COMPLEX_AS_X, COMPLEX_RESULTS, REAL_RESULTS
 from ..rules.registry import REGISTRY
 
 
@@ -99,30 +99,48 @@ def scalars(stmts: list[Stmt], params: tuple[str, ...]) -> set[str]:
 
 
 def complex_values(fn: Function, stmts: list[Stmt]) -> set[str]:
-    """Variables that surely hold complex values: results of the FFTs, and of functions of
+    """Variables that may hold complex values: results of the FFTs, and of functions of
     complex literals, complex globals or such variables (but for those whose result is real:
     abs, real, imag, angle, the inverse real FFTs)."""
     found: set[str] = set()
+    size = -1
+    while size != len(found):  # a loop may carry a complex value around
+        size = len(found)
+        for s in assigns(stmts):
+            if isinstance(s.target, str) and _makes_complex(fn, s.value, found):
+                found.add(s.target)
+    return found
 
+
+def surely_complex_values(fn: Function, stmts: list[Stmt]) -> set[str]:
+    """Variables that hold complex values on every path: each of their assignments (a loop's
+    first value too) makes one, as :func:`complex_values` decides."""
+    found = {s.target for s in assigns(stmts) if isinstance(s.target, str)}
+    changed = True
+    while changed:  # the largest such set: drop those with a real definition, in program order
+        changed = False
+        for s in assigns(stmts):
+            if s.target in found and not _makes_complex(fn, s.value, found, surely=True):
+                found.discard(s.target)
+                changed = True
+    return found
+
+
+def _makes_complex(fn: Function, value: Any, found: set[str], surely: bool = False) -> bool:
+    """Whether ``value`` is complex when the variables ``found`` are (``surely``: a gradient in
+    the type of its argument x only when x is)."""
     def complex_operand(op: Operand) -> bool:
         if isinstance(op, Var):
             return op.name in found
         return isinstance(op, Const) and (_has_complex_literal(op.code) or any(
             np.iscomplexobj(fn.free[n]) for n in op.reads if n in fn.free and not callable(fn.free[n])))
 
-    size = -1
-    while size != len(found):  # a loop may carry a complex value around
-        size = len(found)
-        for s in assigns(stmts):
-            v = s.value
-            if not isinstance(s.target, str):
-                continue
-            if isinstance(v, Var) and v.name in found:
-                found.add(s.target)
-            elif isinstance(v, Call) and v.rule is not None and _function_key(v) not in REAL_RESULTS and (
-                    _function_key(v) in COMPLEX_RESULTS or any(map(complex_operand, v.args.values()))):
-                found.add(s.target)
-    return found
+    if isinstance(value, Var):
+        return value.name in found
+    if surely and isinstance(value, Call) and _function_key(value) in COMPLEX_AS_X:
+        return "x" in value.args and complex_operand(value.args["x"])
+    return isinstance(value, Call) and value.rule is not None and _function_key(value) not in REAL_RESULTS and (
+        _function_key(value) in COMPLEX_RESULTS or any(map(complex_operand, value.args.values())))
 
 
 def _function_key(call: Call) -> int:

@@ -78,6 +78,12 @@ REAL_RESULTS: frozenset[int] = frozenset(map(REGISTRY.key, (
     np.fft.irfft2, np.fft.irfftn, np.fft.hfft, np.real_if_close, np.linalg.norm, np.linalg.vector_norm,
     np.linalg.matrix_norm, np.linalg.svdvals)))
 
+#: Functions whose result is complex exactly when their argument ``x`` is (a gradient given in
+#: x's type): the generated gradients of real values through complex ones are real.
+COMPLEX_AS_X: frozenset[int] = frozenset(map(REGISTRY.key, (
+    rt.real_like, rt.real_grad, rt.imag_grad, rt.fftn_grad, rt.rfftn_grad, rt.irfftn_grad, rt.hfft_grad,
+    rt.ihfft_grad, rt.unbroadcast, rt.grad_like)))
+
 # --- the helpers above (so that s2sad can differentiate its own output) -------------------
 # each is the adjoint of a real-linear map, so its own adjoint is that map; a real x's
 # gradient is real (the incoming one may carry an imaginary part of no meaning: real_like)

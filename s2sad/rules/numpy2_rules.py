@@ -99,7 +99,8 @@ defvjp(np.geomspace, "start, stop, num=50, endpoint=True, dtype=None, axis=0",
 
 # --- polynomial coefficients (highest power first, 1-d) -----------------------------------------
 defvjp(np.polyder, "p, m=1", linear="joint", p="polyder_grad(g, p, m)")
-defvjp(np.polyint, "p, m=1, k=None", linear="joint",
+# the integration constants k are added, not scaled: a tangent integrates with none
+defvjp(np.polyint, "p, m=1, k=None", jvp={"p": "np.polyint(t, m)"},
        refuse={"k": "s2sad differentiates np.polyint with respect to p, not the integration constants k; "
                     "add the constants to the result's last coefficients instead"},
        p="polyint_grad(g, p, m)")

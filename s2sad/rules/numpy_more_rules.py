@@ -195,9 +195,8 @@ defvjp(rt.correlate_grad_v, "ct, a, v, mode='valid'", linear="each",
        ct="np.correlate(a, g, mode)", a="correlate_grad_a(ct, a, g, mode)")
 defvjp(rt.select_grad, "ct, condlist, choicelist", returns_container=True, linear="joint",
        ct="np.select(condlist, g, 0)")
-defvjp(rt.read_triangle, "t, lower", linear="joint",
-       t="(np.tril(g + np.swapaxes(g, -1, -2)) if lower else np.triu(g + np.swapaxes(g, -1, -2))) "
-         "- g * np.eye(np.shape(g)[-1])")
+defvjp(rt.read_triangle, "t, lower", linear="joint", t="triangle_grad(g, lower)")
+defvjp(rt.triangle_grad, "m, lower", linear="joint", m="read_triangle(g, lower)")
 defvjp(rt.cov_matrix, "cov, like", linear="joint", cov="cov_matrix_grad(g, cov)")
 defvjp(rt.cov_matrix_grad, "ct, cov", linear="joint", ct="cov_matrix(g, ct)")
 defvjp(rt.real_eigenvalues, "w, name", linear="joint", w="g")

@@ -105,7 +105,7 @@ defvjp(np.sign, "x", elementwise=True, shape=shapes.numpy_elementwise(np.sign),
        x="np.real(g) * 0.0 if np.isrealobj(x) else real_like(1j * safe_divide(np.imag(g * ans), x), x)")
 binary(np.maximum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
 binary(np.minimum, "g * balanced_eq(x, ans, y)", "g * balanced_eq(y, ans, x)")
-defvjp(np.where, "condition, x, y", linear="joint", shape=shapes.elementwise(np.where),
+defvjp(np.where, "condition, x, y", linear="joint", shape=shapes.array_result(shapes.elementwise(np.where)),
        masks={"x": "condition", "y": "np.logical_not(condition)"},
        x="unbroadcast(np.where(condition, g, 0), x)", y="unbroadcast(np.where(condition, 0, g), y)")
 # clip: each element gets its gradient from a, a_min or a_max, whichever it is (a bound at a tie);
@@ -148,7 +148,7 @@ for radians in (np.deg2rad, np.radians):
     unary(radians, "g * (np.pi / 180)")
 for degrees in (np.rad2deg, np.degrees):
     unary(degrees, "g * (180 / np.pi)")
-unary(np.sinc, "g * safe_divide(np.cos(np.pi * x) - ans, x)")  # 0 at 0
+unary(np.sinc, "g * sinc_slope(x)")  # 0 at 0, and -pi ** 2 / 3 the second derivative there
 # (NaN-safe as np.where is: what only feeds x has its derivatives masked where x is not finite)
 defvjp(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None", masks={"x": "np.isfinite(x)"},
        x="np.where(np.isfinite(x), g, 0)",
@@ -290,13 +290,19 @@ defvjp(np.linalg.norm, "x, ord=None, axis=None, keepdims=False",
        jvp={"x": _SUM_T.format(f"({SPECTRAL_NORM.format(g='np.ones_like(ans)')} if {_SPECTRAL_CALL} else "
                                f"norm_grad(np.ones_like(ans), x, ans, ord, axis, keepdims))")},
        x=f"{SPECTRAL_NORM.format(g='g')} if {_SPECTRAL_CALL} else norm_grad(g, x, ans, ord, axis, keepdims)")
-defvjp(np.linalg.pinv, "a, rcond=None, hermitian=False, rtol=None", jvp={"a": "pinv_jvp(t, a, ans)"},
-       a="pinv_grad(g, a, ans)")
+# hermitian=True reads a's lower triangle only (as np.linalg.eigh does)
+_LOWER = "read_triangle({}, True)"
+_ON_LOWER = "triangle_grad({}, True) if hermitian else {}"
+defvjp(np.linalg.pinv, "a, rcond=None, hermitian=False, rtol=None",
+       jvp={"a": f"pinv_jvp({_LOWER.format('t')}, {_LOWER.format('a')}, ans) if hermitian else pinv_jvp(t, a, ans)"},
+       a=_ON_LOWER.format(f"pinv_grad(g, {_LOWER.format('a')}, ans)", "pinv_grad(g, a, ans)"))
 defvjp(np.linalg.qr, "a, mode='reduced'", returns_container=True, jvp={"a": "qr_jvp(t, a, ans, mode)"},
        a="qr_grad(g, a, ans, mode)")
 defvjp(np.linalg.svd, "a, full_matrices=True, compute_uv=True, hermitian=False", returns_container=True,
-       jvp={"a": "svd_jvp(t, a, ans, full_matrices, compute_uv)"},
-       a="svd_grad(g, a, ans, full_matrices, compute_uv)")
+       jvp={"a": f"svd_jvp({_LOWER.format('t')}, {_LOWER.format('a')}, ans, full_matrices, compute_uv) "
+                 f"if hermitian else svd_jvp(t, a, ans, full_matrices, compute_uv)"},
+       a=_ON_LOWER.format(f"svd_grad(g, {_LOWER.format('a')}, ans, full_matrices, compute_uv)",
+                          "svd_grad(g, a, ans, full_matrices, compute_uv)"))
 
 # --- shape manipulation ------------------------------------------------------
 # reshape: the gradient reads g back in the order the elements were read (order "A": the
@@ -308,7 +314,7 @@ defvjp(np.ndarray.reshape, "a, *shape, order='C', copy=None", **_RESHAPE)
 defvjp(runtime.reshape_back, "ct, like, order='C', source=None", linear="joint",
        ct="reshape_back(g, ct, order, like if source is None else source)")
 for ravel in (np.ravel, np.ndarray.ravel, np.ndarray.flatten):
-    defvjp(ravel, "a", linear="joint", a="np.reshape(g, np.shape(a))")
+    defvjp(ravel, "a, order='C'", jvp={"a": "reshape_back(t, ans, order, a)"}, a="reshape_back(g, a, order)")
 defvjp(np.transpose, "a, axes=None", linear="joint", shape=shapes.transpose, a="transpose_grad(g, axes)")
 defvjp(np.ndarray.transpose, "a, *axes", linear="joint", shape=shapes.transpose,
        a="transpose_grad(g, axes or None)")
@@ -345,10 +351,9 @@ defvjp(np.diagflat, "v, k=0", linear="joint", v="np.reshape(np.diagonal(g, k), n
 defvjp(np.tril, "m, k=0", linear="joint", m="np.tril(g, k) if np.ndim(m) > 1 else np.sum(np.tril(g, k), axis=0)")
 defvjp(np.triu, "m, k=0", linear="joint", m="np.triu(g, k) if np.ndim(m) > 1 else np.sum(np.triu(g, k), axis=0)")
 defvjp(np.pad, "array, pad_width, mode='constant', constant_values=0, end_values=0, "
-               "reflect_type='even', stat_length=None", linear="joint",
+               "reflect_type='even', stat_length=None", linear="joint", containers=("constant_values",),
        array="pad_grad(g, array, pad_width, mode, reflect_type)",
-       constant_values="unbroadcast(np.sum(g) - np.sum(pad_grad(g, array, pad_width, mode, "
-                       "reflect_type)), constant_values)")
+       constant_values="array_grad(pad_values_grad(g, array, pad_width, mode, constant_values), constant_values)")
 defvjp(np.sort, "a, axis=-1, kind=None, order=None, stable=None", jvp={"a": "sort_jvp(t, a, axis)"},
        a="sort_grad(g, a, axis)")
 defvjp(np.diff, "a, n=1, axis=-1, prepend=None, append=None", linear="joint",
@@ -380,7 +385,8 @@ defvjp(builtins.sum, "iterable, start=0", containers=("iterable",), linear="join
        start="unbroadcast(g, start)")
 defvjp(np.array, "object, dtype=None, *, copy=True", containers=("object",), linear="joint",
        object="array_grad(g, object)")  # (copy=False or None: aliasing.returns_same)
-defvjp(np.asarray, "object, dtype=None", containers=("object",), linear="joint", object="array_grad(g, object)")
+defvjp(np.asarray, "object, dtype=None, *, copy=None", containers=("object",), linear="joint",
+       object="array_grad(g, object)")
 defvjp(np.hstack, "tup, dtype=None, casting='same_kind'", containers=("tup",), linear="joint",
        tup="join_grad(g, tup, 0 if np.ndim(tup[0]) <= 1 else 1, np.atleast_1d)")
 defvjp(np.vstack, "tup, dtype=None, casting='same_kind'", containers=("tup",), linear="joint",

@@ -132,6 +132,9 @@ defvjp(rt.take_grad, "ct, x, indices, axis=None, mode='raise'", linear="joint",
 defvjp(rt.tile_grad, "ct, x, reps", linear="joint", ct="np.tile(g, reps)")
 defvjp(rt.pad_grad, "ct, x, pad_width, mode='constant', reflect_type='even'", linear="joint",
        ct="np.pad(g, pad_width, mode)")
+defvjp(rt.pad_values_grad, "ct, x, pad_width, mode='constant', values=0", linear="joint",
+       ct="np.pad(np.zeros(np.shape(x), np.result_type(ct)), pad_width, 'constant', "
+          "constant_values=np.broadcast_to(ct, (np.ndim(x), 2))) * (mode == 'constant')")
 defvjp(rt.rollaxis_grad, "ct, x, axis, start=0", linear="joint", ct="np.rollaxis(g, axis, start)")
 defvjp(rt.rot90_grad, "ct, k=1, axes=None", linear="joint",
        ct="np.rot90(g, k, (0, 1) if axes is None else axes)")
@@ -203,6 +206,7 @@ defvjp(rt.safe_divide, "x, y", broadcast=("x", "y"), elementwise=True,
 defvjp(rt.pow_slope, "x, y, n=1", broadcast=("x", "y"), elementwise=True,
        jvp={"y": "step_jvp(pow_slope, 1, t, (x, y, n))"},
        x="g * pow_slope(x, y, n + 1)", y="column_vjp(pow_slope, 1, g, (x, y, n))")
+defvjp(rt.sinc_slope, "x, n=1", elementwise=True, x="g * sinc_slope(x, n + 1)")
 defvjp(rt.log_or_zero, "x, y=None", elementwise=True, x="safe_divide(g, x)", y=None)
 defvjp(rt.cdist_weights, "ct, d, metric", broadcast=("ct", "d"), elementwise=True, metric=None,
        ct="cdist_weights(g, d, metric)", d="-g * safe_divide(ans, d) if metric == 'euclidean' else 0.0 * g")

@@ -246,6 +246,15 @@ def elementwise(fun: Callable[..., Any]) -> ShapeFunction:
     return shape
 
 
+def array_result(shape_function: ShapeFunction) -> ShapeFunction:
+    """``shape_function``'s result as an array, also of 0 dimensions (np.where returns one where
+    a ufunc returns a NumPy scalar)."""
+    def shape(operands: Operands, kwargs: dict[str, Any]) -> Known | None:
+        known = shape_function(operands, kwargs)
+        return replace(known, kind=np.ndarray) if isinstance(known, Known) else known
+    return shape
+
+
 def valued(fun: Callable[..., Any], operands: Operands, known: Known | None) -> Known | None:
     """``known``, the result of ``fun`` on Python ints, with its value where theirs are known."""
     values = [v for o in operands if o is not None and (v := o.int_value) is not None]

@@ -17,14 +17,15 @@ from .complex_fft import (fft_lengths, fftn_grad, hfft_grad, ihfft_grad, imag_gr
                           real_input, real_like, rfftn_grad)
 from .dtypes import cast_grad, grad_like
 from .elementwise import (balanced_eq, branch_mask, clip_mask, clip_max_mask, clip_min_mask, interp_grad_fp,
-                          interp_slope, interp_slope_grad, log_or_zero, pow_slope, safe_divide, select_grad)
+                          interp_slope, interp_slope_grad, log_or_zero, pow_slope, safe_divide, select_grad,
+                          sinc_slope)
 from .indexing import (add_at, added_at, attribute_grad, attribute_of, attribute_tangent, diagonal_index, extremum_at_shares, field_grad, field_of, field_tangent, getitem_grad, index_concat_grad, index_concat_jvp, index_of_item, scatter_value,
                        setitem_grad_value, setitem_grad_x, strided_index, take_along_axis_grad, take_grad, ufunc_add_at,
                        ufunc_maximum_at, ufunc_minimum_at, ufunc_subtract_at)
 from .linalg import (band_of, banded_matrix, cdist_weights, cholesky_grad, cholesky_jvp, cov_matrix, cov_matrix_grad, cov_rows, cov_rows_grad,
                      det_cofactor, det_cofactor_jvp, eigh_grad, eigh_jvp, lstsq_full_rank, norm_grad, pinv_grad, pinv_jvp, qr_grad,
                      qr_jvp, read_triangle, real_eigenvalues, slogdet_grad, solve_grad_a, solve_grad_b,
-                     solve_matrix, solve_matrix_grad, svd_grad, svd_jvp)
+                     solve_matrix, solve_matrix_grad, svd_grad, svd_jvp, triangle_grad)
 from .memory import mul_into, stand_in, stand_in_for
 from .products import (convolve_full, convolve_grad, correlate_grad_a, correlate_grad_v, cross_grad, dot_grad_lhs,
                        dot_grad_rhs, einsum_grad, kron_grad_lhs, kron_grad_rhs, matmul_grad_lhs, matmul_grad_rhs,
@@ -41,7 +42,7 @@ from .sequences import (array_grad, bind_closure, call_object, choice_grad, choi
                         position_of, replace_fields, reversed_order, without_item, without_item_grad, check_slice_length)
 from .shapes import (as_column, axis_end, axis_order, axis_shape, block_grad, concatenate_grad, delete_grad, diagonal_grad, diff_embed,
                      diff_grad, gradient_grad, insert_grad, invert_axes, join_grad, linspace_grad, meshgrid_grad,
-                     meshgrid_grad_transpose, pad_grad, repeat_grad, reshape_back, reshape_grad,
+                     meshgrid_grad_transpose, pad_grad, pad_values_grad, repeat_grad, reshape_back, reshape_grad,
                      rollaxis_grad, rot90_grad, stack_grad, tile_grad, transpose_grad)
 from .stepping import column_vjp, no_third_order, step_jvp
 from .trees import add_grads, distinct, own_grad, zeros_grad
@@ -60,6 +61,7 @@ __all__ = [
     # elementwise
     "balanced_eq", "branch_mask", "clip_mask", "clip_max_mask", "clip_min_mask", "interp_grad_fp",
     "interp_slope", "interp_slope_grad", "log_or_zero", "pow_slope", "safe_divide", "select_grad",
+    "sinc_slope",
     # indexing
     "add_at", "added_at", "attribute_grad", "attribute_of", "attribute_tangent", "diagonal_index", "extremum_at_shares", "field_grad", "field_of", "field_tangent", "getitem_grad", "index_concat_grad", "index_concat_jvp", "index_of_item", "scatter_value",
     "setitem_grad_value", "setitem_grad_x", "strided_index", "take_along_axis_grad", "take_grad", "ufunc_add_at",
@@ -68,7 +70,7 @@ __all__ = [
     "band_of", "banded_matrix", "cdist_weights", "cholesky_grad", "cholesky_jvp", "cov_matrix", "cov_matrix_grad", "cov_rows", "cov_rows_grad",
     "det_cofactor", "det_cofactor_jvp", "eigh_grad", "eigh_jvp", "lstsq_full_rank", "norm_grad", "pinv_grad", "pinv_jvp", "qr_grad",
     "qr_jvp", "read_triangle", "real_eigenvalues", "slogdet_grad", "solve_grad_a", "solve_grad_b",
-    "solve_matrix", "solve_matrix_grad", "svd_grad", "svd_jvp",
+    "solve_matrix", "solve_matrix_grad", "svd_grad", "svd_jvp", "triangle_grad",
     # memory
     "mul_into", "stand_in", "stand_in_for",
     # products
@@ -90,7 +92,7 @@ __all__ = [
     # shapes
     "as_column", "axis_end", "axis_order", "axis_shape", "block_grad", "concatenate_grad", "delete_grad", "diagonal_grad", "diff_embed",
     "diff_grad", "gradient_grad", "insert_grad", "invert_axes", "join_grad", "linspace_grad", "meshgrid_grad",
-    "meshgrid_grad_transpose", "pad_grad", "repeat_grad", "reshape_back", "reshape_grad",
+    "meshgrid_grad_transpose", "pad_grad", "pad_values_grad", "repeat_grad", "reshape_back", "reshape_grad",
     "rollaxis_grad", "rot90_grad", "stack_grad", "tile_grad", "transpose_grad",
     # stepping
     "column_vjp", "no_third_order", "step_jvp",

@@ -2,6 +2,7 @@
 and minima of two values, np.clip, np.where, np.select and np.interp."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,31 @@ def pow_slope(x: Any, y: Any, n: int = 1) -> Any:
     for k in range(1, n):
         coefficient = coefficient * (y - k)
     return coefficient * np.power(x, np.where(coefficient == 0, 1, y - n))
+
+
+#: Below this |x|, np.sinc's derivatives are summed from its Taylor series (the closed form
+#: cancels there, and is 0/0 at 0); SINC_TERMS terms reach float64 precision.
+SINC_SERIES_BELOW = 0.25
+SINC_TERMS = 12
+
+
+def sinc_series_coefficient(k: int, n: int) -> float:
+    """The coefficient of ``x ** (2k - n)`` in the n-th derivative of np.sinc's Taylor series."""
+    return ((-1) ** k * math.pi ** (2 * k) * math.factorial(2 * k)
+            / math.factorial(2 * k - n) / math.factorial(2 * k + 1))
+
+
+def sinc_slope(x: Any, n: int = 1) -> Any:
+    """The n-th derivative of ``np.sinc`` at ``x`` (n >= 1), exact at 0 at every order: the
+    Taylor series near 0, else ``x s_n = pi^(n-1) sin(pi x + n pi / 2) - n s_(n-1)``."""
+    near = np.abs(x) < SINC_SERIES_BELOW
+    small, large = np.where(near, x, SINC_SERIES_BELOW), np.where(near, 1.0, x)
+    first = (n + 1) // 2
+    series = sum(sinc_series_coefficient(k, n) * small ** (2 * k - n) for k in range(first, first + SINC_TERMS))
+    slope = np.sinc(large)
+    for m in range(1, n + 1):
+        slope = (math.pi ** (m - 1) * np.sin(math.pi * large + m * math.pi / 2) - m * slope) / large
+    return np.where(near, series, slope)[()]
 
 
 def log_or_zero(x: Any, y: Any = None) -> Any:

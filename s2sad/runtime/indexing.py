@@ -181,9 +181,12 @@ def take_grad(g: Any, x: Any, indices: Any, axis: Any = None, mode: str = "raise
 def take_along_axis_grad(g: Any, arr: Any, indices: Any, axis: Any = -1) -> Any:
     """Gradient of ``np.take_along_axis(arr, indices, axis)``: g added back where it was taken."""
     arr, g = in_numpy(np.asarray(arr), g)
-    out = np.zeros(arr.size if axis is None else arr.shape, dtype=np.result_type(g, arr))
+    shape = (arr.size,) if axis is None else arr.shape
+    out = np.zeros(shape, dtype=np.result_type(g, arr))
     axis = 0 if axis is None else axis % arr.ndim
-    index = list(np.ix_(*(np.arange(n) for n in np.shape(indices))))
+    # the result's grid: indices and arr broadcast against each other along the other axes
+    index = list(np.ix_(*(np.arange(n) if shape[d] == n else np.zeros(n, dtype=int)
+                          for d, n in enumerate(np.shape(g)))))
     index[axis] = indices
     np.add.at(out, tuple(np.broadcast_arrays(*index)), g)
     return np.reshape(out, arr.shape)

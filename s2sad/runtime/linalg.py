@@ -67,8 +67,9 @@ def norm_grad(g: Any, x: Any, ans: Any, ord: Any = None, axis: Any = None,
     return np.moveaxis(grad, (-2, -1), axes)
 
 
-def _triangle(m: Any, lower: bool) -> Any:
-    """The gradient ``m`` of a function of a symmetric matrix, moved to the triangle it reads."""
+def triangle_grad(m: Any, lower: bool) -> Any:
+    """The gradient ``m`` of a function of a symmetric matrix, moved to the triangle it reads
+    (the transpose of :func:`read_triangle`)."""
     both = m + _t(m)
     return (np.tril(both, -1) if lower else np.triu(both, 1)) + np.triu(np.tril(m))
 
@@ -89,7 +90,7 @@ def cholesky_grad(g: Any, ans: Any, upper: bool = False) -> Any:
     phi = np.tril(_t(low) @ g)
     phi = phi - 0.5 * np.triu(phi)  # the diagonal halved
     inner = _t(np.linalg.solve(_t(low), _t(np.linalg.solve(_t(low), phi))))  # L^-T phi L^-1
-    return _triangle(inner, not upper)
+    return triangle_grad(inner, not upper)
 
 
 def cholesky_jvp(t: Any, ans: Any, upper: bool = False) -> Any:
@@ -112,7 +113,7 @@ def eigh_grad(g: Any, a: Any, ans: Any, UPLO: str = "L") -> Any:
     gaps = w[..., None, :] - w[..., :, None]
     gaps = safe_divide(np.ones_like(gaps), gaps)  # [i, j]: 1 / (w_j - w_i), 0 where they are equal
     inner = (v * g_w[..., None, :]) @ _t(v) + v @ (gaps * (_t(v) @ g_v)) @ _t(v)
-    return _triangle(inner, UPLO == "L")
+    return triangle_grad(inner, UPLO == "L")
 
 
 def eigh_jvp(t: Any, a: Any, ans: Any, UPLO: str = "L") -> Any:

@@ -156,8 +156,10 @@ def einsum_grad(g: Any, i: int, subscripts: str, *operands: Any) -> Any:
             seen.add(letter)
         wanted += letter
     others_ops = [op for j, op in enumerate(operands) if j != i]
-    grad = np.einsum(",".join(inputs) + "->" + wanted, g, *others_ops, *extra)
-    return unbroadcast(grad, operands[i])
+    grad = unbroadcast(np.einsum(",".join(inputs) + "->" + wanted, g, *others_ops, *extra), operands[i])
+    if np.shape(grad) != np.shape(operands[i]):  # an axis that met only length-1 axes of the others
+        grad = np.array(np.broadcast_to(grad, np.shape(operands[i])))
+    return grad
 
 
 def _einsum_terms(subscripts: str, ndims: list[int]) -> tuple[list[str], str, list[str]]:

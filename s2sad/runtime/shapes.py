@@ -21,9 +21,12 @@ def reshape_back(g: Any, like: Any, order: str = "C", source: Any = None) -> Any
     """``g`` reshaped to ``like``'s shape, reading and writing elements in ``order``: the
     gradient of ``np.reshape(a, shape, order)`` (``like`` is a) and its tangent (``like`` is
     the result).  Order "A" is the order NumPy chose from the reshaped array's layout
-    (``source``, by default ``like``)."""
-    if order == "A":
+    (``source``, by default ``like``); so is "K" (``np.ravel``'s memory order) of a contiguous one."""
+    if order in ("A", "K"):
         flags = np.asarray(like if source is None else source).flags
+        if order == "K" and not (flags.c_contiguous or flags.f_contiguous):
+            raise S2SADError("s2sad differentiates np.ravel(a, order='K') of a contiguous array only, whose "
+                             "memory order is C or F; write order='C' (or 'F')")
         order = "F" if flags.f_contiguous and not flags.c_contiguous else "C"
     if order == "C":  # (Dask's reshape takes no order)
         return np.reshape(g, np.shape(like))
@@ -137,6 +140,25 @@ def pad_grad(g: Any, x: Any, pad_width: Any, mode: Any = "constant", reflect_typ
     out = np.zeros(np.size(x), dtype=np.result_type(g))
     np.add.at(out, source[copied], np.asarray(g)[copied])
     return reshape_grad(out, x)
+
+
+def pad_values_grad(g: Any, x: Any, pad_width: Any, mode: Any = "constant", values: Any = 0) -> Any:
+    """Gradient of ``np.pad(x, pad_width, mode, constant_values=values)`` in ``values`` (an
+    array of their shape): g summed over the entries each value fills.  NumPy pads one axis
+    after another, so a corner takes the later axis's value; modes other than 'constant'
+    ignore the values."""
+    ndim = np.ndim(x)
+    table = np.zeros((ndim, 2), dtype=np.result_type(g))  # [axis, before/after]
+    if mode == "constant":
+        widths = np.broadcast_to(np.asarray(pad_width), (ndim, 2))
+        label = np.full(np.shape(x), -1)
+        for axis in range(ndim):
+            width = [(0, 0)] * ndim
+            width[axis] = tuple(widths[axis])
+            label = np.pad(label, width, constant_values=(2 * axis, 2 * axis + 1))
+        for k in range(2 * ndim):
+            table[k // 2, k % 2] = np.sum(np.asarray(g)[label == k])
+    return unbroadcast(table, np.asarray(values, dtype=np.result_type(table)))
 
 
 def rollaxis_grad(g: Any, x: Any, axis: int, start: int = 0) -> Any:

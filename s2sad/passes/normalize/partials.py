@@ -188,9 +188,14 @@ def _merged(bound: Application, args: list[cst.Arg] | tuple[cst.Arg, ...]) -> li
 
 
 def _is_distribution(value: Any) -> bool:
-    """Whether ``value`` is one of scipy.stats' distributions (``st.norm``), which calling freezes."""
+    """Whether ``value`` is one of scipy.stats' distributions (``st.norm``,
+    ``st.multivariate_normal``), which calling freezes."""
     stats = sys.modules.get("scipy.stats")
-    return stats is not None and isinstance(value, (stats.rv_continuous, stats.rv_discrete))
+    if stats is None:
+        return False
+    # the multivariate ones share a base class that scipy.stats does not export
+    return (isinstance(value, (stats.rv_continuous, stats.rv_discrete))
+            or any(cls.__name__ == "multi_rv_generic" for cls in type(value).__mro__))
 
 
 def frozen_method_advice(method: Any) -> str | None:
