@@ -232,3 +232,48 @@ def test_a_value_in_two_masked_branches_keeps_the_union_of_the_masks():
     slope = (grad(f)(x + eps * v) - grad(f)(x - eps * v)) / (2 * eps)
     np.testing.assert_allclose(hvp(f)(x, v), slope, rtol=1e-6)
     np.testing.assert_allclose(hessian(f)(x) @ v, slope, rtol=1e-6)
+
+
+# --- NaN-ignoring reductions: an entry they skip sends no gradient back -------------------
+# (missing data: the gradient in x where y is NaN is 0, as the value does not depend on it;
+# without the reduction's mask, abs's sign(nan), or (nan - x) from the square, made it NaN)
+def nansum_abs(x, y):
+    return np.nansum(np.abs(x - y))
+
+
+def nanmean_square(x, y):
+    return np.nanmean((x - y) ** 2)
+
+
+def nan_moments(x, y):
+    d = np.exp(x) - y
+    return np.nanstd(d) + np.nanvar(d, axis=0).sum() + np.nanmax(d) + np.nanprod(np.tanh(d))
+
+
+def nan_cumulative(x, y):
+    d = np.sin(x * y)
+    return np.sum(np.nancumsum(d, axis=1) ** 2) + np.nansum(np.nancumprod(d, axis=0))
+
+
+@pytest.mark.parametrize("f", [nansum_abs, nanmean_square, nan_moments, nan_cumulative])
+def test_nan_reductions_send_no_gradient_to_the_entries_they_skip(f):
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    y[1, 2] = y[0, 0] = np.nan
+    g = grad(f)(x, y)
+    assert np.all(np.isfinite(g)) and g[1, 2] == 0.0 and g[0, 0] == 0.0
+    np.testing.assert_allclose(g, numerical_grad(f, (x, y), 0), rtol=1e-6, atol=1e-8)
+    v = rng.normal(size=x.shape)
+    hv = hvp(f)(x, y, v)
+    assert np.all(np.isfinite(hv))
+    fd = (grad(f)(x + 1e-6 * v, y) - grad(f)(x - 1e-6 * v, y)) / 2e-6
+    np.testing.assert_allclose(hv, fd, rtol=1e-5, atol=1e-6)
+
+
+def nan_order_statistics(x, y):
+    d = np.abs(x - y) + np.sin(x)
+    return np.nanmedian(d) + np.nanquantile(d, 0.3, axis=1).sum() + np.nanpercentile(d, 80.0)
+
+
+def test_nan_order_statistics_send_no_gradient_to_the_entries_they_skip():
+    test_nan_reductions_send_no_gradient_to_the_entries_they_skip(nan_order_statistics)

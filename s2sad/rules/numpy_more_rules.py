@@ -32,16 +32,16 @@ defvjp = REGISTRY.defvjp
 _NAN = "a, axis=None, dtype=None, out=None, keepdims=False"
 _VALID = "~np.isnan(a)"
 _COUNT = f"np.sum({_VALID}, axis=axis, keepdims=keepdims)"
-defvjp(np.nansum, _NAN, jvp={"a": "np.sum(np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims)"},
+defvjp(np.nansum, _NAN, masks={"a": _VALID}, jvp={"a": "np.sum(np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims)"},
        a="np.where(np.isnan(a), 0.0, reduce_grad(g, a, axis, keepdims))")
-defvjp(np.nanmean, _NAN, jvp={"a": "np.nanmean(np.where(np.isnan(a), np.nan, t), axis=axis, keepdims=keepdims)"},
+defvjp(np.nanmean, _NAN, masks={"a": _VALID}, jvp={"a": "np.nanmean(np.where(np.isnan(a), np.nan, t), axis=axis, keepdims=keepdims)"},
        a=f"np.where(np.isnan(a), 0.0, reduce_grad(g / {_COUNT}, a, axis, keepdims))")
 for nanextremum in (np.nanmax, np.nanmin):
-    defvjp(nanextremum, "a, axis=None, out=None, keepdims=False",
+    defvjp(nanextremum, "a, axis=None, out=None, keepdims=False", masks={"a": _VALID},
            jvp={"a": "extremum_jvp(np.where(np.isnan(a), 0.0, t), a, ans, axis, keepdims)"},
            a="extremum_grad(g, a, ans, axis, keepdims)")
 _ONES = "np.where(np.isnan(a), 1.0, a)"
-defvjp(np.nanprod, _NAN,
+defvjp(np.nanprod, _NAN, masks={"a": _VALID},
        jvp={"a": f"np.sum(np.where(np.isnan(a), 0.0, prod_grad(np.ones_like(ans), {_ONES}, axis, "
                  f"keepdims) * t), axis=axis, keepdims=keepdims)"},
        a=f"np.where(np.isnan(a), 0.0, prod_grad(g, {_ONES}, axis, keepdims))")
@@ -51,18 +51,18 @@ _NANMOMENT = "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False"
 _VAR_W = (f"np.where(np.isnan(a), 0.0, reduce_grad(2.0 * {{g}} / ({_COUNT} - ddof), a, axis, keepdims) "
           f"* (np.where(np.isnan(a), 0.0, a) - reduce_grad(np.nanmean(a, axis=axis, keepdims=keepdims), a, "
           f"axis, keepdims)))")
-defvjp(np.nanvar, _NANMOMENT, a=_VAR_W.format(g="g"),
+defvjp(np.nanvar, _NANMOMENT, masks={"a": _VALID}, a=_VAR_W.format(g="g"),
        jvp={"a": f"np.sum({_VAR_W.format(g='np.ones_like(ans)')} * np.where(np.isnan(a), 0.0, t), "
                  f"axis=axis, keepdims=keepdims)"})
 # nanstd: 0 where the deviation is 0 (one entry that is not NaN: identically constant), as np.std
-defvjp(np.nanstd, _NANMOMENT, a=_VAR_W.format(g="(g * safe_divide(0.5, ans))"),
+defvjp(np.nanstd, _NANMOMENT, masks={"a": _VALID}, a=_VAR_W.format(g="(g * safe_divide(0.5, ans))"),
        jvp={"a": f"np.sum({_VAR_W.format(g='safe_divide(0.5, ans)')} * np.where(np.isnan(a), 0.0, t), "
                  f"axis=axis, keepdims=keepdims)"})
 
-defvjp(np.nancumsum, "a, axis=None, dtype=None, out=None",
+defvjp(np.nancumsum, "a, axis=None, dtype=None, out=None", masks={"a": _VALID},
        jvp={"a": "np.cumsum(np.where(np.isnan(a), 0.0, t), axis)"},
        a="np.where(np.isnan(a), 0.0, cumsum_grad(g, a, axis))")
-defvjp(np.nancumprod, "a, axis=None, dtype=None, out=None",
+defvjp(np.nancumprod, "a, axis=None, dtype=None, out=None", masks={"a": _VALID},
        jvp={"a": f"cumprod_jvp(np.where(np.isnan(a), 0.0, t), {_ONES}, axis)"},
        a=f"np.where(np.isnan(a), 0.0, cumprod_grad(g, {_ONES}, axis))")
 
@@ -75,6 +75,7 @@ defvjp(np.median, "a, axis=None, out=None, overwrite_input=False, keepdims=False
                  "axis=axis, keepdims=keepdims)"},
        a="median_grad(g, a, axis, keepdims)")
 defvjp(np.nanmedian, "a, axis=None, out=None, overwrite_input=False, keepdims=False", unsupported=_IN_PLACE,
+       masks={"a": _VALID},
        jvp={"a": "np.sum(np.reshape(median_grad(np.ones_like(ans), a, axis, keepdims, True), np.shape(a)) "
                  "* np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims)"},
        a="median_grad(g, a, axis, keepdims, True)")
@@ -405,7 +406,8 @@ for quantile, percent, skipnan in ((np.quantile, False, False), (np.percentile, 
     defvjp(quantile, f"{_QUANTILE}, *, weights=None",
            refuse={"q": f"s2sad differentiates {_NAME} with respect to the data a, not q; pass q as a constant"},
            unsupported={"weights": f"s2sad does not differentiate {_NAME} with weights", **_IN_PLACE},
-           jvp={"a": f"quantile_jvp(t, {_ARGS})"}, a=f"quantile_grad(g, {_ARGS})")
+           jvp={"a": f"quantile_jvp(t, {_ARGS})"}, a=f"quantile_grad(g, {_ARGS})",
+           masks={"a": _VALID} if skipnan else None)
 defvjp(rt.quantile_grad, "ct, a, q, axis=None, keepdims=False, method='linear', percent=False, skipnan=False",
        linear="joint", ct=f"quantile_jvp(g, {_QARGS})")
 defvjp(rt.quantile_jvp, "tan, a, q, axis=None, keepdims=False, method='linear', percent=False, skipnan=False",
