@@ -101,3 +101,66 @@ def count_calls(run: Callable[[], object]) -> int:
     finally:
         sys.setprofile(None)
     return count
+
+
+def tree_flat(tree: Any) -> np.ndarray:
+    """The floats of a tree of arrays (dicts, lists, tuples, named tuples), in one vector."""
+    def leaves(node: Any) -> list[np.ndarray]:
+        if isinstance(node, dict):
+            return [leaf for key in node for leaf in leaves(node[key])]
+        if isinstance(node, (list, tuple)):
+            return [leaf for item in node for leaf in leaves(item)]
+        return [np.ravel(np.asarray(node, dtype=float))]
+    return np.concatenate(leaves(tree))
+
+
+def tree_unflat(like: Any, vec: np.ndarray) -> Any:
+    """``vec`` (as :func:`tree_flat` made it) in the structure of ``like``."""
+    at = 0
+
+    def build(node: Any) -> Any:
+        nonlocal at
+        if isinstance(node, dict):
+            return {key: build(value) for key, value in node.items()}
+        if isinstance(node, tuple) and hasattr(node, "_fields"):
+            return type(node)(*[build(value) for value in node])
+        if isinstance(node, (list, tuple)):
+            return type(node)(build(item) for item in node)
+        size = int(np.prod(np.shape(node)))
+        out = vec[at:at + size].reshape(np.shape(node))
+        at += size
+        return float(out) if isinstance(node, float) else out
+    return build(like)
+
+
+def moved(args: Sequence[Any], i: int, vec: np.ndarray) -> tuple[Any, ...]:
+    """``args`` with argument ``i`` (a tree of arrays) replaced by the flat vector ``vec``."""
+    return (*args[:i], tree_unflat(args[i], vec), *args[i + 1:])
+
+
+def numerical_tree_grad(f: Callable[..., Any], args: Sequence[Any], i: int, eps: float = 1e-6) -> np.ndarray:
+    """Central differences of ``f`` in argument ``i`` (an array or a tree of arrays), flattened."""
+    x = tree_flat(args[i])
+    out = np.empty_like(x)
+    for k in range(x.size):
+        step = np.zeros_like(x)
+        step[k] = eps
+        out[k] = (f(*moved(args, i, x + step)) - f(*moved(args, i, x - step))) / (2 * eps)
+    return out
+
+
+def assert_hvp_matches(f: Callable[..., Any], args: Sequence[Any], wrt: int = 0, *,
+                       rng: np.random.Generator | None = None) -> None:
+    """``s2sad.hvp(f, wrt)`` against central differences of ``s2sad.grad(f, wrt)`` in a random
+    direction (drawn from ``rng``)."""
+    x = args[wrt]
+    rng = np.random.default_rng(0) if rng is None else rng
+    v = float(rng.normal()) if isinstance(x, float) else rng.normal(size=np.shape(x))
+    grad = s2sad.grad(f, wrt)
+
+    def at(t: float) -> np.ndarray:
+        shifted = list(args)
+        shifted[wrt] = x + t * v
+        return np.asarray(grad(*shifted))
+    expected = (at(1e-5) - at(-1e-5)) / 2e-5
+    np.testing.assert_allclose(s2sad.hvp(f, wrt)(*args, v), expected, rtol=1e-4, atol=1e-6)

@@ -25,61 +25,20 @@ from scipy.special import expit, gammaln, logsumexp  # noqa: E402
 
 import s2sad  # noqa: E402
 from s2sad import stop_gradient  # noqa: E402
+from tests.gradcheck import numerical_tree_grad, tree_flat  # noqa: E402
 
 RNG = np.random.default_rng(13)
 
 
 # --- checking helpers ------------------------------------------------------------------------
 
-def _leaves(tree: Any) -> list[np.ndarray]:
-    if isinstance(tree, dict):
-        return [leaf for key in tree for leaf in _leaves(tree[key])]
-    if isinstance(tree, (list, tuple)):
-        return [leaf for item in tree for leaf in _leaves(item)]
-    return [np.ravel(np.asarray(tree, dtype=float))]
-
-
-def _flat(tree: Any) -> np.ndarray:
-    return np.concatenate(_leaves(tree))
-
-
-def _rebuild(tree: Any, vec: np.ndarray, pos: list[int]) -> Any:
-    if isinstance(tree, dict):
-        return {key: _rebuild(value, vec, pos) for key, value in tree.items()}
-    if isinstance(tree, tuple) and hasattr(tree, "_fields"):
-        return type(tree)(*[_rebuild(value, vec, pos) for value in tree])
-    if isinstance(tree, (list, tuple)):
-        return type(tree)(_rebuild(value, vec, pos) for value in tree)
-    shape = np.shape(tree)
-    size = int(np.prod(shape))
-    out = vec[pos[0]:pos[0] + size].reshape(shape)
-    pos[0] += size
-    return float(out) if isinstance(tree, float) else out
-
-
-def _with(args: tuple, i: int, value: Any) -> tuple:
-    return args[:i] + (value,) + args[i + 1:]
-
-
-def numerical(f: Callable[..., float], args: tuple, i: int, eps: float = 1e-6) -> np.ndarray:
-    """Central differences of ``f`` in argument ``i`` (an array or a tree of arrays), flattened."""
-    x = _flat(args[i])
-    out = np.zeros_like(x)
-    for k in range(x.size):
-        step = np.zeros_like(x)
-        step[k] = eps
-        plus = f(*_with(args, i, _rebuild(args[i], x + step, [0])))
-        minus = f(*_with(args, i, _rebuild(args[i], x - step, [0])))
-        out[k] = (plus - minus) / (2 * eps)
-    return out
-
 
 def check_grad(f: Callable[..., float], args: tuple, i: int = 0, rtol: float = 1e-5) -> Any:
     """s2sad's gradient of ``f`` in argument ``i`` against finite differences; returns it."""
     g = s2sad.grad(f, i)(*args)
     assert type(g) is type(args[i]) or isinstance(args[i], np.ndarray) and isinstance(g, np.ndarray)
-    ref = numerical(f, args, i)
-    np.testing.assert_allclose(_flat(g), ref, rtol=rtol, atol=rtol * np.max(np.abs(ref)) + 1e-8)
+    ref = numerical_tree_grad(f, args, i)
+    np.testing.assert_allclose(tree_flat(g), ref, rtol=rtol, atol=rtol * np.max(np.abs(ref)) + 1e-8)
     return g
 
 
@@ -90,7 +49,7 @@ def check_hvp(f: Callable[..., float], args: tuple, i: int = 0, rtol: float = 1e
     got = s2sad.hvp(f, i)(*args, v)
     grad = s2sad.grad(f, i)
     eps = 1e-5
-    ref = (grad(*_with(args, i, x + eps * v)) - grad(*_with(args, i, x - eps * v))) / (2 * eps)
+    ref = (grad(*args[:i], x + eps * v, *args[i + 1:]) - grad(*args[:i], x - eps * v, *args[i + 1:])) / (2 * eps)
     np.testing.assert_allclose(got, ref, rtol=rtol, atol=rtol * np.max(np.abs(ref)))
 
 

@@ -28,6 +28,7 @@ from scipy.special import expit, gammaln, logsumexp  # noqa: E402
 
 import s2sad  # noqa: E402
 from s2sad import stop_gradient  # noqa: E402
+from tests.gradcheck import moved, numerical_tree_grad, tree_flat, tree_unflat  # noqa: E402
 
 R = np.random.default_rng(14)
 
@@ -38,58 +39,20 @@ def _normal(*shape: int) -> np.ndarray:
 
 # --- checking: finite differences over trees of arrays ---------------------------------------
 
-def _leaves(tree: Any) -> list[np.ndarray]:
-    if isinstance(tree, dict):
-        return [leaf for key in tree for leaf in _leaves(tree[key])]
-    if isinstance(tree, (list, tuple)):
-        return [leaf for item in tree for leaf in _leaves(item)]
-    return [np.ravel(np.asarray(tree, dtype=float))]
-
-
-def _flat(tree: Any) -> np.ndarray:
-    return np.concatenate(_leaves(tree))
-
-
-def _unflat(like: Any, vec: np.ndarray, at: list[int]) -> Any:
-    """``vec`` (from ``at[0]`` on) in the structure of ``like``."""
-    if isinstance(like, dict):
-        return {key: _unflat(value, vec, at) for key, value in like.items()}
-    if isinstance(like, (list, tuple)):
-        return type(like)(_unflat(item, vec, at) for item in like)
-    size = int(np.prod(np.shape(like)))
-    out = vec[at[0]:at[0] + size].reshape(np.shape(like))
-    at[0] += size
-    return float(out) if isinstance(like, float) else out
-
-
-def _moved(args: tuple, i: int, vec: np.ndarray) -> tuple:
-    return args[:i] + (_unflat(args[i], vec, [0]),) + args[i + 1:]
-
-
-def _differences(f: Callable[..., Any], args: tuple, i: int, eps: float = 1e-6) -> np.ndarray:
-    x = _flat(args[i])
-    out = np.empty_like(x)
-    for k in range(x.size):
-        step = np.zeros_like(x)
-        step[k] = eps
-        out[k] = (f(*_moved(args, i, x + step)) - f(*_moved(args, i, x - step))) / (2 * eps)
-    return out
-
-
 def check(f: Callable[..., float], args: tuple, i: int = 0, hvp: bool = False, rtol: float = 1e-6) -> Any:
     """s2sad's gradient of ``f`` in argument ``i`` against finite differences (and its
     Hessian-vector product against differences of gradients when ``hvp``); returns it."""
     g = s2sad.grad(f, i)(*args)
     assert type(g) is type(args[i]) or isinstance(g, np.ndarray) and isinstance(args[i], np.ndarray)
-    ref = _differences(f, args, i)
-    np.testing.assert_allclose(_flat(g), ref, rtol=rtol, atol=rtol * np.max(np.abs(ref)) + 1e-9)
+    ref = numerical_tree_grad(f, args, i)
+    np.testing.assert_allclose(tree_flat(g), ref, rtol=rtol, atol=rtol * np.max(np.abs(ref)) + 1e-9)
     if hvp:
-        x = _flat(args[i])
+        x = tree_flat(args[i])
         v = R.normal(size=x.shape)
-        got = s2sad.hvp(f, i)(*args, _unflat(args[i], v, [0]))
+        got = s2sad.hvp(f, i)(*args, tree_unflat(args[i], v))
         gf, eps = s2sad.grad(f, i), 1e-5
-        want = (_flat(gf(*_moved(args, i, x + eps * v))) - _flat(gf(*_moved(args, i, x - eps * v)))) / (2 * eps)
-        np.testing.assert_allclose(_flat(got), want, rtol=1e-5, atol=1e-5 * np.max(np.abs(want)))
+        want = (tree_flat(gf(*moved(args, i, x + eps * v))) - tree_flat(gf(*moved(args, i, x - eps * v)))) / (2 * eps)
+        np.testing.assert_allclose(tree_flat(got), want, rtol=1e-5, atol=1e-5 * np.max(np.abs(want)))
     return g
 
 

@@ -24,7 +24,7 @@ from scipy.special import logsumexp
 
 import s2sad
 from s2sad import stop_gradient
-from tests.gradcheck import assert_grad_matches, numerical_grad
+from tests.gradcheck import assert_grad_matches, assert_hvp_matches, numerical_grad
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -387,17 +387,7 @@ HVP = [(adam_dict, 0), (adam_dict, 2), (conv2d_fft, 1), (burgers, 0), (gmm_full,
 
 @pytest.mark.parametrize("f, wrt", HVP, ids=[f"{h[0].__name__}-{h[1]}" for h in HVP])
 def test_hvp_matches_finite_differences_of_the_gradient(f, wrt: int) -> None:
-    args = next(c[1] for c in CASES if c[0] is f)
-    x = args[wrt]
-    v = float(R.normal()) if isinstance(x, float) else R.normal(size=np.shape(x))
-    grad = s2sad.grad(f, wrt)
-
-    def at(t: float) -> np.ndarray:
-        moved = list(args)
-        moved[wrt] = x + t * v
-        return np.asarray(grad(*moved))
-    expected = (at(1e-5) - at(-1e-5)) / 2e-5
-    np.testing.assert_allclose(s2sad.hvp(f, wrt)(*args, v), expected, rtol=1e-4, atol=1e-6)
+    assert_hvp_matches(f, next(c[1] for c in CASES if c[0] is f), wrt, rng=R)
 
 
 JIT = [(meta_adam, 0), (meta_gd, 1), (svm, 0), (math_loop, 0), (math_loop, 1), (newton_sqrt, 0)]
