@@ -250,10 +250,13 @@ defvjp(np.tensordot, "a, b, axes=2", linear="each",
 defvjp(np.kron, "a, b", linear="each", a="kron_grad_lhs(g, a, b)", b="kron_grad_rhs(g, a, b)")
 defvjp(np.cross, "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None", linear="each",
        a="cross_grad(g, a, b, axisa, axisb, axisc, axis)", b="cross_grad(-g, b, a, axisb, axisa, axisc, axis)")
-# einsum(subscripts, *operands): up to four operands, so that each can carry a gradient; in the
-# sublist form einsum(op0, sublist0, op1, sublist1, out), the operands are subscripts, b and d
-defvjp(np.einsum, "subscripts, a, b=None, c=None, d=None, out=None, dtype=None, order='K', "
+# einsum(subscripts, *operands): up to four operands, so that each can carry a gradient (more, with
+# the subscripts a string literal: normalize/call_forms.py groups them); in the sublist form
+# einsum(op0, sublist0, op1, sublist1, out), the operands are subscripts, b and d
+defvjp(np.einsum, "subscripts, a, b=None, c=None, d=None, *more, out=None, dtype=None, order='K', "
                   "casting='safe', optimize=False", linear="each",
+       unsupported={"more": "s2sad differentiates more than four operands when the subscripts are a string "
+                            "literal written in the call (np.einsum('ab,bc,cd,de,ef->af', ...))"},
        subscripts="einsum_grad(g, 0, subscripts, a, b, c, d)",
        a="einsum_grad(g, 0, subscripts, a, b, c, d)", b="einsum_grad(g, 1, subscripts, a, b, c, d)",
        c="einsum_grad(g, 2, subscripts, a, b, c, d)", d="einsum_grad(g, 3, subscripts, a, b, c, d)")

@@ -1,0 +1,141 @@
+"""Calls written in forms their rules do not bind, rewritten as the calls they compute: a ufunc's
+keywords that do not change its math (``np.exp(x, dtype=np.float64, out=None)``), ``np.einsum``
+of more than four operands (as einsums of at most four) and ``math.hypot`` of more than two."""
+from __future__ import annotations
+
+import ast
+import math
+from typing import Any
+
+import libcst as cst
+import numpy as np
+
+from ..resolve import MISSING
+from .syntax import strip_parens
+
+#: A ufunc's keywords that choose how its result is checked or laid out, not what it is.
+_LAYOUT = ("casting", "order", "subok")
+#: The operands ``np.einsum``'s rule binds, each of which may carry a gradient.
+_EINSUM_OPERANDS = 4
+
+
+class CallForms:
+    """Rewrites the forms of calls above (the mixin of :class:`Normalizer` that does)."""
+
+    def call_form(self, node: cst.Call) -> cst.Call:
+        """``node`` as a call its rule binds, or ``node`` itself."""
+        called = self.res.object(node.func)
+        if any(a.star for a in node.args) or called is MISSING:
+            return node
+        if isinstance(called, np.ufunc) and self.registry.rule(called) is not None:
+            return self.ufunc_keywords(node, called)
+        if called is np.einsum and _plain(node) > _EINSUM_OPERANDS + 1:
+            return _grouped_einsum(node)
+        if called is math.hypot and not any(a.keyword for a in node.args) and len(node.args) > 2:
+            inner = node.with_changes(args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in node.args[:-1]],
+                                      lpar=[], rpar=[])
+            self.res.objects[inner.func] = math.hypot
+            return node.with_changes(args=[cst.Arg(inner), node.args[-1]])
+        return node
+
+    def ufunc_keywords(self, node: cst.Call, ufunc: np.ufunc) -> cst.Call:
+        """``np.exp(x, out=None, where=True, casting=..., order=..., subok=...)`` without those
+        keywords; with ``dtype=`` a float dtype, its inputs cast to it first (as NumPy computes:
+        the gradient goes back in each input's dtype, as ``x.astype``'s)."""
+        kept, dtype = [], None
+        for i, arg in enumerate(node.args):
+            key = arg.keyword.value if arg.keyword is not None else None
+            if key is None and i >= ufunc.nin and _is(arg.value, "None"):  # np.exp(x, None): out=None
+                continue
+            if key == "out" and _is(arg.value, "None") or key == "where" and _is(arg.value, "True") or key in _LAYOUT:
+                continue
+            if key == "dtype" and _is_float_dtype(self.dtype_object(arg.value)):
+                dtype = arg
+                continue
+            kept.append(arg)
+        if dtype is not None:
+            kept = [a if a.keyword is not None else a.with_changes(value=self.helper_call(
+                np.asarray, [cst.Arg(a.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                             cst.Arg(dtype.value, keyword=cst.Name("dtype"), equal=dtype.equal)]))
+                    for a in kept]
+        if len(kept) == len(node.args) and dtype is None:
+            return node
+        return node.with_changes(args=_commas(kept))
+
+    def dtype_object(self, node: cst.BaseExpression) -> Any:
+        """What a ``dtype=`` argument denotes when the syntax says (a name, ``np.float32``, a
+        string literal), else MISSING."""
+        node = strip_parens(node)
+        if isinstance(node, cst.SimpleString):
+            return ast.literal_eval(node.value)
+        return self.res.object(node)
+
+
+def binding_advice(callee: str, problem: str, keywords: set[str], fun: Any) -> str:
+    """What to write instead of a call to ``fun`` its rule does not bind (``problem``, with the
+    call's ``keywords``)."""
+    if not isinstance(fun, np.ufunc):
+        keywords = set()
+    if "where" in keywords and "out" not in keywords:
+        return (f"{callee}(..., where=...) without out= leaves the entries where the condition is false "
+                f"uninitialised; write np.where(condition, {callee}(...), fallback)")
+    if "dtype" in keywords and "dtype" in problem:
+        return (f"{problem}: s2sad follows dtype= a float dtype it can read here (np.float64, "
+                f"'float32'); cast the arguments instead (x.astype(dtype)), or wrap the call in "
+                f"stop_gradient(...) if no gradient should flow through it")
+    return (f"{problem}; write the call without that argument (for where=, select with np.where(...) "
+            f"first), or wrap the call in stop_gradient(...) if no gradient should flow through it")
+
+
+def _is(node: cst.BaseExpression, name: str) -> bool:
+    node = strip_parens(node)
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _is_float_dtype(value: Any) -> bool:
+    if value is MISSING or value is None:
+        return False
+    try:
+        return np.dtype(value).kind == "f"
+    except (TypeError, ValueError):
+        return False
+
+
+def _plain(node: cst.Call) -> int:
+    """How many positional arguments ``node`` has."""
+    return sum(a.keyword is None for a in node.args)
+
+
+def _commas(args: list[cst.Arg]) -> list[cst.Arg]:
+    """``args`` with a comma after each but the last."""
+    sep = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    return [a.with_changes(comma=sep if i < len(args) - 1 else cst.MaybeSentinel.DEFAULT) for i, a in enumerate(args)]
+
+
+def _grouped_einsum(node: cst.Call) -> cst.Call:
+    """``np.einsum('ab,bc,cd,de,ef->af', a, b, c, d, e)`` as ``np.einsum('ab,bc,cd,df->af', a, b,
+    c, np.einsum('de,ef->df', d, e))``: the operands after the third contracted first, over the
+    letters no other operand nor the output reads (a sum of products, regrouped); ``node``
+    itself unless its subscripts are a string literal."""
+    spec = strip_parens(node.args[0].value)
+    if not isinstance(spec, cst.SimpleString) or node.args[0].keyword is not None:
+        return node
+    text = ast.literal_eval(spec.value).replace(" ", "")
+    inputs, arrow, out = text.partition("->")
+    terms = inputs.split(",")
+    operands = [a for a in node.args[1:] if a.keyword is None]
+    if len(terms) != len(operands):
+        return node  # (NumPy's own error, as the call runs)
+    if not arrow:  # implicit output: the letters used once, in order, after the broadcast axes
+        letters = inputs.replace(".", "").replace(",", "")
+        out = ("..." if "..." in inputs else "") + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    head, tail = terms[:_EINSUM_OPERANDS - 1], terms[_EINSUM_OPERANDS - 1:]
+    outside = "".join(head) + out
+    joined = ("..." if any("..." in t for t in tail) else "") + "".join(dict.fromkeys(
+        c for c in "".join(tail) if c != "." and c in outside))
+    inner = cst.Call(node.func, _commas([cst.Arg(cst.SimpleString(repr(",".join(tail) + "->" + joined))),
+                                         *operands[_EINSUM_OPERANDS - 1:]]))
+    keywords = [a for a in node.args if a.keyword is not None]
+    outer = [cst.Arg(cst.SimpleString(repr(",".join([*head, joined]) + "->" + out))),
+             *operands[:_EINSUM_OPERANDS - 1], cst.Arg(inner), *keywords]
+    return node.with_changes(args=_commas(outer))

@@ -1,0 +1,115 @@
+"""Valid NumPy forms s2sad refused or misreported (tests/test_numpy15.py): ufunc keywords that do
+not change the math, np.einsum of five or more operands, math.hypot of three or more arguments,
+np.linalg.qr(a, mode='r'), np.piecewise with constant pieces. Gradients against central finite
+differences in float64, forward mode against reverse mode, Hessian-vector products against
+differences of the gradient.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2sad
+
+from gradcheck import make_function, numerical_grad
+
+_RNG = np.random.default_rng(15)
+_X = np.array([0.3, -1.2, 0.5, 0.8])
+_M = np.array([[0.9, -0.4, 0.2], [0.3, 1.1, -0.5], [0.2, 0.4, 0.8]])
+_GLOBALS = {"np": np, "math": __import__("math")}
+
+
+def _check_all_orders(body: str, x: np.ndarray, second: bool = True) -> None:
+    """grad against finite differences, jvp against grad, hvp against differences of grad."""
+    f = make_function(f"def f(x):\n    return {body}\n", _GLOBALS)
+    g = s2sad.grad(f)(x)
+    np.testing.assert_allclose(g, numerical_grad(f, [x], 0), rtol=1e-5, atol=1e-7)
+    v = _RNG.standard_normal(x.shape)
+    np.testing.assert_allclose(s2sad.jvp(f)(x, v)[1], np.sum(g * v), rtol=1e-9, atol=1e-12)
+    if second:
+        eps = 1e-6
+        expected = (s2sad.grad(f)(x + eps * v) - s2sad.grad(f)(x - eps * v)) / (2 * eps)
+        np.testing.assert_allclose(s2sad.hvp(f)(x, v), expected, rtol=1e-4, atol=1e-6)
+
+
+UFUNC_KEYWORDS = [
+    "np.sum(np.exp(x, dtype=np.float64))",
+    "np.sum(np.sin(x, out=None))",
+    "np.sum(np.sin(x, None) ** 2)",
+    "np.sum(np.add(x, x ** 2, dtype=np.float64))",
+    "np.sum(np.multiply(x, 2.0, dtype='float64') * x)",
+    "np.sum(np.exp(x, casting='same_kind', order='K', subok=True))",
+    "np.sum(np.tanh(x, where=True, out=None, dtype=float))",
+    "np.sum(np.maximum(x, 0.1, dtype=np.float64, casting='unsafe') ** 2)",
+]
+
+
+@pytest.mark.parametrize("body", UFUNC_KEYWORDS)
+def test_ufunc_keywords_that_do_not_change_the_math(body: str) -> None:
+    """They were refused ("s2sad does not differentiate np.exp with argument 'dtype'")."""
+    _check_all_orders(body, _X)
+
+
+def test_ufunc_dtype_casts_the_inputs_first() -> None:
+    """dtype=np.float32 computes in float32, as NumPy does; the gradient is in x's dtype."""
+    f = make_function("def f(x):\n    return np.sum(np.exp(x, dtype=np.float32))\n", _GLOBALS)
+    assert f(_X).dtype == np.float32
+    g = s2sad.grad(f)(_X)
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(g, np.exp(_X), rtol=1e-6)
+
+
+@pytest.mark.parametrize("call, message", [
+    ("np.exp(x, where=x > 0)", r"np.exp\(\.\.\., where=\.\.\.\) without out= leaves the entries"),
+    ("np.exp(x, dtype=np.int64)", r"dtype= a float dtype it can read here"),
+])
+def test_ufunc_keywords_that_change_the_math_are_refused_at_the_call(call: str, message: str) -> None:
+    f = make_function(f"def f(x):\n    y = x * 2\n    return np.sum({call})\n", _GLOBALS)
+    with pytest.raises(s2sad.S2SADError, match=message) as info:
+        s2sad.grad(f)(_X)
+    assert (info.value.location.line, info.value.location.column) == (3, 19)
+
+
+_A = _RNG.standard_normal((3, 3))
+EINSUMS = [
+    "np.sum(np.einsum('ab,bc,cd,de,ef->af', x, A, x, A, x) ** 2)",
+    "np.sum(np.einsum('ab,bc,cd,de,ef,fg->ag', x, x, A, x, A, x, optimize=True) * A)",
+    "np.einsum('ab,bc,cd,de,ea', x, A, x, x, A)",  # implicit output (a scalar)
+    "np.sum(np.einsum('ij,jk,kl,lm,mi->i', x, x.T, A, x, A) ** 2)",
+    "np.sum(np.einsum('...j,jk,kl,lm,m...->...', x, A, x, A, x))",
+    "np.sum(np.einsum('ii,ij,jk,kl,lm->m', x, A, x, A, x))",  # a diagonal among them
+    "np.sum(np.einsum('ab,bc,cd,de,ef,fg,gh,hi,ia->a', x, A, x, A, x, A, x, A, x))",
+]
+
+
+@pytest.mark.parametrize("body", EINSUMS)
+def test_einsum_of_five_or_more_operands(body: str) -> None:
+    """The fifth operand bound to out=: refused as "np.einsum(..., out=...) writes its result
+    into an existing array"; the operands after the third are contracted first."""
+    _GLOBALS["A"] = _A
+    _check_all_orders(body, _M)
+
+
+def test_einsum_of_five_operands_with_out() -> None:
+    f = make_function("def f(x):\n    z = np.zeros((3, 3))\n    np.einsum('ab,bc,cd,de,ef->af', x, x, x, x, x, out=z)\n"
+                      "    return np.sum(z * np.arange(9.0).reshape(3, 3))\n", _GLOBALS)
+    np.testing.assert_allclose(s2sad.grad(f)(_M), numerical_grad(f, [_M], 0), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("body", [
+    "math.hypot(x[0], x[1], x[2])",
+    "math.hypot(x[0], 2.0 * x[1], x[2], x[3] ** 2)",
+    "math.hypot(x[0], x[1], x[2]) * x[3]",
+])
+def test_math_hypot_of_three_or_more(body: str) -> None:
+    """Refused: "math.hypot takes at most 2 positional arguments" (Python 3.8 takes any number)."""
+    _check_all_orders(body, _X)
+
+
+def test_einsum_of_five_operands_with_subscripts_not_written_in_the_call_is_refused() -> None:
+    f = make_function("def f(x):\n    s = 'ab,bc,cd,de,ef->af'\n    return np.sum(np.einsum(s, x, x, x, x, x))\n",
+                      _GLOBALS)
+    with pytest.raises(s2sad.S2SADError, match=r"np.einsum\(\.\.\.\): s2sad differentiates more than four operands "
+                                               r"when the subscripts are a string literal") as info:
+        s2sad.grad(f)(_M)
+    assert (info.value.location.line, info.value.location.column) == (3, 19)
