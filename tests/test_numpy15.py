@@ -113,3 +113,36 @@ def test_einsum_of_five_operands_with_subscripts_not_written_in_the_call_is_refu
                                                r"when the subscripts are a string literal") as info:
         s2sad.grad(f)(_M)
     assert (info.value.location.line, info.value.location.column) == (3, 19)
+
+
+_TALL = _RNG.standard_normal((4, 3))
+
+
+@pytest.mark.parametrize("body", [
+    "np.sum(np.linalg.qr(x, mode='r') * np.arange(9.0).reshape(3, 3))",
+    "np.sum(np.linalg.qr(x, 'r') ** 2 * np.triu(np.ones((3, 3))))",
+    "np.sum(np.diag(np.linalg.qr(x @ x.T[:, :3], mode='r')) ** 3)",
+])
+def test_qr_mode_r_is_r_of_the_reduced_factorization(body: str) -> None:
+    """It was refused when the gradient ran ("not mode='r'"): R alone, a zero Q cotangent."""
+    _check_all_orders(body, _TALL)
+
+
+@pytest.mark.parametrize("body", [
+    "np.sum(np.piecewise(x, [x > 0], [1.0, 2.0]) * x ** 3)",
+    "np.sum(np.piecewise(x, [x < -1.0, x > 0.6], [-1, 3.5, 0.0]) * x ** 2)",
+    "np.sum(np.piecewise(x, [x > 0], (np.pi, -np.e)) * np.sin(x))",
+])
+def test_piecewise_with_constant_pieces_is_a_step_function(body: str) -> None:
+    """It was refused as if NumPy called Python code: the pieces are numbers, so its value is
+    constant in x away from the conditions' boundaries (gradient zero)."""
+    _check_all_orders(body, _X)
+
+
+@pytest.mark.parametrize("pieces", ["[np.sin, 2.0]", "[lambda v: v ** 2, 2.0]", "[y, 2.0]"])
+def test_piecewise_with_callable_or_varying_pieces_stays_refused(pieces: str) -> None:
+    f = make_function(f"def f(x):\n    y = x[0] * 2\n    return np.sum(np.piecewise(x, [x > 0], {pieces}))\n",
+                      _GLOBALS)
+    with pytest.raises(s2sad.S2SADError, match="np.piecewise") as info:
+        s2sad.grad(f)(_X)
+    assert info.value.location.line == 3

@@ -1,6 +1,8 @@
 """Calls written in forms their rules do not bind, rewritten as the calls they compute: a ufunc's
 keywords that do not change its math (``np.exp(x, dtype=np.float64, out=None)``), ``np.einsum``
-of more than four operands (as einsums of at most four) and ``math.hypot`` of more than two."""
+of more than four operands (as einsums of at most four), ``math.hypot`` of more than two and
+``np.linalg.qr(a, mode='r')`` (R of the reduced factorization); and which ``np.piecewise`` calls
+are step functions (constant pieces)."""
 from __future__ import annotations
 
 import ast
@@ -10,8 +12,9 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from ..resolve import MISSING
-from .syntax import strip_parens
+from ...ir import Operand
+from ..resolve import MISSING, Resolution
+from .syntax import EMPTY_MODULE, strip_parens
 
 #: A ufunc's keywords that choose how its result is checked or laid out, not what it is.
 _LAYOUT = ("casting", "order", "subok")
@@ -22,8 +25,13 @@ _EINSUM_OPERANDS = 4
 class CallForms:
     """Rewrites the forms of calls above (the mixin of :class:`Normalizer` that does)."""
 
-    def call_form(self, node: cst.Call) -> cst.Call:
-        """``node`` as a call its rule binds, or ``node`` itself."""
+    def formed(self, node: cst.Call, target: str | None) -> Operand | None:
+        """``node`` lowered as the call its rule binds, if it is written in another form."""
+        formed = self.call_form(node)
+        return None if formed is node else self.lower(formed, target)
+
+    def call_form(self, node: cst.Call) -> cst.BaseExpression:
+        """``node`` as a call its rule binds (or an item of one), or ``node`` itself."""
         called = self.res.object(node.func)
         if any(a.star for a in node.args) or called is MISSING:
             return node
@@ -36,6 +44,10 @@ class CallForms:
                                       lpar=[], rpar=[])
             self.res.objects[inner.func] = math.hypot
             return node.with_changes(args=[cst.Arg(inner), node.args[-1]])
+        if called is np.linalg.qr and len(node.args) == 2 and _literal(node.args[1].value) == "r" and (
+                node.args[1].keyword is None or node.args[1].keyword.value == "mode"):
+            reduced = node.with_changes(args=_commas(node.args[:1]), lpar=[], rpar=[])
+            return cst.Subscript(reduced, [cst.SubscriptElement(cst.Index(cst.Integer("1")))])
         return node
 
     def ufunc_keywords(self, node: cst.Call, ufunc: np.ufunc) -> cst.Call:
@@ -65,10 +77,28 @@ class CallForms:
     def dtype_object(self, node: cst.BaseExpression) -> Any:
         """What a ``dtype=`` argument denotes when the syntax says (a name, ``np.float32``, a
         string literal), else MISSING."""
-        node = strip_parens(node)
-        if isinstance(node, cst.SimpleString):
-            return ast.literal_eval(node.value)
-        return self.res.object(node)
+        value = _literal(node)
+        return self.res.object(strip_parens(node)) if value is MISSING else value
+
+
+def constant_pieces(node: cst.Call, res: Resolution) -> bool:
+    """Whether ``np.piecewise(x, condlist, funclist)``'s pieces are all values known not to be
+    callable (numbers, constants read from globals): a step function of x, which NumPy computes
+    without calling Python code."""
+    pieces = node.args[2].value if len(node.args) > 2 and node.args[2].keyword is None else next(
+        (a.value for a in node.args if a.keyword is not None and a.keyword.value == "funclist"), None)
+    pieces = strip_parens(pieces) if pieces is not None else None
+    if not isinstance(pieces, (cst.List, cst.Tuple)) or not pieces.elements:
+        return False
+    for element in pieces.elements:
+        value, node = _literal(element.value), strip_parens(element.value)
+        while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+            node = strip_parens(node.expression)  # (-np.pi: a number as np.pi is)
+        if value is MISSING:
+            value = res.object(node)
+        if value is MISSING or callable(value) or isinstance(element, cst.StarredElement):
+            return False
+    return True
 
 
 def binding_advice(callee: str, problem: str, keywords: set[str], fun: Any) -> str:
@@ -90,6 +120,14 @@ def binding_advice(callee: str, problem: str, keywords: set[str], fun: Any) -> s
 def _is(node: cst.BaseExpression, name: str) -> bool:
     node = strip_parens(node)
     return isinstance(node, cst.Name) and node.value == name
+
+
+def _literal(node: cst.BaseExpression) -> Any:
+    """The value of a literal (``'r'``, ``-1.0``), else MISSING."""
+    try:
+        return ast.literal_eval(EMPTY_MODULE.code_for_node(strip_parens(node)))
+    except (ValueError, SyntaxError, TypeError):
+        return MISSING
 
 
 def _is_float_dtype(value: Any) -> bool:

@@ -37,7 +37,8 @@ class CallLowering:
         as one application of its callee to its arguments."""
         node = self.applied(node)  # through a functools.partial or frozen distribution made here
         desugared = self.product_into(node, target) or self.functional(node, target) or self.dict_view(
-            node, target) or self.record(node, target)  # map, reduce, sorted; P(a, b) of a named tuple
+            node, target) or self.record(node, target) or self.formed(node, target)  # map, reduce, sorted;
+        # P(a, b) of a named tuple; np.exp(x, dtype=np.float64) as np.exp(asarray(x, dtype=np.float64))
         if desugared is not None:
             return desugared
         if any(a.star for a in node.args):
@@ -47,7 +48,6 @@ class CallLowering:
             node = node.with_changes(args=spread)
         if self.out_argument(node) is not None:  # np.sum(np.exp(a, out=z)): z = np.exp(a) first
             return self.lower(self.out_call(node), target)
-        node = self.call_form(node)  # np.exp(x, dtype=np.float64): np.exp(asarray(x, dtype=np.float64))
         called = self.res.object(node.func)
         if called is runtime.call_object:  # generated code's x(...) of an object found as it runs
             node = node.with_changes(func=cst.Attribute(node.args[0].value, cst.Name("__call__")), args=node.args[1:])
