@@ -146,3 +146,15 @@ def test_piecewise_with_callable_or_varying_pieces_stays_refused(pieces: str) ->
     with pytest.raises(s2sad.S2SADError, match="np.piecewise") as info:
         s2sad.grad(f)(_X)
     assert info.value.location.line == 3
+
+
+@pytest.mark.parametrize("body, x", [
+    ("np.dot(x, x ** 2, out=None)", _X),
+    ("np.sum(np.dot(x.T, x, out=None) ** 2)", _M),
+    ("math.hypot(x[1]) * x[0] ** 2", _X),
+    ("math.hypot(x[1] * x[0]) + math.hypot(x[2], x[3], x[0])", _X),
+])
+def test_out_none_where_the_rule_takes_no_out_and_hypot_of_one(body: str, x: np.ndarray) -> None:
+    """np.dot(a, b, out=None) was refused ("does not differentiate np.dot with argument 'out'"),
+    math.hypot(x) ("missing its argument 'y'")."""
+    _check_all_orders(body, x)

@@ -35,8 +35,15 @@ class CallForms:
         called = self.res.object(node.func)
         if any(a.star for a in node.args) or called is MISSING:
             return node
-        if isinstance(called, np.ufunc) and self.registry.rule(called) is not None:
+        rule = self.registry.rule(called)
+        if isinstance(called, np.ufunc) and rule is not None:
             return self.ufunc_keywords(node, called)
+        if rule is not None and not any(p.name == "out" for p in rule.params) and any(
+                a.keyword is not None and a.keyword.value == "out" and _is(a.value, "None") for a in node.args):
+            return node.with_changes(args=_commas([a for a in node.args if not (  # np.dot(a, b, out=None)
+                a.keyword is not None and a.keyword.value == "out")]))
+        if called is math.hypot and len(node.args) == 1 and node.args[0].keyword is None:  # math.hypot(x): |x|
+            return self.helper_call(abs, [node.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
         if called is np.einsum and _plain(node) > _EINSUM_OPERANDS + 1:
             return _grouped_einsum(node)
         if called is math.hypot and not any(a.keyword for a in node.args) and len(node.args) > 2:
