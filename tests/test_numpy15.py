@@ -158,3 +158,27 @@ def test_out_none_where_the_rule_takes_no_out_and_hypot_of_one(body: str, x: np.
     """np.dot(a, b, out=None) was refused ("does not differentiate np.dot with argument 'out'"),
     math.hypot(x) ("missing its argument 'y'")."""
     _check_all_orders(body, x)
+
+
+@pytest.mark.parametrize("body, x", [
+    ("np.sum(np.concatenate([x, x ** 2], dtype=np.float64) ** 2)", _X),
+    ("np.sum(np.concatenate((x, x ** 3), axis=None, casting='same_kind', out=None) * np.arange(8.0))", _X),
+    ("np.sum(np.concatenate([x, x ** 2], axis=None) ** 2)", _M),
+    ("np.sum(np.stack([x, x ** 2], axis=-1, dtype=np.float64) * np.arange(8.0).reshape(4, 2))", _X),
+    ("np.sum(np.stack((x, np.sin(x)), 1, out=None) ** 2)", _M),
+    ("np.sum(np.asarray(x ** 2, order='C') ** 2)", _X),
+    ("np.sum(np.asarray(x ** 2, None, 'F') * x)", _M),
+    ("np.sum(np.array(x ** 2, order='F', subok=True) * x)", _M),
+])
+def test_join_and_conversion_keywords(body: str, x: np.ndarray) -> None:
+    """np.concatenate/np.stack with dtype=, casting= or out=None, np.asarray with order=,
+    np.array with order= or subok= were refused ("does not differentiate ... with argument")."""
+    _check_all_orders(body, x)
+
+
+def test_join_to_an_integer_dtype_is_refused_where_the_gradient_reaches_it() -> None:
+    f = make_function("def f(x):\n    return np.sum(np.concatenate([x, x], dtype=int, casting='unsafe') * x[0])\n",
+                      _GLOBALS)
+    with pytest.raises(s2sad.S2SADError, match=r"np.concatenate\(\.\.\., dtype=int\), a conversion to int") as info:
+        s2sad.grad(f)(_X)
+    assert info.value.location.line == 2

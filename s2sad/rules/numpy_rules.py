@@ -381,14 +381,15 @@ defvjp(typing.cast, "typ, val", containers=("val",), returns_container=True, lin
 defvjp(APPEND, "xs, x", containers=("xs",), returns_container=True, name="append", linear="joint", xs="g[:-1]", x="g[-1]")
 defvjp(SETITEM, "x, index, v", containers=("x",), returns_container=True, name="[]=", linear="joint", x="setitem_grad_x(g, index)",
        v="setitem_grad_value(g, index, v)")
-defvjp(np.stack, "arrays, axis=0", containers=("arrays",), linear="joint", arrays="stack_grad(g, arrays, axis)")
-defvjp(np.concatenate, "arrays, axis=0", containers=("arrays",), linear="joint",
+_JOIN = "arrays, axis=0, out=None, *, dtype=None, casting='same_kind'"  # (dtype=: a cast of the result)
+defvjp(np.stack, _JOIN, containers=("arrays",), linear="joint", arrays="stack_grad(g, arrays, axis)")
+defvjp(np.concatenate, _JOIN, containers=("arrays",), linear="joint",
        arrays="concatenate_grad(g, arrays, axis)")
 defvjp(builtins.sum, "iterable, start=0", containers=("iterable",), linear="joint", iterable="sum_items_grad(g, iterable)",
        start="unbroadcast(g, start)")
-defvjp(np.array, "object, dtype=None, *, copy=True", containers=("object",), linear="joint",
+defvjp(np.array, "object, dtype=None, *, copy=True, order='K', subok=False", containers=("object",), linear="joint",
        object="array_grad(g, object)")  # (copy=False or None: aliasing.returns_same)
-defvjp(np.asarray, "object, dtype=None, *, copy=None", containers=("object",), linear="joint",
+defvjp(np.asarray, "object, dtype=None, order=None, *, copy=None", containers=("object",), linear="joint",
        object="array_grad(g, object)")
 defvjp(np.hstack, "tup, dtype=None, casting='same_kind'", containers=("tup",), linear="joint",
        tup="join_grad(g, tup, 0 if np.ndim(tup[0]) <= 1 else 1, np.atleast_1d)")
