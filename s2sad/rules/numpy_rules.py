@@ -255,8 +255,9 @@ defvjp(np.cross, "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None", linear="each",
 # einsum(op0, sublist0, op1, sublist1, out), the operands are subscripts, b and d
 defvjp(np.einsum, "subscripts, a, b=None, c=None, d=None, *more, out=None, dtype=None, order='K', "
                   "casting='safe', optimize=False", linear="each",
-       unsupported={"more": "s2sad differentiates more than four operands when the subscripts are a string "
-                            "literal written in the call (np.einsum('ab,bc,cd,de,ef->af', ...))"},
+       unsupported={"more": "s2sad differentiates more than four operands (in the sublist form, more than two) "
+                            "when the subscripts are a string literal written in the call "
+                            "(np.einsum('ab,bc,cd,de,ef->af', ...))"},
        subscripts="einsum_grad(g, 0, subscripts, a, b, c, d)",
        a="einsum_grad(g, 0, subscripts, a, b, c, d)", b="einsum_grad(g, 1, subscripts, a, b, c, d)",
        c="einsum_grad(g, 2, subscripts, a, b, c, d)", d="einsum_grad(g, 3, subscripts, a, b, c, d)")
