@@ -189,3 +189,19 @@ def test_einsum_sublist_form_of_three_operands_is_refused_at_the_call() -> None:
     with pytest.raises(s2sad.S2SADError, match=r"in the sublist form, more than two") as info:
         s2sad.grad(f)(_M)
     assert (info.value.location.line, info.value.location.column) == (2, 19)
+
+
+def test_a_rewritten_call_is_refused_where_it_stands() -> None:
+    """A call rewritten without its out=None or casting= reported its statement's column."""
+    f = make_function("def f(x):\n    return np.sum(np.exp(x, where=x > 0, out=None, casting='same_kind'))\n", _GLOBALS)
+    with pytest.raises(s2sad.S2SADError, match=r"without out= leaves the entries") as info:
+        s2sad.grad(f)(_X)
+    assert (info.value.location.line, info.value.location.column) == (2, 19)
+
+
+def test_an_argument_of_a_rewritten_call_keeps_its_own_location() -> None:
+    f = make_function("def f(x):\n    return np.sum(np.exp(np.piecewise(x, [x > 0], [np.sin, 1.0]), dtype=np.float64))\n",
+                      _GLOBALS)
+    with pytest.raises(s2sad.S2SADError, match=r"np.piecewise") as info:
+        s2sad.grad(f)(_X)
+    assert (info.value.location.line, info.value.location.column) == (2, 26)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...ir import Operand
 from ..resolve import MISSING, Resolution
-from .syntax import EMPTY_MODULE, strip_parens
+from .syntax import EMPTY_MODULE, strip_parens, walk
 
 #: A ufunc's keywords that choose how its result is checked or laid out, not what it is.
 _LAYOUT = ("casting", "order", "subok")
@@ -28,7 +28,12 @@ class CallForms:
     def formed(self, node: cst.Call, target: str | None) -> Operand | None:
         """``node`` lowered as the call its rule binds, if it is written in another form."""
         formed = self.call_form(node)
-        return None if formed is node else self.lower(formed, target)
+        if formed is node:
+            return None
+        for made in walk(formed):  # (the calls made here report where the call stands)
+            if isinstance(made, (cst.Call, cst.Subscript)) and not _placed(self.parsed, made):
+                self.stand_ins.setdefault(made, self.stand_ins.get(node, node))
+        return self.lower(formed, target)
 
     def call_form(self, node: cst.Call) -> cst.BaseExpression:
         """``node`` as a call its rule binds (or an item of one), or ``node`` itself."""
@@ -122,6 +127,15 @@ def binding_advice(callee: str, problem: str, keywords: set[str], fun: Any) -> s
                 f"stop_gradient(...) if no gradient should flow through it")
     return (f"{problem}; write the call without that argument (for where=, select with np.where(...) "
             f"first), or wrap the call in stop_gradient(...) if no gradient should flow through it")
+
+
+def _placed(parsed: Any, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is in the user's source (not built here)."""
+    try:
+        parsed.location(node)
+    except KeyError:
+        return False
+    return True
 
 
 def _is(node: cst.BaseExpression, name: str) -> bool:
