@@ -205,3 +205,23 @@ def test_an_argument_of_a_rewritten_call_keeps_its_own_location() -> None:
     with pytest.raises(s2sad.S2SADError, match=r"np.piecewise") as info:
         s2sad.grad(f)(_X)
     assert (info.value.location.line, info.value.location.column) == (2, 26)
+
+
+_KINK = np.array([0.0, 1.0, -1.0, 0.25])
+
+
+@pytest.mark.parametrize("body, x, expected", [
+    ("np.sum(np.maximum(x, 0) * 3.0)", _KINK, [1.5, 3.0, 0.0, 3.0]),  # a tie at 0 shares
+    ("np.sum(np.maximum(0, x) ** 2)", _KINK, [0.0, 2.0, 0.0, 0.5]),
+    ("np.sum(np.round(x * 3) * x)", _X, np.round(_X * 3)),  # round, floor: piecewise constant
+    ("np.sum(np.floor(x * 2) * x ** 2)", _X, np.floor(_X * 2) * 2 * _X),
+    ("np.sum(np.where(x > 0, x, 0) ** 2)", _X, np.where(_X > 0, 2 * _X, 0.0)),  # an int branch
+    ("np.sum(np.where(x > 0, 1, 0) * x)", _X, np.where(_X > 0, 1.0, 0.0)),
+    ("np.sum(np.exp(x.astype(np.float32)) * x)", _X,
+     np.exp(_X.astype(np.float32)) * (1 + _X)),  # float32 values, the gradient in float64
+])
+def test_kinks_steps_int_branches_and_float32_casts(body: str, x: np.ndarray, expected: list) -> None:
+    f = make_function(f"def f(x):\n    return {body}\n", _GLOBALS)
+    g = s2sad.grad(f)(x)
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(g, expected, rtol=1e-6, atol=1e-12)
