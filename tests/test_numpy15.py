@@ -40,6 +40,9 @@ UFUNC_KEYWORDS = [
     "np.sum(np.multiply(x, 2.0, dtype='float64') * x)",
     "np.sum(np.exp(x, casting='same_kind', order='K', subok=True))",
     "np.sum(np.tanh(x, where=True, out=None, dtype=float))",
+    "np.sum(np.cos(x, dtype=None) * x)",
+    "np.sum(np.clip(x, None, 0.6, dtype=np.float64, casting='same_kind') ** 2)",
+    "np.sum(np.clip(x ** 3, min=-0.5, max=0.6, dtype=np.float64, out=None) ** 2)",
     "np.sum(np.maximum(x, 0.1, dtype=np.float64, casting='unsafe') ** 2)",
 ]
 

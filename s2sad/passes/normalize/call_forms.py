@@ -18,6 +18,8 @@ from .syntax import EMPTY_MODULE, strip_parens, walk
 
 #: A ufunc's keywords that choose how its result is checked or laid out, not what it is.
 _LAYOUT = ("casting", "order", "subok")
+#: ``np.clip``'s inputs passed by keyword (cast, as its positional inputs, by ``dtype=``).
+_CLIP_BOUNDS = ("a_min", "a_max", "min", "max")
 #: The operands ``np.einsum``'s rule binds, each of which may carry a gradient.
 _EINSUM_OPERANDS = 4
 
@@ -41,8 +43,8 @@ class CallForms:
         if any(a.star for a in node.args) or called is MISSING:
             return node
         rule = self.registry.rule(called)
-        if isinstance(called, np.ufunc) and rule is not None:
-            return self.ufunc_keywords(node, called)
+        if (isinstance(called, np.ufunc) or called is np.clip) and rule is not None:
+            return self.ufunc_keywords(node, getattr(called, "nin", 3))
         if rule is not None and not any(p.name == "out" for p in rule.params) and any(
                 a.keyword is not None and a.keyword.value == "out" and _is(a.value, "None") for a in node.args):
             return node.with_changes(args=_commas([a for a in node.args if not (  # np.dot(a, b, out=None)
@@ -62,26 +64,28 @@ class CallForms:
             return cst.Subscript(reduced, [cst.SubscriptElement(cst.Index(cst.Integer("1")))])
         return node
 
-    def ufunc_keywords(self, node: cst.Call, ufunc: np.ufunc) -> cst.Call:
+    def ufunc_keywords(self, node: cst.Call, nin: int) -> cst.Call:
         """``np.exp(x, out=None, where=True, casting=..., order=..., subok=...)`` without those
-        keywords; with ``dtype=`` a float dtype, its inputs cast to it first (as NumPy computes:
-        the gradient goes back in each input's dtype, as ``x.astype``'s)."""
+        keywords; with ``dtype=`` a float dtype, its ``nin`` inputs cast to it first (as NumPy
+        computes: the gradient goes back in each input's dtype, as ``x.astype``'s).  ``np.clip``
+        passes them to its ufunc."""
         kept, dtype = [], None
         for i, arg in enumerate(node.args):
             key = arg.keyword.value if arg.keyword is not None else None
-            if key is None and i >= ufunc.nin and _is(arg.value, "None"):  # np.exp(x, None): out=None
+            if key is None and i >= nin and _is(arg.value, "None"):  # np.exp(x, None): out=None
                 continue
-            if key == "out" and _is(arg.value, "None") or key == "where" and _is(arg.value, "True") or key in _LAYOUT:
+            if key in ("out", "dtype") and _is(arg.value, "None") or key == "where" and _is(arg.value, "True") or (
+                    key in _LAYOUT):
                 continue
             if key == "dtype" and _is_float_dtype(self.dtype_object(arg.value)):
                 dtype = arg
                 continue
             kept.append(arg)
         if dtype is not None:
-            kept = [a if a.keyword is not None else a.with_changes(value=self.helper_call(
-                np.asarray, [cst.Arg(a.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
-                             cst.Arg(dtype.value, keyword=cst.Name("dtype"), equal=dtype.equal)]))
-                    for a in kept]
+            kept = [a.with_changes(value=self.helper_call(np.asarray, _commas([
+                cst.Arg(a.value), cst.Arg(dtype.value, keyword=cst.Name("dtype"), equal=dtype.equal)])))
+                if (a.keyword is None or a.keyword.value in _CLIP_BOUNDS) and not _is(a.value, "None") else a
+                for a in kept]
         if len(kept) == len(node.args) and dtype is None:
             return node
         return node.with_changes(args=_commas(kept))
@@ -116,7 +120,7 @@ def constant_pieces(node: cst.Call, res: Resolution) -> bool:
 def binding_advice(callee: str, problem: str, keywords: set[str], fun: Any) -> str:
     """What to write instead of a call to ``fun`` its rule does not bind (``problem``, with the
     call's ``keywords``)."""
-    if not isinstance(fun, np.ufunc):
+    if not isinstance(fun, np.ufunc) and fun is not np.clip:
         keywords = set()
     if "where" in keywords and "out" not in keywords:
         return (f"{callee}(..., where=...) without out= leaves the entries where the condition is false "
