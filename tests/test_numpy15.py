@@ -228,3 +228,14 @@ def test_kinks_steps_int_branches_and_float32_casts(body: str, x: np.ndarray, ex
     g = s2sad.grad(f)(x)
     assert g.dtype == np.float64
     np.testing.assert_allclose(g, expected, rtol=1e-6, atol=1e-12)
+
+
+@pytest.mark.parametrize("body, x", [
+    ("np.sum(np.array(x, ndmin=2) ** 2 * np.arange(4.0)[:, None])", _X),
+    ("np.sum(np.array(x ** 2, ndmin=1) ** 2)", _X),
+    ("np.sum(np.array(x[0] ** 3, ndmin=2) * x)", _X),
+    ("np.sum(np.array(x, dtype=np.float64, ndmin=0) ** 3)", _M),
+])
+def test_array_with_ndmin(body: str, x: np.ndarray) -> None:
+    """np.array(x, ndmin=2) was refused ("does not differentiate np.array with argument 'ndmin'")."""
+    _check_all_orders(body, x)

@@ -58,6 +58,12 @@ class CallForms:
                                       lpar=[], rpar=[])
             self.res.objects[inner.func] = math.hypot
             return node.with_changes(args=[cst.Arg(inner), node.args[-1]])
+        ndmin = next((a for a in node.args if a.keyword is not None and a.keyword.value == "ndmin"), None)
+        if called is np.array and ndmin is not None and _literal(ndmin.value) in (0, 1, 2):
+            # np.array(x, ndmin=2): np.atleast_2d(np.array(x)), the axes added in front
+            made = node.with_changes(args=_commas([a for a in node.args if a is not ndmin]), lpar=[], rpar=[])
+            atleast = {1: np.atleast_1d, 2: np.atleast_2d}.get(_literal(ndmin.value))
+            return made if atleast is None else self.helper_call(atleast, [cst.Arg(made)])
         if called is np.linalg.qr and len(node.args) == 2 and _literal(node.args[1].value) == "r" and (
                 node.args[1].keyword is None or node.args[1].keyword.value == "mode"):
             reduced = node.with_changes(args=_commas(node.args[:1]), lpar=[], rpar=[])
