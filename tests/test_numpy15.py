@@ -239,3 +239,13 @@ def test_kinks_steps_int_branches_and_float32_casts(body: str, x: np.ndarray, ex
 def test_array_with_ndmin(body: str, x: np.ndarray) -> None:
     """np.array(x, ndmin=2) was refused ("does not differentiate np.array with argument 'ndmin'")."""
     _check_all_orders(body, x)
+
+
+@pytest.mark.parametrize("body", [
+    "math.hypot(*[x[0], x[1], x[2]])",
+    "math.hypot(*(x[0], x[1]), x[2] ** 2, *[x[3]])",
+    "np.sum(np.exp(*[x], dtype=np.float64) * x)",
+])
+def test_spread_arguments_of_rewritten_calls(body: str) -> None:
+    """math.hypot(*[a, b, c]) was refused ("takes at most 2 positional arguments")."""
+    _check_all_orders(body, _X)

@@ -29,19 +29,22 @@ class CallForms:
 
     def formed(self, node: cst.Call, target: str | None) -> Operand | None:
         """``node`` lowered as the call its rule binds, if it is written in another form."""
-        formed = self.call_form(node)
-        if formed is node:
+        called = self.res.object(node.func)
+        spread = node.with_changes(args=[each for a in node.args for each in self.unstar(a, keep=True)]) if any(
+            a.star for a in node.args) else node  # math.hypot(*[a, b, c])
+        if any(a.star for a in spread.args) or called is MISSING:
+            return None
+        formed = self.call_form(spread, called)
+        if formed is spread:
             return None
         for made in walk(formed):  # (the calls made here report where the call stands)
             if isinstance(made, (cst.Call, cst.Subscript)) and not _placed(self.parsed, made):
                 self.stand_ins.setdefault(made, self.stand_ins.get(node, node))
         return self.lower(formed, target)
 
-    def call_form(self, node: cst.Call) -> cst.BaseExpression:
-        """``node`` as a call its rule binds (or an item of one), or ``node`` itself."""
-        called = self.res.object(node.func)
-        if any(a.star for a in node.args) or called is MISSING:
-            return node
+    def call_form(self, node: cst.Call, called: Any) -> cst.BaseExpression:
+        """``node``, a call of ``called``, as a call its rule binds (or an item of one), or
+        ``node`` itself."""
         rule = self.registry.rule(called)
         if (isinstance(called, np.ufunc) or called is np.clip) and rule is not None:
             return self.ufunc_keywords(node, getattr(called, "nin", 3))
