@@ -250,10 +250,14 @@ defvjp(np.tensordot, "a, b, axes=2", linear="each",
 defvjp(np.kron, "a, b", linear="each", a="kron_grad_lhs(g, a, b)", b="kron_grad_rhs(g, a, b)")
 defvjp(np.cross, "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None", linear="each",
        a="cross_grad(g, a, b, axisa, axisb, axisc, axis)", b="cross_grad(-g, b, a, axisb, axisa, axisc, axis)")
-# einsum(subscripts, *operands): up to four operands, so that each can carry a gradient; in the
-# sublist form einsum(op0, sublist0, op1, sublist1, out), the operands are subscripts, b and d
-defvjp(np.einsum, "subscripts, a, b=None, c=None, d=None, out=None, dtype=None, order='K', "
+# einsum(subscripts, *operands): up to four operands, so that each can carry a gradient (more, with
+# the subscripts a string literal: normalize/call_forms.py groups them); in the sublist form
+# einsum(op0, sublist0, op1, sublist1, out), the operands are subscripts, b and d
+defvjp(np.einsum, "subscripts, a, b=None, c=None, d=None, *more, out=None, dtype=None, order='K', "
                   "casting='safe', optimize=False", linear="each",
+       unsupported={"more": "s2sad differentiates more than four operands (in the sublist form, more than two) "
+                            "when the subscripts are a string literal written in the call "
+                            "(np.einsum('ab,bc,cd,de,ef->af', ...))"},
        subscripts="einsum_grad(g, 0, subscripts, a, b, c, d)",
        a="einsum_grad(g, 0, subscripts, a, b, c, d)", b="einsum_grad(g, 1, subscripts, a, b, c, d)",
        c="einsum_grad(g, 2, subscripts, a, b, c, d)", d="einsum_grad(g, 3, subscripts, a, b, c, d)")
@@ -378,14 +382,15 @@ defvjp(typing.cast, "typ, val", containers=("val",), returns_container=True, lin
 defvjp(APPEND, "xs, x", containers=("xs",), returns_container=True, name="append", linear="joint", xs="g[:-1]", x="g[-1]")
 defvjp(SETITEM, "x, index, v", containers=("x",), returns_container=True, name="[]=", linear="joint", x="setitem_grad_x(g, index)",
        v="setitem_grad_value(g, index, v)")
-defvjp(np.stack, "arrays, axis=0", containers=("arrays",), linear="joint", arrays="stack_grad(g, arrays, axis)")
-defvjp(np.concatenate, "arrays, axis=0", containers=("arrays",), linear="joint",
+_JOIN = "arrays, axis=0, out=None, *, dtype=None, casting='same_kind'"  # (dtype=: a cast of the result)
+defvjp(np.stack, _JOIN, containers=("arrays",), linear="joint", arrays="stack_grad(g, arrays, axis)")
+defvjp(np.concatenate, _JOIN, containers=("arrays",), linear="joint",
        arrays="concatenate_grad(g, arrays, axis)")
 defvjp(builtins.sum, "iterable, start=0", containers=("iterable",), linear="joint", iterable="sum_items_grad(g, iterable)",
        start="unbroadcast(g, start)")
-defvjp(np.array, "object, dtype=None, *, copy=True", containers=("object",), linear="joint",
+defvjp(np.array, "object, dtype=None, *, copy=True, order='K', subok=False", containers=("object",), linear="joint",
        object="array_grad(g, object)")  # (copy=False or None: aliasing.returns_same)
-defvjp(np.asarray, "object, dtype=None, *, copy=None", containers=("object",), linear="joint",
+defvjp(np.asarray, "object, dtype=None, order=None, *, copy=None", containers=("object",), linear="joint",
        object="array_grad(g, object)")
 defvjp(np.hstack, "tup, dtype=None, casting='same_kind'", containers=("tup",), linear="joint",
        tup="join_grad(g, tup, 0 if np.ndim(tup[0]) <= 1 else 1, np.atleast_1d)")

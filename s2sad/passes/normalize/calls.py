@@ -18,6 +18,7 @@ from ... import runtime
 from ...ir import Call, Const, Operand, Var
 from ..resolve import MISSING, Resolution, is_derivative_call, made_derivative
 from ..source import call_signature, generated_function, library_function, own_function
+from .call_forms import binding_advice
 from .aliasing import VIEWING_FUNCTIONS, returns_alias, returns_same
 from .forwarding import forwarded
 from ..callees import MethodOfSelf, RecursiveCall, with_function_arguments
@@ -36,7 +37,8 @@ class CallLowering:
         as one application of its callee to its arguments."""
         node = self.applied(node)  # through a functools.partial or frozen distribution made here
         desugared = self.product_into(node, target) or self.functional(node, target) or self.dict_view(
-            node, target) or self.record(node, target)  # map, reduce, sorted; P(a, b) of a named tuple
+            node, target) or self.record(node, target) or self.formed(node, target)  # map, reduce, sorted;
+        # P(a, b) of a named tuple; np.exp(x, dtype=np.float64) as np.exp(asarray(x, dtype=np.float64))
         if desugared is not None:
             return desugared
         if any(a.star for a in node.args):
@@ -355,16 +357,14 @@ class CallLowering:
                 passed = [p for p in rule.unsupported
                           if not (isinstance(bound[p], Const) and bound[p].code == default[p])]
                 if passed:
-                    problem = f"{callee}(..., {passed[0]}=...): {rule.unsupported[passed[0]]}"
+                    spelled = "" if any(p.star and p.name == passed[0] for p in rule.params) else f", {passed[0]}=..."
+                    problem = f"{callee}(...{spelled}): {rule.unsupported[passed[0]]}"
                 elif out is not None and not (isinstance(out, Const) and out.code == "None"):
                     problem = (f"{callee}(..., out=...) writes its result into an existing array, "
                                f"which s2sad does not follow; assign the result instead "
                                f"(y = {callee}(...))")
             except ValueError as exc:
-                bound, problem = _positional(args, kwargs), (
-                    f"{exc}; write the call without that argument (for where=, select with "
-                    f"np.where(...) first), or wrap the call in stop_gradient(...) if no gradient "
-                    f"should flow through it")
+                bound, problem = _positional(args, kwargs), binding_advice(callee, str(exc), set(kwargs), rule.fun)
         elif python_function(key) is not None:
             receiver = isinstance(key, (types.MethodType, MethodOfSelf))
             result = self.emit(self.user_call(python_function(key), callee, args, kwargs, primal, receiver),

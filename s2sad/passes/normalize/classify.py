@@ -11,6 +11,7 @@ from ... import runtime
 from ...errors import NoGradientRuleError
 from ...rules import NONDIFF_ATTRIBUTES, SEEDING, draws
 from ..resolve import MISSING
+from .call_forms import constant_pieces
 from .constructs import BINARY_OPS, UNSUPPORTED
 from .syntax import strip_parens, variable_names, walk
 
@@ -39,6 +40,8 @@ class Classification:
             obj = self.res.object(func)
             if obj is runtime.stop_gradient:
                 return "stopped"
+            if obj is np.piecewise and constant_pieces(node, self.res):  # (a step function of x)
+                return "nondiff"
             if obj is not MISSING:
                 unbound = getattr(obj, "__func__", None)  # rng.normal (rng a global): Generator.normal
                 nondiff = self.registry.is_nondifferentiable(obj) or self.registry.is_nondifferentiable(unbound)

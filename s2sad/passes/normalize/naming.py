@@ -31,6 +31,7 @@ class Naming:
                 name = self.fn.fresh(name)
             self.helpers[function] = name
             self.fn.free[name] = function
+            self.fn.names.add(name)  # (a temporary named after the value it holds never takes it)
         return self.helpers[function]
 
     def helper_call(self, function: Any, args: list[cst.Arg]) -> cst.Call:

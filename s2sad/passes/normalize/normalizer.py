@@ -17,6 +17,7 @@ from ..parse import Parsed
 from ..resolve import Resolution
 from .aliasing import Aliasing
 from .assignments import AssignmentLowering
+from .call_forms import CallForms
 from .calls import CallLowering
 from .classify import Classification
 from .closures import ClosureArguments
@@ -42,7 +43,7 @@ from .views import ViewFollowing, ViewLink
 class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
                  Naming, NestedFunctionLowering, FunctionalLowering, ContainerLowering, ListStatementLowering,
                  InPlaceWriteLowering, Aliasing, ViewFollowing, PartialApplications, InPlaceDraws,
-                 ExpressionLowering, RecordAttributes, CallLowering, ClosureArguments, Classification):
+                 ExpressionLowering, RecordAttributes, CallLowering, CallForms, ClosureArguments, Classification):
     """Lowers one function's body to A-normal form (see the package's docstring).
 
     The state of the lowering is set here; each mixin lowers one kind of statement or
