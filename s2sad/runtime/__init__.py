@@ -13,8 +13,8 @@ from __future__ import annotations
 from .broadcast import broadcast_tangent, unbroadcast
 from .checks import (check_assignment_order, check_float_write, check_number, check_replayable, check_out, check_tangent,
                      check_wrt, check_wrt_item, view_flag)
-from .complex_fft import (fft_lengths, fftn_grad, hfft_grad, ihfft_grad, imag_grad, irfftn_grad, real_grad,
-                          real_input, real_like, rfftn_grad)
+from .complex_fft import (dct_grad, dct_transform, fft_lengths, fftn_grad, hfft_grad, ihfft_grad, imag_grad,
+                          irfftn_grad, real_grad, real_input, real_like, rfftn_grad)
 from .dtypes import cast_grad, grad_like
 from .elementwise import (balanced_eq, branch_mask, clip_mask, clip_max_mask, clip_min_mask, interp_grad_fp,
                           interp_slope, interp_slope_grad, log_or_zero, pow_slope, safe_divide, select_grad,
@@ -54,7 +54,7 @@ __all__ = [
     "check_assignment_order", "check_float_write", "check_number", "check_replayable", "check_out", "check_tangent",
     "check_wrt", "check_wrt_item", "view_flag",
     # complex_fft
-    "fft_lengths", "fftn_grad", "hfft_grad", "ihfft_grad", "imag_grad", "irfftn_grad", "real_grad",
+    "dct_grad", "dct_transform", "fft_lengths", "fftn_grad", "hfft_grad", "ihfft_grad", "imag_grad", "irfftn_grad", "real_grad",
     "real_input", "real_like", "rfftn_grad",
     # dtypes
     "cast_grad", "grad_like",

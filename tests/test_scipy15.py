@@ -1,0 +1,114 @@
+"""SciPy functions s2sad refused before (s2sad/rules/scipy_more_rules.py): ``scipy.fft``'s
+FFTs and DCTs, as a rule table run like tests/test_rules_scipy.py's (float64 and float32
+against finite differences, forward against reverse mode, second order), and their refusals.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+scipy = pytest.importorskip("scipy")
+from scipy import fft as sfft  # noqa: E402
+
+import s2sad  # noqa: E402
+import test_rules  # noqa: E402
+from s2sad.errors import NoGradientRuleError  # noqa: E402
+from test_rules import Row, params  # noqa: E402
+from test_rules_numpy_more import check_second_order, second_order_params  # noqa: E402
+
+from gradcheck import make_function  # noqa: E402
+
+test_rules.NAMESPACE.update(sfft=sfft)
+
+FFT = [  # n, axis, s, axes, norm, workers
+    Row("np.abs(sfft.fft(x)) ** 2", ((8,),), (sfft.fft,)),
+    Row("np.real(sfft.fft(x, 6, norm='ortho'))", ((8,),), (sfft.fft,)),
+    Row("np.abs(sfft.fft(x + 1j * y, axis=0, norm='forward', workers=2))", ((4, 3), (4, 3)), (sfft.fft,)),
+    Row("np.imag(sfft.ifft(x, 5, 0, 'ortho'))", ((4, 3),), (sfft.ifft,)),
+    Row("np.real(sfft.ifft(x * (1 + 2j)))", ((6,),), (sfft.ifft,)),
+    Row("np.abs(sfft.fft2(x))", ((3, 4),), (sfft.fft2,)),
+    Row("np.abs(sfft.fft2(x, axes=(0, 2), norm='forward'))", ((2, 3, 4),), (sfft.fft2,)),
+    Row("np.real(sfft.ifft2(x, s=(4, 5)))", ((3, 4),), (sfft.ifft2,)),
+    Row("np.abs(sfft.fftn(x, axes=(0, 2)))", ((2, 3, 4),), (sfft.fftn,)),
+    Row("np.imag(sfft.ifftn(x, s=(3, 2), axes=(1, 2), norm='ortho'))", ((2, 3, 4),), (sfft.ifftn,)),
+    Row("np.real(sfft.ifftn(x + 1j * y))", ((2, 3), (2, 3)), (sfft.ifftn,)),
+    Row("np.abs(sfft.rfft(x))", ((8,),), (sfft.rfft,)),
+    Row("np.real(sfft.rfft(x, 7))", ((5,),), (sfft.rfft,)),
+    Row("np.imag(sfft.rfft(x, axis=0, norm='ortho'))", ((6, 3),), (sfft.rfft,)),
+    Row("sfft.irfft(x * (1 - 0.5j))", ((5,),), (sfft.irfft,)),
+    Row("sfft.irfft(sfft.rfft(x) * y, 9, norm='forward')", ((9,), (5,)), (sfft.irfft, sfft.rfft)),
+    Row("np.abs(sfft.rfft2(x))", ((4, 6),), (sfft.rfft2,)),
+    Row("sfft.irfft2(sfft.rfft2(x) * (1 + 2j), s=(4, 5))", ((4, 6),), (sfft.irfft2, sfft.rfft2)),
+    Row("np.abs(sfft.rfftn(x, norm='forward'))", ((3, 4, 6),), (sfft.rfftn,)),
+    Row("sfft.irfftn(sfft.rfftn(x) * (1 + 1j), s=(3, 4, 5), norm='ortho')", ((3, 4, 6),),
+        (sfft.irfftn, sfft.rfftn)),
+    Row("sfft.hfft(x * (1 + 0.3j), 7)", ((5,),), (sfft.hfft,)),
+    Row("np.abs(sfft.ihfft(x, norm='ortho'))", ((6,),), (sfft.ihfft,)),
+    Row("sfft.fftshift(x) ** 2", ((5, 4),), (sfft.fftshift,)),
+    Row("sfft.ifftshift(x, axes=0) ** 2", ((5, 4),), (sfft.ifftshift,)),
+]
+DCT = [  # every type and norm, n cutting and padding, along either axis
+    *(Row(f"sfft.dct(x, {t}, norm={norm!r}) ** 2", ((6,),), (sfft.dct,))
+      for t in (1, 2, 3, 4) for norm in (None, "ortho", "forward")),
+    *(Row(f"sfft.idct(x, type={t}, n={n}, axis=0, norm={norm!r}) ** 2", ((5, 3),), (sfft.idct,))
+      for t in (1, 2, 3, 4) for norm in ("backward", "ortho") for n in (4, 7)),
+    Row("sfft.dct(x, axis=0, norm='ortho', workers=1) * y", ((5, 3), (5, 3)), (sfft.dct,)),
+]
+
+ROWS: list[Row] = [*FFT, *DCT]
+
+
+@pytest.mark.parametrize("row", params(ROWS))
+def test_rule_matches_finite_differences(row: Row) -> None:
+    test_rules.test_rule_matches_finite_differences(row)
+
+
+@test_rules.numpy2
+@pytest.mark.parametrize("row", params(ROWS))
+def test_rule_in_float32(row: Row) -> None:
+    test_rules.test_rule_in_float32(row)
+
+
+@pytest.mark.parametrize("row", params(ROWS))
+def test_forward_rule_matches_finite_differences(row: Row) -> None:
+    test_rules.test_forward_rule_matches_finite_differences(row)
+
+
+@pytest.mark.parametrize("row", second_order_params(ROWS, {}))
+def test_second_order(row: Row) -> None:
+    with warnings.catch_warnings():
+        check_second_order(row)
+
+
+@pytest.mark.parametrize("t", [1, 2, 3, 4])
+@pytest.mark.parametrize("norm", [None, "forward", "ortho"])
+def test_dct_second_order_of_a_nonlinear_function(t: int, norm: Any) -> None:
+    """The hvp of sum(dct(x)^3) goes through dct_grad's own rule (dct_transform)."""
+    f = make_function(f"def f(x):\n    return np.sum(sfft.idct(sfft.dct(x, {t}, norm={norm!r}) ** 3, 2))\n",
+                      {"np": np, "sfft": sfft})
+    rng = np.random.default_rng(t)
+    x, v = rng.standard_normal(6), rng.standard_normal(6)
+    grad = s2sad.grad(f)
+    eps = 1e-5
+    expected = (grad(x + eps * v) - grad(x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(s2sad.hvp(f)(x, v), expected, rtol=1e-6, atol=1e-6)
+
+
+REFUSED = [  # (expression of y, what the error says)
+    ("sfft.fft(y, overwrite_x=True)", "leave overwrite_x=False"),
+    ("sfft.rfftn(y, None, None, None, True)", "leave overwrite_x=False"),
+    ("sfft.dct(y, overwrite_x=True)", "leave overwrite_x=False"),
+    ("sfft.idct(y, norm='ortho', orthogonalize=False)", "leave orthogonalize out"),
+]
+
+
+@pytest.mark.parametrize("expr, complaint", REFUSED, ids=[r[0] for r in REFUSED])
+def test_refused_at_the_call(expr: str, complaint: str) -> None:
+    f = make_function(f"def f(x):\n    y = 1.0 * x\n    return np.sum(np.abs({expr}))\n",
+                      {"np": np, "sfft": sfft})
+    with pytest.raises(NoGradientRuleError, match=complaint) as info:
+        s2sad.grad(f)(np.arange(4.0))
+    assert (info.value.location.line, info.value.location.column) == (3, 26)
