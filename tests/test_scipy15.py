@@ -1,9 +1,10 @@
 """SciPy functions s2sad refused before (s2sad/rules/scipy_more_rules.py): ``scipy.fft``'s
-FFTs and DCTs, as a rule table run like tests/test_rules_scipy.py's (float64 and float32
+FFTs and DCTs, ``scipy.integrate``'s cumulative_trapezoid and simpson, as a rule table run like tests/test_rules_scipy.py's (float64 and float32
 against finite differences, forward against reverse mode, second order), and their refusals.
 """
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Any
 
@@ -12,16 +13,17 @@ import pytest
 
 scipy = pytest.importorskip("scipy")
 from scipy import fft as sfft  # noqa: E402
+from scipy import integrate  # noqa: E402
 
 import s2sad  # noqa: E402
 import test_rules  # noqa: E402
 from s2sad.errors import NoGradientRuleError  # noqa: E402
-from test_rules import Row, params  # noqa: E402
+from test_rules import F, Row, params  # noqa: E402
 from test_rules_numpy_more import check_second_order, second_order_params  # noqa: E402
 
 from gradcheck import make_function  # noqa: E402
 
-test_rules.NAMESPACE.update(sfft=sfft)
+test_rules.NAMESPACE.update(sfft=sfft, integrate=integrate, X5=np.array([0.0, 0.4, 1.1, 1.5, 2.6]))
 
 FFT = [  # n, axis, s, axes, norm, workers
     Row("np.abs(sfft.fft(x)) ** 2", ((8,),), (sfft.fft,)),
@@ -58,7 +60,30 @@ DCT = [  # every type and norm, n cutting and padding, along either axis
     Row("sfft.dct(x, axis=0, norm='ortho', workers=1) * y", ((5, 3), (5, 3)), (sfft.dct,)),
 ]
 
-ROWS: list[Row] = [*FFT, *DCT]
+INTEGRATE = [  # x given (one axis, or y's shape) or dx, initial=0 or None
+    Row("integrate.cumulative_trapezoid(x)", ((6,),), (integrate.cumulative_trapezoid,)),
+    Row("integrate.cumulative_trapezoid(x, initial=0)", ((6,),), (integrate.cumulative_trapezoid,)),
+    Row("integrate.cumulative_trapezoid(x, dx=y, axis=0)", ((5, 3), F), (integrate.cumulative_trapezoid,),
+        ("real", "positive")),
+    Row("integrate.cumulative_trapezoid(x, dx=y, axis=0, initial=0)", ((5, 3), F),
+        (integrate.cumulative_trapezoid,), ("real", "positive")),
+    Row("integrate.cumulative_trapezoid(x, y)", ((3, 5), (5,)), (integrate.cumulative_trapezoid,)),
+    Row("integrate.cumulative_trapezoid(x, y, axis=0, initial=0)", ((5, 3), (5,)), (integrate.cumulative_trapezoid,)),
+    Row("integrate.cumulative_trapezoid(x, y, axis=0)", ((5, 3), (5, 3)), (integrate.cumulative_trapezoid,)),
+    Row("integrate.cumulative_trapezoid(x ** 2, y ** 2, initial=0)", ((2, 4), (2, 4)),
+        (integrate.cumulative_trapezoid, operator.pow)),
+    Row("integrate.simpson(x)", ((6,),), (integrate.simpson,)),
+    Row("integrate.simpson(x ** 2)", ((5,),), (integrate.simpson, operator.pow)),
+    Row("integrate.simpson(x, dx=y)", ((5,), F), (integrate.simpson,), ("real", "positive")),
+    Row("integrate.simpson(x ** 2, dx=y, axis=0)", ((4, 3), F), (integrate.simpson, operator.pow),
+        ("real", "positive")),
+    Row("integrate.simpson(x ** 2, x=X5)", ((3, 5),), (integrate.simpson, operator.pow)),
+    Row("integrate.simpson(x, X5[:4], axis=0)", ((4, 2),), (integrate.simpson,)),
+    Row("integrate.simpson(x ** 2, x=np.cumsum(np.ones((3, 4)), axis=1) ** 1.5)", ((3, 4),),
+        (integrate.simpson, operator.pow)),
+]
+
+ROWS: list[Row] = [*FFT, *DCT, *INTEGRATE]
 
 
 @pytest.mark.parametrize("row", params(ROWS))
@@ -102,13 +127,14 @@ REFUSED = [  # (expression of y, what the error says)
     ("sfft.rfftn(y, None, None, None, True)", "leave overwrite_x=False"),
     ("sfft.dct(y, overwrite_x=True)", "leave overwrite_x=False"),
     ("sfft.idct(y, norm='ortho', orthogonalize=False)", "leave orthogonalize out"),
+    ("integrate.simpson(np.ones(4), x=y)", "with respect to y and dx only"),
 ]
 
 
 @pytest.mark.parametrize("expr, complaint", REFUSED, ids=[r[0] for r in REFUSED])
 def test_refused_at_the_call(expr: str, complaint: str) -> None:
     f = make_function(f"def f(x):\n    y = 1.0 * x\n    return np.sum(np.abs({expr}))\n",
-                      {"np": np, "sfft": sfft})
+                      {"np": np, "sfft": sfft, "integrate": integrate})
     with pytest.raises(NoGradientRuleError, match=complaint) as info:
         s2sad.grad(f)(np.arange(4.0))
     assert (info.value.location.line, info.value.location.column) == (3, 26)

@@ -260,6 +260,8 @@ REGISTRY.declare_nondifferentiable(rt.seed, rt.seed_for, rt.zeros_grad, rt.stand
 
 # --- helpers of s2sad/rules/numpy_more_rules.py that are not linear ---------------------------
 REGISTRY.declare_nondifferentiable(rt.check_wrt_item)
+# scipy_more_rules.py's: simpson's weights, of sample points s2sad does not differentiate
+REGISTRY.declare_nondifferentiable(rt.simpson_weights)
 # (generated code's ``call_object(x, ...)`` is read as ``x.__call__(...)`` before any rule applies)
 REGISTRY.declare_refused(rt.call_object, "call_object(x, ...) is generated code's x(...); write x(...)")
 

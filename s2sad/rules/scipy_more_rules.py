@@ -8,10 +8,12 @@ read the input).  The DCTs are real-linear: each one's adjoint is its transpose
 """
 from __future__ import annotations
 
-from scipy import fft
+from scipy import fft, integrate
 
 from .complex_rules import transform
-from .registry import REGISTRY
+from .registry import REGISTRY, USER_OBJECTS
+
+defvjp = REGISTRY.defvjp
 
 _OVERWRITE = {"overwrite_x": "SciPy may write over the input in place, where gradients read it; leave "
                              "overwrite_x=False"}
@@ -50,3 +52,41 @@ _ORTHOGONALIZE = {"orthogonalize": "s2sad differentiates the DCT with orthogonal
 for fun, inverse in ((fft.dct, False), (fft.idct, True)):
     transform(fun, _DCT, None, name=f"scipy.fft.{fun.__name__}", workers=None, type=None, n=None, axis=None,
               unsupported={**_OVERWRITE, **_ORTHOGONALIZE}, x=f"dct_grad(g, x, type, n, axis, norm, {inverse})")
+
+# --- scipy.integrate ---------------------------------------------------------------------------
+# cumulative_trapezoid along the last axis (``axis`` moved there): out_k = sum_{i <= k} h_i s_i / 2,
+# h = dx or diff(x), s_i = y_i + y_{i+1} (after a 0 if initial=0).  G, the cotangent summed from
+# the end, weighs each interval: y gets G h / 2 from both its intervals, h gets G s / 2.
+_XM = "(np.moveaxis(x, axis, -1) if np.ndim(x) > 1 else x)"
+_H = f"(dx if isinstance(x, type(None)) else np.diff({_XM}, axis=-1))"
+_GM = "np.moveaxis(g, axis, -1)"
+_G = (f"np.flip(np.cumsum(np.flip({_GM} if isinstance(initial, type(None)) else {_GM}[..., 1:], -1), axis=-1), -1)")
+_SUMS = "(np.moveaxis(y, axis, -1)[..., :-1] + np.moveaxis(y, axis, -1)[..., 1:])"
+_TWO_SIDES = "(np.concatenate([{c}, np.zeros_like({c}[..., :1])], axis=-1) + " \
+             "np.concatenate([np.zeros_like({c}[..., :1]), {c}], axis=-1))"
+_CY = f"(0.5 * {_G} * {_H})"
+_CH = f"(0.5 * {_G} * {_SUMS})"
+_CX = (f"(np.concatenate([np.zeros_like({_CH}[..., :1]), {_CH}], axis=-1) - "
+       f"np.concatenate([{_CH}, np.zeros_like({_CH}[..., :1])], axis=-1))")
+_CUMTRAPZ_T = "np.cumsum({h} * {s}, axis=-1)"
+_INITIAL = ("np.moveaxis({c} if isinstance(initial, type(None)) else "
+            "np.concatenate([np.zeros_like({c}[..., :1]), {c}], axis=-1), -1, axis)")
+_TM = "(np.moveaxis(t, axis, -1) if np.ndim(t) > 1 else t)"
+USER_OBJECTS.update(cumulative_trapezoid=integrate.cumulative_trapezoid, simpson=integrate.simpson)
+defvjp(integrate.cumulative_trapezoid, "y, x=None, dx=1.0, axis=-1, initial=None", axis=None, initial=None,
+       name="scipy.integrate.cumulative_trapezoid",
+       jvp={"y": "cumulative_trapezoid(t, x, dx, axis, initial)",
+            "dx": "t * cumulative_trapezoid(y, axis=axis, initial=initial)",
+            "x": _INITIAL.format(c=_CUMTRAPZ_T.format(h=f"np.diff({_TM}, axis=-1)", s=f"0.5 * {_SUMS}"))},
+       y=f"unbroadcast(np.moveaxis({_TWO_SIDES.format(c=_CY)}, -1, axis), y)",
+       dx=f"unbroadcast(np.sum({_CH}), dx)",
+       x=f"np.moveaxis({_CX}, -1, axis) if np.ndim(x) > 1 else np.sum(np.reshape({_CX}, (-1, np.shape(x)[0])), axis=0)")
+# simpson is linear in y, with weights that depend on x (simpson_weights: simpson of the unit
+# vectors) and scale with dx; s2sad does not differentiate the weights with respect to x
+_SIMPSON_W = "simpson_weights(x, dx, np.shape(y), axis)"
+defvjp(integrate.simpson, "y, x=None, *, dx=1.0, axis=-1", axis=None, name="scipy.integrate.simpson",
+       refuse={"x": "s2sad differentiates scipy.integrate.simpson with respect to y and dx only; for a gradient "
+                    "with respect to the sample points, use scipy.integrate.trapezoid(y, x)"},
+       jvp={"y": "simpson(t, x=x, dx=dx, axis=axis)", "dx": "t * simpson(y, axis=axis)"},
+       y=f"unbroadcast(np.expand_dims(g, axis) * {_SIMPSON_W}, y)",
+       dx="unbroadcast(g * simpson(y, axis=axis), dx)")
