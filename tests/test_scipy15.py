@@ -1,5 +1,6 @@
 """SciPy functions s2sad refused before (s2sad/rules/scipy_more_rules.py): ``scipy.fft``'s
-FFTs and DCTs, ``scipy.integrate``'s cumulative_trapezoid and simpson, as a rule table run like tests/test_rules_scipy.py's (float64 and float32
+FFTs and DCTs, ``scipy.integrate``'s cumulative_trapezoid and simpson,
+``scipy.ndimage``'s linear filters, as a rule table run like tests/test_rules_scipy.py's (float64 and float32
 against finite differences, forward against reverse mode, second order), and their refusals.
 """
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 
 scipy = pytest.importorskip("scipy")
 from scipy import fft as sfft  # noqa: E402
-from scipy import integrate  # noqa: E402
+from scipy import integrate, ndimage  # noqa: E402
 
 import s2sad  # noqa: E402
 import test_rules  # noqa: E402
@@ -23,7 +24,8 @@ from test_rules_numpy_more import check_second_order, second_order_params  # noq
 
 from gradcheck import make_function  # noqa: E402
 
-test_rules.NAMESPACE.update(sfft=sfft, integrate=integrate, X5=np.array([0.0, 0.4, 1.1, 1.5, 2.6]))
+test_rules.NAMESPACE.update(sfft=sfft, integrate=integrate, ndimage=ndimage, X5=np.array([0.0, 0.4, 1.1, 1.5, 2.6]),
+                            K=np.array([[0.5, -1.0], [2.0, 0.3], [-0.7, 1.1]]), K1=np.array([0.4, -1.2, 0.9, 2.0]))
 
 FFT = [  # n, axis, s, axes, norm, workers
     Row("np.abs(sfft.fft(x)) ** 2", ((8,),), (sfft.fft,)),
@@ -83,7 +85,29 @@ INTEGRATE = [  # x given (one axis, or y's shape) or dx, initial=0 or None
         (integrate.simpson, operator.pow)),
 ]
 
-ROWS: list[Row] = [*FFT, *DCT, *INTEGRATE]
+MODES = ("reflect", "mirror", "nearest", "wrap", "constant")
+NDIMAGE = [  # every boundary mode (the transpose of each differs), cval, origins, even sizes, axes
+    *(row for mode in MODES for row in (
+        Row(f"ndimage.gaussian_filter(x, 1.2, mode='{mode}', cval=0.3)", ((5, 6),), (ndimage.gaussian_filter,)),
+        Row(f"ndimage.gaussian_filter1d(x, 2.0, axis=0, order=1, mode='{mode}')", ((5, 3),),
+            (ndimage.gaussian_filter1d,)),
+        Row(f"ndimage.uniform_filter(x, 4, mode='{mode}', origin=-1)", ((5, 6),), (ndimage.uniform_filter,)),
+        Row(f"ndimage.uniform_filter1d(x, 3, mode='{mode}')", ((7,),), (ndimage.uniform_filter1d,)),
+        Row(f"ndimage.convolve(x, K, mode='{mode}')", ((5, 6),), (ndimage.convolve,)),
+        Row(f"ndimage.correlate(x, K, mode='{mode}', origin=(1, 0))", ((5, 6),), (ndimage.correlate,)),
+        Row(f"ndimage.convolve1d(x, K1, axis=0, mode='{mode}', origin=1)", ((6, 2),), (ndimage.convolve1d,)),
+        Row(f"ndimage.correlate1d(x, K1, mode='{mode}')", ((6,),), (ndimage.correlate1d,)))),
+    Row("ndimage.gaussian_filter(x ** 2, [0.8, 1.5], order=(0, 2))", ((5, 6),),
+        (ndimage.gaussian_filter, operator.pow)),
+    Row("ndimage.gaussian_filter(x, 1.0, mode=['wrap', 'nearest'], axes=(0, 1)) * y", ((4, 5), (4, 5)),
+        (ndimage.gaussian_filter,)),
+    Row("ndimage.gaussian_filter(x, 1.0, axes=(1,), radius=2, mode='grid-wrap')", ((4, 5),),
+        (ndimage.gaussian_filter,)),
+    Row("ndimage.uniform_filter(x, (2, 3), mode='grid-mirror', axes=(0, 2))", ((3, 2, 4),),
+        (ndimage.uniform_filter,)),
+]
+
+ROWS: list[Row] = [*FFT, *DCT, *INTEGRATE, *NDIMAGE]
 
 
 @pytest.mark.parametrize("row", params(ROWS))
@@ -128,13 +152,26 @@ REFUSED = [  # (expression of y, what the error says)
     ("sfft.dct(y, overwrite_x=True)", "leave overwrite_x=False"),
     ("sfft.idct(y, norm='ortho', orthogonalize=False)", "leave orthogonalize out"),
     ("integrate.simpson(np.ones(4), x=y)", "with respect to y and dx only"),
+    ("ndimage.gaussian_filter(np.ones(4), 1.0, mode='constant', cval=y[0])", "input only, not cval"),
+    ("ndimage.convolve(np.ones(4), y)", r"write scipy.signal.convolve\(\.\.\., mode='same'\)"),
+    ("ndimage.correlate1d(np.ones(4), y)", "for a gradient with respect to the weights"),
+    ("ndimage.uniform_filter(y, output=np.float32)", "assign the result"),
 ]
 
 
 @pytest.mark.parametrize("expr, complaint", REFUSED, ids=[r[0] for r in REFUSED])
 def test_refused_at_the_call(expr: str, complaint: str) -> None:
     f = make_function(f"def f(x):\n    y = 1.0 * x\n    return np.sum(np.abs({expr}))\n",
-                      {"np": np, "sfft": sfft, "integrate": integrate})
+                      {"np": np, "sfft": sfft, "integrate": integrate, "ndimage": ndimage})
     with pytest.raises(NoGradientRuleError, match=complaint) as info:
         s2sad.grad(f)(np.arange(4.0))
     assert (info.value.location.line, info.value.location.column) == (3, 26)
+
+
+def test_an_unknown_mode_is_refused_as_the_gradient_runs() -> None:
+    """The transpose is exact for the modes whose extension np.pad makes; a filter that takes
+    other modes would be refused, not differentiated wrongly."""
+    from s2sad.runtime import filter_grad
+
+    with pytest.raises(s2sad.S2SADError, match="modes"):
+        filter_grad(np.ones(4), np.ones(4), "uniform", (3, 0), "unknown", None)

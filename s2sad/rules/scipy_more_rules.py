@@ -1,4 +1,4 @@
-"""Gradient rules for SciPy, continued: ``scipy.fft``, ``scipy.integrate``.
+"""Gradient rules for SciPy, continued: ``scipy.fft``, ``scipy.integrate``, ``scipy.ndimage``.
 
 Imported by :mod:`s2sad.rules.scipy_rules` (so loaded with it, once SciPy is imported).
 ``scipy.fft``'s FFTs are ``np.fft``'s (the same helpers differentiate them); their
@@ -8,7 +8,7 @@ read the input).  The DCTs are real-linear: each one's adjoint is its transpose
 """
 from __future__ import annotations
 
-from scipy import fft, integrate
+from scipy import fft, integrate, ndimage
 
 from .complex_rules import transform
 from .registry import REGISTRY, USER_OBJECTS
@@ -90,3 +90,39 @@ defvjp(integrate.simpson, "y, x=None, *, dx=1.0, axis=-1", axis=None, name="scip
        jvp={"y": "simpson(t, x=x, dx=dx, axis=axis)", "dx": "t * simpson(y, axis=axis)"},
        y=f"unbroadcast(np.expand_dims(g, axis) * {_SIMPSON_W}, y)",
        dx="unbroadcast(g * simpson(y, axis=axis), dx)")
+
+# --- scipy.ndimage -----------------------------------------------------------------------------
+# the linear filters, in their input: the gradient is the filter's transpose (filter_grad, for
+# every boundary mode), a tangent the filter with zeros outside (cval adds a constant)
+_OUTPUT = {"output": "output= chooses where or in which dtype SciPy writes the result, which s2sad does not "
+                     "follow; assign the result (and cast it with .astype if needed)"}
+_CVAL = {"cval": "s2sad differentiates scipy.ndimage's filters with respect to their input only, not cval"}
+_WEIGHTS = {"weights": "s2sad differentiates scipy.ndimage.{0} with respect to its input only; for a gradient "
+                       "with respect to the weights, write scipy.signal.{0}(..., mode='same') of arrays padded "
+                       "as the mode says (np.pad)"}
+
+
+def _filter(fun, params: str, kind: str, args: str, axes: str = "axes", inert: tuple[str, ...] = (),
+            refuse: dict[str, str] | None = None) -> None:
+    call = f"'{kind}', ({args}), mode, {axes}"
+    defvjp(fun, params, name=f"scipy.ndimage.{fun.__name__}", unsupported=_OUTPUT, refuse={**_CVAL, **(refuse or {})},
+           **{p: None for p in ("mode", *inert)}, jvp={"input": f"filter_apply(t, {call})"},
+           input=f"filter_grad(g, input, {call})")
+
+
+_filter(ndimage.gaussian_filter, "input, sigma, order=0, output=None, mode='reflect', cval=0.0, truncate=4.0, *, "
+                                 "radius=None, axes=None", "gaussian", "sigma, order, truncate, radius",
+        inert=("sigma", "order", "truncate", "radius", "axes"))
+_filter(ndimage.gaussian_filter1d, "input, sigma, axis=-1, order=0, output=None, mode='reflect', cval=0.0, "
+                                   "truncate=4.0, *, radius=None", "gaussian1d", "sigma, order, truncate, radius",
+        axes="axis", inert=("sigma", "axis", "order", "truncate", "radius"))
+_filter(ndimage.uniform_filter, "input, size=3, output=None, mode='reflect', cval=0.0, origin=0, *, axes=None",
+        "uniform", "size, origin", inert=("size", "origin", "axes"))
+_filter(ndimage.uniform_filter1d, "input, size, axis=-1, output=None, mode='reflect', cval=0.0, origin=0",
+        "uniform1d", "size, origin", axes="axis", inert=("size", "axis", "origin"))
+for name in ("correlate", "convolve"):
+    _filter(getattr(ndimage, name), "input, weights, output=None, mode='reflect', cval=0.0, origin=0, *, axes=None",
+            name, "weights, origin", inert=("origin", "axes"), refuse={"weights": _WEIGHTS["weights"].format(name)})
+    _filter(getattr(ndimage, f"{name}1d"), "input, weights, axis=-1, output=None, mode='reflect', cval=0.0, origin=0",
+            f"{name}1d", "weights, origin", axes="axis", inert=("axis", "origin"),
+            refuse={"weights": _WEIGHTS["weights"].format(f"{name}")})

@@ -19,6 +19,7 @@ from .dtypes import cast_grad, grad_like
 from .elementwise import (balanced_eq, branch_mask, clip_mask, clip_max_mask, clip_min_mask, interp_grad_fp,
                           interp_slope, interp_slope_grad, log_or_zero, pow_slope, safe_divide, select_grad,
                           sinc_slope)
+from .filters import filter_apply, filter_grad
 from .integration import simpson_weights
 from .indexing import (add_at, added_at, attribute_grad, attribute_of, attribute_tangent, diagonal_index, extremum_at_shares, field_grad, field_of, field_tangent, getitem_grad, index_concat_grad, index_concat_jvp, index_of_item, scatter_value,
                        setitem_grad_value, setitem_grad_x, strided_index, take_along_axis_grad, take_grad, ufunc_add_at,
@@ -63,6 +64,8 @@ __all__ = [
     "balanced_eq", "branch_mask", "clip_mask", "clip_max_mask", "clip_min_mask", "interp_grad_fp",
     "interp_slope", "interp_slope_grad", "log_or_zero", "pow_slope", "safe_divide", "select_grad",
     "sinc_slope",
+    # filters
+    "filter_apply", "filter_grad",
     # integration
     "simpson_weights",
     # indexing
