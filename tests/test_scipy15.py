@@ -1,6 +1,6 @@
 """SciPy functions s2sad refused before (s2sad/rules/scipy_more_rules.py): ``scipy.fft``'s
 FFTs and DCTs, ``scipy.integrate``'s cumulative_trapezoid and simpson,
-``scipy.ndimage``'s linear filters, as a rule table run like tests/test_rules_scipy.py's (float64 and float32
+``scipy.ndimage``'s linear filters, ``scipy.linalg.lstsq`` and ``qr``, as a rule table run like tests/test_rules_scipy.py's (float64 and float32
 against finite differences, forward against reverse mode, second order), and their refusals.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 scipy = pytest.importorskip("scipy")
 from scipy import fft as sfft  # noqa: E402
-from scipy import integrate, ndimage  # noqa: E402
+from scipy import integrate, linalg, ndimage  # noqa: E402
 
 import s2sad  # noqa: E402
 import test_rules  # noqa: E402
@@ -24,7 +24,7 @@ from test_rules_numpy_more import check_second_order, second_order_params  # noq
 
 from gradcheck import make_function  # noqa: E402
 
-test_rules.NAMESPACE.update(sfft=sfft, integrate=integrate, ndimage=ndimage, X5=np.array([0.0, 0.4, 1.1, 1.5, 2.6]),
+test_rules.NAMESPACE.update(sfft=sfft, integrate=integrate, ndimage=ndimage, linalg=linalg, X5=np.array([0.0, 0.4, 1.1, 1.5, 2.6]),
                             K=np.array([[0.5, -1.0], [2.0, 0.3], [-0.7, 1.1]]), K1=np.array([0.4, -1.2, 0.9, 2.0]))
 
 FFT = [  # n, axis, s, axes, norm, workers
@@ -107,7 +107,19 @@ NDIMAGE = [  # every boundary mode (the transpose of each differs), cval, origin
         (ndimage.uniform_filter,)),
 ]
 
-ROWS: list[Row] = [*FFT, *DCT, *INTEGRATE, *NDIMAGE]
+LINALG = [  # np.linalg's rules: lstsq of full rank (residues a scalar for a vector b), QR
+    Row("linalg.lstsq(x, y)[0]", ((5, 3), (5,)), (linalg.lstsq, operator.getitem)),
+    Row("linalg.lstsq(x, y)[0]", ((5, 3), (5, 2)), (linalg.lstsq, operator.getitem)),
+    Row("linalg.lstsq(x, y)[1]", ((5, 3), (5,)), (linalg.lstsq, operator.getitem)),
+    Row("linalg.lstsq(x, y, lapack_driver='gelsy')[1]", ((5, 3), (5, 2)), (linalg.lstsq, operator.getitem)),
+    Row("linalg.lstsq(x, y)[3]", ((5, 3), (5,)), (linalg.lstsq, operator.getitem)),
+    Row("linalg.lstsq(x, y)[0] ** 2", ((4, 4), (4,)), (linalg.lstsq, operator.getitem, operator.pow)),
+    Row("linalg.qr(x, mode='economic')[0]", ((5, 3),), (linalg.qr, operator.getitem)),
+    Row("linalg.qr(x, mode='economic')[1]", ((5, 3),), (linalg.qr, operator.getitem)),
+    Row("linalg.qr(x)[0] ** 2", ((4, 4),), (linalg.qr, operator.getitem, operator.pow)),
+]
+
+ROWS: list[Row] = [*FFT, *DCT, *INTEGRATE, *NDIMAGE, *LINALG]
 
 
 @pytest.mark.parametrize("row", params(ROWS))
@@ -156,13 +168,16 @@ REFUSED = [  # (expression of y, what the error says)
     ("ndimage.convolve(np.ones(4), y)", r"write scipy.signal.convolve\(\.\.\., mode='same'\)"),
     ("ndimage.correlate1d(np.ones(4), y)", "for a gradient with respect to the weights"),
     ("ndimage.uniform_filter(y, output=np.float32)", "assign the result"),
+    ("linalg.lstsq(np.ones((4, 2)) + y[:2], y, overwrite_b=True)[0]", "leave overwrite_b=False"),
+    ("linalg.qr(np.ones((4, 2)) + y[:2], overwrite_a=True)[0]", "leave overwrite_a=False"),
 ]
 
 
 @pytest.mark.parametrize("expr, complaint", REFUSED, ids=[r[0] for r in REFUSED])
 def test_refused_at_the_call(expr: str, complaint: str) -> None:
     f = make_function(f"def f(x):\n    y = 1.0 * x\n    return np.sum(np.abs({expr}))\n",
-                      {"np": np, "sfft": sfft, "integrate": integrate, "ndimage": ndimage})
+                      {"np": np, "sfft": sfft, "integrate": integrate, "ndimage": ndimage,
+                                                              "linalg": linalg})
     with pytest.raises(NoGradientRuleError, match=complaint) as info:
         s2sad.grad(f)(np.arange(4.0))
     assert (info.value.location.line, info.value.location.column) == (3, 26)
@@ -175,3 +190,13 @@ def test_an_unknown_mode_is_refused_as_the_gradient_runs() -> None:
 
     with pytest.raises(s2sad.S2SADError, match="modes"):
         filter_grad(np.ones(4), np.ones(4), "uniform", (3, 0), "unknown", None)
+
+
+@pytest.mark.parametrize("expr", ["linalg.qr(x)[0]", "linalg.qr(x, mode='r')[0]",
+                                  "linalg.qr(x, mode='economic', pivoting=True)[0]"])
+def test_qr_refuses_what_it_does_not_differentiate(expr: str) -> None:
+    """scipy.linalg.qr's default mode='full' of a tall matrix (its extra columns are not
+    unique), mode='r' and pivoting are refused as the gradient runs."""
+    f = make_function(f"def f(x):\n    return np.sum({expr})\n", {"np": np, "linalg": linalg})
+    with pytest.raises(s2sad.S2SADError, match="differentiates np.linalg.qr with mode 'reduced'"):
+        s2sad.grad(f)(np.random.default_rng(0).standard_normal((5, 3)))

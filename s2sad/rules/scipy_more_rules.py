@@ -1,4 +1,5 @@
-"""Gradient rules for SciPy, continued: ``scipy.fft``, ``scipy.integrate``, ``scipy.ndimage``.
+"""Gradient rules for SciPy, continued: ``scipy.fft``, ``scipy.integrate``, ``scipy.ndimage``,
+``scipy.linalg.lstsq`` and ``qr`` (as NumPy's).
 
 Imported by :mod:`s2sad.rules.scipy_rules` (so loaded with it, once SciPy is imported).
 ``scipy.fft``'s FFTs are ``np.fft``'s (the same helpers differentiate them); their
@@ -8,9 +9,10 @@ read the input).  The DCTs are real-linear: each one's adjoint is its transpose
 """
 from __future__ import annotations
 
-from scipy import fft, integrate, ndimage
+from scipy import fft, integrate, linalg, ndimage
 
 from .complex_rules import transform
+from .numpy_more_rules import lstsq_rule
 from .registry import REGISTRY, USER_OBJECTS
 
 defvjp = REGISTRY.defvjp
@@ -126,3 +128,17 @@ for name in ("correlate", "convolve"):
     _filter(getattr(ndimage, f"{name}1d"), "input, weights, axis=-1, output=None, mode='reflect', cval=0.0, origin=0",
             f"{name}1d", "weights, origin", axes="axis", inert=("axis", "origin"),
             refuse={"weights": _WEIGHTS["weights"].format(f"{name}")})
+
+# --- scipy.linalg: np.linalg's least squares and QR ----------------------------------------------
+_IN_PLACE = {p: f"SciPy may write over the input in place, where gradients read it; leave {p}=False"
+             for p in ("overwrite_a", "overwrite_b")}
+lstsq_rule(linalg.lstsq, "a, b, cond=None, overwrite_a=False, overwrite_b=False, check_finite=True, "
+                         "lapack_driver=None", name="scipy.linalg.lstsq", unsupported=_IN_PLACE,
+           cond=None, check_finite=None, lapack_driver=None)
+# mode 'economic' is NumPy's 'reduced', 'full' its 'complete' (square matrices only); the helpers
+# refuse the other modes and pivoting as they run
+_QR_MODE = "('pivoted' if pivoting else 'reduced' if mode == 'economic' else 'complete' if mode == 'full' else mode)"
+defvjp(linalg.qr, "a, overwrite_a=False, lwork=None, mode='full', pivoting=False, check_finite=True",
+       name="scipy.linalg.qr", returns_container=True, unsupported={"overwrite_a": _IN_PLACE["overwrite_a"]},
+       lwork=None, mode=None, pivoting=None, check_finite=None,
+       jvp={"a": f"qr_jvp(t, a, ans, {_QR_MODE})"}, a=f"qr_grad(g, a, ans, {_QR_MODE})")
