@@ -1,7 +1,8 @@
 """SciPy functions s2sad refused before (s2sad/rules/scipy_more_rules.py): ``scipy.fft``'s
-FFTs and DCTs, ``scipy.integrate``'s cumulative_trapezoid and simpson,
-``scipy.ndimage``'s linear filters, ``scipy.linalg.lstsq`` and ``qr``, as a rule table run like tests/test_rules_scipy.py's (float64 and float32
-against finite differences, forward against reverse mode, second order), and their refusals.
+FFTs and DCTs, ``scipy.integrate``'s cumulative_trapezoid and simpson, ``scipy.ndimage``'s
+linear filters, ``scipy.linalg.lstsq`` and ``qr``, as a rule table run like
+tests/test_rules_scipy.py's (float64 and float32 against finite differences, forward against
+reverse mode, second order), and their refusals.
 """
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ from test_rules_numpy_more import check_second_order, second_order_params  # noq
 
 from gradcheck import make_function  # noqa: E402
 
-test_rules.NAMESPACE.update(sfft=sfft, integrate=integrate, ndimage=ndimage, linalg=linalg, X5=np.array([0.0, 0.4, 1.1, 1.5, 2.6]),
-                            K=np.array([[0.5, -1.0], [2.0, 0.3], [-0.7, 1.1]]), K1=np.array([0.4, -1.2, 0.9, 2.0]))
+test_rules.NAMESPACE.update(sfft=sfft, integrate=integrate, ndimage=ndimage, linalg=linalg,
+                            X5=np.array([0.0, 0.4, 1.1, 1.5, 2.6]), K=np.array([[0.5, -1.0], [2.0, 0.3], [-0.7, 1.1]]), K1=np.array([0.4, -1.2, 0.9, 2.0]))
 
 FFT = [  # n, axis, s, axes, norm, workers
     Row("np.abs(sfft.fft(x)) ** 2", ((8,),), (sfft.fft,)),
@@ -60,6 +61,11 @@ DCT = [  # every type and norm, n cutting and padding, along either axis
     *(Row(f"sfft.idct(x, type={t}, n={n}, axis=0, norm={norm!r}) ** 2", ((5, 3),), (sfft.idct,))
       for t in (1, 2, 3, 4) for norm in ("backward", "ortho") for n in (4, 7)),
     Row("sfft.dct(x, axis=0, norm='ortho', workers=1) * y", ((5, 3), (5, 3)), (sfft.dct,)),
+    *(Row(f"sfft.dctn(x, {t}, norm={norm!r}) ** 2", ((4, 5),), (sfft.dctn,))
+      for t in (1, 2, 3, 4) for norm in (None, "ortho", "forward")),
+    Row("sfft.dctn(x, s=(3, 6), axes=(2, 0)) ** 2", ((4, 2, 5),), (sfft.dctn,)),
+    Row("sfft.idctn(x, 3, s=(4,), norm='ortho') * y", ((3, 5), (3, 4)), (sfft.idctn,)),
+    Row("sfft.idctn(x, axes=(0, 1), workers=2) ** 2", ((3, 5, 2),), (sfft.idctn,)),
 ]
 
 INTEGRATE = [  # x given (one axis, or y's shape) or dx, initial=0 or None
@@ -147,11 +153,11 @@ def test_second_order(row: Row) -> None:
 @pytest.mark.parametrize("t", [1, 2, 3, 4])
 @pytest.mark.parametrize("norm", [None, "forward", "ortho"])
 def test_dct_second_order_of_a_nonlinear_function(t: int, norm: Any) -> None:
-    """The hvp of sum(dct(x)^3) goes through dct_grad's own rule (dct_transform)."""
-    f = make_function(f"def f(x):\n    return np.sum(sfft.idct(sfft.dct(x, {t}, norm={norm!r}) ** 3, 2))\n",
+    """The hvp of sum(idctn(dct(x)^3)) goes through dct_grad's own rule (dct_transform)."""
+    f = make_function(f"def f(x):\n    return np.sum(sfft.idctn(sfft.dct(x, {t}, norm={norm!r}) ** 3, 2))\n",
                       {"np": np, "sfft": sfft})
     rng = np.random.default_rng(t)
-    x, v = rng.standard_normal(6), rng.standard_normal(6)
+    x, v = rng.standard_normal((2, 6)), rng.standard_normal((2, 6))
     grad = s2sad.grad(f)
     eps = 1e-5
     expected = (grad(x + eps * v) - grad(x - eps * v)) / (2 * eps)

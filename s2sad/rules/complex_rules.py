@@ -104,7 +104,7 @@ defvjp(rt.irfftn_grad, "ct, x, s, axes, norm", linear="joint",
 defvjp(rt.hfft_grad, "ct, x, n, axis, norm", linear="joint", ct="np.fft.hfft(real_like(g, x), n, axis, norm)")
 defvjp(rt.ihfft_grad, "ct, x, n, axis, norm", linear="joint", ct="np.fft.ihfft(np.real(g), n, axis, norm)")
 # (scipy.fft's DCTs) dct_grad applies a transpose: its adjoint is the transform, and back
-_DCT = "type, n, axis, norm, inverse"
+_DCT = "type, s, axes, norm, inverse"
 defvjp(rt.dct_grad, f"ct, x, {_DCT}", linear="joint", ct=f"dct_transform(g, {_DCT})")
 defvjp(rt.dct_transform, f"x, {_DCT}", linear="joint", x=f"dct_grad(g, x, {_DCT})")
 REGISTRY.declare_nondifferentiable(rt.fft_lengths)

@@ -48,12 +48,15 @@ transform(fft.ifftshift, "x, axes=None", None, name="scipy.fft.ifftshift", x="np
 REGISTRY.declare_nondifferentiable(fft.fftfreq, fft.rfftfreq, fft.next_fast_len)
 
 # the DCTs of every type and norm (orthogonalize: as the norm says), their adjoint the transpose
-_DCT = ("x, type=2, n=None, axis=-1, norm=None, overwrite_x=False, workers=None, orthogonalize=None")
+_DCT = "x, type=2, {}, norm=None, overwrite_x=False, workers=None, orthogonalize=None"
 _ORTHOGONALIZE = {"orthogonalize": "s2sad differentiates the DCT with orthogonalize as its norm implies only; "
                                    "leave orthogonalize out"}
-for fun, inverse in ((fft.dct, False), (fft.idct, True)):
-    transform(fun, _DCT, None, name=f"scipy.fft.{fun.__name__}", workers=None, type=None, n=None, axis=None,
-              unsupported={**_OVERWRITE, **_ORTHOGONALIZE}, x=f"dct_grad(g, x, type, n, axis, norm, {inverse})")
+for fun, inverse, shape in ((fft.dct, False, "n=None, axis=-1"), (fft.idct, True, "n=None, axis=-1"),
+                            (fft.dctn, False, "s=None, axes=None"), (fft.idctn, True, "s=None, axes=None")):
+    lengths = "n, (axis,)" if "axis" in shape else "s, axes"
+    transform(fun, _DCT.format(shape), None, name=f"scipy.fft.{fun.__name__}", workers=None, type=None,
+              **{p.split("=")[0]: None for p in shape.split(", ")}, unsupported={**_OVERWRITE, **_ORTHOGONALIZE},
+              x=f"dct_grad(g, x, type, {lengths}, norm, {inverse})")
 
 # --- scipy.integrate ---------------------------------------------------------------------------
 # cumulative_trapezoid along the last axis (``axis`` moved there): out_k = sum_{i <= k} h_i s_i / 2,

@@ -146,18 +146,12 @@ def _along(w: np.ndarray, ndim: int, axis: int) -> np.ndarray:
     return np.reshape(w, shape)
 
 
-def dct_grad(g: Any, x: Any, type: int, n: Any, axis: int, norm: Any, inverse: bool) -> Any:
-    """Gradient of ``scipy.fft.dct(x, type, n, axis, norm)`` (``idct`` if ``inverse``): the
-    transpose of its matrix applied to ``g``, cut or padded back to x's length.  An inverse is
-    the dct of the transposed type at the other direction's scale; an orthonormal matrix's
-    transpose is the transposed type's, the others differ from it by the weights of the
-    first (and for type 1 the last) entry."""
+def _dct_grad_1d(g: np.ndarray, length: int, type: int, axis: int, norm: Any, inverse: bool) -> Any:
+    """The transpose of one DCT along ``axis``, cut or padded back to ``length``."""
     from scipy import fft
 
-    g = np.asarray(g)
     if inverse:
         type, norm = _DCT_TRANSPOSE[type], _DUAL[norm]
-    axis = axis % g.ndim
     other = _DCT_TRANSPOSE[type]
     if norm == "ortho" or type == 4:  # (type 4's matrix is symmetric)
         out = fft.dct(g, other, axis=axis, norm=norm)
@@ -172,13 +166,26 @@ def dct_grad(g: Any, x: Any, type: int, n: Any, axis: int, norm: Any, inverse: b
         else:
             out = fft.dct(g, 2, axis=axis, norm=norm) / _along(w, g.ndim, axis)
     shape = list(out.shape)
-    shape[axis] = np.shape(x)[axis]
+    shape[axis] = length
     return _fit(out, tuple(shape))
 
 
-def dct_transform(x: Any, type: int, n: Any, axis: int, norm: Any, inverse: bool) -> Any:
-    """``scipy.fft.dct(x, type, n, axis, norm)`` (``idct`` if ``inverse``): the adjoint of
+def dct_grad(g: Any, x: Any, type: int, s: Any, axes: Any, norm: Any, inverse: bool) -> Any:
+    """Gradient of ``scipy.fft.dctn(x, type, s, axes, norm)`` (``idctn`` if ``inverse``) and of
+    ``dct`` (``s`` a length ``n``, ``axes`` its axis): the transpose of each axis's matrix applied
+    to ``g``, cut or padded back to x's length.  An inverse is the dct of the transposed type at
+    the other direction's scale; an orthonormal matrix's transpose is the transposed type's, the
+    others differ from it by the weights of the first (and for type 1 the last) entry."""
+    g = np.asarray(g)
+    axes, s = _axes(x, s, axes), fft_lengths(s)
+    for axis in axes:
+        g = _dct_grad_1d(g, np.shape(x)[axis], type, axis, norm, inverse)
+    return g
+
+
+def dct_transform(x: Any, type: int, s: Any, axes: Any, norm: Any, inverse: bool) -> Any:
+    """``scipy.fft.dctn(x, type, s, axes, norm)`` (``idctn`` if ``inverse``): the adjoint of
     ``dct_grad``, for higher orders."""
     from scipy import fft
 
-    return (fft.idct if inverse else fft.dct)(x, type, n, axis, norm)
+    return (fft.idctn if inverse else fft.dctn)(x, type, fft_lengths(s), _axes(x, s, axes), norm)
