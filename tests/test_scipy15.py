@@ -26,7 +26,8 @@ from test_rules_numpy_more import check_second_order, second_order_params  # noq
 from gradcheck import make_function  # noqa: E402
 
 test_rules.NAMESPACE.update(sfft=sfft, integrate=integrate, ndimage=ndimage, linalg=linalg,
-                            X5=np.array([0.0, 0.4, 1.1, 1.5, 2.6]), K=np.array([[0.5, -1.0], [2.0, 0.3], [-0.7, 1.1]]), K1=np.array([0.4, -1.2, 0.9, 2.0]))
+                            X5=np.array([0.0, 0.4, 1.1, 1.5, 2.6]), K=np.array([[0.5, -1.0], [2.0, 0.3], [-0.7, 1.1]]),
+                            K1=np.array([0.4, -1.2, 0.9, 2.0]))
 
 FFT = [  # n, axis, s, axes, norm, workers
     Row("np.abs(sfft.fft(x)) ** 2", ((8,),), (sfft.fft,)),
