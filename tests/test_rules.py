@@ -623,7 +623,8 @@ ROWS: list[Row] = [
 ]
 
 #: The other tables of rules (each a test module with its own ROWS), covered together.
-MORE_TABLES = ("test_rules_numpy_more", "test_rules_scipy", "test_complex", "test_random_gradients", "test_numpy13")
+MORE_TABLES = ("test_rules_numpy_more", "test_rules_scipy", "test_complex", "test_random_gradients", "test_numpy13",
+               "test_scipy15")
 #: The names the expressions of rows may use (other tables add theirs).
 NAMESPACE: dict[str, Any] = {"np": np, "math": math, "typing": typing}
 

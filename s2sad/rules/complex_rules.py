@@ -12,6 +12,8 @@ real part of its gradient.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .. import runtime as rt
@@ -39,44 +41,46 @@ defvjp(np.angle, "z, deg=False", jvp={"z": f"np.imag(safe_divide(t, z)) * {_DEG}
 REGISTRY.declare_nondifferentiable(np.iscomplexobj, np.isrealobj, np.iscomplex, np.isreal)
 
 # --- np.fft ----------------------------------------------------------------------------
-_ONE = "n, (axis,)"  # a 1-d FFT as an n-d one: its n for s, its axis for axes
-for fun, inverse in ((np.fft.fft, False), (np.fft.ifft, True)):
-    defvjp(fun, "a, n=None, axis=-1, norm=None", linear="joint",
-           a=f"fftn_grad(g, a, {_ONE}, norm, {inverse})")
-for fun, inverse in ((np.fft.fft2, False), (np.fft.ifft2, True)):
-    defvjp(fun, "a, s=None, axes=(-2, -1), norm=None", linear="joint",
-           a=f"fftn_grad(g, a, s, axes, norm, {inverse})")
-for fun, inverse in ((np.fft.fftn, False), (np.fft.ifftn, True)):
-    defvjp(fun, "a, s=None, axes=None, norm=None", linear="joint",
-           a=f"fftn_grad(g, a, s, axes, norm, {inverse})")
-defvjp(np.fft.rfft, "a, n=None, axis=-1, norm=None", linear="joint", a=f"rfftn_grad(g, a, {_ONE}, norm)")
-defvjp(np.fft.irfft, "a, n=None, axis=-1, norm=None", linear="joint", a=f"irfftn_grad(g, a, {_ONE}, norm)")
-defvjp(np.fft.rfft2, "a, s=None, axes=(-2, -1), norm=None", linear="joint",
-       a="rfftn_grad(g, a, s, axes, norm)")
-defvjp(np.fft.irfft2, "a, s=None, axes=(-2, -1), norm=None", linear="joint",
-       a="irfftn_grad(g, a, s, axes, norm)")
-defvjp(np.fft.rfftn, "a, s=None, axes=None, norm=None", linear="joint", a="rfftn_grad(g, a, s, axes, norm)")
-defvjp(np.fft.irfftn, "a, s=None, axes=None, norm=None", linear="joint", a="irfftn_grad(g, a, s, axes, norm)")
-defvjp(np.fft.hfft, "a, n=None, axis=-1, norm=None", linear="joint", a="hfft_grad(g, a, n, axis, norm)")
-defvjp(np.fft.ihfft, "a, n=None, axis=-1, norm=None", linear="joint", a="ihfft_grad(g, a, n, axis, norm)")
-defvjp(np.fft.fftshift, "x, axes=None", linear="joint", x="np.fft.ifftshift(g, axes)")
-defvjp(np.fft.ifftshift, "x, axes=None", linear="joint", x="np.fft.fftshift(g, axes)")
-REGISTRY.declare_nondifferentiable(np.fft.fftfreq, np.fft.rfftfreq)
-
 #: Functions whose rules differentiate real values only (no conjugates): complex values are
 #: refused when a gradient or tangent passes (``real_input``).  The runtime helpers of the
 #: others (var_grad, norm_grad, the factorizations, max and min) refuse them themselves.
 REAL_ONLY: frozenset[int] = frozenset(map(REGISTRY.key, (np.nanvar, np.nanstd, np.linalg.eigvalsh)))
 #: Functions whose result is complex, and those whose result may be real, whatever their
 #: arguments (real_if_close: when it is close): reverse mode keeps the real part of a
-#: complex contribution to what may be real, and refuses a surely complex output.
-COMPLEX_RESULTS: frozenset[int] = frozenset(map(REGISTRY.key, (
-    np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn, np.fft.rfft,
-    np.fft.rfft2, np.fft.rfftn, np.fft.ihfft)))
-REAL_RESULTS: frozenset[int] = frozenset(map(REGISTRY.key, (
-    np.abs, abs, np.real, np.imag, np.ndarray.real, np.ndarray.imag, np.angle, np.fft.irfft,
-    np.fft.irfft2, np.fft.irfftn, np.fft.hfft, np.real_if_close, np.linalg.norm, np.linalg.vector_norm,
-    np.linalg.matrix_norm, np.linalg.svdvals)))
+#: complex contribution to what may be real, and refuses a surely complex output.  The
+#: transforms add themselves where their rules are declared (``transform``).
+COMPLEX_RESULTS: set[int] = set()
+REAL_RESULTS: set[int] = set(map(REGISTRY.key, (
+    np.abs, abs, np.real, np.imag, np.ndarray.real, np.ndarray.imag, np.angle, np.real_if_close, np.linalg.norm,
+    np.linalg.vector_norm, np.linalg.matrix_norm, np.linalg.svdvals)))
+
+
+def transform(fun: Any, params: str, result: str | None, **kwargs: Any) -> None:
+    """The rule of a linear transform (an FFT), and what its result is: ``"complex"`` or
+    ``"real"`` whatever its input, or None (complex when its input is)."""
+    REGISTRY.defvjp(fun, params, linear="joint", **kwargs)
+    if result is not None:
+        (COMPLEX_RESULTS if result == "complex" else REAL_RESULTS).add(REGISTRY.key(fun))
+
+
+_ONE = "n, (axis,)"  # a 1-d FFT as an n-d one: its n for s, its axis for axes
+for fun, inverse in ((np.fft.fft, False), (np.fft.ifft, True)):
+    transform(fun, "a, n=None, axis=-1, norm=None", "complex", a=f"fftn_grad(g, a, {_ONE}, norm, {inverse})")
+for fun, inverse in ((np.fft.fft2, False), (np.fft.ifft2, True)):
+    transform(fun, "a, s=None, axes=(-2, -1), norm=None", "complex", a=f"fftn_grad(g, a, s, axes, norm, {inverse})")
+for fun, inverse in ((np.fft.fftn, False), (np.fft.ifftn, True)):
+    transform(fun, "a, s=None, axes=None, norm=None", "complex", a=f"fftn_grad(g, a, s, axes, norm, {inverse})")
+transform(np.fft.rfft, "a, n=None, axis=-1, norm=None", "complex", a=f"rfftn_grad(g, a, {_ONE}, norm)")
+transform(np.fft.irfft, "a, n=None, axis=-1, norm=None", "real", a=f"irfftn_grad(g, a, {_ONE}, norm)")
+transform(np.fft.rfft2, "a, s=None, axes=(-2, -1), norm=None", "complex", a="rfftn_grad(g, a, s, axes, norm)")
+transform(np.fft.irfft2, "a, s=None, axes=(-2, -1), norm=None", "real", a="irfftn_grad(g, a, s, axes, norm)")
+transform(np.fft.rfftn, "a, s=None, axes=None, norm=None", "complex", a="rfftn_grad(g, a, s, axes, norm)")
+transform(np.fft.irfftn, "a, s=None, axes=None, norm=None", "real", a="irfftn_grad(g, a, s, axes, norm)")
+transform(np.fft.hfft, "a, n=None, axis=-1, norm=None", "real", a="hfft_grad(g, a, n, axis, norm)")
+transform(np.fft.ihfft, "a, n=None, axis=-1, norm=None", "complex", a="ihfft_grad(g, a, n, axis, norm)")
+transform(np.fft.fftshift, "x, axes=None", None, x="np.fft.ifftshift(g, axes)")
+transform(np.fft.ifftshift, "x, axes=None", None, x="np.fft.fftshift(g, axes)")
+REGISTRY.declare_nondifferentiable(np.fft.fftfreq, np.fft.rfftfreq)
 
 #: Functions whose result is complex exactly when their argument ``x`` is (a gradient given in
 #: x's type): the generated gradients of real values through complex ones are real.
@@ -99,4 +103,8 @@ defvjp(rt.irfftn_grad, "ct, x, s, axes, norm", linear="joint",
        ct="np.fft.irfftn(real_like(g, x), fft_lengths(s), axes, norm)")
 defvjp(rt.hfft_grad, "ct, x, n, axis, norm", linear="joint", ct="np.fft.hfft(real_like(g, x), n, axis, norm)")
 defvjp(rt.ihfft_grad, "ct, x, n, axis, norm", linear="joint", ct="np.fft.ihfft(np.real(g), n, axis, norm)")
+# (scipy.fft's DCTs) dct_grad applies a transpose: its adjoint is the transform, and back
+_DCT = "type, s, axes, norm, inverse"
+defvjp(rt.dct_grad, f"ct, x, {_DCT}", linear="joint", ct=f"dct_transform(g, {_DCT})")
+defvjp(rt.dct_transform, f"x, {_DCT}", linear="joint", x=f"dct_grad(g, x, {_DCT})")
 REGISTRY.declare_nondifferentiable(rt.fft_lengths)

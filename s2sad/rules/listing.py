@@ -49,7 +49,7 @@ GROUPS: list[tuple[str, Any, str]] = [  # (title, namespace, prefix of the names
     ("s2sad", runtime, ""),
 ]
 #: SciPy's groups, listed when SciPy is installed.
-SCIPY_GROUPS = ("special", "stats", "linalg", "signal")
+SCIPY_GROUPS = ("special", "stats", "linalg", "signal", "fft", "integrate", "ndimage")
 if importlib.util.find_spec("scipy") is not None:
     _AT = GROUPS.index(("builtins", builtins, ""))
     GROUPS[_AT:_AT] = [(f"scipy.{name}", importlib.import_module(f"scipy.{name}"), f"scipy.{name}.")

@@ -317,18 +317,27 @@ _LS_R = f"({_LS_B2} - a @ {_LS_X2})"
 _LS_G2 = f"np.reshape(lstsq_full_rank(g[0], ans[2], a), ({_LS_N}, -1))"
 _LS_USV = "np.linalg.svd(a, full_matrices=False)"
 _LS_T = "lstsq_full_rank(t, ans[2], a)"
-defvjp(np.linalg.lstsq, "a, b, rcond=None", returns_container=True,
-       jvp={"a": f"(np.reshape(pinv_jvp({_LS_T}, a, np.linalg.pinv(a)) @ {_LS_B2}, np.shape(ans[0])), "
-                 f"-2.0 * np.sum({_LS_R} * ({_LS_T} @ {_LS_X2}), axis=0) if np.size(ans[1]) else ans[1] * 0.0, "
-                 f"0.0, np.sum({_LS_USV}[0] * ({_LS_T} @ np.swapaxes({_LS_USV}[2], -1, -2)), axis=-2))",
-            "b": f"(np.reshape(np.linalg.pinv(a) @ np.reshape({_LS_T}, (np.shape(a)[0], -1)), np.shape(ans[0])), "
-                 f"2.0 * np.sum({_LS_R} * np.reshape(t, (np.shape(a)[0], -1)), axis=0) if np.size(ans[1]) "
-                 f"else ans[1] * 0.0, 0.0, np.zeros_like(ans[3]))"},
-       a=f"pinv_grad({_LS_G2} @ np.swapaxes({_LS_B2}, -1, -2), a, np.linalg.pinv(a)) "
-         f"+ (-2.0 * ({_LS_R} * g[1]) @ np.swapaxes({_LS_X2}, -1, -2) if np.size(g[1]) else 0.0) "
-         f"+ (({_LS_USV}[0] * g[3]) @ {_LS_USV}[2] if np.any(g[3]) else 0.0)",
-       b=f"np.reshape(np.swapaxes(np.linalg.pinv(a), -1, -2) @ {_LS_G2} "
-         f"+ (2.0 * {_LS_R} * g[1] if np.size(g[1]) else 0.0), np.shape(b))")
+# (SciPy's residues are a scalar for a vector b)
+_LS_RES = "(np.reshape({}, np.shape(ans[1])) if np.size(ans[1]) else ans[1] * 0.0)"
+
+
+def lstsq_rule(lstsq: Any, params: str, **kwargs: Any) -> None:
+    """The rule of ``lstsq(a, b, ...)``: NumPy's, or SciPy's of its signature (``kwargs``)."""
+    defvjp(lstsq, params, returns_container=True, **kwargs,
+           jvp={"a": f"(np.reshape(pinv_jvp({_LS_T}, a, np.linalg.pinv(a)) @ {_LS_B2}, np.shape(ans[0])), "
+                     f"{_LS_RES.format(f'-2.0 * np.sum({_LS_R} * ({_LS_T} @ {_LS_X2}), axis=0)')}, "
+                     f"0.0, np.sum({_LS_USV}[0] * ({_LS_T} @ np.swapaxes({_LS_USV}[2], -1, -2)), axis=-2))",
+                "b": f"(np.reshape(np.linalg.pinv(a) @ np.reshape({_LS_T}, (np.shape(a)[0], -1)), np.shape(ans[0])), "
+                     f"{_LS_RES.format(f'2.0 * np.sum({_LS_R} * np.reshape(t, (np.shape(a)[0], -1)), axis=0)')}, "
+                     f"0.0, np.zeros_like(ans[3]))"},
+           a=f"pinv_grad({_LS_G2} @ np.swapaxes({_LS_B2}, -1, -2), a, np.linalg.pinv(a)) "
+             f"+ (-2.0 * ({_LS_R} * g[1]) @ np.swapaxes({_LS_X2}, -1, -2) if np.size(g[1]) else 0.0) "
+             f"+ (({_LS_USV}[0] * g[3]) @ {_LS_USV}[2] if np.any(g[3]) else 0.0)",
+           b=f"np.reshape(np.swapaxes(np.linalg.pinv(a), -1, -2) @ {_LS_G2} "
+             f"+ (2.0 * {_LS_R} * g[1] if np.size(g[1]) else 0.0), np.shape(b))")
+
+
+lstsq_rule(np.linalg.lstsq, "a, b, rcond=None")
 defvjp(rt.lstsq_full_rank, "ct, rank, a", linear="joint", ct="lstsq_full_rank(g, rank, a)")
 
 # --- more products and norms ------------------------------------------------------------------

@@ -260,6 +260,12 @@ REGISTRY.declare_nondifferentiable(rt.seed, rt.seed_for, rt.zeros_grad, rt.stand
 
 # --- helpers of s2sad/rules/numpy_more_rules.py that are not linear ---------------------------
 REGISTRY.declare_nondifferentiable(rt.check_wrt_item)
+# scipy_more_rules.py's: ndimage's filters (linear: each one's transpose the other), simpson's
+# weights (of sample points s2sad does not differentiate)
+_FILTER = "kind, params, mode, axes"
+defvjp(rt.filter_grad, f"ct, x, {_FILTER}", linear="joint", ct=f"filter_apply(g, {_FILTER})")
+defvjp(rt.filter_apply, f"x, {_FILTER}", linear="joint", x=f"filter_grad(g, x, {_FILTER})")
+REGISTRY.declare_nondifferentiable(rt.simpson_weights)
 # (generated code's ``call_object(x, ...)`` is read as ``x.__call__(...)`` before any rule applies)
 REGISTRY.declare_refused(rt.call_object, "call_object(x, ...) is generated code's x(...); write x(...)")
 

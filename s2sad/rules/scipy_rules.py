@@ -427,5 +427,7 @@ defvjp(distance.squareform, "X, force='no', checks=True", name="scipy.spatial.di
 # --- scipy.integrate ------------------------------------------------------------------------
 trapezoid_rule(integrate.trapezoid, "scipy.integrate.trapezoid")
 
+from . import scipy_more_rules  # noqa: E402,F401  (the rules continued, listed with these)
+
 #: The rules this module declares (s2sad's own, listed in the README).
 BUILTIN_RULES: frozenset[int] = frozenset(REGISTRY.rules) - _BEFORE

@@ -13,12 +13,14 @@ from __future__ import annotations
 from .broadcast import broadcast_tangent, unbroadcast
 from .checks import (check_assignment_order, check_float_write, check_number, check_replayable, check_out, check_tangent,
                      check_wrt, check_wrt_item, view_flag)
-from .complex_fft import (fft_lengths, fftn_grad, hfft_grad, ihfft_grad, imag_grad, irfftn_grad, real_grad,
-                          real_input, real_like, rfftn_grad)
+from .complex_fft import (dct_grad, dct_transform, fft_lengths, fftn_grad, hfft_grad, ihfft_grad, imag_grad,
+                          irfftn_grad, real_grad, real_input, real_like, rfftn_grad)
 from .dtypes import cast_grad, grad_like
 from .elementwise import (balanced_eq, branch_mask, clip_mask, clip_max_mask, clip_min_mask, interp_grad_fp,
                           interp_slope, interp_slope_grad, log_or_zero, pow_slope, safe_divide, select_grad,
                           sinc_slope)
+from .filters import filter_apply, filter_grad
+from .integration import simpson_weights
 from .indexing import (add_at, added_at, attribute_grad, attribute_of, attribute_tangent, diagonal_index, extremum_at_shares, field_grad, field_of, field_tangent, getitem_grad, index_concat_grad, index_concat_jvp, index_of_item, scatter_value,
                        setitem_grad_value, setitem_grad_x, strided_index, take_along_axis_grad, take_grad, ufunc_add_at,
                        ufunc_maximum_at, ufunc_minimum_at, ufunc_subtract_at)
@@ -54,7 +56,7 @@ __all__ = [
     "check_assignment_order", "check_float_write", "check_number", "check_replayable", "check_out", "check_tangent",
     "check_wrt", "check_wrt_item", "view_flag",
     # complex_fft
-    "fft_lengths", "fftn_grad", "hfft_grad", "ihfft_grad", "imag_grad", "irfftn_grad", "real_grad",
+    "dct_grad", "dct_transform", "fft_lengths", "fftn_grad", "hfft_grad", "ihfft_grad", "imag_grad", "irfftn_grad", "real_grad",
     "real_input", "real_like", "rfftn_grad",
     # dtypes
     "cast_grad", "grad_like",
@@ -62,6 +64,10 @@ __all__ = [
     "balanced_eq", "branch_mask", "clip_mask", "clip_max_mask", "clip_min_mask", "interp_grad_fp",
     "interp_slope", "interp_slope_grad", "log_or_zero", "pow_slope", "safe_divide", "select_grad",
     "sinc_slope",
+    # filters
+    "filter_apply", "filter_grad",
+    # integration
+    "simpson_weights",
     # indexing
     "add_at", "added_at", "attribute_grad", "attribute_of", "attribute_tangent", "diagonal_index", "extremum_at_shares", "field_grad", "field_of", "field_tangent", "getitem_grad", "index_concat_grad", "index_concat_jvp", "index_of_item", "scatter_value",
     "setitem_grad_value", "setitem_grad_x", "strided_index", "take_along_axis_grad", "take_grad", "ufunc_add_at",

@@ -134,3 +134,58 @@ def ihfft_grad(g: Any, x: Any, n: Any, axis: int, norm: Any) -> Any:
     """Gradient of ``np.fft.ihfft(x, n, axis, norm)``, which is the conjugate of ``rfft`` of
     x at the other direction's scale."""
     return rfftn_grad(np.conj(g), x, n, (axis,), _DUAL[norm])
+
+
+#: The DCT type whose matrix (up to the weights of its ends) is a type's transpose.
+_DCT_TRANSPOSE = {1: 1, 2: 3, 3: 2, 4: 4}
+
+
+def _along(w: np.ndarray, ndim: int, axis: int) -> np.ndarray:
+    shape = [1] * ndim
+    shape[axis] = w.size
+    return np.reshape(w, shape)
+
+
+def _dct_grad_1d(g: np.ndarray, length: int, type: int, axis: int, norm: Any, inverse: bool) -> Any:
+    """The transpose of one DCT along ``axis``, cut or padded back to ``length``."""
+    from scipy import fft
+
+    if inverse:
+        type, norm = _DCT_TRANSPOSE[type], _DUAL[norm]
+    other = _DCT_TRANSPOSE[type]
+    if norm == "ortho" or type == 4:  # (type 4's matrix is symmetric)
+        out = fft.dct(g, other, axis=axis, norm=norm)
+    else:
+        w = np.ones(g.shape[axis], dtype=np.real(g).dtype)
+        w[0] = 2.0
+        if type == 1:
+            w[-1] = 2.0
+            out = fft.dct(g * _along(w, g.ndim, axis), 1, axis=axis, norm=norm) / _along(w, g.ndim, axis)
+        elif type == 2:
+            out = fft.dct(g * _along(w, g.ndim, axis), 3, axis=axis, norm=norm)
+        else:
+            out = fft.dct(g, 2, axis=axis, norm=norm) / _along(w, g.ndim, axis)
+    shape = list(out.shape)
+    shape[axis] = length
+    return _fit(out, tuple(shape))
+
+
+def dct_grad(g: Any, x: Any, type: int, s: Any, axes: Any, norm: Any, inverse: bool) -> Any:
+    """Gradient of ``scipy.fft.dctn(x, type, s, axes, norm)`` (``idctn`` if ``inverse``) and of
+    ``dct`` (``s`` a length ``n``, ``axes`` its axis): the transpose of each axis's matrix applied
+    to ``g``, cut or padded back to x's length.  An inverse is the dct of the transposed type at
+    the other direction's scale; an orthonormal matrix's transpose is the transposed type's, the
+    others differ from it by the weights of the first (and for type 1 the last) entry."""
+    g = np.asarray(g)
+    axes, s = _axes(x, s, axes), fft_lengths(s)
+    for axis in axes:
+        g = _dct_grad_1d(g, np.shape(x)[axis], type, axis, norm, inverse)
+    return g
+
+
+def dct_transform(x: Any, type: int, s: Any, axes: Any, norm: Any, inverse: bool) -> Any:
+    """``scipy.fft.dctn(x, type, s, axes, norm)`` (``idctn`` if ``inverse``): the adjoint of
+    ``dct_grad``, for higher orders."""
+    from scipy import fft
+
+    return (fft.idctn if inverse else fft.dctn)(x, type, fft_lengths(s), _axes(x, s, axes), norm)
