@@ -70,6 +70,7 @@ def refused_at(f: typing.Any, args: tuple, line: int, column: int, text: str) ->
 ARGUMENTS = {"AA": (X, W), "FF": (0.4, 1.3), "X1": (X,)}
 
 SWEEP = {
+    'math_hypot': ('def f(a, b):\n    return math.hypot(a, b, 1.0)\n', 'FF'),  # (refused before numpy15: three arguments)
     'args_kwargs_forward': ('def inner(a, b, scale=1.0):\n    return a * b * scale\n\ndef h(*args, **kw):\n    return inner(*args, **kw)\n\ndef f(x, w):\n    return np.sum(h(x, w, scale=x[0]))\n', 'AA'),  # (refused before python14: container items, factories, forwarders, named tuples made)
     'closure_factory': ('def make(s):\n    def g(t):\n        return t * s\n    return g\n\ndef f(x, w):\n    h = make(2.0)\n    return np.sum(h(x) * w)\n', 'AA'),  # (refused before python14: container items, factories, forwarders, named tuples made)
     'dict_of_funcs': ("ACTS = {'tanh': np.tanh, 'sin': np.sin}\n\ndef f(x, w, act='tanh'):\n    return np.sum(ACTS[act](x) * w)\n", 'AA'),  # (refused before python14: container items, factories, forwarders, named tuples made)
@@ -313,7 +314,6 @@ REFUSED = {
     'math_cbrt': ('def f(a, b):\n    return math.cbrt(a * 0.5) * b\n', 'FF', 2, 12, "no\\ gradient\\ rule\\ for\\ 'math\\.cbrt';\\ regist"),
     'math_dist': ('def f(a, b):\n    return math.dist((a, b), (0.0, 1.0))\n', 'FF', 2, 12, "no\\ gradient\\ rule\\ for\\ 'math\\.dist';\\ regist"),
     'math_exp2': ('def f(a, b):\n    return math.exp2(a * 0.5) * b\n', 'FF', 2, 12, "no\\ gradient\\ rule\\ for\\ 'math\\.exp2';\\ regist"),
-    'math_hypot': ('def f(a, b):\n    return math.hypot(a, b, 1.0)\n', 'FF', 2, 12, 'math\\.hypot\\ takes\\ at\\ most\\ 2\\ positional\\ ar'),
     'math_ldexp': ('def f(a, b):\n    return math.ldexp(a, 2) * b\n', 'FF', 2, 12, "no\\ gradient\\ rule\\ for\\ 'math\\.ldexp';\\ regis"),
     'method_mutates_self': ('\nclass Acc:\n    def __init__(self):\n        self.total = 0.0\n    def add(self, t):\n        self.total += t\n        return self.total\n\ndef f(x, w):\n    a = Acc()\n    a.add(x[0])\n    return a.add(w[1]) * x[1]\n', 'AA', 11, 5, 'an\\ expression\\ statement\\ whose\\ result\\ is\\ '),
     'method_mutates_self_assigned': ('\nclass Acc:\n    def __init__(self):\n        self.total = 0.0\n    def add(self, t):\n        self.total += t\n        return self.total\n\ndef f(x, w):\n    a = Acc()\n    u = a.add(x[0])\n    return a.add(w[1]) * x[1]\n', 'AA', 11, 9, 'a\\.add\\(\\.\\.\\.\\)\\ is\\ passed\\ values\\ that\\ carry\\ a'),
