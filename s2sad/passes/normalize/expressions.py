@@ -109,6 +109,9 @@ class ExpressionLowering:
         display = self.keyword_dict(node)
         if display is not None:
             return self.container(display, target)
+        chosen = self.chosen_call(node, target)  # act(x) after act = np.tanh if c else relu
+        if chosen is not None:
+            return chosen
         result = self.call(node, target)
         if isinstance(result, Var) and self.returns_sequence(node):
             self.maybe_sequences.add(result.name)

@@ -18,6 +18,7 @@ from ..resolve import Resolution
 from .aliasing import Aliasing
 from .assignments import AssignmentLowering
 from .calls import CallLowering
+from .choices import Choice, ChosenFunctions
 from .classify import Classification
 from .closures import ClosureArguments
 from .containers import ContainerLowering
@@ -41,7 +42,7 @@ from .views import ViewFollowing, ViewLink
 
 class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
                  Naming, NestedFunctionLowering, FunctionalLowering, ContainerLowering, ListStatementLowering,
-                 InPlaceWriteLowering, Aliasing, ViewFollowing, PartialApplications, InPlaceDraws,
+                 InPlaceWriteLowering, Aliasing, ViewFollowing, PartialApplications, ChosenFunctions, InPlaceDraws,
                  ExpressionLowering, RecordAttributes, CallLowering, ClosureArguments, Classification):
     """Lowers one function's body to A-normal form (see the package's docstring).
 
@@ -113,6 +114,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.closures_passed: dict[tuple[int, tuple[str, ...]], Closure] = {}
         self.closures_expected: dict[int, cst.BaseExpression] = {}  # where one is passed, not yet lowered so
         self.applications: dict[str, Application] = {}  # version of a name -> the partial application it calls
+        self.choices: dict[str, Choice] = {}  # version of a name -> the functions a conditional expression chose between
 
     def init_aliasing(self) -> None:
         """The state of what may share memory (aliasing.py)."""

@@ -1,0 +1,142 @@
+"""The Python people write inside functions they differentiate (probe python15): a function
+chosen by a conditional expression and called (``act = np.tanh if use_tanh else relu``), and
+other forms s2sad refused.  Gradients and Hessian-vector products are checked against central
+finite differences in float64; refusals against their location."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import s2sad
+from tests.gradcheck import assert_grad_matches, numerical_grad
+
+R = np.random.default_rng(15)
+X = np.array([0.3, -0.7, 1.1, 0.5])
+
+
+def assert_hvp_matches(f: Callable[..., Any], args: list[Any], wrt: int = 0) -> None:
+    """``s2sad.hvp(f, wrt)`` against central differences of ``s2sad.grad(f, wrt)``."""
+    x = args[wrt]
+    v = R.normal(size=np.shape(x))
+    grad = s2sad.grad(f, wrt)
+
+    def at(t: float) -> np.ndarray:
+        moved = list(args)
+        moved[wrt] = x + t * v
+        return np.asarray(grad(*moved))
+    expected = (at(1e-5) - at(-1e-5)) / 2e-5
+    np.testing.assert_allclose(s2sad.hvp(f, wrt)(*args, v), expected, rtol=1e-4, atol=1e-6)
+
+
+def assert_value_and_grad_matches(f: Callable[..., Any], args: list[Any], wrt: int = 0) -> None:
+    """``s2sad.value_and_grad(f, wrt)`` against ``f`` itself and central differences."""
+    value, gradient = s2sad.value_and_grad(f, wrt)(*args)
+    np.testing.assert_allclose(value, f(*args), rtol=1e-12)
+    np.testing.assert_allclose(gradient, numerical_grad(f, args, wrt), rtol=1e-6, atol=1e-8)
+
+
+def raises_at(f: Callable[..., Any], args: list[Any], line: int, text: str, wrt: int = 0) -> None:
+    """``s2sad.grad(f, wrt)(*args)`` raises an S2SADError at ``line`` of ``f`` (1: its ``def``)."""
+    with pytest.raises(s2sad.S2SADError) as info:
+        s2sad.grad(f, wrt)(*args)
+    assert info.value.location.line == f.__code__.co_firstlineno + line - 1, str(info.value)
+    assert info.value.location.filename == f.__code__.co_filename
+    assert text in str(info.value), str(info.value)
+
+
+def check_all(f: Callable[..., Any], args: list[Any]) -> None:
+    assert_grad_matches(f, args, 0)
+    assert_value_and_grad_matches(f, args)
+    assert_hvp_matches(f, args)
+
+
+# --- a function chosen by a conditional expression, then called ---------------------------------
+
+def relu(z: Any) -> Any:
+    return np.maximum(z, 0.0)
+
+
+def softplus(z: Any) -> Any:
+    return np.log1p(np.exp(z))
+
+
+USE_TANH = False
+
+
+def chosen_by_an_argument(x: np.ndarray, use_tanh: bool = True) -> float:
+    act = np.tanh if use_tanh else softplus
+    return np.sum(act(x) * act(2 * x))
+
+
+def chosen_by_a_global(x: np.ndarray) -> float:
+    h = np.tanh if USE_TANH else softplus
+    return np.sum(h(x) ** 2)
+
+
+def chosen_between_lambdas(x: np.ndarray, w: float = 0.5) -> float:
+    act = (lambda z: np.sin(z * w)) if w > 0 else (lambda z: z ** 3)  # noqa: E731
+    w = 2.0 * w  # (the lambda reads w when it is called, as Python's closure does)
+    return np.sum(act(x) ** 2)
+
+
+def chosen_among_three_in_a_loop(x: np.ndarray, k: int = 1) -> float:
+    act = np.tanh if k == 0 else (softplus if k == 1 else np.exp)
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(act(x * (i + 1)))
+    return s
+
+
+def chosen_by_the_value_itself(x: np.ndarray) -> float:
+    def cube(z: Any) -> Any:
+        return z ** 3
+    act = cube if x[0] > 0 else np.sin
+    return np.sum(act(x)) + np.sum(list(map(act, x)))
+
+
+CHOSEN = [
+    (chosen_by_an_argument, [X.copy()]), (chosen_by_an_argument, [X.copy(), False]),
+    (chosen_by_a_global, [X.copy()]),
+    (chosen_between_lambdas, [X.copy()]), (chosen_between_lambdas, [X.copy(), -0.5]),
+    (chosen_among_three_in_a_loop, [X.copy()]), (chosen_among_three_in_a_loop, [X.copy(), 0]),
+    (chosen_among_three_in_a_loop, [X.copy(), 2]),
+    (chosen_by_the_value_itself, [X.copy()]), (chosen_by_the_value_itself, [-X]),
+]
+
+
+@pytest.mark.parametrize("f, args", CHOSEN, ids=lambda v: getattr(v, "__name__", ""))
+def test_a_function_chosen_by_a_conditional_expression(f: Callable[..., Any], args: list[Any]) -> None:
+    # (refused: "'act' is a local variable (or an unknown name)")
+    check_all(f, args)
+
+
+def applies(f: Callable[..., Any], z: Any) -> Any:
+    return f(z)
+
+
+def chosen_then_passed_on(x: np.ndarray, c: bool = True) -> float:
+    act = np.tanh if c else relu
+    return np.sum(applies(act, x))
+
+
+def chosen_in_a_loop(x: np.ndarray, c: bool = True) -> float:
+    s = 0.0
+    for i in range(2):
+        act = np.tanh if c else relu
+        s = s + np.sum(act(x))
+    return s
+
+
+def chosen_then_rebound(x: np.ndarray, c: bool = True) -> float:
+    act = np.tanh if c else relu
+    if x[0] > 0:
+        act = np.sin
+    return np.sum(act(x))
+
+
+def test_a_chosen_function_used_other_than_called_is_refused_where_it_is_used() -> None:
+    raises_at(chosen_then_passed_on, [X.copy()], 3, "'act' is a function chosen by a conditional expression")
+    raises_at(chosen_then_rebound, [X.copy()], 4, "nowhere else (assigned again")
+    raises_at(chosen_in_a_loop, [X.copy()], 5, "bind it once, at the top level of the function")
