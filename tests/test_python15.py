@@ -140,3 +140,62 @@ def test_a_chosen_function_used_other_than_called_is_refused_where_it_is_used() 
     raises_at(chosen_then_passed_on, [X.copy()], 3, "'act' is a function chosen by a conditional expression")
     raises_at(chosen_then_rebound, [X.copy()], 4, "nowhere else (assigned again")
     raises_at(chosen_in_a_loop, [X.copy()], 5, "bind it once, at the top level of the function")
+
+
+# --- *args and **kwargs passed on whole after named parameters ----------------------------------
+
+def combined(a: Any, b: Any, c: Any = 1.0, scale: float = 1.0) -> Any:
+    return np.sum(a * b * c) * scale
+
+
+def after_one(a: Any, *args: Any, **kwargs: Any) -> Any:
+    return combined(a, *args, **kwargs)
+
+
+def after_defaults(a: Any, b: Any = 2.0, *args: Any, scale: float = 3.0, **kwargs: Any) -> Any:
+    """A docstring, and a line before the call."""
+    t = a * scale
+    return combined(t, b, *args, **kwargs)
+
+
+def only_args(a: Any, *args: Any) -> Any:
+    return combined(np.sin(a), *args)
+
+
+def only_kwargs(a: Any, **kwargs: Any) -> Any:
+    return combined(a, a, **kwargs)
+
+
+def through_two(a: Any, *args: Any, **kwargs: Any) -> Any:
+    return after_one(a * 2, *args, **kwargs)
+
+
+def positional_only(a: Any, /, *args: Any, **kwargs: Any) -> Any:
+    return combined(a, *args, **kwargs)
+
+
+def calls_forwarders_after_named(x: np.ndarray) -> float:
+    return (after_one(x, x, scale=2.0) + after_one(x, x ** 2, np.cos(x)) + after_one(a=x, b=x)
+            + after_defaults(x) + after_defaults(x, x) + after_defaults(x, x, x, scale=0.5)
+            + after_defaults(x, b=x, c=x) + only_args(x, x) + only_kwargs(x, c=x, scale=2.0)
+            + through_two(x, x, c=x) + positional_only(x, x))
+
+
+def test_args_and_kwargs_passed_on_after_named_parameters() -> None:
+    # (refused: "'*' in a call needs a tuple or list whose length s2sad can see here")
+    check_all(calls_forwarders_after_named, [X.copy()])
+
+
+def uses_args_otherwise(a: Any, *args: Any) -> Any:
+    return combined(a, *args) * len(args)
+
+
+def calls_one_using_args(x: np.ndarray) -> float:
+    return uses_args_otherwise(x, x)
+
+
+def test_args_used_other_than_passed_on_are_still_refused_at_the_star() -> None:
+    with pytest.raises(s2sad.S2SADError) as info:
+        s2sad.grad(calls_one_using_args)(X.copy())
+    assert info.value.location.line == uses_args_otherwise.__code__.co_firstlineno + 1
+    assert "'*' in a call needs a tuple or list whose length s2sad can see here" in str(info.value)
