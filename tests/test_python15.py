@@ -199,3 +199,24 @@ def test_args_used_other_than_passed_on_are_still_refused_at_the_star() -> None:
         s2sad.grad(calls_one_using_args)(X.copy())
     assert info.value.location.line == uses_args_otherwise.__code__.co_firstlineno + 1
     assert "'*' in a call needs a tuple or list whose length s2sad can see here" in str(info.value)
+
+
+# --- iter and next: the advice says what to write ------------------------------------------------
+
+def steps_an_iterator(x: np.ndarray) -> float:
+    it = iter([x, 2 * x])
+    return np.sum(next(it))
+
+
+def steps_a_generator(x: np.ndarray) -> float:
+    g = (v * 2 for v in [x, x])
+    return np.sum(next(g))
+
+
+def test_iter_and_next_are_refused_with_advice_to_index_or_loop() -> None:
+    # (the advice was "register one with s2sad.defvjp", which cannot help)
+    raises_at(steps_an_iterator, [X.copy()], 2, "index the list or tuple instead (xs[0], xs[i]), loop over it")
+    raises_at(steps_a_generator, [X.copy()], 3, "s2sad does not follow an iterator through next(...)")
+    with pytest.raises(s2sad.S2SADError) as info:
+        s2sad.grad(steps_an_iterator)(X.copy())
+    assert "defvjp" not in str(info.value)
