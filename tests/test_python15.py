@@ -220,3 +220,82 @@ def test_iter_and_next_are_refused_with_advice_to_index_or_loop() -> None:
     with pytest.raises(s2sad.S2SADError) as info:
         s2sad.grad(steps_an_iterator)(X.copy())
     assert "defvjp" not in str(info.value)
+
+
+# --- lambdas made in a loop, a default capturing the loop's counter ------------------------------
+
+def powers_appended(x: np.ndarray) -> float:
+    fs = []
+    for k in range(3):
+        fs.append(lambda z, k=k: z ** k)
+    return np.sum(sum(f(x) for f in fs))
+
+
+def harmonics_called_in_a_loop(x: np.ndarray) -> float:
+    fs = []
+    for k in range(1, 4):
+        fs.append(lambda z, k=k: np.sin(k * z) / k)
+    s = 0.0
+    for f in fs:
+        s = s + np.sum(f(x))
+    return s
+
+
+def two_counters(x: np.ndarray) -> float:
+    fs = []
+    for i in range(2):
+        for j in range(2):
+            fs.append(lambda z, a=i, b=j + 1: z ** b * (a + 1))
+    return np.sum(sum([f(x) for f in fs]))
+
+
+def mixed_with_a_ufunc(x: np.ndarray) -> float:
+    fs = [np.tanh]
+    for k in range(2):
+        fs.append(lambda z, k=k: np.exp(z * k))
+    return np.sum(sum(f(x) for f in fs)) + np.sum(fs[1](x))
+
+
+def functions_in_a_comprehension(x: np.ndarray) -> float:
+    fs = [lambda z: z ** 2, np.sin, lambda z, k=2: np.cos(k * z)]
+    return np.sum(sum(f(x) for f in fs))
+
+
+LOOP_LAMBDAS = [powers_appended, harmonics_called_in_a_loop, two_counters, mixed_with_a_ufunc,
+                functions_in_a_comprehension]
+
+
+@pytest.mark.parametrize("f", LOOP_LAMBDAS, ids=lambda f: f.__name__)
+def test_lambdas_made_in_a_loop_then_called(f: Callable[..., Any]) -> None:
+    # (refused: "a lambda is differentiated bound to a name", and a comprehension's item called:
+    # "'f' is a local variable (or an unknown name)")
+    check_all(f, [X.copy()])
+
+
+def default_reads_a_value(x: np.ndarray) -> float:
+    fs = []
+    for c in x:
+        fs.append(lambda z, c=c: z * c)
+    return np.sum(sum(f(x) for f in fs))
+
+
+def counter_rebound(x: np.ndarray) -> float:
+    fs = []
+    for k in range(3):
+        fs.append(lambda z, k=k: z ** k)
+        k = x[0]
+    return np.sum(sum(f(x) for f in fs))
+
+
+def body_reads_a_variable(x: np.ndarray, w: np.ndarray) -> float:
+    fs = []
+    for k in range(3):
+        fs.append(lambda z, k=k: z ** k * w)
+    return np.sum(sum(f(x) for f in fs))
+
+
+def test_a_lambda_made_as_a_value_reading_what_may_carry_a_gradient_is_refused() -> None:
+    raises_at(default_reads_a_value, [X.copy()], 4, "a default of this lambda reads c")
+    raises_at(counter_rebound, [X.copy()], 4, "a default of this lambda reads k")
+    raises_at(body_reads_a_variable, [X.copy(), X.copy()], 4, "a lambda is differentiated bound to a name")
+    raises_at(body_reads_a_variable, [X.copy(), X.copy()], 4, "a lambda is differentiated bound to a name", wrt=1)
