@@ -299,3 +299,103 @@ def test_a_lambda_made_as_a_value_reading_what_may_carry_a_gradient_is_refused()
     raises_at(counter_rebound, [X.copy()], 4, "a default of this lambda reads k")
     raises_at(body_reads_a_variable, [X.copy(), X.copy()], 4, "a lambda is differentiated bound to a name")
     raises_at(body_reads_a_variable, [X.copy(), X.copy()], 4, "a lambda is differentiated bound to a name", wrt=1)
+
+
+# --- try / except: which branch runs, decided by a probe, replayed like an if --------------------
+
+def cholesky_with_jitter(x: np.ndarray, shift: float = 0.0) -> float:
+    K = np.outer(x, x) + np.diag(x ** 2) * shift
+    try:
+        L = np.linalg.cholesky(K)
+    except np.linalg.LinAlgError:
+        L = np.linalg.cholesky(K + np.eye(x.shape[0]))
+    return np.sum(L ** 2) + np.sum(np.log(np.diag(L) ** 2))
+
+
+def returns_in_the_try(x: np.ndarray, d: float = 0.0) -> float:
+    try:
+        return x[0] * (1.0 / d)
+    except ZeroDivisionError:
+        return np.sum(np.sin(x))
+
+
+def handlers_and_else(x: np.ndarray, d: float = 0.0) -> float:
+    try:
+        y = x[0] * (1.0 / d)
+    except (ValueError, TypeError):
+        y = np.sum(x ** 3)
+    except ZeroDivisionError:
+        y = np.sum(x ** 2)
+    else:
+        y = y * 2
+    return y + np.sum(x)
+
+
+def tried_in_a_loop(x: np.ndarray) -> float:
+    s = 0.0
+    for i in range(3):
+        try:
+            v = x[i] * (1.0 / (i - 1))
+        except ZeroDivisionError:
+            v = x[i] ** 2
+        s = s + v
+    return s
+
+
+TRIES = [(cholesky_with_jitter, [X.copy()]), (cholesky_with_jitter, [X.copy(), 1.0]),
+         (returns_in_the_try, [X.copy()]), (returns_in_the_try, [X.copy(), 2.0]),
+         (handlers_and_else, [X.copy()]), (handlers_and_else, [X.copy(), 2.0]),
+         (tried_in_a_loop, [X.copy()])]
+
+
+@pytest.mark.parametrize("f, args", TRIES, ids=lambda v: getattr(v, "__name__", ""))
+def test_try_except_runs_the_branch_python_runs(f: Callable[..., Any], args: list[Any]) -> None:
+    # (refused: "'try' statements are not supported")
+    check_all(f, args)
+
+
+def log_of(z: Any) -> Any:
+    return np.log(z)
+
+
+def try_of_two_statements(x: np.ndarray) -> float:
+    try:
+        y = np.sum(x)
+        y = y * 2
+    except ValueError:
+        y = 0.0
+    return y
+
+
+def try_naming_the_exception(x: np.ndarray) -> float:
+    try:
+        y = np.sum(x)
+    except ValueError as e:  # noqa: F841
+        y = 0.0
+    return y
+
+
+def try_calling_a_python_function(x: np.ndarray) -> float:
+    try:
+        y = log_of(x)
+    except ValueError:
+        y = x
+    return np.sum(y)
+
+
+def try_with_finally(x: np.ndarray) -> float:
+    try:
+        y = np.sum(x)
+    except ValueError:
+        y = 0.0
+    finally:
+        z = 1  # noqa: F841
+    return y
+
+
+def test_a_try_the_probe_cannot_replay_is_refused_with_what_to_write() -> None:
+    raises_at(try_of_two_statements, [X.copy()], 2, "here its body is not one such statement")
+    raises_at(try_naming_the_exception, [X.copy()], 4, "here the handler binds the exception")
+    raises_at(try_calling_a_python_function, [X.copy()], 3, "here it calls 'log_of'")
+    raises_at(try_with_finally, [X.copy()], 6, "here it has a 'finally'")
+    raises_at(try_of_two_statements, [X.copy()], 2, "decide the fallback with an if on a condition")

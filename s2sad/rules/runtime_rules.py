@@ -259,7 +259,7 @@ REGISTRY.declare_nondifferentiable(rt.seed, rt.seed_for, rt.zeros_grad, rt.stand
                                    rt.strided_index)
 
 # --- helpers of s2sad/rules/numpy_more_rules.py that are not linear ---------------------------
-REGISTRY.declare_nondifferentiable(rt.check_wrt_item)
+REGISTRY.declare_nondifferentiable(rt.check_wrt_item, rt.handler_index)
 # (generated code's ``call_object(x, ...)`` is read as ``x.__call__(...)`` before any rule applies)
 REGISTRY.declare_refused(rt.call_object, "call_object(x, ...) is generated code's x(...); write x(...)")
 

@@ -35,6 +35,7 @@ from .shuffles import InPlaceDraws
 from .records import RecordAttributes
 from .replayed_state import REPLAYED_READ, first_changed_read
 from .statements import StatementLowering
+from .tries import TryLowering
 from .stores import stores_changed_later
 from .syntax import statements_of, walk
 from .views import ViewFollowing, ViewLink
@@ -43,7 +44,7 @@ from .views import ViewFollowing, ViewLink
 class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
                  Naming, NestedFunctionLowering, FunctionalLowering, ContainerLowering, ListStatementLowering,
                  InPlaceWriteLowering, Aliasing, ViewFollowing, PartialApplications, ChosenFunctions, InPlaceDraws,
-                 ExpressionLowering, RecordAttributes, CallLowering, ClosureArguments, Classification):
+                 ExpressionLowering, RecordAttributes, CallLowering, ClosureArguments, Classification, TryLowering):
     """Lowers one function's body to A-normal form (see the package's docstring).
 
     The state of the lowering is set here; each mixin lowers one kind of statement or

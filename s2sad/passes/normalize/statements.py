@@ -69,6 +69,9 @@ class StatementLowering:
         stmts = [new for stmt in stmts for new in try_finally_in_order(stmt)]
         for i, stmt in enumerate(stmts):
             rest = stmts[i + 1:]
+            if isinstance(stmt, cst.Try) and stmt.handlers:  # as an if on which branch runs (tries.py)
+                self.loc = self.location(stmt)
+                stmt = self.try_as_if(stmt)
             if isinstance(stmt, cst.SimpleStatementLine):
                 for j, small in enumerate(stmt.body):
                     ended = self.small_statement(small)
