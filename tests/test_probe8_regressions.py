@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import s2sad
-from s2sad.errors import NoGradientRuleError, UnsupportedSyntaxError, WrtError
+from s2sad.errors import UnsupportedSyntaxError, WrtError
 
 X = np.array([0.7, -1.2, 0.4])
 
