@@ -384,18 +384,32 @@ def try_calling_a_python_function(x: np.ndarray) -> float:
 
 
 def try_with_finally(x: np.ndarray) -> float:
+    n = 1.0
     try:
-        y = np.sum(x)
+        y = np.sum(x ** 2)
     except ValueError:
         y = 0.0
     finally:
-        z = 1  # noqa: F841
-    return y
+        n = n + 1.0
+    return y * n
+
+
+def returns_then_finally(x: np.ndarray, d: float = 0.0) -> float:
+    try:
+        return x[0] * (1.0 / d)
+    except ZeroDivisionError:
+        return np.sum(x)
+    finally:
+        pass
+
+
+def test_a_finally_runs_after_the_try() -> None:
+    check_all(try_with_finally, [X.copy()])
 
 
 def test_a_try_the_probe_cannot_replay_is_refused_with_what_to_write() -> None:
     raises_at(try_of_two_statements, [X.copy()], 2, "here its body is not one such statement")
     raises_at(try_naming_the_exception, [X.copy()], 4, "here the handler binds the exception")
     raises_at(try_calling_a_python_function, [X.copy()], 3, "here it calls 'log_of'")
-    raises_at(try_with_finally, [X.copy()], 6, "here it has a 'finally'")
+    raises_at(returns_then_finally, [X.copy()], 6, "here its 'finally' runs where a part returns")
     raises_at(try_of_two_statements, [X.copy()], 2, "decide the fallback with an if on a condition")

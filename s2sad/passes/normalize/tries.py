@@ -11,12 +11,13 @@ import libcst as cst
 from ... import runtime
 from ...ir import Assign, Opaque
 from ..resolve import MISSING
+from .statements import try_finally_in_order
 from .syntax import statements_of, strip_parens, walk
 
 _TRY = ("'try' ... 'except' is followed when its body is one statement, 'y = <expression>' or "
         "'return <expression>', whose expression calls only NumPy (or other) functions s2sad has "
-        "rules for, and its handlers name no exception variable ('except E as e') and have no "
-        "'finally'; {why}. Otherwise decide the fallback with an if on a condition you can compute "
+        "rules for, and its handlers name no exception variable ('except E as e'), with a 'finally' "
+        "only where no part returns; {why}. Otherwise decide the fallback with an if on a condition you can compute "
         "(if np.all(np.linalg.eigvalsh(K) > 0): ...), or catch the error outside the "
         "differentiated function")
 
@@ -32,8 +33,8 @@ class TryLowering:
                 raise self.unsupported(handler, _TRY.format(why="here the handler binds the exception"))
             if handler.type is not None and self.local_reads(handler.type):
                 raise self.unsupported(handler.type, _TRY.format(why="here the exception class is a variable"))
-        if node.finalbody is not None:
-            raise self.unsupported(node.finalbody, _TRY.format(why="here it has a 'finally'"))
+        if node.finalbody is not None and try_finally_in_order(node) == [node]:  # (else it runs after)
+            raise self.unsupported(node.finalbody, _TRY.format(why="here its 'finally' runs where a part returns"))
         caught = [self.rename(h.type) if h.type is not None else cst.Name("BaseException") for h in node.handlers]
         probe = self.helper_call(runtime.handler_index, [
             cst.Arg(cst.Lambda(cst.Parameters(), self.rename(strip_parens(value)))), *map(cst.Arg, caught)])
