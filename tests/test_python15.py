@@ -413,3 +413,40 @@ def test_a_try_the_probe_cannot_replay_is_refused_with_what_to_write() -> None:
     raises_at(try_calling_a_python_function, [X.copy()], 3, "here it calls 'log_of'")
     raises_at(returns_then_finally, [X.copy()], 6, "here its 'finally' runs where a part returns")
     raises_at(try_of_two_statements, [X.copy()], 2, "decide the fallback with an if on a condition")
+
+
+def returns_or_falls_through(x: np.ndarray, d: float = 0.0) -> float:
+    try:
+        return x[0] * (1.0 / d)
+    except ZeroDivisionError:
+        y = np.sum(x ** 2)
+    return y * 3
+
+
+def skips_in_the_handler(x: np.ndarray) -> float:
+    s = 0.0
+    for i in range(3):
+        try:
+            v = x[i] * (1.0 / (i - 1))
+        except ZeroDivisionError:
+            continue
+        s = s + v ** 2
+    return s
+
+
+def breaks_in_the_handler(x: np.ndarray) -> float:
+    s = 0.0
+    for i in range(3):
+        try:
+            v = x[i] * (1.0 / (i - 1))
+        except ZeroDivisionError:
+            break
+        s = s + v ** 2
+    return s + np.sum(x)
+
+
+@pytest.mark.parametrize("f, args", [
+    (returns_or_falls_through, [X.copy()]), (returns_or_falls_through, [X.copy(), 2.0]),
+    (skips_in_the_handler, [X.copy()]), (breaks_in_the_handler, [X.copy()])], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_handler_that_returns_continues_or_breaks(f: Callable[..., Any], args: list[Any]) -> None:
+    check_all(f, args)
