@@ -103,10 +103,11 @@ def test_syntax_error_in_file(capsys, tmp_path):
 
 def test_unsupported_construct_exit_1_with_location(capsys, tmp_path):
     src = tmp_path / "loopy.py"
-    src.write_text("import numpy as np\n\ndef f(x):\n    try:\n        y = x\n    except ValueError:\n        y = 0 * x\n    return np.sum(y)\n")
+    src.write_text("import numpy as np\n\ndef f(x):\n    try:\n        y = x\n        y = 2 * y\n    except ValueError:\n"
+                   "        y = 0 * x\n    return np.sum(y)\n")
     code, _, err = run(capsys, f"{src}:f")
     assert code == 1
-    assert err.splitlines()[0].startswith(f"{src}:4:5: 'try' statements are not supported")
+    assert err.splitlines()[0].startswith(f"{src}:4:5: 'try' ... 'except' is followed when its body is one statement")
     assert "Traceback" not in err
 
 

@@ -35,6 +35,7 @@ def for_else(x):
 def uses_try(x):
     try:
         y = x * 2
+        y = y + 1  # (two statements: the probe of tries.py cannot replay the first's effect)
     except ValueError:
         y = x
     return np.sum(y)

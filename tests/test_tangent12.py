@@ -71,6 +71,8 @@ ARGUMENTS = {"AA": (X, W), "FF": (0.4, 1.3), "X1": (X,)}
 
 SWEEP = {
     'math_hypot': ('def f(a, b):\n    return math.hypot(a, b, 1.0)\n', 'FF'),  # (refused before numpy15: three arguments)
+    'kwargs_forward': ('def inner(a, scale=1.0):\n    return a * scale\n\ndef h(a, **kw):\n    return inner(a, **kw)\n\ndef f(x, w):\n    return np.sum(h(x, scale=w))\n', 'AA'),  # (refused before python15: forwarding after named parameters, try/except)
+    'try_except': ('def f(x, w):\n    try:\n        y = x * w\n    except ValueError:\n        y = x\n    return np.sum(y)\n', 'AA'),  # (refused before python15: forwarding after named parameters, try/except)
     'args_kwargs_forward': ('def inner(a, b, scale=1.0):\n    return a * b * scale\n\ndef h(*args, **kw):\n    return inner(*args, **kw)\n\ndef f(x, w):\n    return np.sum(h(x, w, scale=x[0]))\n', 'AA'),  # (refused before python14: container items, factories, forwarders, named tuples made)
     'closure_factory': ('def make(s):\n    def g(t):\n        return t * s\n    return g\n\ndef f(x, w):\n    h = make(2.0)\n    return np.sum(h(x) * w)\n', 'AA'),  # (refused before python14: container items, factories, forwarders, named tuples made)
     'dict_of_funcs': ("ACTS = {'tanh': np.tanh, 'sin': np.sin}\n\ndef f(x, w, act='tanh'):\n    return np.sum(ACTS[act](x) * w)\n", 'AA'),  # (refused before python14: container items, factories, forwarders, named tuples made)
@@ -305,8 +307,7 @@ REFUSED = {
     'dataclass_made': ('\n@dataclasses.dataclass\nclass P:\n    a: float\n    b: float = 2.0\n    def apply(self, t):\n        return self.a * t + self.b\n\nPP = P(0.5)\n\ndef f(x, w):\n    p = P(x[0], w[1])\n    return np.sum(p.apply(x))\n', 'AA', 12, 9, "'P\\(\\.\\.\\.\\)'\\ builds\\ an\\ instance\\ of\\ P\\ from\\ va"),
     'dict_setdefault': ("def f(x, w):\n    d = {}\n    d.setdefault('a', x[0] * w[0])\n    return d['a'] * 2\n", 'AA', 3, 5, 'an\\ expression\\ statement\\ whose\\ result\\ is\\ '),
     'gen_named_twice': ('def f(x, w):\n    g = (a * b for a, b in zip(x, w))\n    s = sum(g)\n    return s + sum(g)\n', 'AA', 2, 10, 'a\\ generator\\ bound\\ to\\ a\\ name\\ is\\ an\\ iterat'),
-    'iter_next': ('def f(x, w):\n    it = iter(x)\n    a = next(it)\n    b = next(it)\n    return a * b * w[0]\n', 'AA', 2, 10, "no\\ gradient\\ rule\\ for\\ 'iter';\\ register\\ on"),
-    'kwargs_forward': ('def inner(a, scale=1.0):\n    return a * scale\n\ndef h(a, **kw):\n    return inner(a, **kw)\n\ndef f(x, w):\n    return np.sum(h(x, scale=w))\n', 'AA', 5, 21, "'\\*\\*'\\ in\\ a\\ call\\ needs\\ a\\ dict\\ display\\ whos"),
+    'iter_next': ('def f(x, w):\n    it = iter(x)\n    a = next(it)\n    b = next(it)\n    return a * b * w[0]\n', 'AA', 2, 10, 's2sad\\ does\\ not\\ follow\\ an\\ iterator\\ through\\ iter'),
     'lambda_default_captures': ('def f(x, w):\n    k = x[0]\n    g = lambda t, s=k: t * s\n    k = 5.0\n    return np.sum(g(w))\n', 'AA', 3, 21, "a\\ default\\ value\\ of\\ the\\ nested\\ function\\ '"),
     'lambda_late_binding': ('def f(x, w):\n    fs = []\n    for i in range(3):\n        fs.append(lambda t: t * w[i])\n    return sum(g(x[0]) for g in fs)\n', 'AA', 4, 19, 'a\\ lambda\\ is\\ differentiated\\ bound\\ to\\ a\\ na'),
     'lambda_list_default_binding': ('def f(x, w):\n    fs = [lambda t, i=i: t * w[i] for i in range(3)]\n    return fs[0](x[0]) + fs[1](x[1])\n', 'AA', 2, 11, 'a\\ lambda\\ is\\ differentiated\\ bound\\ to\\ a\\ na'),
@@ -325,7 +326,6 @@ REFUSED = {
     'setcomp': ('def f(x, w):\n    s = {int(i) for i in range(3)}\n    return sum(x[i] * w[i] for i in s)\n', 'AA', 3, 5, 'this\\ loop\\ iterates\\ over\\ a\\ set,\\ which\\ s2s'),
     'shadow_abs_param': ('def f(x, w, abs=np.abs):\n    return np.sum(abs(x) * w)\n', 'AA', 2, 19, "'abs'\\ is\\ a\\ parameter\\ called\\ as\\ a\\ functio"),
     'string_ops': ("def f(x, w):\n    name = 'layer' + str(1)\n    d = {name: x}\n    return np.sum(d['layer1'] * w)\n", 'AA', 3, 10, 'dict\\ keys\\ must\\ be\\ string\\ literals'),
-    'try_except': ('def f(x, w):\n    try:\n        y = x * w\n    except ValueError:\n        y = x\n    return np.sum(y)\n', 'AA', 2, 5, "'try'\\ statements\\ are\\ not\\ supported;\\ hand"),
     'try_finally_return': ('def f(x, w):\n    try:\n        return np.sum(x * w)\n    finally:\n        pass\n', 'AA', 2, 5, "'try'\\ statements\\ are\\ not\\ supported;\\ hand"),
 }
 

@@ -29,6 +29,7 @@ def test_zero_gradient_warning_names_the_users_call():
 def uses_try(x):
     try:
         y = x * 2
+        y = y + 1  # (two statements: refused, tries.py)
     except ValueError:
         y = x
     return np.sum(y)

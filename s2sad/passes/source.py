@@ -293,7 +293,8 @@ def _specialize(fn: types.FunctionType, text: str, signature: inspect.Signature)
     assert isinstance(fdef, ast.FunctionDef)
     star = fdef.args.vararg.arg if fdef.args.vararg else None
     stars = fdef.args.kwarg.arg if fdef.args.kwarg else None
-    params = list(signature.parameters.values())
+    own = set(fn.__code__.co_varnames[:fn.__code__.co_argcount + fn.__code__.co_kwonlyargcount])
+    params = [p for p in signature.parameters.values() if p.name not in own]  # (what it passes on)
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     keywords = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
     if star is None:
@@ -330,14 +331,18 @@ def _specialize(fn: types.FunctionType, text: str, signature: inspect.Signature)
 
 def forwarded_call(fn: types.FunctionType, positional: int, keywords: tuple[str, ...]) -> inspect.Signature | None:
     """The parameters to compile ``fn`` with for a call with ``positional`` arguments and
-    ``keywords``, when its only parameters are ``*args`` and/or ``**kwargs`` and it only passes
-    them on whole (``def fwd(*args, **kwargs): return g(*args, **kwargs)``): ``args_0, ...``
-    then the keywords; None for any other function or call."""
+    ``keywords``, when it has ``*args`` and/or ``**kwargs`` and only passes them on whole
+    (``def fwd(a, *args, **kwargs): return g(a, *args, **kwargs)``): its named parameters,
+    then ``args_0, ...`` for the positional arguments after them, then the keywords that
+    name none of its parameters; None for any other function or call."""
     code = fn.__code__
-    star = code.co_varnames[0] if code.co_flags & inspect.CO_VARARGS else None
-    stars = code.co_varnames[bool(star)] if code.co_flags & inspect.CO_VARKEYWORDS else None
-    if (code.co_argcount or code.co_kwonlyargcount or not (star or stars) or is_wrapper(fn)
-            or positional and star is None or keywords and stars is None):
+    own = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    star = code.co_varnames[len(own)] if code.co_flags & inspect.CO_VARARGS else None
+    stars = code.co_varnames[len(own) + bool(star)] if code.co_flags & inspect.CO_VARKEYWORDS else None
+    extra = positional - code.co_argcount
+    named = tuple(k for k in keywords if k not in own)
+    if (not (star or stars) or is_wrapper(fn) or extra > 0 and star is None or named and stars is None
+            or set(keywords) & set(code.co_varnames[:code.co_posonlyargcount])):
         return None
     try:
         fdef = ast.parse(read_source(fn).text).body[0]
@@ -345,13 +350,18 @@ def forwarded_call(fn: types.FunctionType, positional: int, keywords: tuple[str,
         return None
     if not isinstance(fdef, ast.FunctionDef):
         return None
-    taken = {n.id for stmt in fdef.body for n in ast.walk(stmt) if isinstance(n, ast.Name)} | set(keywords)
-    names = [f"{star}_{i}" for i in range(positional)]
+    taken = {n.id for stmt in fdef.body for n in ast.walk(stmt) if isinstance(n, ast.Name)} | set(keywords) | set(own)
+    names = [f"{star}_{i}" for i in range(max(extra, 0))]
     while taken & set(names):
         names = [f"_{n}" for n in names]
     P = inspect.Parameter
-    params = [P(n, P.POSITIONAL_OR_KEYWORD) for n in names] + [P(k, P.KEYWORD_ONLY) for k in keywords]
-    return None if _forwarding_problem(fdef, star, stars, params) else inspect.Signature(params)
+    mine = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
+    before = [p.replace(default=P.empty) if names else p for p in mine if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
+    params = [P(n, P.POSITIONAL_OR_KEYWORD) for n in names] + [P(k, P.KEYWORD_ONLY) for k in named]
+    if _forwarding_problem(fdef, star, stars, params):
+        return None
+    return inspect.Signature(before + params[:len(names)] + [p for p in mine if p.kind is P.KEYWORD_ONLY]
+                             + params[len(names):])
 
 
 def _forwarding_problem(fdef: ast.FunctionDef, star: str | None, stars: str | None,

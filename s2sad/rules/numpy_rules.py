@@ -451,6 +451,10 @@ for math_gamma in (math.gamma, math.lgamma):  # (their rules come with SciPy's: 
     REGISTRY.declare_refused(math_gamma, f"the derivative of math.{math_gamma.__name__} is SciPy's digamma, and "
                              f"s2sad declares it once SciPy is imported: import scipy.special in your module "
                              f"(or use scipy.special.gammaln / scipy.special.gamma)")
+for stepping in (builtins.iter, builtins.next):  # an iterator is state that next() changes
+    REGISTRY.declare_refused(stepping, f"s2sad does not follow an iterator through {stepping.__name__}(...): "
+                             f"index the list or tuple instead (xs[0], xs[i]), loop over it (for v in xs: ...), "
+                             f"or unpack it (a, b = xs)")
 binary(math.pow, "g * pow_slope(x, y)", "g * ans * log_or_zero(x, y)")
 binary(math.hypot, "g * safe_divide(x, ans)", "g * safe_divide(y, ans)")
 binary(math.fmod, "g", "-g * np.trunc(x / y)")

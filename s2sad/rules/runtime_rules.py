@@ -259,7 +259,7 @@ REGISTRY.declare_nondifferentiable(rt.seed, rt.seed_for, rt.zeros_grad, rt.stand
                                    rt.strided_index)
 
 # --- helpers of s2sad/rules/numpy_more_rules.py that are not linear ---------------------------
-REGISTRY.declare_nondifferentiable(rt.check_wrt_item)
+REGISTRY.declare_nondifferentiable(rt.check_wrt_item, rt.handler_index)
 # scipy_more_rules.py's: ndimage's filters (linear: each one's transpose the other), simpson's
 # weights (of sample points s2sad does not differentiate)
 _FILTER = "kind, params, mode, axes"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .broadcast import broadcast_tangent, unbroadcast
 from .checks import (check_assignment_order, check_float_write, check_number, check_replayable, check_out, check_tangent,
-                     check_wrt, check_wrt_item, view_flag)
+                     check_wrt, check_wrt_item, handler_index, view_flag)
 from .complex_fft import (dct_grad, dct_transform, fft_lengths, fftn_grad, hfft_grad, ihfft_grad, imag_grad,
                           irfftn_grad, real_grad, real_input, real_like, rfftn_grad)
 from .dtypes import cast_grad, grad_like
@@ -54,7 +54,7 @@ __all__ = [
     "broadcast_tangent", "unbroadcast",
     # checks
     "check_assignment_order", "check_float_write", "check_number", "check_replayable", "check_out", "check_tangent",
-    "check_wrt", "check_wrt_item", "view_flag",
+    "check_wrt", "check_wrt_item", "handler_index", "view_flag",
     # complex_fft
     "dct_grad", "dct_transform", "fft_lengths", "fftn_grad", "hfft_grad", "ihfft_grad", "imag_grad", "irfftn_grad", "real_grad",
     "real_input", "real_like", "rfftn_grad",

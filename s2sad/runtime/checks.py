@@ -274,3 +274,17 @@ def place(where: str) -> Location:
     filename, line, column = where.rsplit(":", 2)
     loc = Location(filename, int(line), int(column), linecache.getline(filename, int(line)))
     return user_line(loc) or loc
+
+
+def handler_index(attempt: Any, *handlers: Any) -> int:
+    """Which branch of ``try: ... except ...`` runs: 0 if ``attempt()`` raises nothing, else
+    one more than the index of the first of ``handlers`` (exception classes, or tuples of
+    them) that catches what it raised; what none catches propagates, as in Python."""
+    try:
+        attempt()
+    except BaseException as exc:
+        for i, caught in enumerate(handlers):
+            if isinstance(exc, caught):
+                return i + 1
+        raise
+    return 0

@@ -49,6 +49,8 @@ class AssignmentLowering:
             return
         if isinstance(first, cst.Name) and not rest and self.bind_application(first.value, node.value):
             return  # f = functools.partial(g, a), d = st.norm(mu, s): calls through f or d follow
+        if isinstance(first, cst.Name) and not rest and self.bind_choice(first.value, node.value):
+            return  # act = np.tanh if c else relu: calls through act are ifs
         if isinstance(first, cst.Name) and isinstance(node.value, cst.Lambda) and not rest:
             self.nested_function(first.value, node.value)
             return

@@ -276,7 +276,10 @@ class CallLowering:
 
     def binding(self, func: cst.BaseExpression) -> str | None:
         """What ``func``, a variable, is assigned, when the message about calling it can say
-        more: "partial" (``functools.partial(...)``), "derivative" (``grad(lambda ...)``)."""
+        more: "partial" (``functools.partial(...)``), "derivative" (``grad(lambda ...)``), "choice"
+        (``f if c else g``, functions)."""
+        if self.chosen_elsewhere(func):
+            return "choice"
         calls = [v for v in (self.assigned_values(func.value) if isinstance(func, cst.Name) else [])
                  if isinstance(v, cst.Call)]
         if any(self.res.object(c.func) is functools.partial for c in calls):

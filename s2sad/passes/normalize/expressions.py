@@ -63,9 +63,8 @@ class ExpressionLowering:
                 raise self.unsupported(node, f"'{node.value}' is read after 'del {node.value}' (Python "
                                              f"raises NameError here); remove the 'del' or the read")
             if version in self.unbound_in:
-                # read after a branch that binds it on one path only (under the same condition
-                # again, say): the adjoint starts from its zero before that read, so it must
-                # exist on every path
+                # read after a branch that binds it on one path only (under the same condition again,
+                # say): the adjoint starts from its zero before that read, so it must exist on every path
                 self.bind_everywhere(version)
             return self.emit_operand(Var(version), target)
         if isinstance(node, cst.BinaryOperation):
@@ -86,6 +85,8 @@ class ExpressionLowering:
             return self.boolean(node, target)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.DictComp)):
             return self.comprehension(node, target)
+        if isinstance(node, cst.Lambda) and (made := self.lambda_value(node, target)) is not None:
+            return made  # fs.append(lambda z, k=k: z ** k)
         raise self.unsupported(node, UNSUPPORTED.get(type(node), f"'{describe(node)}' is not supported"))
 
     def operand(self, node: cst.BaseExpression) -> tuple[Operand, cst.BaseExpression]:
@@ -109,6 +110,9 @@ class ExpressionLowering:
         display = self.keyword_dict(node)
         if display is not None:
             return self.container(display, target)
+        chosen = self.chosen_call(node, target)  # act(x) after act = np.tanh if c else relu
+        if chosen is not None:
+            return chosen
         result = self.call(node, target)
         if isinstance(result, Var) and self.returns_sequence(node):
             self.maybe_sequences.add(result.name)

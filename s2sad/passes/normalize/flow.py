@@ -71,17 +71,17 @@ def assigned_in(body: list[cst.BaseStatement]) -> set[str]:
 
 
 def loop_item_names(body: list[cst.BaseStatement]) -> set[str]:
-    """Names the function binds only as the items of its ``for`` statements (``for layer in
-    self.layers``, ``for i, f in enumerate(fs)``), never otherwise (=, +=, :=, a comprehension,
-    a def, an import, a with)."""
+    """Names the function binds only as the items of its ``for`` statements and clauses
+    (``for layer in self.layers``, ``for i, f in enumerate(fs)``, ``sum(f(x) for f in fs)``),
+    never otherwise (=, +=, :=, a def, an import, a with)."""
     loops: set[str] = set()
     other: set[str] = set()
     for n in nodes_under(body, into_loops=True):
-        if isinstance(n, cst.For):
+        if isinstance(n, (cst.For, cst.CompFor)):
             loops.update(flat_targets(n.target, bases=False))
         elif isinstance(n, cst.Assign):
             other.update(name for t in n.targets for name in flat_targets(t.target, bases=False))
-        elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.CompFor)):
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
             other.update(flat_targets(n.target, bases=False))
         elif isinstance(n, cst.AsName):
             other.update(flat_targets(n.name, bases=False))

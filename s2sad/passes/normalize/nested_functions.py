@@ -3,18 +3,21 @@ compiled on its own and differentiated like any called Python function."""
 from __future__ import annotations
 
 import ast
+import builtins
+import functools
 import linecache
 import sys
 import textwrap
+from collections.abc import Sequence
 from typing import Any
 
 import libcst as cst
 
 from ...errors import Location
-from ...ir import Assign, Opaque
+from ...ir import Assign, Opaque, Operand
 from .constructs import UNSUPPORTED
 from .flow import assigned_in
-from .syntax import EMPTY_MODULE, statements_of, walk
+from .syntax import EMPTY_MODULE, flat_targets, statements_of, walk
 
 
 _MAKER = "__s2sad_nested__"  # makes a recursive nested function, its name bound in a closure
@@ -104,6 +107,43 @@ class NestedFunctionLowering:
         if self.use_beyond_calls(name, self.parsed.function.body) is not None:
             return "is used other than called"
         return None
+
+    def lambda_value(self, node: cst.Lambda, target: str | None) -> Operand | None:
+        """A lambda made where it stands as a value (``fs.append(lambda z, k=k: z ** k)``) that
+        reads none of the function's variables, its defaults only the counters of ``range``
+        loops: a function that carries no gradient, called as it runs (as a loop's item); None
+        for any other lambda."""
+        params = node.params
+        own = {n.value for n in walk(params) if isinstance(n, cst.Name)}
+        if {n.value for n in walk(node.body) if isinstance(n, cst.Name)} & (self.res.locals - own):
+            return None
+        defaults = [p.default for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+                    if p.default is not None]
+        read = {n.value for d in defaults for n in walk(d) if isinstance(n, cst.Name)} & self.res.locals
+        if not read <= self.range_counters:
+            other = sorted(read - self.range_counters)
+            raise self.unsupported(node, f"a default of this lambda reads {', '.join(other)}, which s2sad cannot tell "
+                                         f"carries no gradient (a lambda made as a value is followed when its defaults "
+                                         f"read only constants and the counters of range loops); pass "
+                                         f"{'it' if len(other) == 1 else 'them'} as an argument where the lambda is called")
+
+        def renamed(ps: Sequence[cst.Param]) -> list[cst.Param]:
+            return [p if p.default is None else p.with_changes(default=self.rename(p.default)) for p in ps]
+        made = node.with_changes(params=params.with_changes(
+            posonly_params=renamed(params.posonly_params), params=renamed(params.params),
+            kwonly_params=renamed(params.kwonly_params)))
+        reads = tuple(dict.fromkeys(r for d in defaults for r in self.local_reads(d)))
+        return self.emit(Opaque(made, reads, "nondiff"), target, "lambda_fn", node)
+
+    @functools.cached_property
+    def range_counters(self) -> set[str]:
+        """Names bound only as the target of ``for k in range(...)`` loops: integers."""
+        loops = [n for n in self.body_nodes if isinstance(n, (cst.For, cst.CompFor))]
+        ranged = [isinstance(n.target, cst.Name) and isinstance(n.iter, cst.Call)
+                  and self.res.object(n.iter.func) is builtins.range for n in loops]
+        counters = {n.target.value for n, r in zip(loops, ranged) if r}
+        other = {name for n, r in zip(loops, ranged) if not r for name in flat_targets(n.target, bases=False)}
+        return (counters - other) & self.loop_items
 
 
 def _compiled_source(name: str, node: cst.FunctionDef | cst.Lambda, loc: Location,

@@ -19,6 +19,7 @@ from .aliasing import Aliasing
 from .assignments import AssignmentLowering
 from .call_forms import CallForms
 from .calls import CallLowering
+from .choices import Choice, ChosenFunctions
 from .classify import Classification
 from .closures import ClosureArguments
 from .containers import ContainerLowering
@@ -35,6 +36,7 @@ from .shuffles import InPlaceDraws
 from .records import RecordAttributes
 from .replayed_state import REPLAYED_READ, first_changed_read
 from .statements import StatementLowering
+from .tries import TryLowering
 from .stores import stores_changed_later
 from .syntax import statements_of, walk
 from .views import ViewFollowing, ViewLink
@@ -42,8 +44,9 @@ from .views import ViewFollowing, ViewLink
 
 class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
                  Naming, NestedFunctionLowering, FunctionalLowering, ContainerLowering, ListStatementLowering,
-                 InPlaceWriteLowering, Aliasing, ViewFollowing, PartialApplications, InPlaceDraws,
-                 ExpressionLowering, RecordAttributes, CallLowering, CallForms, ClosureArguments, Classification):
+                 InPlaceWriteLowering, Aliasing, ViewFollowing, PartialApplications, ChosenFunctions, InPlaceDraws,
+                 ExpressionLowering, RecordAttributes, CallLowering, CallForms, ClosureArguments, Classification,
+                 TryLowering):
     """Lowers one function's body to A-normal form (see the package's docstring).
 
     The state of the lowering is set here; each mixin lowers one kind of statement or
@@ -114,6 +117,7 @@ class Normalizer(StatementLowering, LoopLowering, AssignmentLowering,
         self.closures_passed: dict[tuple[int, tuple[str, ...]], Closure] = {}
         self.closures_expected: dict[int, cst.BaseExpression] = {}  # where one is passed, not yet lowered so
         self.applications: dict[str, Application] = {}  # version of a name -> the partial application it calls
+        self.choices: dict[str, Choice] = {}  # version of a name -> the functions a conditional expression chose between
 
     def init_aliasing(self) -> None:
         """The state of what may share memory (aliasing.py)."""

@@ -44,13 +44,19 @@ _INERT_STATEMENTS = (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis, cst
 
 
 def try_finally_in_order(stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
-    """A ``try`` with only a ``finally``, neither part of which returns, breaks or continues,
-    as its body then its ``finally``: what Python runs when nothing raises (an exception
-    leaves the function, and no gradient is asked); any other statement as it is."""
-    if not (isinstance(stmt, cst.Try) and not stmt.handlers and stmt.orelse is None and stmt.finalbody):
+    """A ``try`` with a ``finally``, no part of which returns, breaks or continues, as its body
+    (with its handlers, if any: tries.py) then its ``finally``: what Python runs when nothing
+    leaves the function (an exception that does asks no gradient); any other statement as it is."""
+    if not (isinstance(stmt, cst.Try) and stmt.finalbody):
         return [stmt]
-    parts = [*statements_of(stmt.body), *statements_of(stmt.finalbody.body)]
-    return [stmt] if may_return(parts) or any(may_jump(p) for p in parts) else parts
+    final = statements_of(stmt.finalbody.body)
+    parts = [*statements_of(stmt.body), *(s for h in stmt.handlers for s in statements_of(h.body)),
+             *(statements_of(stmt.orelse.body) if stmt.orelse else []), *final]
+    if may_return(parts) or any(may_jump(p) for p in parts):
+        return [stmt]
+    if not stmt.handlers and stmt.orelse is None:
+        return [*statements_of(stmt.body), *final]
+    return [stmt, *final]  # (the try lowered without its finally: tries.py)
 
 
 class StatementLowering:
@@ -69,6 +75,9 @@ class StatementLowering:
         stmts = [new for stmt in stmts for new in try_finally_in_order(stmt)]
         for i, stmt in enumerate(stmts):
             rest = stmts[i + 1:]
+            if isinstance(stmt, cst.Try) and stmt.handlers:  # as an if on which branch runs (tries.py)
+                self.loc = self.location(stmt)
+                stmt = self.try_as_if(stmt)
             if isinstance(stmt, cst.SimpleStatementLine):
                 for j, small in enumerate(stmt.body):
                     ended = self.small_statement(small)

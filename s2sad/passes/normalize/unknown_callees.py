@@ -41,6 +41,10 @@ def no_rule_message(key: Any, callee: str, registry: Any) -> str:
         return (f"'{callee}' is bound to the gradient of a lambda or nested function in a loop or "
                 f"branch this call is after, which s2sad does not follow: bind it in the block where "
                 f"it is called, or write grad(lambda v: ...)(x) at the call")
+    if isinstance(key, LocalCallee) and key.binding == "choice":
+        return (f"'{callee}' is bound to a function chosen by a conditional expression in a loop, branch "
+                f"or block, which s2sad does not follow: bind it once, at the top level of the function "
+                f"({callee} = f if c else g), or write the choice at the call (f(x) if c else g(x))")
     if isinstance(key, LocalCallee) and isinstance(key.maker, type):
         return (f"'{callee}' calls an instance of {key.maker.__qualname__} made in the function, "
                 f"whose __call__ s2sad does not follow there; call a function by its name, or a "
