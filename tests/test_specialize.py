@@ -406,3 +406,18 @@ def test_code_specialised_from_the_generic_build_is_the_code_a_whole_build_makes
         s2sad.clear_cache()
         for signature, code in made:  # without a generic build: every pass
             assert compiler.build(case.fn, wrt, "grad", shapes=signature).__s2sad_source__ == code.__s2sad_source__
+
+
+def divided_by_a_python_float(x, d=0.0):
+    return x[0] ** 2 / d + np.sum(x) / d + x[1]
+
+
+def test_a_gradient_divided_by_a_python_zero_is_inf_as_numpy_gives_not_a_zero_division_error() -> None:
+    # (the seed, written 1.0 in specialised code, was a Python float: 1.0 / 0.0 raised)
+    x = np.array([1.0, 2.0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert np.isinf(divided_by_a_python_float(x))
+        specialised = s2sad.grad(divided_by_a_python_float)(x)
+        generic = s2sad.grad(divided_by_a_python_float, specialize=False)(x)
+        np.testing.assert_array_equal(specialised, generic)
+        np.testing.assert_array_equal(s2sad.grad(divided_by_a_python_float)(x, 2.0), [1.5, 1.5])

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from ..rules.shapes import Known
 from .adjoint import Adjoint, Block, Line, Out, lines
-from .parsed_lines import Spans, line_names, rename
+from .parsed_lines import Spans, line_names, parsed_line, rename
 from .shapes import Shapes, assignment_targets, code_statements, loop_header
 
 
@@ -42,6 +42,10 @@ def fold_constants(adj: Adjoint, shapes: Shapes) -> bool:
     if adj.seed and count.get(adj.seed.partition(" = ")[0]) == 1 and _float_literal(adj.seed.partition(" = ")[2]):
         target, _, value = adj.seed.partition(" = ")
         found.insert(0, (None, target, value))
+    divided = _numerators_of_python_numbers(adj.backward, shapes)
+    if divided:
+        _as_numpy_scalars(adj, [(x, target, value) for x, target, value in found if target in divided])
+        found = [(x, target, value) for x, target, value in found if target not in divided]
     constants = {target: value for _, target, value in found}  # (in the order found)
     dropped = {id(line) for line, _, _ in found}
     adj.backward = [x for x in _constants_written(adj.backward, constants, shapes) if id(x) not in dropped]
@@ -57,6 +61,42 @@ def _with_constants(code: str, constants: dict[str, str], shapes: Shapes) -> str
         if target in line_names(code):
             code = _with_constant(code, target, value, shapes)
     return code
+
+
+def _numerators_of_python_numbers(outs: list[Out], shapes: Shapes) -> set[str]:
+    """Names divided by a Python number that may be 0 (``dvalue / d``, d a float argument)."""
+    names: set[str] = set()
+    for x in lines(outs):
+        for node in ast.walk(parsed_line(x.code)) if isinstance(x, Line) else ():
+            if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and isinstance(
+                    node.left, ast.Name):
+                if isinstance(node.right, ast.Constant) and node.right.value:
+                    continue  # (a number that is not 0: no error)
+                known = _value_or_none(shapes, node.right)
+                if known is None or known.python and not known.int_value:
+                    names.add(node.left.id)
+    return names
+
+
+def _as_numpy_scalars(adj: Adjoint, constants: list[tuple[Line | None, str, str]]) -> None:
+    """Float constants (``dvalue = 1.0``) divided by a Python number assigned as NumPy scalars:
+    ``1.0 / d`` raises ZeroDivisionError where ``np.float64(1.0) / d`` is inf, as the function's own
+    NumPy arithmetic gives."""
+    np_ = adj.use("np")
+    new = {id(x): f"{target} = {np_}.float64({value})" for x, target, value in constants if x is not None}
+    for x, target, value in constants:
+        if x is None:
+            adj.seed = f"{target} = {np_}.float64({value})"
+
+    def rewritten(outs: list[Out]) -> list[Out]:
+        for i, x in enumerate(outs):
+            if isinstance(x, Block):
+                x.body, x.orelse = rewritten(x.body), rewritten(x.orelse)
+            elif id(x) in new:
+                outs[i] = replace(x, code=new[id(x)])
+        return outs
+    if new:
+        adj.backward = rewritten(adj.backward)
 
 
 def _float_literal(code: str) -> bool:
