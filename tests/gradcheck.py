@@ -164,3 +164,18 @@ def assert_hvp_matches(f: Callable[..., Any], args: Sequence[Any], wrt: int = 0,
         return np.asarray(grad(*shifted))
     expected = (at(1e-5) - at(-1e-5)) / 2e-5
     np.testing.assert_allclose(s2sad.hvp(f, wrt)(*args, v), expected, rtol=1e-4, atol=1e-6)
+
+
+def check_all_orders(body: str, x: np.ndarray, globals_dict: dict[str, Any], rng: np.random.Generator,
+                     second: bool = True) -> None:
+    """``def f(x): return <body>``: grad against finite differences, jvp against grad, and
+    (``second``) hvp against differences of grad."""
+    f = make_function(f"def f(x):\n    return {body}\n", dict(globals_dict))
+    g = s2sad.grad(f)(x)
+    np.testing.assert_allclose(g, numerical_grad(f, [x], 0), rtol=1e-5, atol=1e-7)
+    v = rng.standard_normal(x.shape)
+    np.testing.assert_allclose(s2sad.jvp(f)(x, v)[1], np.sum(g * v), rtol=1e-9, atol=1e-12)
+    if second:
+        eps = 1e-6
+        expected = (s2sad.grad(f)(x + eps * v) - s2sad.grad(f)(x - eps * v)) / (2 * eps)
+        np.testing.assert_allclose(s2sad.hvp(f)(x, v), expected, rtol=1e-4, atol=1e-6)

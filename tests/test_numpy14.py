@@ -5,6 +5,7 @@ reverse mode.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 
 import s2sad
 
-from gradcheck import make_function, numerical_grad
+from gradcheck import check_all_orders, make_function, numerical_grad
 
 _RNG = np.random.default_rng(14)
 _SPD = (lambda s: s @ s.T + np.eye(3))(_RNG.standard_normal((3, 3)) + 3 * np.eye(3))
@@ -20,17 +21,7 @@ _INDEFINITE = np.array([[2.0, 0.3, -0.5], [0.3, -1.1, 0.2], [-0.5, 0.2, 0.4]])
 _NONSYMMETRIC = _SPD + 0.3 * _RNG.standard_normal((3, 3))  # hermitian=True reads its lower triangle
 
 
-def _check_all_orders(body: str, x: np.ndarray, second: bool = True) -> None:
-    """grad against finite differences, jvp against grad, hvp against differences of grad."""
-    f = make_function(f"def f(x):\n    return {body}\n", {"np": np})
-    g = s2sad.grad(f)(x)
-    np.testing.assert_allclose(g, numerical_grad(f, [x], 0), rtol=1e-5, atol=1e-7)
-    v = _RNG.standard_normal(x.shape)
-    np.testing.assert_allclose(s2sad.jvp(f)(x, v)[1], np.sum(g * v), rtol=1e-9, atol=1e-12)
-    if second:
-        eps = 1e-6
-        expected = (s2sad.grad(f)(x + eps * v) - s2sad.grad(f)(x - eps * v)) / (2 * eps)
-        np.testing.assert_allclose(s2sad.hvp(f)(x, v), expected, rtol=1e-4, atol=1e-6)
+_check_all_orders = functools.partial(check_all_orders, globals_dict={"np": np}, rng=_RNG)
 
 
 HERMITIAN = [

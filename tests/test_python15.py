@@ -10,24 +10,11 @@ import numpy as np
 import pytest
 
 import s2sad
-from tests.gradcheck import assert_grad_matches, numerical_grad
+from tests.gradcheck import assert_grad_matches, assert_hvp_matches, numerical_grad
 
 R = np.random.default_rng(15)
 X = np.array([0.3, -0.7, 1.1, 0.5])
 
-
-def assert_hvp_matches(f: Callable[..., Any], args: list[Any], wrt: int = 0) -> None:
-    """``s2sad.hvp(f, wrt)`` against central differences of ``s2sad.grad(f, wrt)``."""
-    x = args[wrt]
-    v = R.normal(size=np.shape(x))
-    grad = s2sad.grad(f, wrt)
-
-    def at(t: float) -> np.ndarray:
-        moved = list(args)
-        moved[wrt] = x + t * v
-        return np.asarray(grad(*moved))
-    expected = (at(1e-5) - at(-1e-5)) / 2e-5
-    np.testing.assert_allclose(s2sad.hvp(f, wrt)(*args, v), expected, rtol=1e-4, atol=1e-6)
 
 
 def assert_value_and_grad_matches(f: Callable[..., Any], args: list[Any], wrt: int = 0) -> None:
