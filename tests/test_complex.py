@@ -21,10 +21,9 @@ import numpy as np
 import pytest
 
 import s2sad
-import test_rules
 from s2sad.errors import NonScalarOutputError, S2SADError
-from test_rules import F, Row, build, params
-from test_rules_numpy_more import check_second_order, second_order_params
+from test_rules import F, Row
+from test_rules_numpy_more import table_tests
 
 from gradcheck import make_function
 
@@ -95,27 +94,8 @@ ROWS: list[Row] = [
 ]
 
 
-# --- the same checks as tests/test_rules.py's table --------------------------------------
-
-@pytest.mark.parametrize("row", params(ROWS))
-def test_rule_matches_finite_differences(row: Row) -> None:
-    test_rules.test_rule_matches_finite_differences(row)
-
-
-@test_rules.numpy2
-@pytest.mark.parametrize("row", params(ROWS))
-def test_rule_in_float32(row: Row) -> None:
-    test_rules.test_rule_in_float32(row)
-
-
-@pytest.mark.parametrize("row", params(ROWS))
-def test_forward_rule_matches_finite_differences(row: Row) -> None:
-    test_rules.test_forward_rule_matches_finite_differences(row)
-
-
-@pytest.mark.parametrize("row", second_order_params(ROWS, {}))
-def test_second_order(row: Row) -> None:
-    check_second_order(row)
+# --- the same checks as tests/test_rules.py's table, and second order -----------------------
+globals().update(table_tests(ROWS))
 
 
 # --- complex inputs ---------------------------------------------------------------------

@@ -9,17 +9,16 @@ from __future__ import annotations
 import math
 import operator
 import re
-import warnings
 
 import numpy as np
 import pytest
 
 import s2sad
 import test_rules
-import test_rules_numpy_more
+from test_rules_numpy_more import table_tests
 from s2sad.errors import S2SADError
 from s2sad.rules import REGISTRY
-from test_rules import F, Row, params
+from test_rules import F, Row
 
 from gradcheck import make_function, numerical_grad
 
@@ -110,28 +109,8 @@ ROWS: list[Row] = [
 ]
 
 
-# --- the same checks as tests/test_rules.py's table --------------------------------------
-
-@pytest.mark.parametrize("row", params(ROWS))
-def test_rule_matches_finite_differences(row: Row) -> None:
-    test_rules.test_rule_matches_finite_differences(row)
-
-
-@test_rules.numpy2
-@pytest.mark.parametrize("row", params(ROWS))
-def test_rule_in_float32(row: Row) -> None:
-    test_rules.test_rule_in_float32(row)
-
-
-@pytest.mark.parametrize("row", params(ROWS))
-def test_forward_rule_matches_finite_differences(row: Row) -> None:
-    test_rules.test_forward_rule_matches_finite_differences(row)
-
-
-@pytest.mark.parametrize("row", test_rules_numpy_more.second_order_params(ROWS, {}))
-def test_second_order(row: Row) -> None:
-    with warnings.catch_warnings():
-        test_rules_numpy_more.check_second_order(row)
+# --- the same checks as tests/test_rules.py's table, and second order -----------------------
+globals().update(table_tests(ROWS))
 
 
 # --- refused at the call, with what to write instead ----------------------------------------

@@ -309,24 +309,6 @@ ROWS: list[Row] = [
 ]
 
 
-# --- the same checks as tests/test_rules.py's table --------------------------------------
-
-@pytest.mark.parametrize("row", params(ROWS))
-def test_rule_matches_finite_differences(row: Row) -> None:
-    test_rules.test_rule_matches_finite_differences(row)
-
-
-@test_rules.numpy2
-@pytest.mark.parametrize("row", params(ROWS))
-def test_rule_in_float32(row: Row) -> None:
-    test_rules.test_rule_in_float32(row)
-
-
-@pytest.mark.parametrize("row", params(ROWS))
-def test_forward_rule_matches_finite_differences(row: Row) -> None:
-    test_rules.test_forward_rule_matches_finite_differences(row)
-
-
 def _along(f: Any, args: list[Any], i: int, v: Any, eps: float = 1e-5) -> Any:
     """Central finite difference of ``f(*args)`` as argument ``i`` moves along ``v``."""
     plus, minus = list(args), list(args)
@@ -376,10 +358,34 @@ def second_order_params(rows: list[Row], known: dict[str, str]) -> list[Any]:
 SECOND_ORDER_KNOWN: dict[str, str] = {}
 
 
-@pytest.mark.parametrize("row", second_order_params(ROWS, SECOND_ORDER_KNOWN))
-def test_second_order(row: Row) -> None:
-    with warnings.catch_warnings():
-        check_second_order(row)
+def table_tests(rows: list[Row], second_order_known: dict[str, str] | None = None) -> dict[str, Any]:
+    """tests/test_rules.py's checks of its table (first order, float32, forward mode) and the
+    second-order check, for another table of rows: its module binds them with
+    ``globals().update(table_tests(ROWS))``."""
+    @pytest.mark.parametrize("row", params(rows))
+    def test_rule_matches_finite_differences(row: Row) -> None:
+        test_rules.test_rule_matches_finite_differences(row)
+
+    @test_rules.numpy2
+    @pytest.mark.parametrize("row", params(rows))
+    def test_rule_in_float32(row: Row) -> None:
+        test_rules.test_rule_in_float32(row)
+
+    @pytest.mark.parametrize("row", params(rows))
+    def test_forward_rule_matches_finite_differences(row: Row) -> None:
+        test_rules.test_forward_rule_matches_finite_differences(row)
+
+    @pytest.mark.parametrize("row", second_order_params(rows, second_order_known or {}))
+    def test_second_order(row: Row) -> None:
+        with warnings.catch_warnings():
+            check_second_order(row)
+
+    return {t.__name__: t for t in (test_rule_matches_finite_differences, test_rule_in_float32,
+                                    test_forward_rule_matches_finite_differences, test_second_order)}
+
+
+# --- the same checks as tests/test_rules.py's table, and second order -----------------------
+globals().update(table_tests(ROWS, SECOND_ORDER_KNOWN))
 
 
 # --- library code is never traced into ------------------------------------------------------

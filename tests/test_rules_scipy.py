@@ -8,7 +8,6 @@ import math
 import operator
 import subprocess
 import sys
-import warnings
 from typing import Any
 
 import numpy as np
@@ -22,8 +21,8 @@ import s2sad  # noqa: E402
 import test_rules  # noqa: E402
 from s2sad.errors import NoGradientRuleError  # noqa: E402
 from s2sad.rules import REGISTRY  # noqa: E402
-from test_rules import F, Row, params  # noqa: E402
-from test_rules_numpy_more import check_second_order, second_order_params  # noqa: E402
+from test_rules import F, Row  # noqa: E402
+from test_rules_numpy_more import table_tests  # noqa: E402
 
 from gradcheck import make_function  # noqa: E402
 
@@ -246,27 +245,9 @@ SPATIAL = [
 ROWS: list[Row] = [*SPECIAL, *STATS, *LINALG, *SIGNAL, *INTEGRATE, *SPATIAL]
 
 
-@pytest.mark.parametrize("row", params(ROWS))
-def test_rule_matches_finite_differences(row: Row) -> None:
-    test_rules.test_rule_matches_finite_differences(row)
-
-
-@test_rules.numpy2
-@pytest.mark.parametrize("row", params(ROWS))
-def test_rule_in_float32(row: Row) -> None:
-    test_rules.test_rule_in_float32(row)
-
-
-@pytest.mark.parametrize("row", params(ROWS))
-def test_forward_rule_matches_finite_differences(row: Row) -> None:
-    test_rules.test_forward_rule_matches_finite_differences(row)
-
-
-@pytest.mark.parametrize("row", second_order_params(ROWS, {
+# --- the same checks as tests/test_rules.py's table, and second order -----------------------
+globals().update(table_tests(ROWS, {
     "compute_uv=False": "singular values alone are differentiated once (refused the second time)"}))
-def test_second_order(row: Row) -> None:
-    with warnings.catch_warnings():
-        check_second_order(row)
 
 
 def test_table_covers_every_scipy_rule() -> None:

@@ -7,7 +7,6 @@ reverse mode, second order), and their refusals.
 from __future__ import annotations
 
 import operator
-import warnings
 from typing import Any
 
 import numpy as np
@@ -20,8 +19,8 @@ from scipy import integrate, linalg, ndimage  # noqa: E402
 import s2sad  # noqa: E402
 import test_rules  # noqa: E402
 from s2sad.errors import NoGradientRuleError  # noqa: E402
-from test_rules import F, Row, params  # noqa: E402
-from test_rules_numpy_more import check_second_order, second_order_params  # noqa: E402
+from test_rules import F, Row  # noqa: E402
+from test_rules_numpy_more import table_tests  # noqa: E402
 
 from gradcheck import make_function  # noqa: E402
 
@@ -129,26 +128,8 @@ LINALG = [  # np.linalg's rules: lstsq of full rank (residues a scalar for a vec
 ROWS: list[Row] = [*FFT, *DCT, *INTEGRATE, *NDIMAGE, *LINALG]
 
 
-@pytest.mark.parametrize("row", params(ROWS))
-def test_rule_matches_finite_differences(row: Row) -> None:
-    test_rules.test_rule_matches_finite_differences(row)
-
-
-@test_rules.numpy2
-@pytest.mark.parametrize("row", params(ROWS))
-def test_rule_in_float32(row: Row) -> None:
-    test_rules.test_rule_in_float32(row)
-
-
-@pytest.mark.parametrize("row", params(ROWS))
-def test_forward_rule_matches_finite_differences(row: Row) -> None:
-    test_rules.test_forward_rule_matches_finite_differences(row)
-
-
-@pytest.mark.parametrize("row", second_order_params(ROWS, {}))
-def test_second_order(row: Row) -> None:
-    with warnings.catch_warnings():
-        check_second_order(row)
+# --- the same checks as tests/test_rules.py's table, and second order -----------------------
+globals().update(table_tests(ROWS))
 
 
 @pytest.mark.parametrize("t", [1, 2, 3, 4])
